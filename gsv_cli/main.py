@@ -1,0 +1,55 @@
+"""The `gsv` typer app: global options and the command groups.
+
+Command modules are imported here, so they must stay light: heavy imports live inside
+command bodies (tests/test_import_hygiene.py holds this).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from gsv_cli.commands import completions, config, gateway, init, local_config
+from gsv_cli.state import CliState
+
+app = typer.Typer(
+    name="gsv",
+    help="gsv: a personal AI agent that lives on your own machines.",
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    pretty_exceptions_enable=False,
+)
+
+
+@app.callback()
+def main_options(
+    ctx: typer.Context,
+    url: Annotated[
+        str | None,
+        typer.Option("--url", "-u", help="Gateway WebSocket URL (env GSV_URL, then local config gateway.url)."),
+    ] = None,
+    token: Annotated[
+        str | None,
+        typer.Option("--token", "-t", help="Gateway token (env GSV_TOKEN, then the secret store)."),
+    ] = None,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print data as JSON (for scripts).")
+    ] = False,
+) -> None:
+    ctx.obj = CliState(url_flag=url, token_flag=token, json=json_output)
+
+
+app.add_typer(gateway.app, name="gateway")
+app.add_typer(config.app, name="config")
+app.add_typer(local_config.app, name="local-config")
+app.add_typer(completions.app, name="completions")
+app.command("init")(init.init)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

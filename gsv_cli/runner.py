@@ -1,0 +1,73 @@
+"""The single `asyncio.run()` call site and the CLI's exit codes.
+
+* success -> 0; GsvError -> red message on stderr, exit 1;
+* the gateway cannot be reached -> one line saying how to start it, exit 3;
+* Ctrl-C -> 130. Usage errors stay typer's (exit 2).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import typer
+
+from gsv_cli.output import print_error, print_hint
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from gsv_cli.state import CliState
+    from gsv_core.client import GatewayClient
+
+T = TypeVar("T")
+
+EXIT_ERROR = 1
+EXIT_UNREACHABLE = 3
+EXIT_INTERRUPTED = 130
+
+
+def run(main: Callable[[], Awaitable[T]]) -> T:
+    """Run a coroutine for a command, turning failures into messages and exit codes."""
+    from gsv_core.errors import GatewayUnreachable, GsvError
+
+    try:
+        return asyncio.run(_as_coroutine(main))
+    except GatewayUnreachable as exc:
+        print_error(exc.message)
+        print_hint("Is the gateway running? Start it with `gsv gateway run` (or `gsv gateway start`).")
+        raise typer.Exit(EXIT_UNREACHABLE) from None
+    except GsvError as exc:
+        print_error(exc.message)
+        raise typer.Exit(EXIT_ERROR) from None
+    except KeyboardInterrupt:
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+
+
+async def _as_coroutine(main: Callable[[], Awaitable[T]]) -> T:
+    return await main()
+
+
+@asynccontextmanager
+async def gateway_client(state: CliState, **kwargs: Any) -> AsyncIterator[GatewayClient]:
+    """A connected client for the URL and token the global options resolve to."""
+    from gsv_core.client import GatewayClient
+
+    client = GatewayClient(state.url(), token=state.token(), **kwargs)
+    await client.connect()
+    try:
+        yield client
+    finally:
+        await client.close()
+
+
+def call(state: CliState, method: str, params: Any = None, timeout: float = 30.0) -> Any:
+    """Connect, make one call, return its payload (the common shape of admin commands)."""
+
+    async def once() -> Any:
+        async with gateway_client(state) as client:
+            return await client.call(method, params, timeout=timeout)
+
+    return run(once)

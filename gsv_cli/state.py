@@ -1,0 +1,35 @@
+"""Global CLI options and how they resolve: flag > environment > local config > default."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+DEFAULT_URL = "ws://127.0.0.1:8787/ws"
+
+
+@dataclass
+class CliState:
+    url_flag: str | None = None
+    token_flag: str | None = None
+    json: bool = False
+
+    def url(self) -> str:
+        """--url, then GSV_URL, then local config `gateway.url`, then the default."""
+        if self.url_flag:
+            return self.url_flag
+        env = os.environ.get("GSV_URL", "").strip()
+        if env:
+            return env
+        from gsv_core.localconfig import load_local_config
+
+        configured = load_local_config().get("gateway.url")
+        return configured if isinstance(configured, str) and configured else DEFAULT_URL
+
+    def token(self) -> str | None:
+        """--token, then GSV_TOKEN, then the secret store (`gateway.token`)."""
+        if self.token_flag:
+            return self.token_flag
+        from gsv_core.localconfig import get_secret
+
+        return get_secret("gateway.token")

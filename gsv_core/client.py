@@ -1,0 +1,317 @@
+"""GatewayClient: one WebSocket connection to a gateway, used by the CLI, the TUI, nodes
+and channel processes.
+
+    async with GatewayClient(url, token=token) as client:
+        payload = await client.call("config.get", {"path": "model"})
+        async for event in client.events(): ...
+
+`call()` returns the payload or raises the GsvError subclass the handler raised (rebuilt
+from the ErrorShape). With `reconnect=True` a lost connection is re-established with
+jittered exponential backoff, the handshake is repeated (so a node re-registers its
+tools), and calls made meanwhile wait for it within their timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import platform
+import random
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed as WsConnectionClosed
+from websockets.exceptions import InvalidHandshake, InvalidURI
+
+from gsv_core import __version__
+from gsv_core.errors import (
+    ConnectionClosed,
+    GatewayUnreachable,
+    GsvError,
+    InvalidParams,
+    TimedOut,
+    error_from_shape,
+)
+from gsv_core.protocol import PROTOCOL_VERSION
+from gsv_core.protocol.frames import (
+    EventFrame,
+    FrameError,
+    ResponseFrame,
+    encode_request,
+    parse_frame,
+)
+from gsv_core.protocol.methods import CLIENT, CONNECT
+
+log = logging.getLogger(__name__)
+
+DEFAULT_URL = "ws://127.0.0.1:8787/ws"
+DEFAULT_MAX_SIZE = 32 * 1024 * 1024
+
+
+@dataclass
+class Backoff:
+    """Jittered exponential backoff: attempt n waits uniform(0.5, 1) * min(cap, base * 2^n)."""
+
+    base: float = 0.5
+    cap: float = 30.0
+    rng: random.Random = field(default_factory=random.Random)
+    attempt: int = 0
+
+    def next_delay(self) -> float:
+        delay = min(self.cap, self.base * (2 ** min(self.attempt, 30)))
+        self.attempt += 1
+        return delay * self.rng.uniform(0.5, 1.0)
+
+    def reset(self) -> None:
+        self.attempt = 0
+
+
+def local_platform() -> str:
+    system = platform.system().lower()
+    return {"darwin": "macos"}.get(system, system)
+
+
+@dataclass
+class ClientIdentity:
+    """What the client says about itself in `connect` (seed 001 ConnectParams)."""
+
+    mode: str = CLIENT
+    id: str = field(default_factory=lambda: f"client-{uuid.uuid4()}")
+    version: str = __version__
+    platform: str = field(default_factory=local_platform)
+    channel: str | None = None
+    account_id: str | None = None
+    tools: list[dict[str, Any]] | None = None
+    node_runtime: dict[str, Any] | None = None
+
+    def connect_params(self, token: str | None) -> dict[str, Any]:
+        client: dict[str, Any] = {
+            "id": self.id,
+            "version": self.version,
+            "platform": self.platform,
+            "mode": self.mode,
+        }
+        if self.channel is not None:
+            client["channel"] = self.channel
+        if self.account_id is not None:
+            client["accountId"] = self.account_id
+        params: dict[str, Any] = {
+            "minProtocol": PROTOCOL_VERSION,
+            "maxProtocol": PROTOCOL_VERSION,
+            "client": client,
+        }
+        if self.tools is not None:
+            params["tools"] = self.tools
+        if self.node_runtime is not None:
+            params["nodeRuntime"] = self.node_runtime
+        if token:
+            params["auth"] = {"token": token}
+        return params
+
+
+_END = object()
+
+
+class GatewayClient:
+    def __init__(
+        self,
+        url: str = DEFAULT_URL,
+        *,
+        token: str | None = None,
+        identity: ClientIdentity | None = None,
+        reconnect: bool = False,
+        backoff: Backoff | None = None,
+        connect_timeout: float = 15.0,
+        max_size: int = DEFAULT_MAX_SIZE,
+        on_binary: Callable[[bytes], None] | None = None,
+        on_connected: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
+    ) -> None:
+        self.url = url
+        self.token = token
+        self.identity = identity or ClientIdentity()
+        self.reconnect = reconnect
+        self.backoff = backoff or Backoff()
+        self.connect_timeout = connect_timeout
+        self.max_size = max_size
+        self.on_binary = on_binary
+        self.on_connected = on_connected
+        self.hello: dict[str, Any] | None = None
+        self._ws: ClientConnection | None = None
+        self._pending: dict[str, asyncio.Future[Any]] = {}
+        self._events: asyncio.Queue[Any] = asyncio.Queue()
+        self._up = asyncio.Event()
+        self._reader: asyncio.Task[None] | None = None
+        self._reconnector: asyncio.Task[None] | None = None
+        self._closed = False
+
+    @property
+    def connected(self) -> bool:
+        return self._up.is_set()
+
+    async def __aenter__(self) -> GatewayClient:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # -- connection ---------------------------------------------------------------------
+    async def connect(self) -> dict[str, Any]:
+        """Open the socket and complete the handshake; returns the hello-ok payload."""
+        self._closed = False
+        try:
+            ws = await connect(
+                self.url,
+                max_size=self.max_size,
+                compression=None,
+                proxy=None,
+                open_timeout=self.connect_timeout,
+                ping_interval=20,
+                ping_timeout=20,
+            )
+        except (OSError, InvalidHandshake, TimeoutError) as exc:
+            raise GatewayUnreachable(f"cannot reach the gateway at {self.url}: {exc}") from exc
+        except InvalidURI as exc:
+            raise InvalidParams(f"invalid gateway URL {self.url!r}: {exc}") from exc
+        self._ws = ws
+        self._reader = asyncio.create_task(self._read_loop(ws), name="gsv-client-reader")
+        try:
+            hello = await self._request(
+                CONNECT, self.identity.connect_params(self.token), self.connect_timeout
+            )
+        except BaseException:
+            await self._drop_socket()
+            raise
+        self.hello = hello
+        self._up.set()
+        if self.on_connected is not None:
+            await self.on_connected(hello)
+        return dict(hello)
+
+    async def close(self) -> None:
+        """Close for good: no reconnect, pending calls fail, events() ends."""
+        self._closed = True
+        if self._reconnector is not None:
+            self._reconnector.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reconnector
+        await self._drop_socket()
+        self._events.put_nowait(_END)
+
+    async def _drop_socket(self) -> None:
+        self._up.clear()
+        ws, self._ws = self._ws, None
+        if ws is not None:
+            await ws.close()
+        if self._reader is not None and self._reader is not asyncio.current_task():
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
+        self._fail_pending()
+
+    def _fail_pending(self) -> None:
+        pending, self._pending = self._pending, {}
+        for future in pending.values():
+            if not future.done():
+                future.set_exception(
+                    ConnectionClosed("Connection closed while waiting for response")
+                )
+
+    # -- requests -----------------------------------------------------------------------
+    async def call(self, method: str, params: Any = None, timeout: float | None = 30.0) -> Any:
+        """Call a method; returns its payload or raises the GsvError it failed with."""
+        try:
+            async with asyncio.timeout(timeout):
+                if not self._up.is_set():
+                    if self._closed or not self.reconnect:
+                        raise ConnectionClosed("not connected to the gateway")
+                    await self._up.wait()
+                return await self._request(method, params, None)
+        except TimeoutError:
+            raise TimedOut(f"{method} timed out after {timeout:g}s") from None
+
+    async def _request(self, method: str, params: Any, timeout: float | None) -> Any:
+        ws = self._ws
+        if ws is None:
+            raise ConnectionClosed("not connected to the gateway")
+        frame_id = str(uuid.uuid4())
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[frame_id] = future
+        try:
+            await ws.send(encode_request(frame_id, method, params))
+            async with asyncio.timeout(timeout):
+                return await future
+        except WsConnectionClosed:
+            raise ConnectionClosed("Connection closed while sending request") from None
+        except TimeoutError:
+            raise TimedOut(f"{method} timed out after {timeout:g}s") from None
+        finally:
+            self._pending.pop(frame_id, None)
+
+    async def send_binary(self, data: bytes) -> None:
+        if self._ws is None:
+            raise ConnectionClosed("not connected to the gateway")
+        await self._ws.send(data)
+
+    # -- events -------------------------------------------------------------------------
+    async def events(self) -> AsyncIterator[EventFrame]:
+        """Events from the gateway, across reconnects, until the client is closed."""
+        while True:
+            item = await self._events.get()
+            if item is _END:
+                self._events.put_nowait(_END)  # let other iterators end too
+                return
+            yield item
+
+    # -- reader -------------------------------------------------------------------------
+    async def _read_loop(self, ws: ClientConnection) -> None:
+        try:
+            async for message in ws:
+                if isinstance(message, bytes):
+                    if self.on_binary is not None:
+                        self.on_binary(message)
+                    continue
+                self._on_text(message)
+        except WsConnectionClosed:
+            pass
+        if self._ws is ws:
+            self._ws = None
+            self._up.clear()
+            self._fail_pending()
+            if self.reconnect and not self._closed:
+                self._reconnector = asyncio.create_task(self._reconnect_loop())
+
+    def _on_text(self, message: str) -> None:
+        try:
+            frame = parse_frame(message)
+        except FrameError as exc:
+            log.warning("ignoring bad frame from gateway: %s", exc)
+            return
+        if isinstance(frame, ResponseFrame):
+            future = self._pending.get(str(frame.id))
+            if future is None or future.done():
+                return
+            if frame.ok:
+                future.set_result(frame.payload)
+            else:
+                future.set_exception(error_from_shape(frame.error))
+        elif isinstance(frame, EventFrame):
+            self._events.put_nowait(frame)
+
+    async def _reconnect_loop(self) -> None:
+        while not self._closed:
+            delay = self.backoff.next_delay()
+            log.info("connection to %s lost; reconnecting in %.1fs", self.url, delay)
+            await asyncio.sleep(delay)
+            try:
+                await self.connect()
+            except GsvError as exc:
+                log.warning("reconnect to %s failed: %s", self.url, exc.message)
+                continue
+            self.backoff.reset()
+            log.info("reconnected to %s", self.url)
+            return

@@ -1,0 +1,267 @@
+"""The gateway configuration: schema with defaults, dotted get/set, validation, masking.
+
+Only overrides are stored (spec 13); the effective config is `deep_merge(DEFAULTS,
+overrides)`: objects merge, arrays and scalars replace. Everything here is pure: the
+gateway's config handler loads and saves overrides through a store.
+
+Improvements over the original:
+* every value is validated against `GsvConfig` (strict types, unknown keys refused) and a
+  failure names the field (fix of 18.29);
+* `set_override(path, None)` removes the override, restoring the default (fix of 18.29);
+* secrets are masked as "***" in every read, whole or by path (fix of 18.5).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from gsv_core.errors import InvalidParams
+
+MASK = "***"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class _OpenSection(BaseModel):
+    """A section whose extra keys are allowed (per-channel or per-provider settings)."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+
+class ModelConfig(_Section):
+    provider: str = "anthropic"
+    id: str = "claude-sonnet-4-20250514"
+
+
+class ApiKeysConfig(_OpenSection):
+    anthropic: str | None = None
+    openai: str | None = None
+    google: str | None = None
+    openrouter: str | None = None
+
+
+class TimeoutsConfig(_Section):
+    llmMs: int = Field(default=300_000, ge=1000)
+    toolMs: int = Field(default=60_000, ge=1000)
+
+
+class AuthConfig(_Section):
+    token: str | None = None
+
+
+class TranscriptionConfig(_Section):
+    provider: str = "openai"
+
+
+class ChannelConfig(_OpenSection):
+    dmPolicy: Literal["open", "allowlist", "pairing"] = "pairing"
+    allowFrom: list[str] = Field(default_factory=list)
+
+
+class ResetPolicyConfig(_Section):
+    mode: Literal["manual", "daily", "idle"] = "daily"
+    atHour: int | None = Field(default=4, ge=0, le=23)
+    idleMinutes: int | None = Field(default=None, ge=1)
+
+
+class SessionConfig(_Section):
+    defaultResetPolicy: ResetPolicyConfig = Field(default_factory=ResetPolicyConfig)
+    mainKey: str = Field(default="main", min_length=1)
+    dmScope: Literal["main", "per-peer", "per-channel-peer", "per-account-channel-peer"] = "main"
+    identityLinks: dict[str, list[str]] = Field(default_factory=dict)
+
+
+class SkillsConfig(_Section):
+    entries: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
+class ToolApprovalConfig(_Section):
+    defaultDecision: Literal["allow", "ask", "deny"] = "allow"
+    rules: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class ActiveHoursConfig(_Section):
+    start: str = Field(default="08:00", pattern=r"^([01]\d|2[0-3]):[0-5]\d$")
+    end: str = Field(default="23:00", pattern=r"^([01]\d|2[0-4]):[0-5]\d$")
+    timezone: str | None = None
+
+
+class HeartbeatConfig(_Section):
+    every: str = "30m"
+    prompt: str = (
+        "Read HEARTBEAT.md if it exists in your workspace. Follow it strictly. "
+        "Do not infer or repeat old tasks from prior chats. "
+        "If nothing needs attention, reply HEARTBEAT_OK."
+    )
+    target: str = "last"
+    activeHours: ActiveHoursConfig = Field(default_factory=ActiveHoursConfig)
+
+
+class AgentsConfig(_Section):
+    # `list` is the wire name; a field cannot be called that without shadowing the type
+    agent_list: list[dict[str, Any]] = Field(default_factory=list, alias="list")
+    bindings: list[dict[str, Any]] = Field(default_factory=list)
+    defaultHeartbeat: HeartbeatConfig = Field(default_factory=HeartbeatConfig)
+
+
+class CompactionConfig(_Section):
+    enabled: bool = True
+    reserveTokens: int = Field(default=20_000, ge=0)
+    keepRecentTokens: int = Field(default=20_000, ge=0)
+    extractMemories: bool = True
+
+
+class CronConfig(_Section):
+    enabled: bool = True
+    maxJobs: int = Field(default=200, ge=1)
+    maxRunsPerJobHistory: int = Field(default=200, ge=1)
+    maxConcurrentRuns: int = Field(default=4, ge=1)
+
+
+def _default_channels() -> dict[str, ChannelConfig]:
+    return {
+        "whatsapp": ChannelConfig(dmPolicy="pairing"),
+        "discord": ChannelConfig(dmPolicy="open"),
+    }
+
+
+class GsvConfig(_Section):
+    """The whole gateway config with its defaults (spec 13)."""
+
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    apiKeys: ApiKeysConfig = Field(default_factory=ApiKeysConfig)
+    timeouts: TimeoutsConfig = Field(default_factory=TimeoutsConfig)
+    auth: AuthConfig = Field(default_factory=AuthConfig)
+    transcription: TranscriptionConfig = Field(default_factory=TranscriptionConfig)
+    channels: dict[str, ChannelConfig] = Field(default_factory=_default_channels)
+    systemPrompt: str | None = None
+    session: SessionConfig = Field(default_factory=SessionConfig)
+    skills: SkillsConfig = Field(default_factory=SkillsConfig)
+    toolApproval: ToolApprovalConfig = Field(default_factory=ToolApprovalConfig)
+    agents: AgentsConfig = Field(default_factory=AgentsConfig)
+    compaction: CompactionConfig = Field(default_factory=CompactionConfig)
+    cron: CronConfig = Field(default_factory=CronConfig)
+    userTimezone: str = "UTC"
+
+
+DEFAULTS: dict[str, Any] = GsvConfig().model_dump(mode="json", exclude_none=True, by_alias=True)
+
+_SECRET_NAME = re.compile(r"token|secret|password|passwd|api[_-]?key", re.IGNORECASE)
+
+
+def is_secret_key(name: str, parent: str | None = None) -> bool:
+    """Whether a config key holds a secret: every `apiKeys.*` value and any key whose
+    name looks like a token, secret, password or API key."""
+    return parent == "apiKeys" or bool(_SECRET_NAME.search(name))
+
+
+def deep_merge(base: Any, override: Any) -> Any:
+    """Objects merge recursively; anything else in `override` replaces `base`."""
+    if isinstance(base, dict) and isinstance(override, dict):
+        merged = dict(base)
+        for key, value in override.items():
+            merged[key] = deep_merge(base[key], value) if key in base else copy.deepcopy(value)
+        return merged
+    return copy.deepcopy(override)
+
+
+def split_path(path: str) -> list[str]:
+    segments = path.split(".")
+    if not path or any(not s for s in segments):
+        raise InvalidParams(f"invalid config path {path!r}: use dot-separated names like model.id")
+    return segments
+
+
+def get_path(config: dict[str, Any], path: str) -> tuple[bool, Any]:
+    """(found, value) at a dotted path of a config tree."""
+    node: Any = config
+    for segment in split_path(path):
+        if not isinstance(node, dict) or segment not in node:
+            return False, None
+        node = node[segment]
+    return True, node
+
+
+def set_override(overrides: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    """A new overrides tree with `value` at `path`; `None` removes the override so the
+    default shows through again. Intermediate non-objects are replaced by objects."""
+    segments = split_path(path)
+    result = copy.deepcopy(overrides)
+    if value is None:
+        _remove(result, segments)
+        return result
+    node = result
+    for segment in segments[:-1]:
+        if not isinstance(node.get(segment), dict):
+            node[segment] = {}
+        node = node[segment]
+    node[segments[-1]] = copy.deepcopy(value)
+    return result
+
+
+def _remove(tree: dict[str, Any], segments: list[str]) -> None:
+    head, rest = segments[0], segments[1:]
+    if head not in tree:
+        return
+    if not rest:
+        del tree[head]
+        return
+    child = tree[head]
+    if isinstance(child, dict):
+        _remove(child, rest)
+        if not child:  # prune emptied parents so defaults merge back in
+            del tree[head]
+
+
+def effective_config(overrides: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = deep_merge(DEFAULTS, overrides)
+    return result
+
+
+def validate_config(config: dict[str, Any]) -> GsvConfig:
+    """Validate an effective config; InvalidParams names the first bad field."""
+    try:
+        return GsvConfig.model_validate(config)
+    except ValidationError as exc:
+        problems = [
+            {"field": ".".join(str(p) for p in err["loc"]), "message": _explain(err)}
+            for err in exc.errors()
+        ]
+        first = problems[0]
+        raise InvalidParams(
+            f"invalid config value for {first['field']}: {first['message']}",
+            details={"errors": problems},
+        ) from None
+
+
+def _explain(err: Any) -> str:
+    if err["type"] == "extra_forbidden":
+        return "unknown config key"
+    return str(err["msg"])
+
+
+def mask_secrets(value: Any, name: str | None = None, parent: str | None = None) -> Any:
+    """A copy of `value` with every secret replaced by "***".
+
+    `name`/`parent` describe where `value` sits, so a read by path (`auth.token`,
+    `apiKeys.openai`, `apiKeys`) is masked exactly like the whole-config read.
+    """
+    if name is not None and is_secret_key(name, parent) and not isinstance(value, dict):
+        return MASK if value is not None else None
+    if isinstance(value, dict):
+        return {k: mask_secrets(v, k, name) for k, v in value.items()}
+    if isinstance(value, list):
+        return [mask_secrets(v, None, name) for v in value]
+    return value
+
+
+def masked_value_at(config: dict[str, Any], path: str) -> tuple[bool, Any]:
+    """(found, value) at a dotted path of the masked config: a read by path is masked
+    exactly like the whole-config read."""
+    return get_path(mask_secrets(config), path)

@@ -1,0 +1,1 @@
+"""The gateway process: WebSocket server, connections, registry and method handlers."""

@@ -1,0 +1,74 @@
+"""Composition root of the gateway: `build_gateway()` opens storage and wires the parts.
+
+Handler modules each expose `register(router, gateway)`; adding a method family means
+adding a module to `HANDLER_MODULES`, not new plumbing.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gsv_core import __version__
+from gsv_core.gateway.config_service import ConfigService
+from gsv_core.gateway.handlers import config as config_handlers
+from gsv_core.gateway.handlers import connect as connect_handlers
+from gsv_core.gateway.handlers import tools as tools_handlers
+from gsv_core.gateway.registry import ConnectionRegistry
+from gsv_core.protocol.frames import FrameError, parse_binary_frame
+from gsv_core.rpc.context import Peer
+from gsv_core.rpc.dispatch import Router
+from gsv_core.storage.config_store import ConfigStore
+from gsv_core.storage.db import Database
+
+log = logging.getLogger(__name__)
+
+HANDLER_MODULES = (connect_handlers, config_handlers, tools_handlers)
+
+
+@dataclass
+class Gateway:
+    """Everything the gateway owns; handlers reach state through this object."""
+
+    db: Database
+    config: ConfigService
+    router: Router = field(default_factory=Router)
+    registry: ConnectionRegistry = field(default_factory=ConnectionRegistry)
+    version: str = __version__
+    # events this gateway really emits; method families add theirs when they register
+    events: set[str] = field(default_factory=set)
+
+    def on_disconnect(self, peer: Peer) -> None:
+        self.registry.drop(peer)
+
+    def on_binary(self, peer: Peer, data: bytes) -> None:
+        # No transfer is ever open yet: every binary frame is unexpected. Dropped, not fatal.
+        try:
+            transfer_id, chunk = parse_binary_frame(data)
+        except FrameError as exc:
+            log.warning("connection %s: %s", peer.connection_id, exc)
+            return
+        log.warning(
+            "connection %s: dropped %d-byte binary frame for unknown transfer %d",
+            peer.connection_id,
+            len(chunk),
+            transfer_id,
+        )
+
+    async def close(self) -> None:
+        await self.db.close()
+
+
+async def build_gateway(database: Path) -> Gateway:
+    """Open the database at `database` and assemble a gateway around it."""
+    db = await Database.open(database)
+    try:
+        config = await ConfigService.load(ConfigStore(db))
+    except BaseException:
+        await db.close()
+        raise
+    gateway = Gateway(db=db, config=config)
+    for module in HANDLER_MODULES:
+        module.register(gateway.router, gateway)
+    return gateway

@@ -1,0 +1,65 @@
+"""The live gateway config: overrides loaded from the store, validated writes, masked reads.
+
+Writes are serialised (one at a time) so two concurrent `config.set` calls cannot lose
+each other's change; the new overrides are on disk before the caller is answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from gsv_core import config as cfg
+from gsv_core.errors import Conflict
+from gsv_core.storage.config_store import ConfigStore
+
+
+class ConfigService:
+    def __init__(self, store: ConfigStore, overrides: dict[str, Any]) -> None:
+        self._store = store
+        self._lock = asyncio.Lock()
+        self.token_required = False  # set by the server when bound beyond loopback
+        self._apply(overrides)
+
+    @classmethod
+    async def load(cls, store: ConfigStore) -> ConfigService:
+        overrides = await store.load()
+        # a stored override that no longer validates must not stop the gateway: it is
+        # reported by validation on the next write; reads still see it.
+        return cls(store, overrides)
+
+    def _apply(self, overrides: dict[str, Any]) -> None:
+        self.overrides = overrides
+        self.effective = cfg.effective_config(overrides)
+        self._masked = cfg.mask_secrets(self.effective)
+
+    @property
+    def masked(self) -> dict[str, Any]:
+        return self._masked
+
+    def get_masked(self, path: str) -> tuple[bool, Any]:
+        return cfg.get_path(self._masked, path)
+
+    @property
+    def auth_token(self) -> str | None:
+        return _token_of(self.effective)
+
+    async def set(self, path: str, value: Any) -> None:
+        """Validate and persist one change; raises InvalidParams naming a bad field."""
+        async with self._lock:
+            overrides = cfg.set_override(self.overrides, path, value)
+            effective = cfg.effective_config(overrides)
+            cfg.validate_config(effective)
+            if self.token_required and not _token_of(effective):
+                raise Conflict(
+                    "auth.token cannot be removed while the gateway listens beyond "
+                    "loopback; restart it with --insecure first"
+                )
+            top = cfg.split_path(path)[0]
+            await self._store.save(overrides, top)
+            self._apply(overrides)
+
+
+def _token_of(effective: dict[str, Any]) -> str | None:
+    token = effective.get("auth", {}).get("token")
+    return token if isinstance(token, str) and token else None

@@ -1,0 +1,133 @@
+"""One WebSocket peer: a reader loop, a single writer queue, one task per request.
+
+The reader parses each text frame; `connect` is handled inline (so requests pipelined
+behind it see the connection established), every other request runs in its own task so
+a slow method never blocks the others. All output goes through one queue drained by one
+writer task, which keeps frames whole and ordered. When either loop ends the other is
+cancelled, request tasks are cancelled, and the peer leaves the registry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed
+
+from gsv_core.errors import InvalidParams
+from gsv_core.protocol.frames import (
+    FrameError,
+    RequestFrame,
+    encode_error,
+    encode_event,
+    parse_frame,
+)
+from gsv_core.protocol.methods import CONNECT
+from gsv_core.rpc.context import RequestContext
+
+if TYPE_CHECKING:
+    from gsv_core.gateway.app import Gateway
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class _Close:
+    code: int
+    reason: str
+
+
+class Connection:
+    """A connected peer (implements `gsv_core.rpc.context.Peer`)."""
+
+    def __init__(self, ws: ServerConnection, gateway: Gateway) -> None:
+        self._ws = ws
+        self._gateway = gateway
+        self.connection_id = str(uuid.uuid4())
+        self.connected = False
+        self.mode: str | None = None
+        self.peer_id: str | None = None
+        self._seq = 0
+        self._outbox: asyncio.Queue[str | bytes | _Close] = asyncio.Queue()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._closing = False
+
+    # -- Peer -------------------------------------------------------------------------
+    def send_event(self, event: str, payload: Any = None) -> None:
+        self._seq += 1
+        self._send(encode_event(event, payload, self._seq))
+
+    def close(self, code: int = 1000, reason: str = "") -> None:
+        """Close after everything already queued has been written."""
+        if not self._closing:
+            self._closing = True
+            self._outbox.put_nowait(_Close(code, reason))
+
+    # -- loops ------------------------------------------------------------------------
+    def _send(self, data: str | bytes) -> None:
+        if not self._closing:
+            self._outbox.put_nowait(data)
+
+    async def run(self) -> None:
+        remote = self._ws.remote_address
+        log.debug("connection %s opened from %s", self.connection_id, remote)
+        writer = asyncio.create_task(self._write_loop(), name=f"gsv-writer-{self.connection_id}")
+        reader = asyncio.create_task(self._read_loop(), name=f"gsv-reader-{self.connection_id}")
+        try:
+            await asyncio.wait({reader, writer}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (reader, writer, *self._tasks):
+                task.cancel()
+            await asyncio.gather(reader, writer, *self._tasks, return_exceptions=True)
+            self._gateway.on_disconnect(self)
+            log.debug("connection %s closed (%s %s)", self.connection_id, self.mode, self.peer_id)
+
+    async def _write_loop(self) -> None:
+        try:
+            while True:
+                item = await self._outbox.get()
+                if isinstance(item, _Close):
+                    await self._ws.close(item.code, item.reason)
+                    return
+                await self._ws.send(item)
+        except ConnectionClosed:
+            return
+
+    async def _read_loop(self) -> None:
+        try:
+            async for message in self._ws:
+                if isinstance(message, bytes):
+                    self._gateway.on_binary(self, message)
+                    continue
+                await self._on_text(message)
+        except ConnectionClosed as exc:
+            if exc.rcvd is not None and exc.rcvd.code == 1009:
+                log.warning("connection %s: frame too large, closed", self.connection_id)
+
+    async def _on_text(self, message: str) -> None:
+        try:
+            frame = parse_frame(message)
+        except FrameError as exc:
+            log.warning("connection %s: bad frame: %s", self.connection_id, exc)
+            if exc.reply_id is not None:
+                self._send(encode_error(exc.reply_id, InvalidParams(str(exc))))
+            return
+        if not isinstance(frame, RequestFrame):
+            log.debug("connection %s: ignoring %s frame", self.connection_id, type(frame).__name__)
+            return
+        if frame.method == CONNECT:
+            await self._handle(frame)  # inline: later frames must see the handshake done
+            return
+        task = asyncio.create_task(self._handle(frame))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _handle(self, frame: RequestFrame) -> None:
+        ctx = RequestContext(peer=self, frame_id=frame.id)
+        self._send(await self._gateway.router.handle(ctx, frame.method, frame.params))
+        if ctx.close_after_reply is not None:
+            self.close(*ctx.close_after_reply)

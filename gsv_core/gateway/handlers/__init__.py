@@ -1,0 +1,1 @@
+"""Method handlers, one module per method family; each has `register(router, gateway)`."""

@@ -1,0 +1,30 @@
+"""`config.get` / `config.set` (spec 13): masked reads, validated and persisted writes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from gsv_core.protocol.methods import CONFIG_GET, CONFIG_SET
+from gsv_core.protocol.schemas.config import ConfigGetParams, ConfigSetParams, ConfigSetResult
+from gsv_core.rpc.context import RequestContext
+from gsv_core.rpc.dispatch import Router
+
+if TYPE_CHECKING:
+    from gsv_core.gateway.app import Gateway
+
+
+def register(router: Router, gateway: Gateway) -> None:
+    service = gateway.config
+
+    async def config_get(ctx: RequestContext, params: ConfigGetParams) -> dict[str, Any]:
+        if params.path is None:
+            return {"config": service.masked}
+        found, value = service.get_masked(params.path)
+        return {"path": params.path, "value": value} if found else {"path": params.path}
+
+    async def config_set(ctx: RequestContext, params: ConfigSetParams) -> ConfigSetResult:
+        await service.set(params.path, params.value)
+        return ConfigSetResult(path=params.path)
+
+    router.add(CONFIG_GET, config_get, ConfigGetParams)
+    router.add(CONFIG_SET, config_set, ConfigSetParams)

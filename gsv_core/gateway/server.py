@@ -1,0 +1,141 @@
+"""`serve()`: run a gateway on a host and port as an async context manager.
+
+    async with serve(ServerConfig(database=path), port=0) as gw:
+        print(gw.url)   # ws://127.0.0.1:54321/ws
+
+HTTP surface: `GET /ws` upgrades to the WebSocket protocol, `GET /health` answers
+`{"status":"healthy"}`, anything else is 404. The server refuses to listen beyond
+loopback without a token unless `insecure` is set.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import logging
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from websockets.asyncio.server import Server, ServerConnection
+from websockets.asyncio.server import serve as ws_serve
+from websockets.http11 import Request, Response
+
+from gsv_core.errors import InvalidParams
+from gsv_core.gateway.app import Gateway, build_gateway
+from gsv_core.gateway.connection import Connection
+
+log = logging.getLogger(__name__)
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8787
+# Large enough for a 10 MiB image read by a node, base64-encoded, inside a frame.
+DEFAULT_MAX_SIZE = 32 * 1024 * 1024
+
+
+@dataclass
+class ServerConfig:
+    database: Path
+    max_size: int = DEFAULT_MAX_SIZE
+    insecure: bool = False
+    # adopted as auth.token when the gateway config has none (from `gsv init`)
+    bootstrap_token: str | None = None
+    ping_interval: float | None = 20.0
+
+
+@dataclass
+class RunningGateway:
+    gateway: Gateway
+    server: Server
+    host: str
+    port: int
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"ws://{host}:{self.port}/ws"
+
+    @property
+    def http_url(self) -> str:
+        return self.url.replace("ws://", "http://", 1).removesuffix("/ws")
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _respond_json(connection: ServerConnection, status: int, body: dict[str, str]) -> Response:
+    response = connection.respond(status, json.dumps(body) + "\n")
+    response.headers["Content-Type"] = "application/json"
+    return response
+
+
+def _process_request(connection: ServerConnection, request: Request) -> Response | None:
+    path = request.path.split("?", 1)[0]
+    if path == "/health":
+        return _respond_json(connection, 200, {"status": "healthy"})
+    if path == "/ws" and request.headers.get("Upgrade", "").lower() == "websocket":
+        return None
+    if path == "/ws":
+        return _respond_json(connection, 404, {"error": "/ws expects a WebSocket upgrade"})
+    return _respond_json(connection, 404, {"error": "not found"})
+
+
+@asynccontextmanager
+async def serve(
+    config: ServerConfig, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT
+) -> AsyncIterator[RunningGateway]:
+    """Build a gateway and serve it until the block exits."""
+    gateway = await build_gateway(config.database)
+    try:
+        await _adopt_bootstrap_token(gateway, config)
+        if not is_loopback(host):
+            if gateway.config.auth_token is None and not config.insecure:
+                raise InvalidParams(
+                    f"refusing to listen on {host} without a token: set one with "
+                    "`gsv init --generate-token` (or `gsv config set auth.token ...`), "
+                    "or pass --insecure"
+                )
+            gateway.config.token_required = not config.insecure
+
+        async def handler(ws: ServerConnection) -> None:
+            await Connection(ws, gateway).run()
+
+        async with ws_serve(
+            handler,
+            host,
+            port,
+            process_request=_process_request,
+            max_size=config.max_size,
+            compression=None,
+            ping_interval=config.ping_interval,
+            server_header=f"gsv/{gateway.version}",
+        ) as server:
+            bound = _bound_port(server, port)
+            log.info("gateway listening on ws://%s:%d/ws", host, bound)
+            yield RunningGateway(gateway, server, host, bound)
+            server.close()
+            await server.wait_closed()
+    finally:
+        await gateway.close()
+
+
+def _bound_port(server: Server, requested: int) -> int:
+    for sock in server.sockets:
+        if sock.family in (socket.AF_INET, socket.AF_INET6):
+            port: int = sock.getsockname()[1]
+            return port
+    return requested
+
+
+async def _adopt_bootstrap_token(gateway: Gateway, config: ServerConfig) -> None:
+    if config.bootstrap_token and gateway.config.auth_token is None:
+        await gateway.config.set("auth.token", config.bootstrap_token)
+        log.info("adopted the token from the local config as auth.token")

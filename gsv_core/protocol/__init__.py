@@ -1,0 +1,6 @@
+"""The wire vocabulary of seed 001: frames, method and event names, payload schemas.
+
+Nothing outside this package spells a method or event name as a string literal.
+"""
+
+PROTOCOL_VERSION = 1

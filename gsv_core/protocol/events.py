@@ -1,0 +1,38 @@
+"""Every event name of seed 001 and spec 2.6, and the `chat` event states."""
+
+from __future__ import annotations
+
+from typing import Final
+
+CHAT: Final = "chat"
+TOOL_INVOKE: Final = "tool.invoke"
+LOGS_GET: Final = "logs.get"
+NODE_PROBE: Final = "node.probe"
+TRANSFER_SEND: Final = "transfer.send"
+TRANSFER_RECEIVE: Final = "transfer.receive"
+TRANSFER_START: Final = "transfer.start"
+TRANSFER_END: Final = "transfer.end"
+CHANNEL_OUTBOUND: Final = "channel.outbound"
+CHANNEL_TYPING: Final = "channel.typing"
+
+EVENTS: Final[frozenset[str]] = frozenset(
+    {
+        CHAT,
+        TOOL_INVOKE,
+        LOGS_GET,
+        NODE_PROBE,
+        TRANSFER_SEND,
+        TRANSFER_RECEIVE,
+        TRANSFER_START,
+        TRANSFER_END,
+        CHANNEL_OUTBOUND,
+        CHANNEL_TYPING,
+    }
+)
+
+# `chat` event states (seed 001); `paused` is the original's approval prompt (spec 2.6).
+CHAT_PARTIAL: Final = "partial"
+CHAT_DELTA: Final = "delta"
+CHAT_FINAL: Final = "final"
+CHAT_ERROR: Final = "error"
+CHAT_PAUSED: Final = "paused"

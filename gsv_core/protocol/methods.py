@@ -1,0 +1,155 @@
+"""Every RPC method name of seed 001 and spec section 3, and who may call it.
+
+`METHODS` is the one table of mode restrictions: the router refuses a call from a mode not
+listed for it with 403 before any handler runs. Beyond the original's restrictions
+(spec 2.4), writes that change the gateway (config, pairing, sessions, cron, workspace,
+channel administration) are client-only and `channel.inbound` is channel-only (fix of 18.1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, Literal
+
+Mode = Literal["client", "node", "channel"]
+CLIENT: Final = "client"
+NODE: Final = "node"
+CHANNEL: Final = "channel"
+ALL_MODES: Final[frozenset[str]] = frozenset({CLIENT, NODE, CHANNEL})
+
+CONNECT: Final = "connect"
+
+CHAT_SEND: Final = "chat.send"
+
+CONFIG_GET: Final = "config.get"
+CONFIG_SET: Final = "config.set"
+
+TOOLS_LIST: Final = "tools.list"
+TOOL_INVOKE: Final = "tool.invoke"
+TOOL_RESULT: Final = "tool.result"
+TOOL_REQUEST: Final = "tool.request"
+
+NODE_FORGET: Final = "node.forget"
+NODE_PROBE_RESULT: Final = "node.probe.result"
+NODE_EXEC_EVENT: Final = "node.exec.event"
+
+LOGS_GET: Final = "logs.get"
+LOGS_RESULT: Final = "logs.result"
+
+SESSIONS_LIST: Final = "sessions.list"
+SESSION_GET: Final = "session.get"
+SESSION_STATS: Final = "session.stats"
+SESSION_RESET: Final = "session.reset"
+SESSION_PATCH: Final = "session.patch"
+SESSION_COMPACT: Final = "session.compact"
+SESSION_HISTORY: Final = "session.history"
+SESSION_PREVIEW: Final = "session.preview"
+
+CHANNELS_LIST: Final = "channels.list"
+CHANNEL_INBOUND: Final = "channel.inbound"
+CHANNEL_START: Final = "channel.start"
+CHANNEL_STOP: Final = "channel.stop"
+CHANNEL_STATUS: Final = "channel.status"
+CHANNEL_LOGIN: Final = "channel.login"
+CHANNEL_LOGOUT: Final = "channel.logout"
+
+HEARTBEAT_STATUS: Final = "heartbeat.status"
+HEARTBEAT_START: Final = "heartbeat.start"
+HEARTBEAT_TRIGGER: Final = "heartbeat.trigger"
+
+CRON_STATUS: Final = "cron.status"
+CRON_LIST: Final = "cron.list"
+CRON_ADD: Final = "cron.add"
+CRON_UPDATE: Final = "cron.update"
+CRON_REMOVE: Final = "cron.remove"
+CRON_RUN: Final = "cron.run"
+CRON_RUNS: Final = "cron.runs"
+
+PAIR_LIST: Final = "pair.list"
+PAIR_APPROVE: Final = "pair.approve"
+PAIR_REJECT: Final = "pair.reject"
+
+SKILLS_STATUS: Final = "skills.status"
+SKILLS_UPDATE: Final = "skills.update"
+
+WORKSPACE_LIST: Final = "workspace.list"
+WORKSPACE_READ: Final = "workspace.read"
+WORKSPACE_WRITE: Final = "workspace.write"
+WORKSPACE_DELETE: Final = "workspace.delete"
+
+TRANSFER_META: Final = "transfer.meta"
+TRANSFER_ACCEPT: Final = "transfer.accept"
+TRANSFER_COMPLETE: Final = "transfer.complete"
+TRANSFER_DONE: Final = "transfer.done"
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """One method of the contract: its name and the connection modes allowed to call it."""
+
+    name: str
+    modes: frozenset[str] = ALL_MODES
+    needs_connect: bool = True
+
+
+def _spec(name: str, *modes: str) -> MethodSpec:
+    return MethodSpec(name, frozenset(modes) if modes else ALL_MODES)
+
+
+METHODS: Final[dict[str, MethodSpec]] = {
+    spec.name: spec
+    for spec in (
+        MethodSpec(CONNECT, needs_connect=False),
+        _spec(CHAT_SEND, CLIENT),
+        _spec(CONFIG_GET),
+        _spec(CONFIG_SET, CLIENT),
+        _spec(TOOLS_LIST),
+        _spec(TOOL_INVOKE, CLIENT),
+        _spec(TOOL_RESULT, NODE),
+        _spec(TOOL_REQUEST, CLIENT),
+        _spec(NODE_FORGET, CLIENT),
+        _spec(NODE_PROBE_RESULT, NODE),
+        _spec(NODE_EXEC_EVENT, NODE),
+        _spec(LOGS_GET, CLIENT),
+        _spec(LOGS_RESULT, NODE),
+        _spec(SESSIONS_LIST),
+        _spec(SESSION_GET),
+        _spec(SESSION_STATS),
+        _spec(SESSION_RESET, CLIENT),
+        _spec(SESSION_PATCH, CLIENT),
+        _spec(SESSION_COMPACT, CLIENT),
+        _spec(SESSION_HISTORY),
+        _spec(SESSION_PREVIEW),
+        _spec(CHANNELS_LIST),
+        _spec(CHANNEL_INBOUND, CHANNEL),
+        _spec(CHANNEL_START, CLIENT),
+        _spec(CHANNEL_STOP, CLIENT),
+        _spec(CHANNEL_STATUS),
+        _spec(CHANNEL_LOGIN, CLIENT),
+        _spec(CHANNEL_LOGOUT, CLIENT),
+        _spec(HEARTBEAT_STATUS),
+        _spec(HEARTBEAT_START, CLIENT),
+        _spec(HEARTBEAT_TRIGGER, CLIENT),
+        _spec(CRON_STATUS),
+        _spec(CRON_LIST),
+        _spec(CRON_ADD, CLIENT),
+        _spec(CRON_UPDATE, CLIENT),
+        _spec(CRON_REMOVE, CLIENT),
+        _spec(CRON_RUN, CLIENT),
+        _spec(CRON_RUNS),
+        _spec(PAIR_LIST, CLIENT),
+        _spec(PAIR_APPROVE, CLIENT),
+        _spec(PAIR_REJECT, CLIENT),
+        _spec(SKILLS_STATUS),
+        _spec(SKILLS_UPDATE, CLIENT),
+        _spec(WORKSPACE_LIST),
+        _spec(WORKSPACE_READ),
+        _spec(WORKSPACE_WRITE, CLIENT),
+        _spec(WORKSPACE_DELETE, CLIENT),
+        # transfers are driven by the participating nodes only (fix of 18.2)
+        _spec(TRANSFER_META, NODE),
+        _spec(TRANSFER_ACCEPT, NODE),
+        _spec(TRANSFER_COMPLETE, NODE),
+        _spec(TRANSFER_DONE, NODE),
+    )
+}

@@ -1,0 +1,54 @@
+"""`connect` params and the `hello-ok` result (seed 001 "Connect", spec 2.3)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from gsv_core.protocol.schemas import WireModel
+
+
+class ClientInfo(WireModel):
+    id: str = Field(min_length=1, max_length=256)
+    version: str
+    platform: str
+    mode: str
+    channel: str | None = None
+    accountId: str | None = None
+
+
+class ToolDefinition(WireModel):
+    name: str = Field(min_length=1, max_length=128)
+    description: str = ""
+    inputSchema: dict[str, Any] = Field(default_factory=dict)
+
+
+class ConnectAuth(WireModel):
+    token: str | None = None
+
+
+class ConnectParams(WireModel):
+    minProtocol: int
+    maxProtocol: int
+    client: ClientInfo
+    tools: list[ToolDefinition] | None = None
+    nodeRuntime: dict[str, Any] | None = None
+    auth: ConnectAuth | None = None
+
+
+class ServerInfo(WireModel):
+    version: str
+    connectionId: str
+
+
+class Features(WireModel):
+    methods: list[str]
+    events: list[str]
+
+
+class ConnectResult(WireModel):
+    type: Literal["hello-ok"] = "hello-ok"
+    protocol: int
+    server: ServerInfo
+    features: Features

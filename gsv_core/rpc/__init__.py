@@ -1,0 +1,1 @@
+"""RPC plumbing: the router that maps method names to handlers, and the caller context."""

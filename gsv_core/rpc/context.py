@@ -1,0 +1,33 @@
+"""Who is calling: the `Peer` a request came from, as handlers see it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+
+class Peer(Protocol):
+    """One connected socket as seen by handlers (implemented by the gateway connection)."""
+
+    connection_id: str
+    connected: bool
+    mode: str | None
+    peer_id: str | None
+
+    def send_event(self, event: str, payload: Any = None) -> None: ...
+
+    def close(self, code: int = 1000, reason: str = "") -> None: ...
+
+
+@dataclass
+class RequestContext:
+    """The context of one request: the calling peer and the request's frame id."""
+
+    peer: Peer
+    frame_id: str | int
+    # (code, reason): close the socket once the reply has been sent (bad token -> 4001)
+    close_after_reply: tuple[int, str] | None = None
+
+    @property
+    def mode(self) -> str | None:
+        return self.peer.mode

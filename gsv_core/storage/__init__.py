@@ -1,0 +1,1 @@
+"""Persistence: the SQLite database and one Store per concept."""

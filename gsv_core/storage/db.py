@@ -1,0 +1,174 @@
+"""SQLite for the gateway: one file, WAL, one writer thread with group commit, migrations.
+
+Writes never run on the event loop: `await db.write(fn)` hands `fn(conn)` to the writer
+thread, which drains every queued write into one transaction and commits once (group
+commit), then resolves each caller. A write that raises rolls back only its own savepoint;
+the others in the batch still commit. `await db.read(fn)` runs on a separate read-only
+connection in a worker thread (WAL lets readers proceed while the writer writes).
+
+Schema changes are the `MIGRATIONS` list: each entry runs once, in order, tracked by
+`PRAGMA user_version`. Append; never edit a released entry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import sqlite3
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any, TypeVar
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+MIGRATIONS: list[str] = [
+    # 1: gateway config overrides, one row per top-level key (spec 13)
+    """
+    CREATE TABLE config_overrides (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL,
+        updated_at INTEGER NOT NULL
+    );
+    """,
+]
+
+_STOP = object()
+_Job = tuple[Callable[[sqlite3.Connection], Any], "Future[Any]"]
+
+
+def _open(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
+    if readonly:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+    else:
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA foreign_keys=ON")
+    conn.execute("PRAGMA busy_timeout=5000")
+    return conn
+
+
+def migrate(conn: sqlite3.Connection, migrations: list[str] = MIGRATIONS) -> int:
+    """Apply the migrations not yet applied; returns the schema version reached."""
+    version: int = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version > len(migrations):
+        raise RuntimeError(
+            f"database schema version {version} is newer than this gsv ({len(migrations)}); "
+            "upgrade gsv"
+        )
+    for number, sql in enumerate(migrations[version:], start=version + 1):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in sql.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version={number}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        log.info("database migrated to schema version %d", number)
+    return len(migrations)
+
+
+class Database:
+    """An open gateway database. Create with `await Database.open(path)`."""
+
+    def __init__(self, path: Path, writer: sqlite3.Connection) -> None:
+        self.path = path
+        self._writer_conn = writer
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._write_loop, name="gsv-db-writer", daemon=True)
+        self._reader_local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
+        self._closed = False
+        self._thread.start()
+
+    @classmethod
+    async def open(cls, path: Path) -> Database:
+        def setup() -> sqlite3.Connection:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = _open(path)
+            migrate(conn)
+            return conn
+
+        return cls(path, await asyncio.to_thread(setup))
+
+    async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `fn(conn)` in the writer thread inside a transaction; return once committed."""
+        if self._closed:
+            raise RuntimeError("database is closed")
+        future: Future[T] = Future()
+        self._queue.put((fn, future))
+        return await asyncio.wrap_future(future)
+
+    async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `fn(conn)` on a read connection in a worker thread."""
+        if self._closed:
+            raise RuntimeError("database is closed")
+        return await asyncio.to_thread(lambda: fn(self._reader()))
+
+    def _reader(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._reader_local, "conn", None)
+        if conn is None:
+            conn = _open(self.path, readonly=True)
+            self._reader_local.conn = conn
+            with self._readers_lock:
+                self._readers.append(conn)
+        return conn
+
+    def _write_loop(self) -> None:
+        while True:
+            batch = [self._queue.get()]
+            while not self._queue.empty():  # group commit: take everything already waiting
+                batch.append(self._queue.get_nowait())
+            stop = any(item is _STOP for item in batch)
+            jobs = [item for item in batch if item is not _STOP]
+            if jobs:
+                self._commit_batch(jobs)
+            if stop:
+                return
+
+    def _commit_batch(self, jobs: list[_Job]) -> None:
+        conn = self._writer_conn
+        outcomes: list[tuple[Future[Any], bool, Any]] = []
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for fn, future in jobs:
+                conn.execute("SAVEPOINT job")
+                try:
+                    outcomes.append((future, True, fn(conn)))
+                    conn.execute("RELEASE job")
+                except Exception as exc:  # one bad write must not sink the batch
+                    conn.execute("ROLLBACK TO job")
+                    conn.execute("RELEASE job")
+                    outcomes.append((future, False, exc))
+            conn.execute("COMMIT")
+        except Exception as exc:
+            log.exception("database commit failed")
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            outcomes = [(future, False, exc) for _, future in jobs]
+        for future, ok, value in outcomes:
+            if ok:
+                future.set_result(value)
+            else:
+                future.set_exception(value)
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._queue.put(_STOP)
+        await asyncio.to_thread(self._thread.join)
+        self._writer_conn.close()
+        with self._readers_lock:
+            for conn in self._readers:
+                conn.close()
+            self._readers.clear()
