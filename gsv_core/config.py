@@ -152,7 +152,9 @@ class GsvConfig(_Section):
 
 DEFAULTS: dict[str, Any] = GsvConfig().model_dump(mode="json", exclude_none=True, by_alias=True)
 
-_SECRET_NAME = re.compile(r"token|secret|password|passwd|api[_-]?key", re.IGNORECASE)
+# `botToken`, `auth.token`, `appPassword`, `openaiApiKey`, `signingSecret`, `secretKey`;
+# but not `maxTokens` or `reserveTokens` (counts, not credentials).
+_SECRET_NAME = re.compile(r"(token|password|passwd|api[_-]?key)$|secret", re.IGNORECASE)
 
 
 def is_secret_key(name: str, parent: str | None = None) -> bool:

@@ -1,0 +1,155 @@
+"""config.get / config.set on a live gateway: masking, validation, defaults, persistence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gsv_core.client import GatewayClient
+from gsv_core.config import DEFAULTS
+from gsv_core.errors import Conflict, InvalidParams
+from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
+
+
+async def test_full_config_read_returns_defaults(gateway: RunningGateway) -> None:
+    """Without a path, config.get returns the effective config (spec 13 defaults)."""
+    async with GatewayClient(gateway.url) as client:
+        payload = await client.call("config.get")
+    assert payload["config"]["model"] == {"provider": "anthropic", "id": "claude-sonnet-4-20250514"}
+    assert payload["config"]["timeouts"] == {"llmMs": 300000, "toolMs": 60000}
+    assert payload["config"]["cron"]["maxJobs"] == 200
+    assert payload["config"] == DEFAULTS
+
+
+@pytest.mark.parametrize(
+    ("path", "secret"),
+    [
+        ("auth.token", "tok-123"),
+        ("apiKeys.openai", "sk-live-abc"),
+        ("apiKeys.mistral", "mistral-key"),
+        ("channels.telegram.botToken", "123:abc"),
+        ("channels.slack.signingSecret", "shh"),
+    ],
+)
+async def test_secrets_are_masked_in_every_read(gateway: RunningGateway, path: str, secret: str) -> None:
+    """Fix of 18.5: the whole config, the parent object and the exact path all show ***."""
+    async with GatewayClient(gateway.url) as client:
+        await client.call("config.set", {"path": path, "value": secret})
+        whole = await client.call("config.get")
+        exact = await client.call("config.get", {"path": path})
+        parent_path = path.rsplit(".", 1)[0]
+        parent = await client.call("config.get", {"path": parent_path})
+    assert secret not in repr(whole) + repr(exact) + repr(parent)
+    assert exact == {"path": path, "value": "***"}
+    assert parent["value"][path.rsplit(".", 1)[1]] == "***"
+
+
+async def test_set_then_get_by_path_and_nested_merge(gateway: RunningGateway) -> None:
+    """A dotted set changes one leaf; its siblings keep their defaults."""
+    async with GatewayClient(gateway.url) as client:
+        assert await client.call("config.set", {"path": "model.id", "value": "gpt-5"}) == {
+            "ok": True,
+            "path": "model.id",
+        }
+        model = await client.call("config.get", {"path": "model"})
+        missing = await client.call("config.get", {"path": "model.nothing"})
+    assert model["value"] == {"provider": "anthropic", "id": "gpt-5"}
+    assert missing == {"path": "model.nothing"}
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "field"),
+    [
+        ("timeouts.toolMs", "fast", "timeouts.toolMs"),
+        ("timeouts.toolMs", 10, "timeouts.toolMs"),
+        ("session.dmScope", "everyone", "session.dmScope"),
+        ("cron.enabled", "yes", "cron.enabled"),
+        ("modle.id", "x", "modle"),
+        ("model", "gpt", "model"),
+        ("channels.whatsapp.dmPolicy", "sometimes", "channels.whatsapp.dmPolicy"),
+    ],
+)
+async def test_bad_values_are_refused_with_400_naming_the_field(
+    gateway: RunningGateway, path: str, value: Any, field: str
+) -> None:
+    """Type errors, out-of-range values and unknown keys are 400; nothing is changed."""
+    async with GatewayClient(gateway.url) as client:
+        before = await client.call("config.get")
+        with pytest.raises(InvalidParams) as caught:
+            await client.call("config.set", {"path": path, "value": value})
+        after = await client.call("config.get")
+    assert field in caught.value.message
+    assert caught.value.details["errors"][0]["field"] == field
+    assert before == after
+
+
+@pytest.mark.parametrize("path", ["", "model..id", ".model", "model.", "a b"])
+async def test_malformed_paths_are_refused(gateway: RunningGateway, path: str) -> None:
+    """Empty segments and spaces are not config paths."""
+    async with GatewayClient(gateway.url) as client:
+        with pytest.raises(InvalidParams):
+            await client.call("config.set", {"path": path, "value": 1})
+        with pytest.raises(InvalidParams):
+            await client.call("config.get", {"path": path})
+
+
+async def test_setting_null_restores_the_default(gateway: RunningGateway) -> None:
+    """Fix of 18.29: `config.set PATH null` removes the override."""
+    async with GatewayClient(gateway.url) as client:
+        await client.call("config.set", {"path": "timeouts.toolMs", "value": 5000})
+        assert (await client.call("config.get", {"path": "timeouts.toolMs"}))["value"] == 5000
+        await client.call("config.set", {"path": "timeouts.toolMs", "value": None})
+        assert (await client.call("config.get", {"path": "timeouts.toolMs"}))["value"] == 60000
+        await client.call("config.set", {"path": "model", "value": {"provider": "openai", "id": "gpt"}})
+        await client.call("config.set", {"path": "model", "value": None})
+        assert (await client.call("config.get", {"path": "model.provider"}))["value"] == "anthropic"
+    assert gateway.gateway.config.overrides == {}
+
+
+async def test_overrides_survive_a_gateway_restart(tmp_path: Path) -> None:
+    """config.set is on disk before it is acknowledged; a new gateway on the same file sees it."""
+    config = ServerConfig(database=tmp_path / "persist.db")
+    async with serve(config, port=0) as first, GatewayClient(first.url) as client:
+        await client.call("config.set", {"path": "userTimezone", "value": "Europe/Berlin"})
+        await client.call("config.set", {"path": "apiKeys.anthropic", "value": "sk-ant"})
+    async with serve(config, port=0) as second, GatewayClient(second.url) as client:
+        tz = await client.call("config.get", {"path": "userTimezone"})
+        key = await client.call("config.get", {"path": "apiKeys.anthropic"})
+    assert tz["value"] == "Europe/Berlin"
+    assert key["value"] == "***"
+    assert second.gateway.config.effective["apiKeys"]["anthropic"] == "sk-ant"
+
+
+async def test_a_public_bind_refuses_to_drop_its_token(tmp_path: Path) -> None:
+    """With a token required (non-loopback bind), auth.token cannot be set to null."""
+    config = ServerConfig(database=tmp_path / "pub.db", bootstrap_token="t0ken-value")
+    async with serve(config, port=0) as running:
+        running.gateway.config.token_required = True  # what serve() sets for a public host
+        async with GatewayClient(running.url, token="t0ken-value") as client:
+            with pytest.raises(Conflict):
+                await client.call("config.set", {"path": "auth.token", "value": None})
+    assert running.gateway.config.auth_token == "t0ken-value"
+
+
+async def test_serve_refuses_a_public_host_without_a_token(tmp_path: Path) -> None:
+    """Binding beyond loopback needs a token or --insecure (no socket is opened)."""
+    with pytest.raises(InvalidParams, match="--insecure"):
+        async with serve(ServerConfig(database=tmp_path / "x.db"), host="0.0.0.0", port=0):
+            pass
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [
+        ("token", True), ("botToken", True), ("password", True), ("apiKey", True),
+        ("api_key", True), ("signingSecret", True), ("secretAccessKey", True),
+        ("reserveTokens", False), ("maxTokens", False), ("mainKey", False), ("id", False),
+    ],
+)  # fmt: skip
+def test_secret_key_names_are_recognised_without_catching_token_counts(name: str, secret: bool) -> None:
+    """Credentials are masked; token counts such as compaction.reserveTokens are not."""
+    from gsv_core.config import is_secret_key
+
+    assert is_secret_key(name) is secret

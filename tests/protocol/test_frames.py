@@ -1,0 +1,139 @@
+"""parse_frame / encode_* table tests, the binary frame layout, and a hypothesis fuzz."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gsv_core.errors import NotFound
+from gsv_core.protocol.frames import (
+    EventFrame,
+    FrameError,
+    RequestFrame,
+    ResponseFrame,
+    encode_binary_frame,
+    encode_error,
+    encode_event,
+    encode_frame,
+    encode_request,
+    encode_response,
+    parse_binary_frame,
+    parse_frame,
+)
+
+VALID = [
+    ('{"type":"req","id":"1","method":"config.get"}', RequestFrame("1", "config.get")),
+    (
+        '{"type":"req","id":"a","method":"config.get","params":{"path":"model"}}',
+        RequestFrame("a", "config.get", {"path": "model"}),
+    ),
+    ('{"type":"req","id":7,"method":"x"}', RequestFrame(7, "x")),
+    ('{"type":"res","id":"1","ok":true,"payload":{"a":1}}', ResponseFrame("1", True, {"a": 1})),
+    ('{"type":"res","id":"1","ok":true}', ResponseFrame("1", True)),
+    (
+        '{"type":"res","id":"1","ok":false,"error":{"code":404,"message":"no"}}',
+        ResponseFrame("1", False, None, {"code": 404, "message": "no"}),
+    ),
+    ('{"type":"evt","event":"chat","payload":{"state":"delta"},"seq":3}', EventFrame("chat", {"state": "delta"}, 3)),
+    ('{"type":"evt","event":"chat"}', EventFrame("chat")),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), VALID)
+def test_valid_frames_parse_to_their_frame_objects(text: str, expected: object) -> None:
+    """Every frame shape of seed 001 parses to the matching dataclass."""
+    assert parse_frame(text) == expected
+
+
+# (text, reply_id): reply_id is the id the peer is owed a 400 under, or None
+INVALID = [
+    ("not json", None),
+    ("[1,2]", None),
+    ('"req"', None),
+    ("{}", None),
+    ('{"type":"hello"}', None),
+    ('{"type":"req","method":"x"}', None),
+    ('{"type":"req","id":"","method":"x"}', None),
+    ('{"type":"req","id":true,"method":"x"}', None),
+    ('{"type":"req","id":"9"}', "9"),
+    ('{"type":"req","id":"9","method":""}', "9"),
+    ('{"type":"req","id":"9","method":42}', "9"),
+    ('{"type":"res","id":"1"}', None),
+    ('{"type":"res","id":"1","ok":false}', None),
+    ('{"type":"res","id":"1","ok":false,"error":{"code":"x","message":"m"}}', None),
+    ('{"type":"evt"}', None),
+    ('{"type":"evt","event":"chat","seq":"1"}', None),
+    ('{"type":"evt","event":"chat","seq":true}', None),
+]
+
+
+@pytest.mark.parametrize(("text", "reply_id"), INVALID)
+def test_invalid_frames_raise_frame_error_with_the_right_reply_id(text: str, reply_id: object) -> None:
+    """Bad frames raise FrameError; only a req with a usable id is owed a reply."""
+    with pytest.raises(FrameError) as caught:
+        parse_frame(text)
+    assert caught.value.reply_id == reply_id
+
+
+def test_encoders_leave_out_absent_fields() -> None:
+    """Optional fields are omitted, never sent as null."""
+    assert json.loads(encode_request("1", "tools.list")) == {"type": "req", "id": "1", "method": "tools.list"}
+    assert json.loads(encode_response("1")) == {"type": "res", "id": "1", "ok": True}
+    assert json.loads(encode_event("chat")) == {"type": "evt", "event": "chat"}
+    assert json.loads(encode_error("1", NotFound("gone"))) == {
+        "type": "res",
+        "id": "1",
+        "ok": False,
+        "error": {"code": 404, "message": "gone"},
+    }
+
+
+@pytest.mark.parametrize(("text", "frame"), VALID)
+def test_encode_frame_round_trips_valid_frames(text: str, frame: object) -> None:
+    """encode_frame(parse_frame(x)) parses back to the same frame."""
+    assert parse_frame(encode_frame(frame)) == frame  # type: ignore[arg-type]
+
+
+def test_binary_frames_are_a_little_endian_id_then_the_chunk() -> None:
+    """Spec 2.2: bytes 0..3 = transfer id (u32 LE), then raw data."""
+    data = encode_binary_frame(0x01020304, b"abc")
+    assert data == b"\x04\x03\x02\x01abc"
+    assert parse_binary_frame(data) == (0x01020304, b"abc")
+    assert parse_binary_frame(b"\x01\x00\x00\x00") == (1, b"")
+    with pytest.raises(FrameError):
+        parse_binary_frame(b"\x01\x00")
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=12,
+)
+frame_like = st.fixed_dictionaries(
+    {},
+    optional={
+        "type": st.sampled_from(["req", "res", "evt", "x"]) | json_values,
+        "id": st.text(max_size=5) | st.integers() | json_values,
+        "method": st.text(max_size=12) | json_values,
+        "params": json_values,
+        "ok": json_values,
+        "error": json_values,
+        "event": json_values,
+        "seq": json_values,
+        "payload": json_values,
+    },
+)
+
+
+@given(st.one_of(st.text(), st.binary(), frame_like.map(json.dumps), json_values.map(json.dumps)))
+def test_parse_frame_never_fails_except_with_frame_error(data: str | bytes) -> None:
+    """Any input either parses to a frame or raises FrameError: nothing else escapes."""
+    try:
+        frame = parse_frame(data)
+    except FrameError as exc:
+        assert exc.reply_id is None or isinstance(exc.reply_id, str | int)
+    else:
+        assert isinstance(frame, RequestFrame | ResponseFrame | EventFrame)

@@ -1,0 +1,43 @@
+"""A real gateway running in a background thread, for tests that drive it synchronously
+(CLI commands that call asyncio.run themselves, hypothesis examples)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
+
+
+@contextmanager
+def threaded_gateway(database: Path, **config: object) -> Iterator[RunningGateway]:
+    started = threading.Event()
+    holder: dict[str, object] = {}
+    loop = asyncio.new_event_loop()
+    stop = asyncio.Event()
+
+    async def main() -> None:
+        try:
+            async with serve(ServerConfig(database=database, **config), port=0) as running:  # type: ignore[arg-type]
+                holder["running"] = running
+                started.set()
+                await stop.wait()
+        except BaseException as exc:
+            holder["error"] = exc
+            started.set()
+
+    thread = threading.Thread(target=loop.run_until_complete, args=(main(),), daemon=True)
+    thread.start()
+    if not started.wait(timeout=30):
+        raise RuntimeError("gateway thread did not start")
+    if "error" in holder:
+        raise RuntimeError("gateway failed to start") from holder["error"]  # type: ignore[misc]
+    try:
+        yield holder["running"]  # type: ignore[misc]
+    finally:
+        loop.call_soon_threadsafe(stop.set)
+        thread.join(timeout=30)
+        loop.close()
