@@ -27,7 +27,11 @@ def main_options(
     ctx: typer.Context,
     url: Annotated[
         str | None,
-        typer.Option("--url", "-u", help="Gateway WebSocket URL (env GSV_URL, then local config gateway.url)."),
+        typer.Option(
+            "--url",
+            "-u",
+            help="Gateway WebSocket URL (env GSV_URL, then local config gateway.url).",
+        ),
     ] = None,
     token: Annotated[
         str | None,

@@ -37,7 +37,9 @@ def run(main: Callable[[], Awaitable[T]]) -> T:
         return asyncio.run(_as_coroutine(main))
     except GatewayUnreachable as exc:
         print_error(exc.message)
-        print_hint("Is the gateway running? Start it with `gsv gateway run` (or `gsv gateway start`).")
+        print_hint(
+            "Is the gateway running? Start it with `gsv gateway run` (or `gsv gateway start`)."
+        )
         raise typer.Exit(EXIT_UNREACHABLE) from None
     except GsvError as exc:
         print_error(exc.message)

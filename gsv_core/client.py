@@ -62,7 +62,7 @@ class Backoff:
     attempt: int = 0
 
     def next_delay(self) -> float:
-        delay = min(self.cap, self.base * (2 ** min(self.attempt, 30)))
+        delay = min(self.cap, self.base * 2.0 ** min(self.attempt, 30))
         self.attempt += 1
         return delay * self.rng.uniform(0.5, 1.0)
 
@@ -222,7 +222,10 @@ class GatewayClient:
                 )
 
     # -- requests -----------------------------------------------------------------------
-    async def call(self, method: str, params: Any = None, timeout: float | None = 30.0) -> Any:
+    # the issue fixes this signature: call(method, params, timeout)
+    async def call(  # noqa: ASYNC109
+        self, method: str, params: Any = None, timeout: float | None = 30.0
+    ) -> Any:
         """Call a method; returns its payload or raises the GsvError it failed with."""
         try:
             async with asyncio.timeout(timeout):
@@ -234,7 +237,9 @@ class GatewayClient:
         except TimeoutError:
             raise TimedOut(f"{method} timed out after {timeout:g}s") from None
 
-    async def _request(self, method: str, params: Any, timeout: float | None) -> Any:
+    async def _request(  # noqa: ASYNC109
+        self, method: str, params: Any, timeout: float | None
+    ) -> Any:
         ws = self._ws
         if ws is None:
             raise ConnectionClosed("not connected to the gateway")

@@ -28,7 +28,9 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-async def test_call_returns_payloads_and_raises_the_handlers_error_class(gateway: RunningGateway) -> None:
+async def test_call_returns_payloads_and_raises_the_handlers_error_class(
+    gateway: RunningGateway,
+) -> None:
     """call() gives the payload, or raises the GsvError subclass for the wire code."""
     async with GatewayClient(gateway.url) as client:
         assert client.hello is not None and client.hello["type"] == "hello-ok"
@@ -54,7 +56,9 @@ async def test_handshake_failures_raise_their_error(tmp_path: Path) -> None:
         with pytest.raises(Unauthorized):
             await GatewayClient(running.url, token="wrong").connect()
         with pytest.raises(InvalidConnectParams, match="requires tools"):
-            await GatewayClient(running.url, token="right-token", identity=ClientIdentity(mode="node")).connect()
+            await GatewayClient(
+                running.url, token="right-token", identity=ClientIdentity(mode="node")
+            ).connect()
 
 
 async def test_events_are_delivered_in_order(gateway: RunningGateway) -> None:
@@ -134,7 +138,9 @@ def test_backoff_is_jittered_exponential_and_capped() -> None:
     assert backoff.next_delay() <= 1
 
 
-async def test_concurrent_calls_on_one_connection_each_get_their_answer(gateway: RunningGateway) -> None:
+async def test_concurrent_calls_on_one_connection_each_get_their_answer(
+    gateway: RunningGateway,
+) -> None:
     """Many calls in flight at once are matched to their responses by id."""
     async with GatewayClient(gateway.url) as client:
         paths = ["model.provider", "model.id", "userTimezone", "session.mainKey"] * 25

@@ -32,7 +32,9 @@ async def open_raw(url: str, **kwargs: Any) -> ClientConnection:
     return await connect(url, compression=None, proxy=None, **kwargs)
 
 
-async def request(ws: ClientConnection, method: str, params: Any = None, frame_id: str | None = None) -> dict[str, Any]:
+async def request(
+    ws: ClientConnection, method: str, params: Any = None, frame_id: str | None = None
+) -> dict[str, Any]:
     """Send one req and return its res (events arriving meanwhile are skipped)."""
     frame_id = frame_id or str(uuid.uuid4())
     frame: dict[str, Any] = {"type": "req", "id": frame_id, "method": method}

@@ -45,7 +45,9 @@ def get(
 def set_(
     ctx: typer.Context,
     path: Annotated[str, typer.Argument(help="Dotted path, e.g. timeouts.toolMs.")],
-    value: Annotated[str, typer.Argument(help="JSON value, else a string; null restores the default.")],
+    value: Annotated[
+        str, typer.Argument(help="JSON value, else a string; null restores the default.")
+    ],
 ) -> None:
     """Set the value at PATH."""
     from gsv_cli.runner import call

@@ -31,7 +31,7 @@ class ConfigService:
     def _apply(self, overrides: dict[str, Any]) -> None:
         self.overrides = overrides
         self.effective = cfg.effective_config(overrides)
-        self._masked = cfg.mask_secrets(self.effective)
+        self._masked: dict[str, Any] = cfg.mask_secrets(self.effective)
 
     @property
     def masked(self) -> dict[str, Any]:

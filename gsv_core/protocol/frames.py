@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import struct
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from gsv_core.errors import GsvError
 
@@ -54,7 +54,7 @@ class FrameError(ValueError):
         self.reply_id = reply_id
 
 
-def _usable_id(value: Any) -> bool:
+def _usable_id(value: Any) -> TypeGuard[FrameId]:
     # bool is an int subclass; `true` is not an id
     if isinstance(value, bool):
         return False

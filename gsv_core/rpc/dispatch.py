@@ -99,7 +99,9 @@ def _validate(method: str, model: type[BaseModel], params: Any) -> BaseModel:
         raise params_error(method, exc) from None
 
 
-def params_error(method: str, exc: ValidationError, cls: type[GsvError] = InvalidParams) -> GsvError:
+def params_error(
+    method: str, exc: ValidationError, cls: type[GsvError] = InvalidParams
+) -> GsvError:
     """A GsvError naming every bad field of a params validation failure."""
     problems = [
         {"field": ".".join(str(p) for p in err["loc"]) or "params", "message": err["msg"]}

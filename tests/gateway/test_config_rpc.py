@@ -33,7 +33,9 @@ async def test_full_config_read_returns_defaults(gateway: RunningGateway) -> Non
         ("channels.slack.signingSecret", "shh"),
     ],
 )
-async def test_secrets_are_masked_in_every_read(gateway: RunningGateway, path: str, secret: str) -> None:
+async def test_secrets_are_masked_in_every_read(
+    gateway: RunningGateway, path: str, secret: str
+) -> None:
     """Fix of 18.5: the whole config, the parent object and the exact path all show ***."""
     async with GatewayClient(gateway.url) as client:
         await client.call("config.set", {"path": path, "value": secret})
@@ -102,7 +104,9 @@ async def test_setting_null_restores_the_default(gateway: RunningGateway) -> Non
         assert (await client.call("config.get", {"path": "timeouts.toolMs"}))["value"] == 5000
         await client.call("config.set", {"path": "timeouts.toolMs", "value": None})
         assert (await client.call("config.get", {"path": "timeouts.toolMs"}))["value"] == 60000
-        await client.call("config.set", {"path": "model", "value": {"provider": "openai", "id": "gpt"}})
+        await client.call(
+            "config.set", {"path": "model", "value": {"provider": "openai", "id": "gpt"}}
+        )
         await client.call("config.set", {"path": "model", "value": None})
         assert (await client.call("config.get", {"path": "model.provider"}))["value"] == "anthropic"
     assert gateway.gateway.config.overrides == {}
@@ -148,7 +152,9 @@ async def test_serve_refuses_a_public_host_without_a_token(tmp_path: Path) -> No
         ("reserveTokens", False), ("maxTokens", False), ("mainKey", False), ("id", False),
     ],
 )  # fmt: skip
-def test_secret_key_names_are_recognised_without_catching_token_counts(name: str, secret: bool) -> None:
+def test_secret_key_names_are_recognised_without_catching_token_counts(
+    name: str, secret: bool
+) -> None:
     """Credentials are masked; token counts such as compaction.reserveTokens are not."""
     from gsv_core.config import is_secret_key
 

@@ -57,7 +57,9 @@ async def test_methods_outside_the_callers_mode_get_403(
         reply = await request(ws, "config.set", {"path": "auth.token", "value": "stolen"})
         assert reply["error"] == {"code": 403, "message": "Method config.set not allowed for mode"}
         # reads stay open to every mode
-        assert (await request(ws, "config.get", {"path": "auth.token"}))["payload"] == {"path": "auth.token"}
+        assert (await request(ws, "config.get", {"path": "auth.token"}))["payload"] == {
+            "path": "auth.token"
+        }
     assert gateway.gateway.config.auth_token is None
 
 
@@ -120,7 +122,13 @@ async def test_a_slow_method_does_not_block_other_requests(gateway: RunningGatew
 
 @pytest.mark.parametrize(
     "junk",
-    ["{not json", "[]", '{"type":"bogus"}', '{"type":"res","id":"x","ok":true}', '{"type":"evt","event":"chat"}'],
+    [
+        "{not json",
+        "[]",
+        '{"type":"bogus"}',
+        '{"type":"res","id":"x","ok":true}',
+        '{"type":"evt","event":"chat"}',
+    ],
 )
 async def test_junk_frames_are_ignored_and_the_connection_stays_open(
     gateway: RunningGateway, junk: str
@@ -148,7 +156,11 @@ async def test_frames_over_max_size_close_the_connection_with_1009(tmp_path: Any
     config = ServerConfig(database=tmp_path / "g.db", max_size=4096)
     async with serve(config, port=0) as running, await open_raw(running.url, max_size=None) as ws:
         await handshake(ws)
-        await ws.send(json.dumps({"type": "req", "id": "big", "method": "config.get", "params": {"x": "a" * 10_000}}))
+        await ws.send(
+            json.dumps(
+                {"type": "req", "id": "big", "method": "config.get", "params": {"x": "a" * 10_000}}
+            )
+        )
         with pytest.raises(ConnectionClosed) as closed:
             await ws.recv()
     assert closed.value.rcvd is not None
@@ -167,7 +179,9 @@ async def test_events_carry_a_per_connection_increasing_seq(gateway: RunningGate
     assert [f["payload"]["n"] for f in frames] == [0, 1, 2]
 
 
-async def test_binary_frames_from_anyone_without_a_transfer_are_dropped(gateway: RunningGateway) -> None:
+async def test_binary_frames_from_anyone_without_a_transfer_are_dropped(
+    gateway: RunningGateway,
+) -> None:
     """Binary frames before connect, or for unknown transfers, are dropped; the socket lives."""
     async with await open_raw(gateway.url) as ws:
         await ws.send(b"\x01\x00\x00\x00chunk")

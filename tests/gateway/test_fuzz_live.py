@@ -22,7 +22,9 @@ from tests.wire import connect_params
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=6), children, max_size=3),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=6), children, max_size=3)
+    ),
     max_leaves=8,
 )
 method_names = st.sampled_from(sorted(set(METHODS) - {CONNECT})) | st.text(max_size=15)
@@ -36,7 +38,12 @@ junk = st.one_of(
     json_values.map(json.dumps),
     st.fixed_dictionaries(
         {"type": st.sampled_from(["res", "evt", "bogus"])},
-        optional={"id": json_values, "event": json_values, "ok": json_values, "payload": json_values},
+        optional={
+            "id": json_values,
+            "event": json_values,
+            "ok": json_values,
+            "payload": json_values,
+        },
     ).map(json.dumps),
 )
 messages = st.lists(st.one_of(request_frames, junk), min_size=1, max_size=12)
@@ -69,7 +76,9 @@ def _send_all(ws: ClientConnection, batch: list[Any]) -> set[str]:
     return expected
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(batch=messages)
 def test_random_frames_on_a_connected_socket_get_exactly_one_reply_each(
     live: RunningGateway, batch: list[Any]
@@ -89,7 +98,9 @@ def test_random_frames_on_a_connected_socket_get_exactly_one_reply_each(
     assert all(count == 1 for count in seen.values())
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(params=json_values | st.fixed_dictionaries({}, optional={
     "minProtocol": json_values, "maxProtocol": json_values, "client": json_values,
     "tools": json_values, "auth": json_values, "nodeRuntime": json_values,

@@ -14,7 +14,9 @@ from gsv_core.protocol.methods import METHODS
 from tests.wire import connect_params, handshake, open_raw, request
 
 
-async def test_hello_ok_lists_exactly_the_methods_the_router_serves(gateway: RunningGateway) -> None:
+async def test_hello_ok_lists_exactly_the_methods_the_router_serves(
+    gateway: RunningGateway,
+) -> None:
     """features.methods is the router's real list (fix of 18.19), events only real ones."""
     async with await open_raw(gateway.url) as ws:
         hello = await handshake(ws)
@@ -22,7 +24,9 @@ async def test_hello_ok_lists_exactly_the_methods_the_router_serves(gateway: Run
     assert hello["protocol"] == 1
     assert hello["server"]["connectionId"]
     assert hello["features"]["methods"] == gateway.gateway.router.methods()
-    assert {"connect", "config.get", "config.set", "tools.list"} <= set(hello["features"]["methods"])
+    assert {"connect", "config.get", "config.set", "tools.list"} <= set(
+        hello["features"]["methods"]
+    )
     assert set(hello["features"]["methods"]) <= set(METHODS)
     assert set(hello["features"]["events"]) <= EVENTS
 
@@ -71,7 +75,9 @@ async def test_bad_connect_params_get_103_with_a_reason(
         assert (await handshake(ws))["type"] == "hello-ok"
 
 
-async def test_requests_before_connect_get_101_even_for_unknown_methods(gateway: RunningGateway) -> None:
+async def test_requests_before_connect_get_101_even_for_unknown_methods(
+    gateway: RunningGateway,
+) -> None:
     """Spec 2.4 rule 1: not connected comes before unknown method."""
     async with await open_raw(gateway.url) as ws:
         for method in ("config.get", "no.such.method"):
@@ -93,7 +99,9 @@ async def test_a_bad_or_missing_token_gets_401_before_the_4001_close(
     """The 401 response arrives first, then the socket closes with 4001 (fix of 18.5)."""
     async with await open_raw(token_gateway.url) as ws:
         params = connect_params(token=token) if token is not None else connect_params()
-        await ws.send(json.dumps({"type": "req", "id": "c1", "method": "connect", "params": params}))
+        await ws.send(
+            json.dumps({"type": "req", "id": "c1", "method": "connect", "params": params})
+        )
         reply = json.loads(await ws.recv())
         assert reply["id"] == "c1"
         assert reply["ok"] is False
@@ -118,7 +126,11 @@ async def test_the_right_token_is_accepted(token_gateway: RunningGateway) -> Non
     ("mode", "extra", "reason"),
     [
         ("client", {}, "Replaced by newer client connection"),
-        ("node", {"tools": [{"name": "Bash", "description": "run", "inputSchema": {}}]}, "Replaced by newer node connection"),
+        (
+            "node",
+            {"tools": [{"name": "Bash", "description": "run", "inputSchema": {}}]},
+            "Replaced by newer node connection",
+        ),
     ],
 )
 async def test_a_second_connection_with_the_same_id_replaces_the_first(
@@ -141,7 +153,9 @@ async def test_a_second_connection_with_the_same_id_replaces_the_first(
         assert getattr(entries["same-id"], "peer", entries["same-id"]).connected
 
 
-async def test_channel_connections_are_keyed_by_channel_and_account(gateway: RunningGateway) -> None:
+async def test_channel_connections_are_keyed_by_channel_and_account(
+    gateway: RunningGateway,
+) -> None:
     """accountId defaults to the client id; the key is `{channel}:{accountId}`."""
     async with await open_raw(gateway.url) as ws:
         params = connect_params(mode="channel", client_id="bridge-1")

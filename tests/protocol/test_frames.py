@@ -37,7 +37,10 @@ VALID = [
         '{"type":"res","id":"1","ok":false,"error":{"code":404,"message":"no"}}',
         ResponseFrame("1", False, None, {"code": 404, "message": "no"}),
     ),
-    ('{"type":"evt","event":"chat","payload":{"state":"delta"},"seq":3}', EventFrame("chat", {"state": "delta"}, 3)),
+    (
+        '{"type":"evt","event":"chat","payload":{"state":"delta"},"seq":3}',
+        EventFrame("chat", {"state": "delta"}, 3),
+    ),
     ('{"type":"evt","event":"chat"}', EventFrame("chat")),
 ]
 
@@ -71,7 +74,9 @@ INVALID = [
 
 
 @pytest.mark.parametrize(("text", "reply_id"), INVALID)
-def test_invalid_frames_raise_frame_error_with_the_right_reply_id(text: str, reply_id: object) -> None:
+def test_invalid_frames_raise_frame_error_with_the_right_reply_id(
+    text: str, reply_id: object
+) -> None:
     """Bad frames raise FrameError; only a req with a usable id is owed a reply."""
     with pytest.raises(FrameError) as caught:
         parse_frame(text)
@@ -80,7 +85,11 @@ def test_invalid_frames_raise_frame_error_with_the_right_reply_id(text: str, rep
 
 def test_encoders_leave_out_absent_fields() -> None:
     """Optional fields are omitted, never sent as null."""
-    assert json.loads(encode_request("1", "tools.list")) == {"type": "req", "id": "1", "method": "tools.list"}
+    assert json.loads(encode_request("1", "tools.list")) == {
+        "type": "req",
+        "id": "1",
+        "method": "tools.list",
+    }
     assert json.loads(encode_response("1")) == {"type": "res", "id": "1", "ok": True}
     assert json.loads(encode_event("chat")) == {"type": "evt", "event": "chat"}
     assert json.loads(encode_error("1", NotFound("gone"))) == {
@@ -109,7 +118,9 @@ def test_binary_frames_are_a_little_endian_id_then_the_chunk() -> None:
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
     max_leaves=12,
 )
 frame_like = st.fixed_dictionaries(
