@@ -52,7 +52,9 @@ app.command("init")(init.init)
 
 
 def main() -> None:
-    app()
+    # a fixed prog name keeps `python -m gsv_cli` and the completion variable (_GSV_COMPLETE)
+    # identical to the installed `gsv` script
+    app(prog_name="gsv")
 
 
 if __name__ == "__main__":

@@ -48,3 +48,9 @@ def print_error(message: str) -> None:
 
 def print_hint(message: str) -> None:
     err().print(message, markup=False, highlight=False)
+
+
+def write_text(text: str) -> None:
+    """Raw text on stdout, exactly as given (scripts, file contents)."""
+    sys.stdout.write(text)
+    sys.stdout.flush()

@@ -222,10 +222,7 @@ class GatewayClient:
                 )
 
     # -- requests -----------------------------------------------------------------------
-    # the issue fixes this signature: call(method, params, timeout)
-    async def call(  # noqa: ASYNC109
-        self, method: str, params: Any = None, timeout: float | None = 30.0
-    ) -> Any:
+    async def call(self, method: str, params: Any = None, timeout: float | None = 30.0) -> Any:
         """Call a method; returns its payload or raises the GsvError it failed with."""
         try:
             async with asyncio.timeout(timeout):
@@ -237,9 +234,7 @@ class GatewayClient:
         except TimeoutError:
             raise TimedOut(f"{method} timed out after {timeout:g}s") from None
 
-    async def _request(  # noqa: ASYNC109
-        self, method: str, params: Any, timeout: float | None
-    ) -> Any:
+    async def _request(self, method: str, params: Any, timeout: float | None) -> Any:
         ws = self._ws
         if ws is None:
             raise ConnectionClosed("not connected to the gateway")

@@ -12,6 +12,7 @@
     ├── Conflict (409)                  e.g. node still connected
     ├── RateLimited (429)               retryable
     ├── InternalError (500)             "internal error"; details only in the log
+    │   └── ToolFailed (500)            a tool ran and failed; the message is the tool's own
     ├── ProviderFailed (502)            the LLM provider failed; retryable
     ├── Unavailable (503)               node offline, connection closed; retryable
     │   ├── ConnectionClosed (503)
@@ -98,6 +99,10 @@ class RateLimited(GsvError):
 
 class InternalError(GsvError):
     code = 500
+
+
+class ToolFailed(InternalError):
+    """A tool (node or native) ran and failed; its message is safe to show the caller."""
 
 
 class ProviderFailed(GsvError):

@@ -25,7 +25,17 @@ def connect_params(
     if token is not None:
         params["auth"] = {"token": token}
     params.update(extra)
+    if mode == "node" and params.get("tools") and "nodeRuntime" not in params:
+        params["nodeRuntime"] = node_runtime(params["tools"])
     return params
+
+
+def node_runtime(tools: list[dict[str, Any]], capability: str = "shell.exec") -> dict[str, Any]:
+    """A minimal valid NodeRuntimeInfo: every tool mapped to one capability."""
+    return {
+        "hostCapabilities": [capability],
+        "toolCapabilities": {tool["name"]: [capability] for tool in tools if "name" in tool},
+    }
 
 
 async def open_raw(url: str, **kwargs: Any) -> ClientConnection:

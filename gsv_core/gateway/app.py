@@ -7,24 +7,34 @@ adding a module to `HANDLER_MODULES`, not new plumbing.
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from gsv_core import __version__
 from gsv_core.gateway.config_service import ConfigService
+from gsv_core.gateway.exec_events import ExecEventRouter
 from gsv_core.gateway.handlers import config as config_handlers
 from gsv_core.gateway.handlers import connect as connect_handlers
+from gsv_core.gateway.handlers import nodes as node_handlers
 from gsv_core.gateway.handlers import tools as tools_handlers
+from gsv_core.gateway.nodes import NodeService
 from gsv_core.gateway.registry import ConnectionRegistry
 from gsv_core.protocol.frames import FrameError, parse_binary_frame
 from gsv_core.rpc.context import Peer
 from gsv_core.rpc.dispatch import Router
 from gsv_core.storage.config_store import ConfigStore
 from gsv_core.storage.db import Database
+from gsv_core.storage.nodes import NodeStore
 
 log = logging.getLogger(__name__)
 
-HANDLER_MODULES = (connect_handlers, config_handlers, tools_handlers)
+HANDLER_MODULES = (connect_handlers, config_handlers, tools_handlers, node_handlers)
+
+
+def wall_clock_ms() -> int:
+    return int(time.time() * 1000)
 
 
 @dataclass
@@ -33,14 +43,26 @@ class Gateway:
 
     db: Database
     config: ConfigService
+    nodes: NodeService
+    now_ms: Callable[[], int] = wall_clock_ms
     router: Router = field(default_factory=Router)
     registry: ConnectionRegistry = field(default_factory=ConnectionRegistry)
+    exec_events: ExecEventRouter = field(init=False)
     version: str = __version__
     # events this gateway really emits; method families add theirs when they register
     events: set[str] = field(default_factory=set)
 
-    def on_disconnect(self, peer: Peer) -> None:
+    def __post_init__(self) -> None:
+        self.exec_events = ExecEventRouter(self.now_ms)
+
+    def tool_timeout(self) -> float:
+        """`timeouts.toolMs` in seconds (the node tool and logs.get deadline)."""
+        return max(1000, int(self.config.setting("timeouts.toolMs"))) / 1000
+
+    async def on_disconnect(self, peer: Peer) -> None:
+        """A socket closed (or re-sent `connect`): forget whatever it registered."""
         self.registry.drop(peer)
+        await self.nodes.detach(peer)
 
     def on_binary(self, peer: Peer, data: bytes) -> None:
         # No transfer is ever open yet: every binary frame is unexpected. Dropped, not fatal.
@@ -65,10 +87,12 @@ async def build_gateway(database: Path) -> Gateway:
     db = await Database.open(database)
     try:
         config = await ConfigService.load(ConfigStore(db))
+        nodes = NodeService(NodeStore(db), wall_clock_ms)
+        await nodes.load()
     except BaseException:
         await db.close()
         raise
-    gateway = Gateway(db=db, config=config)
+    gateway = Gateway(db=db, config=config, nodes=nodes)
     for module in HANDLER_MODULES:
         module.register(gateway.router, gateway)
     return gateway

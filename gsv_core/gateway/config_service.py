@@ -37,6 +37,13 @@ class ConfigService:
     def masked(self) -> dict[str, Any]:
         return self._masked
 
+    def setting(self, path: str) -> Any:
+        """The effective value at a dotted path (raw, secrets included: for gateway code)."""
+        found, value = cfg.get_path(self.effective, path)
+        if not found:
+            raise KeyError(path)
+        return value
+
     def get_masked(self, path: str) -> tuple[bool, Any]:
         return cfg.get_path(self._masked, path)
 

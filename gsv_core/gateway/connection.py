@@ -83,7 +83,7 @@ class Connection:
             for task in (reader, writer, *self._tasks):
                 task.cancel()
             await asyncio.gather(reader, writer, *self._tasks, return_exceptions=True)
-            self._gateway.on_disconnect(self)
+            await self._gateway.on_disconnect(self)
             log.debug("connection %s closed (%s %s)", self.connection_id, self.mode, self.peer_id)
 
     async def _write_loop(self) -> None:

@@ -1,9 +1,11 @@
 """Every RPC method name of seed 001 and spec section 3, and who may call it.
 
 `METHODS` is the one table of mode restrictions: the router refuses a call from a mode not
-listed for it with 403 before any handler runs. Beyond the original's restrictions
-(spec 2.4), writes that change the gateway (config, pairing, sessions, cron, workspace,
-channel administration) are client-only and `channel.inbound` is channel-only (fix of 18.1).
+listed for it with 403 before any handler runs. The original restricted only a handful of
+methods (spec 2.4), so nodes and channels could rewrite config or approve pairings (18.1).
+Here every method follows its seed-001 direction, least privilege first: what only clients
+send (C -> G) is client-only, node replies are node-only, `channel.inbound` is channel-only,
+and `tools.list` stays open to every mode because nodes use it as their keepalive.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ TOOL_RESULT: Final = "tool.result"
 TOOL_REQUEST: Final = "tool.request"
 
 NODE_FORGET: Final = "node.forget"
+# not in seed 001: the node inventory for `gsv nodes list` (online, platform, last seen)
+NODES_LIST: Final = "nodes.list"
 NODE_PROBE_RESULT: Final = "node.probe.result"
 NODE_EXEC_EVENT: Final = "node.exec.event"
 
@@ -93,7 +97,7 @@ class MethodSpec:
 
 
 def _spec(name: str, *modes: str) -> MethodSpec:
-    return MethodSpec(name, frozenset(modes) if modes else ALL_MODES)
+    return MethodSpec(name, frozenset(modes) if modes else frozenset({CLIENT}))
 
 
 METHODS: Final[dict[str, MethodSpec]] = {
@@ -101,49 +105,50 @@ METHODS: Final[dict[str, MethodSpec]] = {
     for spec in (
         MethodSpec(CONNECT, needs_connect=False),
         _spec(CHAT_SEND, CLIENT),
-        _spec(CONFIG_GET),
+        _spec(CONFIG_GET, CLIENT),
         _spec(CONFIG_SET, CLIENT),
-        _spec(TOOLS_LIST),
+        _spec(TOOLS_LIST, CLIENT, NODE, CHANNEL),
         _spec(TOOL_INVOKE, CLIENT),
         _spec(TOOL_RESULT, NODE),
         _spec(TOOL_REQUEST, CLIENT),
         _spec(NODE_FORGET, CLIENT),
+        _spec(NODES_LIST, CLIENT),
         _spec(NODE_PROBE_RESULT, NODE),
         _spec(NODE_EXEC_EVENT, NODE),
         _spec(LOGS_GET, CLIENT),
         _spec(LOGS_RESULT, NODE),
-        _spec(SESSIONS_LIST),
-        _spec(SESSION_GET),
-        _spec(SESSION_STATS),
+        _spec(SESSIONS_LIST, CLIENT),
+        _spec(SESSION_GET, CLIENT),
+        _spec(SESSION_STATS, CLIENT),
         _spec(SESSION_RESET, CLIENT),
         _spec(SESSION_PATCH, CLIENT),
         _spec(SESSION_COMPACT, CLIENT),
-        _spec(SESSION_HISTORY),
-        _spec(SESSION_PREVIEW),
-        _spec(CHANNELS_LIST),
+        _spec(SESSION_HISTORY, CLIENT),
+        _spec(SESSION_PREVIEW, CLIENT),
+        _spec(CHANNELS_LIST, CLIENT),
         _spec(CHANNEL_INBOUND, CHANNEL),
         _spec(CHANNEL_START, CLIENT),
         _spec(CHANNEL_STOP, CLIENT),
-        _spec(CHANNEL_STATUS),
+        _spec(CHANNEL_STATUS, CLIENT),
         _spec(CHANNEL_LOGIN, CLIENT),
         _spec(CHANNEL_LOGOUT, CLIENT),
-        _spec(HEARTBEAT_STATUS),
+        _spec(HEARTBEAT_STATUS, CLIENT),
         _spec(HEARTBEAT_START, CLIENT),
         _spec(HEARTBEAT_TRIGGER, CLIENT),
-        _spec(CRON_STATUS),
-        _spec(CRON_LIST),
+        _spec(CRON_STATUS, CLIENT),
+        _spec(CRON_LIST, CLIENT),
         _spec(CRON_ADD, CLIENT),
         _spec(CRON_UPDATE, CLIENT),
         _spec(CRON_REMOVE, CLIENT),
         _spec(CRON_RUN, CLIENT),
-        _spec(CRON_RUNS),
+        _spec(CRON_RUNS, CLIENT),
         _spec(PAIR_LIST, CLIENT),
         _spec(PAIR_APPROVE, CLIENT),
         _spec(PAIR_REJECT, CLIENT),
-        _spec(SKILLS_STATUS),
+        _spec(SKILLS_STATUS, CLIENT),
         _spec(SKILLS_UPDATE, CLIENT),
-        _spec(WORKSPACE_LIST),
-        _spec(WORKSPACE_READ),
+        _spec(WORKSPACE_LIST, CLIENT),
+        _spec(WORKSPACE_READ, CLIENT),
         _spec(WORKSPACE_WRITE, CLIENT),
         _spec(WORKSPACE_DELETE, CLIENT),
         # transfers are driven by the participating nodes only (fix of 18.2)

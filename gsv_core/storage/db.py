@@ -35,6 +35,20 @@ MIGRATIONS: list[str] = [
         updated_at INTEGER NOT NULL
     );
     """,
+    # 2: the node catalog: every node ever connected, for inventory after it goes offline
+    """
+    CREATE TABLE nodes (
+        node_id TEXT PRIMARY KEY,
+        tools TEXT NOT NULL,
+        runtime TEXT,
+        platform TEXT,
+        version TEXT,
+        first_seen_at INTEGER NOT NULL,
+        last_seen_at INTEGER NOT NULL,
+        last_connected_at INTEGER,
+        last_disconnected_at INTEGER
+    );
+    """,
 ]
 
 _STOP = object()

@@ -20,7 +20,8 @@ NODE_TOOLS = [{"name": "Bash", "description": "run", "inputSchema": {}}]
 
 
 def test_the_mode_table_restricts_what_the_issue_names() -> None:
-    """Writes are client-only, node replies node-only, channel.inbound channel-only (fix of 18.1)."""
+    """Client requests are client-only, node replies node-only, channel.inbound channel-only,
+    following each method's seed-001 direction (fix of 18.1)."""
     client_only = {
         m.CONFIG_SET, m.PAIR_LIST, m.PAIR_APPROVE, m.PAIR_REJECT, m.NODE_FORGET,
         m.SESSION_PATCH, m.SESSION_RESET, m.SESSION_COMPACT,
@@ -33,6 +34,8 @@ def test_the_mode_table_restricts_what_the_issue_names() -> None:
         assert m.METHODS[name].modes == {m.NODE}, name
     assert m.METHODS[m.CHANNEL_INBOUND].modes == {m.CHANNEL}
     assert m.METHODS[m.TOOLS_LIST].modes == m.ALL_MODES  # nodes use it as keepalive
+    for name in (m.CONFIG_GET, m.SESSION_GET, m.SESSIONS_LIST, m.WORKSPACE_READ, m.CRON_LIST):
+        assert m.METHODS[name].modes == {m.CLIENT}, f"{name}: a node must not read it"
     assert not m.METHODS[m.CONNECT].needs_connect
 
 
@@ -48,7 +51,7 @@ async def test_unknown_methods_get_404_naming_the_method(gateway: RunningGateway
 async def test_methods_outside_the_callers_mode_get_403(
     gateway: RunningGateway, mode: str, extra: dict[str, Any]
 ) -> None:
-    """A node or channel may not call config.set; the value stays unchanged."""
+    """A node or channel may not call config.set (nor read config); the value stays unchanged."""
     async with await open_raw(gateway.url) as ws:
         params = connect_params(mode=mode, **extra)
         if mode == "channel":
@@ -56,10 +59,8 @@ async def test_methods_outside_the_callers_mode_get_403(
         assert (await request(ws, "connect", params))["ok"]
         reply = await request(ws, "config.set", {"path": "auth.token", "value": "stolen"})
         assert reply["error"] == {"code": 403, "message": "Method config.set not allowed for mode"}
-        # reads stay open to every mode
-        assert (await request(ws, "config.get", {"path": "auth.token"}))["payload"] == {
-            "path": "auth.token"
-        }
+        reply = await request(ws, "config.get", {"path": "auth.token"})
+        assert reply["error"]["code"] == 403
     assert gateway.gateway.config.auth_token is None
 
 

@@ -147,10 +147,14 @@ async def test_a_second_connection_with_the_same_id_replaces_the_first(
         assert closed.value.rcvd.reason == reason
         reply = await request(second, "tools.list")
         assert reply["ok"]
-        registry = gateway.gateway.registry
-        entries = registry.clients if mode == "client" else registry.nodes
-        assert list(entries) == ["same-id"]
-        assert getattr(entries["same-id"], "peer", entries["same-id"]).connected
+        gw = gateway.gateway
+        if mode == "client":
+            assert list(gw.registry.clients) == ["same-id"]
+            assert gw.registry.clients["same-id"].connected
+        else:
+            assert gw.nodes.online_ids() == ["same-id"]
+            node = gw.nodes.online("same-id")
+            assert node is not None and node.peer.connected
 
 
 async def test_channel_connections_are_keyed_by_channel_and_account(

@@ -8,12 +8,12 @@ socket closes with 4001 *after* the response is sent, fix of 18.5) -> mode speci
 from __future__ import annotations
 
 import hmac
+import re
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from gsv_core.errors import InvalidConnectParams, Unauthorized, UnsupportedProtocol
-from gsv_core.gateway.registry import NodeEntry
 from gsv_core.protocol import PROTOCOL_VERSION
 from gsv_core.protocol.methods import CHANNEL, CLIENT, CONNECT, NODE
 from gsv_core.protocol.schemas.connect import (
@@ -21,7 +21,9 @@ from gsv_core.protocol.schemas.connect import (
     ConnectResult,
     Features,
     ServerInfo,
+    ToolDefinition,
 )
+from gsv_core.protocol.schemas.nodes import validate_node_runtime
 from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router, params_error
 
@@ -29,6 +31,10 @@ if TYPE_CHECKING:
     from gsv_core.gateway.app import Gateway
 
 CLOSE_UNAUTHORIZED = (4001, "Unauthorized")
+# `{nodeId}__{tool}` must stay a valid LLM tool name (`^[A-Za-z0-9_-]{1,64}$`) that splits
+# back at its first `__`: node ids have no `__`; together they fit in 64 characters.
+NODE_ID = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_)){0,47}$")
+TOOL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,13}$")
 
 
 def register(router: Router, gateway: Gateway) -> None:
@@ -36,7 +42,7 @@ def register(router: Router, gateway: Gateway) -> None:
         params = _parse(raw)
         _check_protocol(params)
         _check_token(ctx, params, gateway.config.auth_token)
-        _register(ctx, params, gateway)
+        await _register(ctx, params, gateway)
         ctx.peer.connected = True
         ctx.peer.mode = params.client.mode
         return ConnectResult(
@@ -75,29 +81,49 @@ def _check_token(ctx: RequestContext, params: ConnectParams, expected: str | Non
         raise Unauthorized("Unauthorized: invalid or missing token")
 
 
-def _register(ctx: RequestContext, params: ConnectParams, gateway: Gateway) -> None:
+async def _register(ctx: RequestContext, params: ConnectParams, gateway: Gateway) -> None:
     client = params.client
-    registry = gateway.registry
-    if client.mode == CLIENT:
-        registry.register_client(ctx.peer, client.id)
-    elif client.mode == NODE:
-        tools = params.tools or []
-        if not tools:
-            raise InvalidConnectParams("Node mode requires tools")
-        names = [tool.name for tool in tools]
-        duplicates = sorted({n for n in names if names.count(n) > 1})
-        if duplicates:
-            raise InvalidConnectParams(
-                f"Duplicate tool name in node {client.id}: {', '.join(duplicates)}"
-            )
-        entry = NodeEntry(ctx.peer, tools, params.nodeRuntime, client.platform, client.version)
-        registry.register_node(ctx.peer, client.id, entry)
-    elif client.mode == CHANNEL:
-        if not client.channel:
-            raise InvalidConnectParams("Channel mode requires channel field")
-        registry.register_channel(ctx.peer, client.channel, client.accountId or client.id)
-    else:
+    if client.mode not in (CLIENT, NODE, CHANNEL):
         raise InvalidConnectParams(
             f"Invalid client mode: {client.mode!r} (expected client, node or channel)"
         )
+    if ctx.peer.connected:  # a second `connect` on one socket re-registers it
+        await gateway.on_disconnect(ctx.peer)
+    if client.mode == CLIENT:
+        gateway.registry.register_client(ctx.peer, client.id)
+    elif client.mode == NODE:
+        tools = _node_tools(client.id, params)
+        runtime = validate_node_runtime(client.id, tools, params.nodeRuntime)
+        ctx.peer.peer_id = client.id
+        await gateway.nodes.attach(
+            ctx.peer, client.id, tools, runtime, (client.platform, client.version)
+        )
+    else:
+        if not client.channel:
+            raise InvalidConnectParams("Channel mode requires channel field")
+        gateway.registry.register_channel(ctx.peer, client.channel, client.accountId or client.id)
     ctx.peer.peer_id = client.id
+
+
+def _node_tools(node_id: str, params: ConnectParams) -> list[ToolDefinition]:
+    """A node's tools, checked so that `{nodeId}__{tool}` is a valid, unique LLM tool name."""
+    if not NODE_ID.match(node_id):
+        raise InvalidConnectParams(
+            f"Invalid node id {node_id!r}: use letters, digits, '-' and single '_' "
+            "(at most 48 characters), e.g. node-laptop"
+        )
+    tools = params.tools or []
+    if not tools:
+        raise InvalidConnectParams("Node mode requires tools")
+    names = [tool.name for tool in tools]
+    bad = [name for name in names if not TOOL_NAME.match(name)]
+    if bad:
+        raise InvalidConnectParams(
+            f"Invalid tool name {bad[0]!r} in node {node_id}: use letters, digits, '_' and '-'"
+        )
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise InvalidConnectParams(
+            f"Duplicate tool name in node {node_id}: {', '.join(duplicates)}"
+        )
+    return tools

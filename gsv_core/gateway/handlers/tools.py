@@ -1,4 +1,4 @@
-"""`tools.list`: the tools the agent can call, named `{nodeId}__{tool}` (spec 3)."""
+"""`tools.list`: the tools the agent can call: node tools named `{nodeId}__{tool}` (spec 3)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,6 @@ if TYPE_CHECKING:
 
 def register(router: Router, gateway: Gateway) -> None:
     async def tools_list(ctx: RequestContext, params: Any) -> ToolsListResult:
-        return ToolsListResult(tools=gateway.registry.node_tools())
+        return ToolsListResult(tools=gateway.nodes.tool_definitions())
 
     router.add(TOOLS_LIST, tools_list)

@@ -1,0 +1,83 @@
+"""Servers for the benchmarks, each run in its own process so client and server use both cores.
+
+    python -m bench._servers echo          # raw websockets echo (text and binary)
+    python -m bench._servers gateway DIR   # a real gsv gateway with its database in DIR
+
+Each prints its ws:// URL on the first stdout line and serves until stdin closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+import subprocess
+
+
+async def _until_stdin_closes() -> None:
+    await asyncio.to_thread(sys.stdin.read)
+
+
+async def _echo() -> None:
+    from websockets.asyncio.server import ServerConnection, serve
+
+    async def echo(ws: ServerConnection) -> None:
+        async for message in ws:
+            await ws.send(message)
+
+    async with serve(echo, "127.0.0.1", 0, compression=None, max_size=None) as server:
+        port = next(iter(server.sockets)).getsockname()[1]
+        print(f"ws://127.0.0.1:{port}/", flush=True)
+        await _until_stdin_closes()
+
+
+async def _gateway(data_dir: str) -> None:
+    from gsv_core.gateway.server import ServerConfig, serve
+
+    async with serve(ServerConfig(database=Path(data_dir) / "gsv.db"), port=0) as running:
+        print(running.url, flush=True)
+        await _until_stdin_closes()
+
+
+@contextmanager
+def server_process(*args: str) -> Iterator[str]:
+    """Start a benchmark server in a child process; yields its URL; stops it on exit."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bench._servers", *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        if not url:
+            raise RuntimeError(f"benchmark server {args} did not start")
+        yield url
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@asynccontextmanager
+async def raw_socket(url: str) -> AsyncIterator[object]:
+    from websockets.asyncio.client import connect
+
+    async with connect(url, compression=None, proxy=None, max_size=None) as ws:
+        yield ws
+
+
+if __name__ == "__main__":
+    kind = sys.argv[1]
+    if kind == "echo":
+        asyncio.run(_echo())
+    elif kind == "gateway":
+        asyncio.run(_gateway(sys.argv[2]))
+    else:
+        raise SystemExit(f"unknown server {kind!r}")

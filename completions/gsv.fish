@@ -1,0 +1,1 @@
+complete --command gsv --no-files --arguments "(env _GSV_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) gsv)" --condition "env _GSV_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) gsv"

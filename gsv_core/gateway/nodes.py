@@ -1,0 +1,360 @@
+"""The node registry: which nodes are online with which tools, the catalog of nodes seen
+before, and the calls in flight to them (tool calls, log fetches, bin probes).
+
+A call is a future keyed by a fresh id; the node answers with `tool.result`,
+`logs.result` or `node.probe.result`, which resolves it. Callers simply await
+`invoke()` / `fetch_logs()` / `probe_bins()` with a timeout, so a client's deferred
+`tool.invoke` and the agent's tool calls share one path. A node that disconnects, is
+replaced by a newer connection or is forgotten fails its calls at once with 503.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from gsv_core.errors import (
+    Conflict,
+    Forbidden,
+    InvalidParams,
+    NotFound,
+    TimedOut,
+    ToolFailed,
+    Unavailable,
+)
+from gsv_core.protocol import events
+from gsv_core.protocol.schemas.connect import ToolDefinition
+from gsv_core.protocol.schemas.nodes import (
+    BIN_NAME,
+    TOOL_SEPARATOR,
+    LogsGetResult,
+    LogsResultParams,
+    NodeForgetResult,
+    NodeInfo,
+    NodeProbeResultParams,
+    NodeRuntime,
+    split_tool_name,
+)
+from gsv_core.rpc.context import Peer
+from gsv_core.storage.nodes import NodeRecord, NodeStore
+
+log = logging.getLogger(__name__)
+
+MAX_LOG_LINES = 5000
+# Calls whose caller stopped waiting (timeout, client gone) are remembered a while, so a
+# late answer is acknowledged as dropped instead of refused as unknown.
+ABANDONED_KEEP = 4096
+
+
+@dataclass
+class OnlineNode:
+    peer: Peer
+    tools: list[ToolDefinition]
+    runtime: NodeRuntime
+
+    def has_tool(self, name: str) -> bool:
+        return any(tool.name == name for tool in self.tools)
+
+
+@dataclass
+class _Call:
+    node_id: str
+    kind: str  # "tool" | "logs" | "probe"
+    future: asyncio.Future[Any] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+
+
+class NodeService:
+    """Online nodes, their catalog and their pending calls."""
+
+    def __init__(self, store: NodeStore, now_ms: Callable[[], int]) -> None:
+        self._store = store
+        self._now = now_ms
+        self._online: dict[str, OnlineNode] = {}
+        self._catalog: dict[str, NodeRecord] = {}
+        self._calls: dict[str, _Call] = {}
+        self._abandoned: OrderedDict[str, tuple[str, str]] = OrderedDict()
+
+    async def load(self) -> None:
+        self._catalog = {record.node_id: record for record in await self._store.list()}
+
+    # -- presence -----------------------------------------------------------------------
+    def online(self, node_id: str) -> OnlineNode | None:
+        return self._online.get(node_id)
+
+    def online_ids(self) -> list[str]:
+        return sorted(self._online)
+
+    async def attach(
+        self,
+        peer: Peer,
+        node_id: str,
+        tools: list[ToolDefinition],
+        runtime: NodeRuntime,
+        client: tuple[str, str],
+    ) -> None:
+        """Register a connected node, replacing (and closing) an older connection."""
+        old = self._online.get(node_id)
+        if old is not None and old.peer is not peer:
+            self._fail_calls(node_id, f"Node replaced during {{kind}} request: {node_id}")
+            old.peer.close(1000, "Replaced by newer node connection")
+            log.info("node %s replaced by a newer connection", node_id)
+        self._online[node_id] = OnlineNode(peer, tools, runtime)
+        now = self._now()
+        previous = self._catalog.get(node_id)
+        record = NodeRecord(
+            node_id=node_id,
+            tools=[tool.to_wire() for tool in tools],
+            runtime=runtime.to_wire(),
+            platform=client[0],
+            version=client[1],
+            first_seen_at=previous.first_seen_at if previous else now,
+            last_seen_at=now,
+            last_connected_at=now,
+            last_disconnected_at=previous.last_disconnected_at if previous else None,
+        )
+        self._catalog[node_id] = record
+        await self._store.connected(record)
+
+    async def detach(self, peer: Peer) -> None:
+        """A socket closed: if it is a node's current one, the node goes offline."""
+        node_id = peer.peer_id
+        if (
+            node_id is None
+            or (entry := self._online.get(node_id)) is None
+            or entry.peer is not peer
+        ):
+            return  # not a node, or a stale socket already replaced
+        del self._online[node_id]
+        self._fail_calls(node_id, f"Node disconnected: {node_id}")
+        now = self._now()
+        if (record := self._catalog.get(node_id)) is not None:
+            record.last_seen_at = record.last_disconnected_at = now
+        await self._store.disconnected(node_id, now)
+        log.info("node %s disconnected", node_id)
+
+    async def forget(self, node_id: str, force: bool) -> NodeForgetResult:
+        entry = self._online.get(node_id)
+        if entry is not None and not force:
+            raise Conflict(
+                f"Node {node_id} is still connected (use force=true to disconnect and forget)"
+            )
+        disconnected = False
+        if entry is not None:
+            del self._online[node_id]
+            entry.peer.close(1000, "Forgotten from node registry")
+            disconnected = True
+        self._fail_calls(node_id, f"Node removed from registry: {node_id}")
+        known = self._catalog.pop(node_id, None) is not None
+        removed = await self._store.delete(node_id) or known or disconnected
+        return NodeForgetResult(nodeId=node_id, removed=removed, disconnected=disconnected)
+
+    # -- inventory ----------------------------------------------------------------------
+    def tool_definitions(self) -> list[ToolDefinition]:
+        """Tools of connected nodes, nodes sorted by id, named `{nodeId}__{tool}`."""
+        return [
+            tool.model_copy(update={"name": f"{node_id}{TOOL_SEPARATOR}{tool.name}"})
+            for node_id in sorted(self._online)
+            for tool in self._online[node_id].tools
+        ]
+
+    def inventory(self) -> list[NodeInfo]:
+        """Every known node (online or from the catalog), sorted by id."""
+        return [self._info(node_id) for node_id in sorted(set(self._catalog) | set(self._online))]
+
+    def _info(self, node_id: str) -> NodeInfo:
+        record = self._catalog.get(node_id)
+        entry = self._online.get(node_id)
+        if entry is not None:
+            runtime: NodeRuntime | None = entry.runtime
+            tools = [tool.name for tool in entry.tools]
+        else:
+            runtime = _stored_runtime(record)
+            tools = [str(tool.get("name")) for tool in record.tools] if record else []
+        return NodeInfo(
+            nodeId=node_id,
+            online=entry is not None,
+            platform=record.platform if record else None,
+            version=record.version if record else None,
+            tools=sorted(tools),
+            hostCapabilities=runtime.hostCapabilities if runtime else [],
+            hostOs=runtime.hostOs if runtime else None,
+            firstSeenAt=record.first_seen_at if record else None,
+            lastSeenAt=record.last_seen_at if record else None,
+            lastConnectedAt=record.last_connected_at if record else None,
+            lastDisconnectedAt=record.last_disconnected_at if record else None,
+        )
+
+    # -- calls --------------------------------------------------------------------------
+    def resolve_tool(self, name: str) -> tuple[str, OnlineNode, str]:
+        """(nodeId, node, bare tool name) for `{nodeId}__{tool}`; 404 when nobody has it."""
+        parts = split_tool_name(name)
+        entry = self._online.get(parts[0]) if parts else None
+        if parts is None or entry is None or not entry.has_tool(parts[1]):
+            raise NotFound(f"No node provides tool: {name}")
+        return parts[0], entry, parts[1]
+
+    async def invoke(
+        self, name: str, args: dict[str, Any], timeout: float, call_id: str | None = None
+    ) -> Any:
+        """Run a namespaced node tool and return its raw result.
+
+        404 unknown tool, 503 node gone (before or during the call), 504 after `timeout`
+        seconds, ToolFailed with the node's message when the tool itself failed.
+        """
+        node_id, entry, tool = self.resolve_tool(name)
+        call_id = call_id or str(uuid.uuid4())
+        payload = {"callId": call_id, "tool": tool, "args": args}
+        return await self._call(call_id, node_id, "tool", entry.peer, events.TOOL_INVOKE,
+                                payload, timeout, "Tool request timed out")  # fmt: skip
+
+    def deliver_tool_result(self, peer: Peer, call_id: str, result: Any, error: str | None) -> bool:
+        """A node's `tool.result`; returns True when nobody waits for it any more."""
+        call = self._owned_call(peer, call_id, "tool")
+        if error is not None:
+            return _settle(call, exception=ToolFailed(error))
+        return _settle(call, result=result)
+
+    async def fetch_logs(self, node_id: str | None, lines: int, timeout: float) -> LogsGetResult:
+        target = self._log_target(node_id)
+        call_id = str(uuid.uuid4())
+        count = min(max(1, lines), MAX_LOG_LINES)
+        payload = {"callId": call_id, "lines": count}
+        timeout_ms = int(timeout * 1000)
+        params: LogsResultParams = await self._call(
+            call_id, target, "log", self._online[target].peer, events.LOGS_GET, payload,
+            timeout, f"logs.get timed out after {timeout_ms}ms",
+        )  # fmt: skip
+        return LogsGetResult(
+            nodeId=target,
+            lines=params.lines,
+            count=len(params.lines),
+            truncated=params.truncated,
+        )
+
+    def _log_target(self, node_id: str | None) -> str:
+        if node_id is not None:
+            if node_id not in self._online:
+                raise Unavailable(f"Node not connected: {node_id}")
+            return node_id
+        if not self._online:
+            raise Unavailable("No nodes connected")
+        if len(self._online) > 1:
+            raise InvalidParams("nodeId required when multiple nodes are connected")
+        return next(iter(self._online))
+
+    def deliver_logs(self, peer: Peer, params: LogsResultParams) -> bool:
+        call = self._owned_call(peer, params.callId, "log")
+        if params.error is not None:
+            return _settle(call, exception=ToolFailed(params.error))
+        return _settle(call, result=params)
+
+    async def probe_bins(self, node_id: str, bins: list[str], timeout: float) -> dict[str, bool]:
+        """Ask a node which of `bins` are on its PATH (seed 001 `node.probe`, kind bins)."""
+        entry = self._online.get(node_id)
+        if entry is None:
+            raise Unavailable(f"Node not connected: {node_id}")
+        bad = [name for name in bins if not BIN_NAME.match(name)]
+        if bad:
+            raise InvalidParams(f"invalid binary name for a probe: {bad[0]!r}")
+        probe_id = str(uuid.uuid4())
+        payload = {
+            "probeId": probe_id,
+            "kind": "bins",
+            "bins": bins,
+            "timeoutMs": int(timeout * 1000),
+        }
+        params: NodeProbeResultParams = await self._call(
+            probe_id, node_id, "probe", entry.peer, events.NODE_PROBE, payload, timeout,
+            f"node.probe timed out for node {node_id}",
+        )  # fmt: skip
+        return {name: bool(params.bins.get(name, False)) for name in bins}
+
+    def deliver_probe(self, peer: Peer, params: NodeProbeResultParams) -> bool:
+        call = self._owned_call(peer, params.probeId, "probe")
+        if not params.ok:
+            return _settle(call, exception=ToolFailed(params.error or "probe failed"))
+        return _settle(call, result=params)
+
+    # -- plumbing -----------------------------------------------------------------------
+    async def _call(
+        self,
+        call_id: str,
+        node_id: str,
+        kind: str,
+        peer: Peer,
+        event: str,
+        payload: dict[str, Any],
+        timeout: float,
+        timeout_message: str,
+    ) -> Any:
+        if call_id in self._calls:
+            raise Conflict(f"call id {call_id} is already in flight")
+        call = _Call(node_id, kind)
+        self._calls[call_id] = call
+        try:
+            peer.send_event(event, payload)
+            async with asyncio.timeout(timeout):
+                return await call.future
+        except TimeoutError:
+            raise TimedOut(timeout_message) from None
+        finally:
+            self._calls.pop(call_id, None)
+            # the caller gave up (timeout or cancelled): the future was cancelled, not answered
+            if call.future.cancelled() or not call.future.done():
+                self._abandon(call_id, call)
+
+    def _abandon(self, call_id: str, call: _Call) -> None:
+        self._abandoned[call_id] = (call.node_id, call.kind)
+        while len(self._abandoned) > ABANDONED_KEEP:
+            self._abandoned.popitem(last=False)
+
+    def _owned_call(self, peer: Peer, call_id: str, kind: str) -> _Call | None:
+        """The pending call a node answers: 404 unknown, 403 from any socket but the
+        current connection of the node the call was sent to; None when abandoned."""
+        call = self._calls.get(call_id)
+        if call is None:
+            if self._abandoned.get(call_id) == (peer.peer_id, kind):
+                return None
+            raise NotFound("Unknown callId")
+        if call.kind != kind:
+            raise NotFound("Unknown callId")
+        entry = self._online.get(call.node_id)
+        if entry is None or entry.peer is not peer:
+            raise Forbidden("Node not authorized for this call")
+        return call
+
+    def _fail_calls(self, node_id: str, template: str) -> None:
+        for call in [c for c in self._calls.values() if c.node_id == node_id]:
+            _settle(call, exception=Unavailable(template.format(kind=call.kind)))
+
+
+def _settle(
+    call: _Call | None, *, result: Any = None, exception: BaseException | None = None
+) -> bool:
+    """Resolve a pending call; True when the answer was dropped (nobody waiting)."""
+    if call is None or call.future.done():
+        return True
+    if exception is not None:
+        call.future.set_exception(exception)
+    else:
+        call.future.set_result(result)
+    return False
+
+
+def _stored_runtime(record: NodeRecord | None) -> NodeRuntime | None:
+    """The runtime saved in the catalog (None if absent or no longer valid)."""
+    if record is None or record.runtime is None:
+        return None
+    try:
+        return NodeRuntime.model_validate(record.runtime)
+    except ValidationError:
+        return None

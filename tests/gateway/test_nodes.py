@@ -1,0 +1,466 @@
+"""Node routing on the gateway: runtime validation, tool calls, logs, probes, forget,
+inventory and exec events, driven by raw node sockets speaking the protocol."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from websockets.asyncio.client import ClientConnection
+
+from gsv_core.errors import Unavailable
+from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
+from gsv_core.protocol.schemas.nodes import NodeExecEventParams
+from tests.wire import connect_params, handshake, node_runtime, open_raw, request
+
+READ = {"name": "Read", "description": "read a file", "inputSchema": {"type": "object"}}
+
+
+async def next_event(ws: ClientConnection, name: str) -> dict[str, Any]:
+    """The next event called `name` (responses and other events are skipped)."""
+    while True:
+        frame = json.loads(await ws.recv())
+        if frame.get("type") == "evt" and frame["event"] == name:
+            payload: dict[str, Any] = frame["payload"]
+            return payload
+
+
+async def send_req(ws: ClientConnection, method: str, params: Any, frame_id: str) -> None:
+    await ws.send(json.dumps({"type": "req", "id": frame_id, "method": method, "params": params}))
+
+
+async def node_socket(
+    gateway: RunningGateway, node_id: str, tools: list[dict[str, Any]] | None = None
+) -> ClientConnection:
+    ws = await open_raw(gateway.url)
+    await handshake(ws, mode="node", client_id=node_id, tools=tools or [READ])
+    return ws
+
+
+async def client_socket(gateway: RunningGateway) -> ClientConnection:
+    ws = await open_raw(gateway.url)
+    await handshake(ws)
+    return ws
+
+
+@pytest.mark.parametrize(
+    ("runtime", "reason"),
+    [
+        (None, "nodeRuntime for n1 is required"),
+        (
+            {"hostCapabilities": ["teleport"], "toolCapabilities": {"Read": ["teleport"]}},
+            "unknown capability id 'teleport'",
+        ),
+        (
+            {"hostCapabilities": ["filesystem.read"], "toolCapabilities": {}},
+            "tool Read has no toolCapabilities entry",
+        ),
+        (
+            {
+                "hostCapabilities": ["text.search"],
+                "toolCapabilities": {"Read": ["filesystem.read"]},
+            },
+            "which hostCapabilities does not list",
+        ),
+        (
+            {
+                "hostCapabilities": ["filesystem.read"],
+                "toolCapabilities": {"Read": ["filesystem.read"], "Ghost": ["filesystem.read"]},
+            },
+            "unknown tools: Ghost",
+        ),
+        (
+            {"hostCapabilities": [], "toolCapabilities": {"Read": []}},
+            "hostCapabilities must not be empty",
+        ),
+        (
+            {"hostCapabilities": "shell.exec", "toolCapabilities": {}},
+            "Invalid nodeRuntime: hostCapabilities",
+        ),
+    ],
+)
+async def test_bad_node_runtime_is_refused_with_103(
+    gateway: RunningGateway, runtime: Any, reason: str
+) -> None:
+    """Each runtime defect of spec 2.3 gets 103 with a reason; the node is not registered."""
+    async with await open_raw(gateway.url) as ws:
+        params = connect_params(mode="node", client_id="n1", tools=[READ], nodeRuntime=runtime)
+        if runtime is None:
+            del params["nodeRuntime"]
+        reply = await request(ws, "connect", params)
+    assert reply["error"]["code"] == 103
+    assert reason in reply["error"]["message"]
+    assert gateway.gateway.nodes.online_ids() == []
+
+
+@pytest.mark.parametrize(
+    ("node_id", "tool", "reason"),
+    [
+        ("my__node", "Read", "Invalid node id"),
+        ("laptop.local", "Read", "Invalid node id"),
+        ("n1", "Re ad", "Invalid tool name"),
+    ],
+)
+async def test_ids_that_would_break_tool_namespacing_are_refused(
+    gateway: RunningGateway, node_id: str, tool: str, reason: str
+) -> None:
+    """Node ids with `__` or dots and odd tool names cannot form `{nodeId}__{tool}` names."""
+    async with await open_raw(gateway.url) as ws:
+        params = connect_params(mode="node", client_id=node_id, tools=[{**READ, "name": tool}])
+        reply = await request(ws, "connect", params)
+    assert reply["error"]["code"] == 103
+    assert reason in reply["error"]["message"]
+
+
+async def test_a_minimal_runtime_is_accepted_and_normalised(gateway: RunningGateway) -> None:
+    """Capabilities are trimmed, deduplicated and sorted; env names only are kept."""
+    runtime = {
+        "hostCapabilities": [" shell.exec", "filesystem.read", "shell.exec"],
+        "toolCapabilities": {"Read": ["filesystem.read"]},
+        "hostEnv": ["HOME", "PATH", " "],
+        "hostOs": "linux",
+    }
+    async with await open_raw(gateway.url) as ws:
+        await handshake(ws, mode="node", client_id="n1", tools=[READ], nodeRuntime=runtime)
+        node = gateway.gateway.nodes.online("n1")
+        assert node is not None
+        assert node.runtime.hostCapabilities == ["filesystem.read", "shell.exec"]
+        assert node.runtime.hostEnv == ["HOME", "PATH"]
+
+
+async def test_tool_invoke_relays_the_call_and_the_result_unchanged(
+    gateway: RunningGateway,
+) -> None:
+    """Client -> tool.invoke event with the bare name -> node's tool.result -> `{result}`."""
+    structured = {
+        "content": [
+            {"type": "text", "text": "hi"},
+            {"type": "image", "data": "AAAA", "mimeType": "image/png"},
+        ]
+    }
+    node = await node_socket(gateway, "n1")
+    client = await client_socket(gateway)
+    try:
+        await send_req(
+            client, "tool.invoke", {"tool": "n1__Read", "args": {"path": "a.txt"}}, "inv"
+        )
+        call = await next_event(node, "tool.invoke")
+        assert call["tool"] == "Read" and call["args"] == {"path": "a.txt"}
+        ack = await request(node, "tool.result", {"callId": call["callId"], "result": structured})
+        assert ack["payload"] == {"ok": True}
+        reply = json.loads(await client.recv())
+        assert reply == {"type": "res", "id": "inv", "ok": True, "payload": {"result": structured}}
+    finally:
+        await node.close()
+        await client.close()
+
+
+async def test_a_node_error_reaches_the_caller_with_the_nodes_message(
+    gateway: RunningGateway,
+) -> None:
+    """tool.result with `error` answers the invoke with 500 and the node's own message."""
+    node = await node_socket(gateway, "n1")
+    client = await client_socket(gateway)
+    try:
+        await send_req(client, "tool.invoke", {"tool": "n1__Read", "args": {}}, "inv")
+        call = await next_event(node, "tool.invoke")
+        await request(
+            node,
+            "tool.result",
+            {"callId": call["callId"], "error": "Failed to read 'x': no such file"},
+        )
+        reply = json.loads(await client.recv())
+        assert reply["error"] == {"code": 500, "message": "Failed to read 'x': no such file"}
+    finally:
+        await node.close()
+        await client.close()
+
+
+@pytest.mark.parametrize("tool", ["Read", "n2__Read", "n1__Write", "n1__", "__Read"])
+async def test_unknown_or_unnamespaced_tools_get_404(gateway: RunningGateway, tool: str) -> None:
+    """Only `{connected node}__{its tool}` can be invoked."""
+    node = await node_socket(gateway, "n1")
+    client = await client_socket(gateway)
+    try:
+        reply = await request(client, "tool.invoke", {"tool": tool})
+        assert reply["error"] == {"code": 404, "message": f"No node provides tool: {tool}"}
+    finally:
+        await node.close()
+        await client.close()
+
+
+async def test_a_node_dying_mid_call_fails_the_call_with_503_at_once(
+    gateway: RunningGateway,
+) -> None:
+    """The caller gets 503 "Node disconnected: n1" when the node's socket closes."""
+    node = await node_socket(gateway, "n1")
+    client = await client_socket(gateway)
+    try:
+        await send_req(client, "tool.invoke", {"tool": "n1__Read"}, "inv")
+        await next_event(node, "tool.invoke")
+        await node.close()
+        reply = json.loads(await client.recv())
+        assert reply["error"]["code"] == 503
+        assert reply["error"]["message"] == "Node disconnected: n1"
+        assert reply["error"]["retryable"] is True
+    finally:
+        await client.close()
+
+
+async def test_a_replaced_node_fails_its_calls_with_503(gateway: RunningGateway) -> None:
+    """A newer connection with the same node id fails the older one's calls."""
+    old = await node_socket(gateway, "n1")
+    client = await client_socket(gateway)
+    try:
+        await send_req(client, "tool.invoke", {"tool": "n1__Read"}, "inv")
+        await next_event(old, "tool.invoke")
+        new = await node_socket(gateway, "n1")
+        reply = json.loads(await client.recv())
+        assert reply["error"] == {
+            "code": 503,
+            "message": "Node replaced during tool request: n1",
+            "retryable": True,
+        }
+        await new.close()
+    finally:
+        await old.close()
+        await client.close()
+
+
+async def test_calls_time_out_with_504_and_late_results_are_dropped(
+    gateway: RunningGateway,
+) -> None:
+    """After timeouts.toolMs the caller gets 504; the node's late answer is acked as dropped."""
+    client = await client_socket(gateway)
+    await request(client, "config.set", {"path": "timeouts.toolMs", "value": 1000})
+    node = await node_socket(gateway, "n1")
+    try:
+        await send_req(client, "tool.invoke", {"tool": "n1__Read"}, "inv")
+        call = await next_event(node, "tool.invoke")
+        reply = json.loads(await client.recv())
+        assert reply["error"]["code"] == 504
+        assert reply["error"]["message"] == "Tool request timed out"
+        late = await request(node, "tool.result", {"callId": call["callId"], "result": "late"})
+        assert late["payload"] == {"ok": True, "dropped": True}
+    finally:
+        await node.close()
+        await client.close()
+
+
+async def test_tool_results_from_the_wrong_node_or_for_unknown_calls_are_refused(
+    gateway: RunningGateway,
+) -> None:
+    """Another node answering a call gets 403; an unknown callId gets 404."""
+    node = await node_socket(gateway, "n1")
+    other = await node_socket(gateway, "n2")
+    client = await client_socket(gateway)
+    try:
+        await send_req(client, "tool.invoke", {"tool": "n1__Read"}, "inv")
+        call = await next_event(node, "tool.invoke")
+        forged = await request(other, "tool.result", {"callId": call["callId"], "result": "forged"})
+        assert forged["error"] == {"code": 403, "message": "Node not authorized for this call"}
+        unknown = await request(node, "tool.result", {"callId": "nope", "result": 1})
+        assert unknown["error"] == {"code": 404, "message": "Unknown callId"}
+        bad = await request(node, "tool.result", {"result": 1})
+        assert bad["error"]["code"] == 400 and "callId" in bad["error"]["message"]
+        await request(node, "tool.result", {"callId": call["callId"], "result": "real"})
+        assert json.loads(await client.recv())["payload"] == {"result": "real"}
+    finally:
+        for ws in (node, other, client):
+            await ws.close()
+
+
+async def test_two_nodes_with_the_same_tool_names_stay_distinct(gateway: RunningGateway) -> None:
+    """a__Read goes to node a and b__Read to node b."""
+    a = await node_socket(gateway, "a")
+    b = await node_socket(gateway, "b")
+    client = await client_socket(gateway)
+    try:
+        for target, ws in (("b", b), ("a", a)):
+            await send_req(client, "tool.invoke", {"tool": f"{target}__Read"}, target)
+            call = await next_event(ws, "tool.invoke")
+            await request(ws, "tool.result", {"callId": call["callId"], "result": f"from {target}"})
+            reply = json.loads(await client.recv())
+            assert reply["id"] == target and reply["payload"] == {"result": f"from {target}"}
+    finally:
+        for ws in (a, b, client):
+            await ws.close()
+
+
+async def test_logs_get_targets_the_only_node_and_clamps_lines(gateway: RunningGateway) -> None:
+    """Without nodeId the single node is asked; lines are clamped to 5000."""
+    node = await node_socket(gateway, "n1")
+    client = await client_socket(gateway)
+    try:
+        await send_req(client, "logs.get", {"lines": 99999}, "logs")
+        ask = await next_event(node, "logs.get")
+        assert ask["lines"] == 5000
+        await request(
+            node, "logs.result", {"callId": ask["callId"], "lines": ["a", "b"], "truncated": True}
+        )
+        reply = json.loads(await client.recv())
+        assert reply["payload"] == {
+            "nodeId": "n1",
+            "lines": ["a", "b"],
+            "count": 2,
+            "truncated": True,
+        }
+    finally:
+        await node.close()
+        await client.close()
+
+
+async def test_logs_get_errors(gateway: RunningGateway) -> None:
+    """No node -> 503; several without nodeId -> 400; unknown node -> 503; lines < 1 -> 400."""
+    client = await client_socket(gateway)
+    try:
+        assert (await request(client, "logs.get", {}))["error"] == {
+            "code": 503,
+            "message": "No nodes connected",
+            "retryable": True,
+        }
+        a, b = await node_socket(gateway, "a"), await node_socket(gateway, "b")
+        several = await request(client, "logs.get", {})
+        assert several["error"] == {
+            "code": 400,
+            "message": "nodeId required when multiple nodes are connected",
+        }
+        gone = await request(client, "logs.get", {"nodeId": "zz"})
+        assert gone["error"]["message"] == "Node not connected: zz"
+        zero = await request(client, "logs.get", {"nodeId": "a", "lines": 0})
+        assert zero["error"]["code"] == 400
+        await a.close()
+        await b.close()
+    finally:
+        await client.close()
+
+
+async def test_node_probe_round_trip(gateway: RunningGateway) -> None:
+    """probe_bins sends node.probe and returns the node's answer for exactly the asked bins."""
+    node = await node_socket(gateway, "n1")
+    try:
+        probe = asyncio.create_task(gateway.gateway.nodes.probe_bins("n1", ["git", "nope"], 5))
+        ask = await next_event(node, "node.probe")
+        assert ask["kind"] == "bins" and ask["bins"] == ["git", "nope"] and ask["timeoutMs"] == 5000
+        ack = await request(
+            node,
+            "node.probe.result",
+            {"probeId": ask["probeId"], "ok": True, "bins": {"git": True, "extra": True}},
+        )
+        assert ack["payload"] == {"ok": True}
+        assert await probe == {"git": True, "nope": False}
+        with pytest.raises(Unavailable):
+            await gateway.gateway.nodes.probe_bins("ghost", ["git"], 5)
+    finally:
+        await node.close()
+
+
+async def test_node_forget_refuses_a_connected_node_unless_forced(gateway: RunningGateway) -> None:
+    """409 while connected; force closes the socket and removes it from the inventory."""
+    node = await node_socket(gateway, "n1")
+    client = await client_socket(gateway)
+    try:
+        refused = await request(client, "node.forget", {"nodeId": " n1 "})
+        assert refused["error"]["code"] == 409
+        forced = await request(client, "node.forget", {"nodeId": "n1", "force": True})
+        assert forced["payload"] == {
+            "ok": True,
+            "nodeId": "n1",
+            "removed": True,
+            "disconnected": True,
+        }
+        await node.wait_closed()
+        assert node.close_code == 1000 and node.close_reason == "Forgotten from node registry"
+        listed = await request(client, "nodes.list")
+        assert listed["payload"] == {"nodes": [], "count": 0}
+        assert (await request(client, "node.forget", {"nodeId": "   "}))["error"]["code"] == 400
+    finally:
+        await client.close()
+
+
+async def test_nodes_list_keeps_offline_nodes_across_a_restart(tmp_path: Path) -> None:
+    """A node that disconnected is listed offline with its tools, also after a restart."""
+    config = ServerConfig(database=tmp_path / "gsv.db")
+    async with serve(config, port=0) as gw:
+        node = await node_socket(gw, "n1")
+        await node.close()
+        for _ in range(200):
+            if not gw.gateway.nodes.online_ids():
+                break
+            await asyncio.sleep(0.01)
+    async with serve(config, port=0) as gw:
+        client = await client_socket(gw)
+        listed = (await request(client, "nodes.list"))["payload"]
+        await client.close()
+    assert listed["count"] == 1
+    entry = listed["nodes"][0]
+    assert entry["nodeId"] == "n1" and entry["online"] is False
+    assert entry["tools"] == ["Read"] and entry["hostCapabilities"] == ["shell.exec"]
+    assert entry["lastDisconnectedAt"] >= entry["lastConnectedAt"] >= entry["firstSeenAt"]
+
+
+async def test_exec_events_reach_the_watching_session_once(gateway: RunningGateway) -> None:
+    """An unwatched event is dropped; a watched terminal event is delivered exactly once."""
+    received: list[dict[str, Any]] = []
+
+    async def sink(completion: dict[str, Any]) -> None:
+        received.append(completion)
+
+    node = await node_socket(gateway, "n1")
+    try:
+        event = {
+            "eventId": "e1",
+            "sessionId": "s1",
+            "event": "finished",
+            "exitCode": 0,
+            "outputTail": "done\n",
+        }
+        unwatched = await request(node, "node.exec.event", event)
+        assert unwatched["payload"] == {"ok": True, "dropped": True}
+        gateway.gateway.exec_events.watch("n1", "s1", sink, call_id="call-1")
+        started = await request(
+            node, "node.exec.event", {**event, "eventId": "e0", "event": "started"}
+        )
+        assert started["payload"] == {"ok": True}
+        for _ in range(2):
+            assert (await request(node, "node.exec.event", event))["payload"] == {"ok": True}
+        bogus = await request(
+            node, "node.exec.event", {**event, "eventId": "e2", "event": "exploded"}
+        )
+        assert bogus["payload"] == {"ok": True, "dropped": True}
+        missing = await request(node, "node.exec.event", {"event": "finished"})
+        assert missing["error"]["code"] == 400
+    finally:
+        await node.close()
+    assert len(received) == 1
+    assert received[0]["nodeId"] == "n1" and received[0]["callId"] == "call-1"
+    assert received[0]["outputTail"] == "done" and received[0]["exitCode"] == 0
+
+
+def test_exec_event_params_accept_null_exit_codes() -> None:
+    """exitCode may be null (killed by a signal), as in seed 001."""
+    params = NodeExecEventParams.model_validate(
+        {"sessionId": "s", "event": "failed", "exitCode": None, "signal": "SIGKILL"}
+    )
+    assert params.exitCode is None and params.signal == "SIGKILL"
+
+
+async def test_only_nodes_may_answer_calls(gateway: RunningGateway) -> None:
+    """A client sending tool.result gets 403 (mode table)."""
+    client = await client_socket(gateway)
+    try:
+        reply = await request(client, "tool.result", {"callId": "x", "result": 1})
+        assert reply["error"]["code"] == 403
+    finally:
+        await client.close()
+
+
+async def test_runtime_helper_matches_tools() -> None:
+    """The test helper builds a runtime covering every tool (guards the other tests)."""
+    assert node_runtime([READ]) == {
+        "hostCapabilities": ["shell.exec"],
+        "toolCapabilities": {"Read": ["shell.exec"]},
+    }
