@@ -9,11 +9,11 @@ Each prints its ws:// URL on the first stdout line and serves until stdin closes
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-import subprocess
 
 
 async def _until_stdin_closes() -> None:

@@ -54,7 +54,12 @@ async def raw_gateway_rtts(url: str, count: int) -> list[float]:
         "params": {
             "minProtocol": 1,
             "maxProtocol": 1,
-            "client": {"id": "bench-raw", "version": "bench", "platform": "linux", "mode": "client"},
+            "client": {
+                "id": "bench-raw",
+                "version": "bench",
+                "platform": "linux",
+                "mode": "client",
+            },
         },
     }
     samples = []

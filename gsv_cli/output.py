@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import typer
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -54,3 +58,23 @@ def write_text(text: str) -> None:
     """Raw text on stdout, exactly as given (scripts, file contents)."""
     sys.stdout.write(text)
     sys.stdout.flush()
+
+
+@contextmanager
+def reporting_errors() -> Iterator[None]:
+    """For synchronous commands: GsvError -> red message on stderr, exit 1 (as runner.run)."""
+    from gsv_core.errors import GsvError
+
+    try:
+        yield
+    except GsvError as exc:
+        print_error(exc.message)
+        raise typer.Exit(1) from None
+
+
+def fail(message: str, hint: str | None = None) -> NoReturn:
+    """Print an error (and a hint) on stderr and exit 1."""
+    print_error(message)
+    if hint:
+        print_hint(hint)
+    raise typer.Exit(1)

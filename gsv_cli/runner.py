@@ -29,12 +29,17 @@ EXIT_UNREACHABLE = 3
 EXIT_INTERRUPTED = 130
 
 
-def run(main: Callable[[], Awaitable[T]]) -> T:
-    """Run a coroutine for a command, turning failures into messages and exit codes."""
+def run(main: Callable[[], Awaitable[T]], *, fast: bool = False) -> T:
+    """Run a coroutine for a command, turning failures into messages and exit codes.
+
+    `fast` runs long-lived processes (gateway, node) on uvloop when the `fast` extra is
+    installed; short commands keep the stdlib loop (uvloop's import is not worth it there).
+    """
     from gsv_core.errors import GatewayUnreachable, GsvError
 
     try:
-        return asyncio.run(_as_coroutine(main))
+        with asyncio.Runner(loop_factory=_fast_loop_factory() if fast else None) as runner:
+            return runner.run(_as_coroutine(main))
     except GatewayUnreachable as exc:
         print_error(exc.message)
         print_hint(
@@ -50,6 +55,15 @@ def run(main: Callable[[], Awaitable[T]]) -> T:
 
 async def _as_coroutine(main: Callable[[], Awaitable[T]]) -> T:
     return await main()
+
+
+def _fast_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
+    return factory
 
 
 @asynccontextmanager

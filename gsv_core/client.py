@@ -129,6 +129,7 @@ class GatewayClient:
         max_size: int = DEFAULT_MAX_SIZE,
         on_binary: Callable[[bytes], None] | None = None,
         on_connected: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
+        ping_interval: float = 20.0,
     ) -> None:
         self.url = url
         self.token = token
@@ -139,6 +140,8 @@ class GatewayClient:
         self.max_size = max_size
         self.on_binary = on_binary
         self.on_connected = on_connected
+        # keepalive: a dead connection is noticed within 2.5 * ping_interval (at most 50 s)
+        self.ping_interval = ping_interval
         self.hello: dict[str, Any] | None = None
         self._ws: ClientConnection | None = None
         self._pending: dict[str, asyncio.Future[Any]] = {}
@@ -170,8 +173,11 @@ class GatewayClient:
                 compression=None,
                 proxy=None,
                 open_timeout=self.connect_timeout,
-                ping_interval=20,
-                ping_timeout=20,
+                ping_interval=self.ping_interval,
+                ping_timeout=self.ping_interval,
+                # a dead peer never answers our close frame either: with the defaults the
+                # keepalive notices a dead link in at most 20 + 20 + 10 seconds
+                close_timeout=min(10.0, self.ping_interval),
             )
         except (OSError, InvalidHandshake, TimeoutError) as exc:
             raise GatewayUnreachable(f"cannot reach the gateway at {self.url}: {exc}") from exc
@@ -191,6 +197,12 @@ class GatewayClient:
         if self.on_connected is not None:
             await self.on_connected(hello)
         return dict(hello)
+
+    async def wait_disconnected(self) -> None:
+        """Return once the current connection has ended (at once if there is none)."""
+        reader = self._reader
+        if reader is not None and self._ws is not None:
+            await asyncio.wait({reader})  # never raises, even if the reader was cancelled
 
     async def close(self) -> None:
         """Close for good: no reconnect, pending calls fail, events() ends."""

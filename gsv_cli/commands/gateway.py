@@ -1,5 +1,332 @@
-"""Placeholder being written (see helper task)."""
+"""`gsv gateway ...`: the gateway in the foreground, as a background process, or as a service.
+
+    run                   foreground until Ctrl-C or SIGTERM (what start and install run)
+    start|stop|status     a background process with pid, state and output files
+    logs                  the gateway's rotating log file
+    install|uninstall     a systemd user unit (Linux) or launchd agent (macOS)
+
+The module stays light for `gsv --help`: the server (websockets, pydantic) and the
+service machinery are imported inside command bodies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-app = typer.Typer(no_args_is_help=True)
+from gsv_cli import output, services
+from gsv_cli.state import CliState
+
+if TYPE_CHECKING:
+    from contextlib import AbstractAsyncContextManager, AsyncExitStack
+
+    from gsv_core.gateway.server import RunningGateway
+
+app = typer.Typer(
+    help="Run the gateway: foreground, background or as a service.", no_args_is_help=True
+)
+
+log = logging.getLogger(__name__)
+
+NAME = "gateway"
+DEFAULT_HOST = "127.0.0.1"  # gsv_core.gateway.server's defaults, without importing it
+DEFAULT_PORT = 8787
+START_TIMEOUT = 15.0
+HEALTH_TIMEOUT = 2.0
+LISTENING = "gsv gateway listening on "
+
+
+class LogLevel(enum.StrEnum):
+    debug = "debug"
+    info = "info"
+    warning = "warning"
+    error = "error"
+
+
+Host = Annotated[str, typer.Option("--host", help="Address to listen on.")]
+Port = Annotated[
+    int, typer.Option("--port", min=0, max=65535, help="Port to listen on (0: any free port).")
+]
+Insecure = Annotated[
+    bool,
+    typer.Option("--insecure", help="Allow listening beyond loopback without a token."),
+]
+
+
+@app.command("run")
+def run(
+    host: Host = DEFAULT_HOST,
+    port: Port = DEFAULT_PORT,
+    insecure: Insecure = False,
+    log_level: Annotated[
+        LogLevel, typer.Option("--log-level", help="Least severe level logged.")
+    ] = LogLevel.info,
+    log_stderr: Annotated[bool, typer.Option("--log-stderr/--no-log-stderr", hidden=True)] = True,
+) -> None:
+    """Run the gateway in the foreground until Ctrl-C or SIGTERM."""
+    from gsv_cli.logsetup import configure_logging
+    from gsv_cli.runner import run as run_async
+    from gsv_core.paths import resolve_paths
+
+    configure_logging(resolve_paths().log_file(NAME), level=log_level.value, stderr=log_stderr)
+    run_async(lambda: _serve_until_signalled(host, port, insecure), fast=True)
+
+
+@app.command("start")
+def start(host: Host = DEFAULT_HOST, port: Port = DEFAULT_PORT, insecure: Insecure = False) -> None:
+    """Start the gateway in the background and wait until it answers /health."""
+    from gsv_core.errors import Conflict
+    from gsv_core.service import background
+
+    try:
+        pid = background.start(NAME, _run_argv(host, port, insecure, log_stderr=False))
+    except Conflict as exc:
+        output.fail(exc.message, "Stop it with `gsv gateway stop`, or see `gsv gateway status`.")
+    url = _wait_until_healthy(pid)
+    log_path = services.log_file(NAME)
+    background.write_state(NAME, {"pid": pid, "url": url, "log": str(log_path)})
+    output.write_text(
+        f"gsv gateway started (pid {pid})\n"
+        f"  url:    {url}\n  health: {_health_url(url)}\n  log:    {log_path}\n"
+    )
+
+
+@app.command("stop")
+def stop(
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=0, help="Seconds to wait before SIGKILL.")
+    ] = 10.0,
+) -> None:
+    """Stop the background gateway (SIGTERM, then SIGKILL after --timeout)."""
+    services.stop_process(NAME, timeout)
+
+
+@app.command("status")
+def status(
+    ctx: typer.Context,
+    url: Annotated[
+        str | None, typer.Option("--url", "-u", help="Gateway URL to check (default: as started).")
+    ] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the status as JSON.")] = False,
+) -> None:
+    """Show the background gateway's pid and whether the gateway answers /health.
+
+    Exits 0 when the gateway is healthy, 1 otherwise."""
+    from gsv_core.service import background
+
+    state = ctx.obj if isinstance(ctx.obj, CliState) else CliState()
+    pid = background.running_pid(NAME)
+    recorded = background.read_state(NAME) or {}
+    target = url or state.url_flag or recorded.get("url") or state.url()
+    health = probe_health(target)
+    report = {
+        "pid": pid,
+        "running": pid is not None,
+        "url": target,
+        "healthy": bool(health and health.get("status") == "healthy"),
+        "health": health,
+        "log": str(services.log_file(NAME)),
+    }
+    _print_status(report, json_output or state.json)
+    raise typer.Exit(0 if report["healthy"] else 1)
+
+
+@app.command("logs")
+def logs(
+    lines: Annotated[int, typer.Option("--lines", "-n", min=0, help="Lines to show.")] = 100,
+    follow: Annotated[
+        bool, typer.Option("--follow", "-f", help="Keep printing new lines.")
+    ] = False,
+) -> None:
+    """Show the end of the gateway log (and follow it with --follow)."""
+    hint = "The gateway writes it once started (`gsv gateway start`)."
+    services.show_log(NAME, lines, follow, hint)
+
+
+@app.command("install")
+def install(
+    host: Host = DEFAULT_HOST, port: Port = DEFAULT_PORT, insecure: Insecure = False
+) -> None:
+    """Install the gateway as a user service (systemd on Linux, launchd on macOS), start it."""
+    result = services.install(
+        NAME, "gsv gateway", lambda stderr: _run_argv(host, port, insecure, log_stderr=stderr)
+    )
+    if result.activated:
+        output.write_text("see `gsv gateway status`\n")
+
+
+@app.command("uninstall")
+def uninstall() -> None:
+    """Stop and remove the gateway's user service."""
+    services.uninstall(NAME)
+
+
+# -- run: the foreground server ----------------------------------------------------------
+
+
+async def _serve_until_signalled(host: str, port: int, insecure: bool) -> None:
+    """Serve until SIGINT or SIGTERM, then close cleanly."""
+    import signal
+    from contextlib import AsyncExitStack
+
+    from gsv_cli.logsetup import FILE_ONLY
+    from gsv_core.errors import GsvError
+    from gsv_core.gateway.server import ServerConfig, serve
+    from gsv_core.localconfig import get_secret
+    from gsv_core.paths import resolve_paths
+
+    config = ServerConfig(
+        database=resolve_paths().database,
+        insecure=insecure,
+        bootstrap_token=get_secret("gateway.token"),
+    )
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    signals = (signal.SIGINT, signal.SIGTERM)
+    for sig in signals:
+        loop.add_signal_handler(sig, stopping.set)
+    try:
+        async with AsyncExitStack() as stack:
+            running = await _listen(stack, serve(config, host, port), host, port)
+            output.write_text(f"{LISTENING}{running.url} (health: {running.http_url}/health)\n")
+            await stopping.wait()
+            log.info("gateway shutting down")
+    except GsvError as exc:
+        log.error("gateway failed: %s", exc.message, extra=FILE_ONLY)  # runner prints it
+        raise
+    finally:
+        for sig in signals:
+            loop.remove_signal_handler(sig)
+
+
+async def _listen(
+    stack: AsyncExitStack,
+    server: AbstractAsyncContextManager[RunningGateway],
+    host: str,
+    port: int,
+) -> RunningGateway:
+    """Enter serve(); socket errors become one-line GsvErrors instead of tracebacks."""
+    import errno
+    import socket
+
+    from gsv_core.errors import Conflict, GsvError
+
+    try:
+        running = await stack.enter_async_context(server)
+    except socket.gaierror as exc:
+        raise GsvError(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise Conflict(
+                f"cannot listen on {host}:{port}: the address is already in use "
+                "(another gateway? see `gsv gateway status`)"
+            ) from exc
+        raise GsvError(f"gateway failed to start on {host}:{port}: {exc}") from exc
+    return running
+
+
+def _run_argv(host: str, port: int, insecure: bool, *, log_stderr: bool) -> list[str]:
+    """The command line of `gsv gateway run` with these options, for start and install."""
+    argv = [sys.executable, "-m", "gsv_cli", NAME, "run", "--host", host, "--port", str(port)]
+    if insecure:
+        argv.append("--insecure")
+    if not log_stderr:
+        argv.append("--no-log-stderr")
+    return argv
+
+
+# -- start: waiting for health -----------------------------------------------------------
+
+
+def _wait_until_healthy(pid: int) -> str:
+    """The gateway's URL once /health answers; on failure show its output and exit 1."""
+    from gsv_core.service import background
+
+    console = background.output_file(NAME)
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if not background.is_running(pid):
+            background.stop(NAME)  # clears the pid file
+            services.fail_with_output("the gateway exited before it was ready", console)
+        url = _announced_url(console)
+        if url is not None and probe_health(url) is not None:
+            return url
+        time.sleep(0.1)
+    background.stop(NAME)
+    services.fail_with_output(
+        f"the gateway did not answer /health within {START_TIMEOUT:g} s", console
+    )
+
+
+def _announced_url(console: Path) -> str | None:
+    """The URL from the `gsv gateway listening on ...` line, made reachable from here."""
+    try:
+        text = console.read_text(errors="replace")
+    except FileNotFoundError:
+        return None
+    for line in text.splitlines():
+        if line.startswith(LISTENING):
+            return _reachable(line.removeprefix(LISTENING).split()[0])
+    return None
+
+
+def _reachable(url: str) -> str:
+    # a wildcard bind address is not something to connect to: use loopback instead
+    return url.replace("//0.0.0.0:", "//127.0.0.1:", 1).replace("//[::]:", "//[::1]:", 1)
+
+
+def _health_url(url: str) -> str:
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    scheme = {"ws": "http", "wss": "https"}.get(parts.scheme, parts.scheme)
+    path = parts.path.removesuffix("/ws") + "/health"
+    return urlunsplit((scheme, parts.netloc, path, "", ""))
+
+
+def probe_health(url: str, timeout: float = HEALTH_TIMEOUT) -> dict[str, Any] | None:
+    """GET /health next to a gateway URL (stdlib, no proxies); its JSON body, or None."""
+    import http.client
+    import json
+    from urllib.parse import urlsplit
+
+    health = urlsplit(_health_url(url))
+    if health.scheme not in ("http", "https") or not health.hostname:
+        return None
+    cls = http.client.HTTPSConnection if health.scheme == "https" else http.client.HTTPConnection
+    connection = cls(health.hostname, health.port, timeout=timeout)
+    try:
+        connection.request("GET", health.path)
+        response = connection.getresponse()
+        body = response.read()
+    except (OSError, http.client.HTTPException):
+        return None
+    finally:
+        connection.close()
+    try:
+        data = json.loads(body) if response.status == 200 else None
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+# -- output ------------------------------------------------------------------------------
+
+
+def _print_status(report: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        output.print_json(report)
+        return
+    process = f"running (pid {report['pid']})" if report["running"] else "not running"
+    health = "healthy" if report["healthy"] else ("unhealthy" if report["health"] else "no answer")
+    output.write_text(
+        f"background process: {process}\n"
+        f"url:    {report['url']}\nhealth: {health}\nlog:    {report['log']}\n"
+    )

@@ -1,0 +1,55 @@
+"""Logging for gsv's foreground processes (`gsv gateway run`, later `gsv node run`).
+
+gsv_core only logs through `logging.getLogger(__name__)`; this module is the one place
+handlers are attached: stderr (the terminal, or the journal under systemd) and a size-rotated
+file under the log directory.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from logging.handlers import RotatingFileHandler
+from pathlib import Path
+
+LEVELS = ("debug", "info", "warning", "error")
+LOG_FORMAT = "%(asctime)s.%(msecs)03d %(levelname)s %(name)s: %(message)s"
+DATE_FORMAT = "%Y-%m-%dT%H:%M:%S"
+MAX_BYTES = 10 * 1024 * 1024
+BACKUP_COUNT = 5
+_HANDLER_NAMES = ("gsv.stderr", "gsv.file")
+# `log.error(..., extra=FILE_ONLY)`: for a failure the command also reports on stderr itself
+FILE_ONLY = {"file_only": True}
+
+
+def configure_logging(log_file: Path | None, *, level: str = "info", stderr: bool = True) -> None:
+    """Send log records to stderr (unless `stderr` is false) and to `log_file`, rotated at
+    MAX_BYTES with BACKUP_COUNT old files. Calling it again replaces the handlers."""
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if handler.get_name() in _HANDLER_NAMES:
+            root.removeHandler(handler)
+            handler.close()
+    formatter = logging.Formatter(LOG_FORMAT, DATE_FORMAT)
+    handlers: list[logging.Handler] = []
+    if stderr:
+        console = _named(logging.StreamHandler(sys.stderr), "gsv.stderr")
+        console.addFilter(lambda record: not getattr(record, "file_only", False))
+        handlers.append(console)
+    if log_file is not None:
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        rotating = RotatingFileHandler(
+            log_file, maxBytes=MAX_BYTES, backupCount=BACKUP_COUNT, encoding="utf-8"
+        )
+        handlers.append(_named(rotating, "gsv.file"))
+    for handler in handlers:
+        handler.setFormatter(formatter)
+        root.addHandler(handler)
+    root.setLevel(level.upper())
+    # websockets logs every connection and every plain HTTP answer (/health) at INFO
+    logging.getLogger("websockets").setLevel(logging.WARNING)
+
+
+def _named(handler: logging.Handler, name: str) -> logging.Handler:
+    handler.set_name(name)
+    return handler
