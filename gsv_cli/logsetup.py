@@ -22,9 +22,16 @@ _HANDLER_NAMES = ("gsv.stderr", "gsv.file")
 FILE_ONLY = {"file_only": True}
 
 
-def configure_logging(log_file: Path | None, *, level: str = "info", stderr: bool = True) -> None:
+def configure_logging(
+    log_file: Path | None,
+    *,
+    level: str = "info",
+    stderr: bool = True,
+    max_bytes: int = MAX_BYTES,
+    backups: int = BACKUP_COUNT,
+) -> None:
     """Send log records to stderr (unless `stderr` is false) and to `log_file`, rotated at
-    MAX_BYTES with BACKUP_COUNT old files. Calling it again replaces the handlers."""
+    `max_bytes` keeping `backups` old files. Calling it again replaces the handlers."""
     root = logging.getLogger()
     for handler in list(root.handlers):
         if handler.get_name() in _HANDLER_NAMES:
@@ -39,7 +46,7 @@ def configure_logging(log_file: Path | None, *, level: str = "info", stderr: boo
     if log_file is not None:
         log_file.parent.mkdir(parents=True, exist_ok=True)
         rotating = RotatingFileHandler(
-            log_file, maxBytes=MAX_BYTES, backupCount=BACKUP_COUNT, encoding="utf-8"
+            log_file, maxBytes=max_bytes, backupCount=backups, encoding="utf-8"
         )
         handlers.append(_named(rotating, "gsv.file"))
     for handler in handlers:
@@ -53,3 +60,13 @@ def configure_logging(log_file: Path | None, *, level: str = "info", stderr: boo
 def _named(handler: logging.Handler, name: str) -> logging.Handler:
     handler.set_name(name)
     return handler
+
+
+def env_int(name: str, default: int, minimum: int = 1) -> int:
+    """An integer setting from the environment (e.g. GSV_NODE_LOG_MAX_BYTES); bad -> default."""
+    import os
+
+    try:
+        return max(minimum, int(os.environ.get(name, "")))
+    except ValueError:
+        return default

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from gsv_cli.commands import completions, config, gateway, init, local_config
+from gsv_cli.commands import completions, config, gateway, init, local_config, node, nodes, tools
 from gsv_cli.state import CliState
 
 app = typer.Typer(
@@ -45,6 +45,10 @@ def main_options(
 
 
 app.add_typer(gateway.app, name="gateway")
+app.add_typer(node.app, name="node")
+app.add_typer(nodes.app, name="nodes")
+app.add_typer(tools.app, name="tools")
+app.command("logs")(nodes.logs)
 app.add_typer(config.app, name="config")
 app.add_typer(local_config.app, name="local-config")
 app.add_typer(completions.app, name="completions")

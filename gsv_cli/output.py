@@ -46,6 +46,31 @@ def print_data(data: Any, as_json: bool) -> None:
         sys.stdout.write(f"{data}\n")
 
 
+def print_table(columns: list[str], rows: list[list[str]], empty: str = "(none)") -> None:
+    """A rich table on stdout (plain text when stdout is not a terminal)."""
+    if not rows:
+        write_text(empty + "\n")
+        return
+    from rich.table import Table
+
+    table = Table(box=None, show_edge=False, pad_edge=False, header_style="bold")
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    out().print(table)
+
+
+def when(epoch_ms: int | None) -> str:
+    """An epoch-ms timestamp as local `YYYY-MM-DD HH:MM:SS`, or "-"."""
+    if not epoch_ms:
+        return "-"
+    import datetime
+
+    moment = datetime.datetime.fromtimestamp(epoch_ms / 1000).astimezone()
+    return moment.strftime("%Y-%m-%d %H:%M:%S")
+
+
 def print_error(message: str) -> None:
     err().print(f"[red]error:[/red] {message}", markup=True, highlight=False)
 

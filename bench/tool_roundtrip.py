@@ -1,0 +1,75 @@
+"""Node tool round trip: `tool.invoke` of Read on a small file, client -> gateway -> node
+-> back, against the raw websockets echo RTT measured in the same run.
+
+    python -m bench.tool_roundtrip [-n 2000]
+
+The gateway, the node (`gsv node run`) and the echo server each run in their own process
+on 127.0.0.1. Target (issue 3): p50 within 3x of the echo RTT.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench._servers import server_process
+from bench.rpc_latency import echo_rtts, percentile, summary
+
+NODE_ID = "bench"
+
+
+async def invoke_rtts(url: str, count: int) -> list[float]:
+    from gsv_core.client import GatewayClient
+
+    async with GatewayClient(url) as client:
+        for _ in range(500):  # bounded wait for the node to register
+            tools = (await client.call("tools.list"))["tools"]
+            if any(tool["name"] == f"{NODE_ID}__Read" for tool in tools):
+                break
+            await asyncio.sleep(0.02)
+        else:
+            raise RuntimeError("the node never registered")
+        args = {"tool": f"{NODE_ID}__Read", "args": {"path": "small.txt"}}
+        samples = []
+        for _ in range(count):
+            start = time.perf_counter()
+            result = await client.call("tool.invoke", args)
+            samples.append(time.perf_counter() - start)
+        assert result["result"]["lines"] == 3
+    return samples
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", "--count", type=int, default=2000)
+    count = max(10, min(parser.parse_args(argv).count, 50_000))
+    with server_process("echo") as echo_url:
+        echo = asyncio.run(echo_rtts(echo_url, count))
+    with tempfile.TemporaryDirectory() as tmp, server_process("gateway", tmp) as gw_url:
+        workspace = Path(tmp) / "ws"
+        workspace.mkdir()
+        (workspace / "small.txt").write_text("one\ntwo\nthree\n")
+        env = {**os.environ, "GSV_HOME": str(Path(tmp) / "home")}
+        node = subprocess.Popen(
+            [sys.executable, "-m", "gsv_cli", "--url", gw_url, "node", "run", "--id", NODE_ID,
+             "--workspace", str(workspace), "--no-log-stderr"],
+            env=env,
+        )  # fmt: skip
+        try:
+            samples = asyncio.run(invoke_rtts(gw_url, count))
+        finally:
+            node.terminate()
+            node.wait(timeout=30)
+    print(f"{count} sequential calls, 127.0.0.1")
+    print(summary("raw websockets echo", echo))
+    print(summary("tool.invoke Read (node)", samples, percentile(echo, 0.5)))
+
+
+if __name__ == "__main__":
+    main()

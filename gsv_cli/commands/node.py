@@ -1,0 +1,300 @@
+"""`gsv node ...`: this machine as a node the agent can use.
+
+    gsv node --foreground | gsv node run      the daemon in this process (Ctrl-C stops it)
+    gsv node                                  install (or refresh) and start the user service
+    gsv node install|uninstall                the systemd user unit / launchd agent
+    gsv node start|stop|status|logs           a background process with a pid file
+
+Id: --id > local config node.id > node-<hostname>. Workspace: --workspace >
+node.workspace > the current directory. The gateway URL and token come from the global
+options (--url/GSV_URL/local config, --token/GSV_TOKEN/secret store).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from gsv_cli import output, services
+from gsv_cli.state import CliState
+
+app = typer.Typer(
+    help="Run this machine as a node: its tools become the agent's hands here.",
+    invoke_without_command=True,
+)
+
+NAME = "node"
+START_WAIT = 10.0
+CONNECTED = "connected to "
+
+NodeId = Annotated[str | None, typer.Option("--id", help="Node id (default: node-<hostname>).")]
+Workspace = Annotated[
+    Path | None,
+    typer.Option("--workspace", "-w", help="Directory relative paths resolve against."),
+]
+Restrict = Annotated[
+    bool | None,
+    typer.Option(
+        "--restrict-to-workspace/--no-restrict-to-workspace",
+        help="Confine file tools and Bash's workdir to the workspace.",
+    ),
+]
+
+
+def _settings(node_id: str | None, workspace: Path | None, restrict: bool | None) -> dict[str, Any]:
+    """The node's id, workspace and restriction, resolved flag > local config > default."""
+    from gsv_core.localconfig import load_local_config
+    from gsv_core.node.daemon import default_node_id
+
+    local = load_local_config()
+    configured_ws = local.get("node.workspace")
+    return {
+        "node_id": node_id or local.get("node.id") or default_node_id(),
+        "workspace": (workspace or Path(configured_ws or Path.cwd())).expanduser().resolve(),
+        "restrict": bool(
+            restrict if restrict is not None else local.get("node.restrict_to_workspace")
+        ),
+    }
+
+
+@app.callback()
+def node(
+    ctx: typer.Context,
+    foreground: Annotated[
+        bool, typer.Option("--foreground", help="Run here, not as a service.")
+    ] = False,
+    node_id: NodeId = None,
+    workspace: Workspace = None,
+    restrict: Restrict = None,
+) -> None:
+    """Without a subcommand: install and start the node service (or --foreground: run here)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if foreground:
+        run(ctx, node_id, workspace, restrict)
+    else:
+        install(ctx, node_id, workspace, restrict)
+
+
+@app.command("run")
+def run(
+    ctx: typer.Context,
+    node_id: NodeId = None,
+    workspace: Workspace = None,
+    restrict: Restrict = None,
+    log_stderr: Annotated[bool, typer.Option("--log-stderr/--no-log-stderr", hidden=True)] = True,
+) -> None:
+    """Run the node daemon in the foreground until Ctrl-C or SIGTERM."""
+    from gsv_cli.logsetup import BACKUP_COUNT, MAX_BYTES, configure_logging, env_int
+    from gsv_cli.runner import run as run_async
+
+    state: CliState = ctx.obj
+    chosen = _settings(node_id, workspace, restrict)
+    if not chosen["workspace"].is_dir():
+        output.fail(f"workspace {chosen['workspace']} is not a directory")
+    log_file = services.log_file(NAME)
+    configure_logging(
+        log_file,
+        stderr=log_stderr,
+        max_bytes=env_int("GSV_NODE_LOG_MAX_BYTES", MAX_BYTES, minimum=1024),
+        backups=env_int("GSV_NODE_LOG_MAX_FILES", BACKUP_COUNT),
+    )
+    run_async(lambda: _run_until_signalled(state, chosen, log_file), fast=True)
+
+
+async def _run_until_signalled(state: CliState, chosen: dict[str, Any], log_file: Path) -> None:
+    import asyncio
+    import signal
+
+    from gsv_core.node.daemon import NodeDaemon, NodeSettings
+
+    settings = NodeSettings(
+        url=state.url(),
+        token=state.token(),
+        node_id=chosen["node_id"],
+        workspace=chosen["workspace"],
+        restrict_to_workspace=chosen["restrict"],
+        log_file=log_file,
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    output.write_text(
+        f"gsv node {settings.node_id} serving {settings.workspace} to {settings.url}\n"
+    )
+    await NodeDaemon(settings).run(stop)
+
+
+def _run_argv(state: CliState, chosen: dict[str, Any], *, log_stderr: bool) -> list[str]:
+    """The `gsv node run` command line for start and install (the token is read from the
+    secret store at run time, never put on a command line)."""
+    argv = [sys.executable, "-m", "gsv_cli", "--url", state.url(), NAME, "run"]
+    argv += ["--id", chosen["node_id"], "--workspace", str(chosen["workspace"])]
+    argv.append("--restrict-to-workspace" if chosen["restrict"] else "--no-restrict-to-workspace")
+    if not log_stderr:
+        argv.append("--no-log-stderr")
+    return argv
+
+
+@app.command("install")
+def install(
+    ctx: typer.Context,
+    node_id: NodeId = None,
+    workspace: Workspace = None,
+    restrict: Restrict = None,
+) -> None:
+    """Install (or refresh) the node as a user service and start it.
+
+    Remembers the id, workspace and gateway URL in the local config."""
+    from gsv_core.localconfig import load_local_config, set_secret
+
+    state: CliState = ctx.obj
+    chosen = _settings(node_id, workspace, restrict)
+    with output.reporting_errors():
+        local = load_local_config()
+        local.set("node.id", chosen["node_id"])
+        local.set("node.workspace", str(chosen["workspace"]))
+        local.set("node.restrict_to_workspace", chosen["restrict"])
+        local.set("gateway.url", state.url())
+        local.save()
+        if state.token_flag:  # the service reads the token from the secret store
+            set_secret("gateway.token", state.token_flag)
+    result = services.install(
+        NAME, "gsv node", lambda stderr: _run_argv(state, chosen, log_stderr=stderr)
+    )
+    if not result.activated:
+        output.print_hint("or run it as a background process now: gsv node start")
+
+
+@app.command("uninstall")
+def uninstall() -> None:
+    """Stop and remove the node's user service."""
+    services.uninstall(NAME)
+
+
+@app.command("start")
+def start(
+    ctx: typer.Context,
+    node_id: NodeId = None,
+    workspace: Workspace = None,
+    restrict: Restrict = None,
+) -> None:
+    """Start the node as a background process and wait until it has connected."""
+    from gsv_core.errors import Conflict
+    from gsv_core.service import background
+
+    state: CliState = ctx.obj
+    chosen = _settings(node_id, workspace, restrict)
+    try:
+        pid = background.start(NAME, _run_argv(state, chosen, log_stderr=False))
+    except Conflict as exc:
+        output.fail(exc.message, "Stop it with `gsv node stop`, or see `gsv node status`.")
+    background.write_state(NAME, {"pid": pid, "nodeId": chosen["node_id"], "url": state.url()})
+    connected = _wait_connected(pid)
+    output.write_text(
+        f"gsv node {chosen['node_id']} started (pid {pid})\n"
+        f"  workspace: {chosen['workspace']}\n  gateway:   {state.url()}\n"
+        f"  log:       {services.log_file(NAME)}\n"
+    )
+    if not connected:
+        output.print_hint(
+            "warning: not connected to the gateway yet; it keeps retrying (see `gsv node logs`)"
+        )
+
+
+def _wait_connected(pid: int) -> bool:
+    """Whether the node logged a successful connect within START_WAIT seconds."""
+    from gsv_core.service import background
+
+    deadline = time.monotonic() + START_WAIT
+    log_file = services.log_file(NAME)
+    while time.monotonic() < deadline:
+        if not background.is_running(pid):
+            background.stop(NAME)
+            services.fail_with_output("the node exited at start", background.output_file(NAME))
+        if log_file.exists() and CONNECTED in log_file.read_text(errors="replace")[-65536:]:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@app.command("stop")
+def stop(
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=0, help="Seconds before SIGKILL.")
+    ] = 10.0,
+) -> None:
+    """Stop the background node process."""
+    services.stop_process(NAME, timeout)
+
+
+@app.command("status")
+def status(
+    ctx: typer.Context,
+    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Show the background process and whether the gateway sees this node online.
+
+    Exits 0 when the gateway lists the node as online, 1 otherwise."""
+    from gsv_core.service import background
+
+    state: CliState = ctx.obj
+    recorded = background.read_state(NAME) or {}
+    node_id = recorded.get("nodeId") or _settings(None, None, None)["node_id"]
+    pid = background.running_pid(NAME)
+    online, problem = _online_at_gateway(state, node_id)
+    report = {
+        "nodeId": node_id,
+        "pid": pid,
+        "running": pid is not None,
+        "online": online,
+        "gateway": state.url(),
+        "problem": problem,
+        "log": str(services.log_file(NAME)),
+    }
+    if json_output or state.json:
+        output.print_json(report)
+    else:
+        process = f"running (pid {pid})" if pid else "not running"
+        seen = "online" if online else f"not online ({problem})" if problem else "not online"
+        output.write_text(
+            f"node:               {node_id}\nbackground process: {process}\n"
+            f"gateway:            {report['gateway']} -> {seen}\n"
+            f"log:                {report['log']}\n"
+        )
+    raise typer.Exit(0 if online else 1)
+
+
+def _online_at_gateway(state: CliState, node_id: str) -> tuple[bool, str | None]:
+    import asyncio
+
+    from gsv_cli.runner import gateway_client
+    from gsv_core.errors import GsvError
+    from gsv_core.protocol.methods import NODES_LIST
+
+    async def ask() -> list[dict[str, Any]]:
+        async with gateway_client(state) as client:
+            nodes: list[dict[str, Any]] = (await client.call(NODES_LIST, timeout=10))["nodes"]
+            return nodes
+
+    try:
+        nodes = asyncio.run(ask())
+    except GsvError as exc:
+        return False, exc.message
+    return any(n["nodeId"] == node_id and n["online"] for n in nodes), None
+
+
+@app.command("logs")
+def logs(
+    lines: Annotated[int, typer.Option("--lines", "-n", min=0, help="Lines to show.")] = 100,
+    follow: Annotated[
+        bool, typer.Option("--follow", "-f", help="Keep printing new lines.")
+    ] = False,
+) -> None:
+    """Show the end of this machine's node log (and follow it with --follow)."""
+    services.show_log(NAME, lines, follow, "The node writes it once started (`gsv node start`).")

@@ -1,0 +1,81 @@
+"""`gsv nodes list|forget` and `gsv logs`: the nodes the gateway knows and their logs."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from gsv_cli import output
+from gsv_cli.state import CliState
+
+app = typer.Typer(help="Nodes the gateway knows, online or not.", no_args_is_help=True)
+
+
+@app.command("list")
+def list_nodes(
+    ctx: typer.Context,
+    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Show every known node: online or offline, platform, version, capabilities, last seen."""
+    from gsv_cli.runner import call
+    from gsv_core.protocol.methods import NODES_LIST
+
+    state: CliState = ctx.obj
+    nodes: list[dict[str, Any]] = call(state, NODES_LIST)["nodes"]
+    if json_output or state.json:
+        output.print_json(nodes)
+        return
+    rows = [
+        [
+            node["nodeId"],
+            "online" if node["online"] else "offline",
+            node.get("platform") or "-",
+            node.get("version") or "-",
+            ", ".join(node.get("hostCapabilities", [])) or "-",
+            "now" if node["online"] else output.when(node.get("lastSeenAt")),
+        ]
+        for node in nodes
+    ]
+    columns = ["node", "state", "platform", "version", "capabilities", "last seen"]
+    output.print_table(columns, rows, empty="no nodes yet: start one with `gsv node --foreground`")
+
+
+@app.command("forget")
+def forget(
+    ctx: typer.Context,
+    node_id: Annotated[str, typer.Argument(metavar="ID", help="Node id.")],
+    force: Annotated[bool, typer.Option("--force", help="Disconnect it if connected.")] = False,
+) -> None:
+    """Remove a node from the gateway's registry (--force if it is still connected)."""
+    from gsv_cli.runner import call
+    from gsv_core.protocol.methods import NODE_FORGET
+
+    state: CliState = ctx.obj
+    result = call(state, NODE_FORGET, {"nodeId": node_id, "force": force})
+    if state.json:
+        output.print_json(result)
+        return
+    said = "forgot" if result["removed"] else "nothing known about"
+    extra = " (disconnected it)" if result["disconnected"] else ""
+    output.write_text(f"{said} node {result['nodeId']}{extra}\n")
+
+
+def logs(
+    ctx: typer.Context,
+    node: Annotated[str | None, typer.Option("--node", help="Node id (needed if several).")] = None,
+    lines: Annotated[int, typer.Option("--lines", "-n", min=1, max=5000, help="Lines.")] = 100,
+) -> None:
+    """Show the last lines of a node's log, fetched through the gateway."""
+    from gsv_cli.runner import call
+    from gsv_core.protocol.methods import LOGS_GET
+
+    state: CliState = ctx.obj
+    params: dict[str, Any] = {"lines": lines}
+    if node:
+        params["nodeId"] = node
+    result = call(state, LOGS_GET, params, timeout=120)
+    if state.json:
+        output.print_json(result)
+        return
+    output.write_text("".join(f"{line}\n" for line in result["lines"]))

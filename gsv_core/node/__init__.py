@@ -1,0 +1,1 @@
+"""The node side: the daemon that connects to a gateway and the tools it exposes."""

@@ -1,0 +1,271 @@
+"""The node daemon: connect to a gateway in `node` mode, advertise this machine's tools,
+and serve what the gateway asks (`tool.invoke`, `logs.get`, `node.probe`).
+
+It survives anything: a refused connect, a bad token, a gateway restart or a dead
+network all lead to a logged reason and a reconnect with jittered exponential backoff
+(capped at 30 s); every reconnect repeats the handshake, so the tools reappear. The
+websocket keepalive notices a dead connection within two ping intervals.
+
+Background process events from Bash are queued in a bounded outbox and sent as
+`node.exec.event` in order, surviving reconnects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import platform
+import re
+import shutil
+import socket
+from collections import deque
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gsv_core import __version__
+from gsv_core.client import Backoff, ClientIdentity, GatewayClient, local_platform
+from gsv_core.errors import GsvError
+from gsv_core.node.logtail import tail_lines
+from gsv_core.node.tools import Toolset, build_toolset
+from gsv_core.protocol import events
+from gsv_core.protocol import methods as m
+from gsv_core.protocol.frames import EventFrame
+from gsv_core.protocol.schemas.nodes import BIN_NAME
+
+log = logging.getLogger(__name__)
+
+OUTBOX_MAX = 2048
+MAX_LOG_LINES = 5000
+REPLY_TIMEOUT = 30.0
+
+
+def default_node_id() -> str:
+    """`node-{hostname}`, made safe for `{nodeId}__{tool}` names (no dots, no `__`)."""
+    host = socket.gethostname().split(".")[0].lower()
+    safe = re.sub(r"[^a-z0-9-]+", "-", host).strip("-")
+    return f"node-{safe or 'host'}"[:48].rstrip("-")
+
+
+@dataclass
+class NodeSettings:
+    url: str
+    node_id: str
+    workspace: Path
+    token: str | None = None
+    restrict_to_workspace: bool = False
+    log_file: Path | None = None
+    ping_interval: float = 20.0
+    backoff: Backoff = field(default_factory=Backoff)
+
+
+def runtime_info(toolset: Toolset) -> dict[str, Any]:
+    """NodeRuntimeInfo of seed 001: capabilities, OS, env var *names* (never values)."""
+    return {
+        "hostRole": "execution",
+        "hostCapabilities": toolset.host_capabilities(),
+        "toolCapabilities": toolset.tool_capabilities(),
+        "hostOs": local_platform(),
+        "hostEnv": sorted(os.environ),
+    }
+
+
+class NodeDaemon:
+    def __init__(self, settings: NodeSettings, toolset: Toolset | None = None) -> None:
+        self.settings = settings
+        self._outbox: deque[dict[str, Any]] = deque()
+        self._outbox_ready = asyncio.Event()
+        self.toolset = toolset or build_toolset(
+            settings.workspace,
+            restrict_to_workspace=settings.restrict_to_workspace,
+            on_exec_event=self.queue_exec_event,
+        )
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.client: GatewayClient | None = None
+        self.connected = asyncio.Event()
+
+    # -- lifecycle ----------------------------------------------------------------------
+    async def run(self, stop: asyncio.Event) -> None:
+        """Stay connected until `stop` is set; then shut the tools down."""
+        log.info(
+            "node %s starting (workspace %s, gateway %s)",
+            self.settings.node_id,
+            self.settings.workspace,
+            self.settings.url,
+        )
+        try:
+            while not stop.is_set():
+                await self._session(stop)
+        finally:
+            for task in list(self._tasks):
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+            await self.toolset.close()
+            log.info("node %s stopped", self.settings.node_id)
+
+    async def _session(self, stop: asyncio.Event) -> None:
+        """One connection: connect, serve until it drops or we stop, then back off."""
+        client = self._new_client()
+        try:
+            await client.connect()
+        except GsvError as exc:
+            await client.close()
+            delay = self.settings.backoff.next_delay()
+            log.warning(
+                "cannot connect to %s: %s; retrying in %.1fs", client.url, exc.message, delay
+            )
+            await _wait(stop, delay)
+            return
+        self.settings.backoff.reset()
+        self.client = client
+        self.connected.set()
+        log.info("connected to %s as node %s", client.url, self.settings.node_id)
+        pump = self._spawn(self._pump_events(client))
+        sender = self._spawn(self._send_outbox(client))
+        dropped = asyncio.ensure_future(client.wait_disconnected())
+        stopped = asyncio.ensure_future(stop.wait())
+        await asyncio.wait({dropped, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        for waiter in (dropped, stopped):
+            waiter.cancel()
+        self.connected.clear()
+        self.client = None
+        sender.cancel()
+        await client.close()
+        await asyncio.gather(pump, sender, return_exceptions=True)
+        if not stop.is_set():
+            delay = self.settings.backoff.next_delay()
+            log.warning("connection to %s lost; reconnecting in %.1fs", client.url, delay)
+            await _wait(stop, delay)
+
+    def _new_client(self) -> GatewayClient:
+        identity = ClientIdentity(
+            mode=m.NODE,
+            id=self.settings.node_id,
+            version=__version__,
+            platform=f"{local_platform()}-{platform.machine().lower()}",
+            tools=self.toolset.definitions(),
+            node_runtime=runtime_info(self.toolset),
+        )
+        return GatewayClient(
+            self.settings.url,
+            token=self.settings.token,
+            identity=identity,
+            ping_interval=self.settings.ping_interval,
+        )
+
+    def _spawn(self, coro: Awaitable[None]) -> asyncio.Task[None]:
+        task: asyncio.Task[None] = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    # -- gateway requests ---------------------------------------------------------------
+    async def _pump_events(self, client: GatewayClient) -> None:
+        async for frame in client.events():
+            handler = self._handlers().get(frame.event)
+            if handler is None:
+                log.debug("ignoring event %s", frame.event)
+                continue
+            self._spawn(handler(client, frame))
+
+    def _handlers(self) -> dict[str, Any]:
+        return {
+            events.TOOL_INVOKE: self._on_tool_invoke,
+            events.LOGS_GET: self._on_logs_get,
+            events.NODE_PROBE: self._on_probe,
+        }
+
+    async def _on_tool_invoke(self, client: GatewayClient, frame: EventFrame) -> None:
+        payload = frame.payload if isinstance(frame.payload, dict) else {}
+        call_id, tool = payload.get("callId"), payload.get("tool")
+        if not isinstance(call_id, str) or not isinstance(tool, str):
+            log.warning("malformed tool.invoke event: %r", frame.payload)
+            return
+        log.info("tool %s (call %s)", tool, call_id)
+        try:
+            reply: dict[str, Any] = {
+                "callId": call_id,
+                "result": await self.toolset.invoke(tool, payload.get("args") or {}),
+            }
+        except GsvError as exc:
+            reply = {"callId": call_id, "error": exc.message}
+        await self._reply(client, m.TOOL_RESULT, reply)
+
+    async def _on_logs_get(self, client: GatewayClient, frame: EventFrame) -> None:
+        payload = frame.payload if isinstance(frame.payload, dict) else {}
+        call_id = payload.get("callId")
+        if not isinstance(call_id, str):
+            return
+        requested = payload.get("lines")
+        count = min(max(1, requested if isinstance(requested, int) else 100), MAX_LOG_LINES)
+        path = self.settings.log_file
+        try:
+            if path is None:
+                raise OSError("this node does not log to a file")
+            lines, truncated = await asyncio.to_thread(tail_lines, path, count)
+            reply: dict[str, Any] = {"callId": call_id, "lines": lines, "truncated": truncated}
+        except OSError as exc:
+            reply = {"callId": call_id, "error": f"cannot read the node log: {exc}"}
+        await self._reply(client, m.LOGS_RESULT, reply)
+
+    async def _on_probe(self, client: GatewayClient, frame: EventFrame) -> None:
+        payload = frame.payload if isinstance(frame.payload, dict) else {}
+        probe_id = payload.get("probeId")
+        if not isinstance(probe_id, str):
+            return
+        bins = payload.get("bins")
+        if payload.get("kind") != "bins" or not isinstance(bins, list):
+            reply: dict[str, Any] = {
+                "probeId": probe_id,
+                "ok": False,
+                "error": f"unsupported probe kind: {payload.get('kind')!r}",
+            }
+        else:
+            names = [b for b in bins if isinstance(b, str) and BIN_NAME.match(b)]
+            found = {name: shutil.which(name) is not None for name in names}
+            reply = {"probeId": probe_id, "ok": True, "bins": found}
+        await self._reply(client, m.NODE_PROBE_RESULT, reply)
+
+    async def _reply(self, client: GatewayClient, method: str, params: dict[str, Any]) -> None:
+        try:
+            await client.call(method, params, timeout=REPLY_TIMEOUT)
+        except GsvError as exc:
+            # the gateway already failed the call if we were disconnected; nothing to retry
+            log.warning("%s not delivered: %s", method, exc.message)
+
+    # -- background exec events ---------------------------------------------------------
+    def queue_exec_event(self, payload: dict[str, Any]) -> None:
+        """Queue a `node.exec.event` (bounded: the oldest is dropped when full)."""
+        if len(self._outbox) >= OUTBOX_MAX:
+            dropped = self._outbox.popleft()
+            log.warning("exec event outbox full; dropped event %s", dropped.get("eventId"))
+        self._outbox.append(payload)
+        self._outbox_ready.set()
+
+    async def _send_outbox(self, client: GatewayClient) -> None:
+        while True:
+            if not self._outbox:
+                self._outbox_ready.clear()
+                await self._outbox_ready.wait()
+                continue
+            try:
+                await client.call(m.NODE_EXEC_EVENT, self._outbox[0], timeout=REPLY_TIMEOUT)
+            except GsvError as exc:
+                if exc.code == 400:  # the gateway will never take it: drop, do not loop
+                    log.warning("exec event refused: %s", exc.message)
+                    self._outbox.popleft()
+                    continue
+                log.info("exec event not sent yet (%s); keeping it", exc.message)
+                await asyncio.sleep(1)
+                continue
+            self._outbox.popleft()
+
+
+async def _wait(stop: asyncio.Event, seconds: float) -> None:
+    """Sleep `seconds` or until `stop` is set, whichever is first."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(seconds):
+            await stop.wait()

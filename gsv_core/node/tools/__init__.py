@@ -1,0 +1,59 @@
+"""The tools a node exposes to the agent: Bash, Process, Read, Write, Edit, Glob, Grep.
+
+    toolset = build_toolset(workspace, restrict_to_workspace=False, on_exec_event=send)
+    toolset.definitions()            # for `connect`
+    await toolset.invoke("Read", {"path": "README.md"})
+    await toolset.close()            # kills background process groups
+
+Seed 002 is the contract for parameters, results and errors; each tool's module says
+where it departs from the original (spec 14.3) and why.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from gsv_core.node.tools.base import Tool
+from gsv_core.node.tools.bash import BashTool
+from gsv_core.node.tools.edit import EditTool
+from gsv_core.node.tools.glob import GlobTool
+from gsv_core.node.tools.grep import GrepTool
+from gsv_core.node.tools.locks import FileLocks
+from gsv_core.node.tools.process import ProcessTool
+from gsv_core.node.tools.processes import Clock, ExecEventSink, ProcessManager, epoch_ms
+from gsv_core.node.tools.read import ReadTool
+from gsv_core.node.tools.toolset import Toolset
+from gsv_core.node.tools.workspace import Workspace
+from gsv_core.node.tools.write import WriteTool
+
+__all__ = ["Toolset", "build_toolset"]
+
+
+def build_toolset(
+    workspace: Path,
+    *,
+    restrict_to_workspace: bool = False,
+    on_exec_event: ExecEventSink | None = None,
+    clock: Clock = epoch_ms,
+    use_rg: bool | None = None,
+) -> Toolset:
+    """The seven node tools rooted at `workspace`.
+
+    `on_exec_event` receives seed 001 `node.exec.event` params (without callId) when a
+    background command starts or ends; it is called on the event loop. `clock` (epoch ms)
+    and `use_rg` exist for tests and benchmarks.
+    """
+    root = Workspace(workspace, restrict=restrict_to_workspace)
+    processes = ProcessManager(on_exec_event=on_exec_event, clock=clock)
+    locks = FileLocks()
+    tools: list[Tool[Any]] = [
+        BashTool(root, processes),
+        ProcessTool(processes),
+        ReadTool(root),
+        WriteTool(root, locks),
+        EditTool(root, locks),
+        GlobTool(root),
+        GrepTool(root, use_rg=use_rg),
+    ]
+    return Toolset(tools, processes)

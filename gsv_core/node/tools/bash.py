@@ -1,0 +1,118 @@
+"""The Bash tool: run a shell command synchronously, in the background, or yield after a wait.
+
+Modes (seed 002): by default the call waits for the command and returns its output;
+`background: true` returns a running session at once; `yieldMs` waits up to that long
+(clamped to 10..120000 ms) and backgrounds the command if it is still running. Background
+sessions are then driven with the Process tool. A synchronous command gets EOF on stdin
+(nothing could ever write to it); background and yield modes keep stdin open for Process
+write/submit. A non-zero exit is a successful call with status "failed".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from typing import Any
+
+from pydantic import Field
+
+from gsv_core.errors import ToolFailed
+from gsv_core.node.tools.base import Tool, ToolParams
+from gsv_core.node.tools.processes import ProcessManager, ProcessSession
+from gsv_core.node.tools.workspace import Workspace
+
+DEFAULT_TIMEOUT_MS = 300_000
+MIN_YIELD_MS, MAX_YIELD_MS = 10, 120_000
+
+
+class BashParams(ToolParams):
+    command: str = Field(description="Shell command to execute. Must not be empty.")
+    workdir: str | None = Field(
+        None,
+        description="Working directory; relative paths resolve against the node workspace "
+        "(default: the workspace).",
+    )
+    timeout: float = Field(
+        DEFAULT_TIMEOUT_MS,
+        ge=0,
+        allow_inf_nan=False,
+        description="Timeout in milliseconds (0 = none). On expiry the whole process group "
+        "gets SIGTERM, then SIGKILL 250 ms later.",
+    )
+    background: bool = Field(
+        False, description="Run in the background at once and return a sessionId."
+    )
+    yieldMs: float | None = Field(
+        None,
+        allow_inf_nan=False,
+        description="Wait this many milliseconds (clamped to 10..120000), then background "
+        "the command if it is still running.",
+    )
+
+
+class BashTool(Tool[BashParams]):
+    name = "Bash"
+    capability = "shell.exec"
+    description = (
+        "Execute a shell command on this node with the user's login shell ($SHELL -lc). "
+        "Blocks until it finishes by default and returns exit code and output (merged "
+        "stdout/stderr, last 200,000 characters kept). Use background: true for long-running "
+        "commands, or yieldMs to wait a while and background the command if still running; "
+        "drive background sessions with the Process tool."
+    )
+    Params = BashParams
+
+    def __init__(self, workspace: Workspace, processes: ProcessManager) -> None:
+        self.workspace = workspace
+        self.processes = processes
+
+    async def run(self, params: BashParams) -> dict[str, Any]:
+        if not params.command.strip():
+            raise ToolFailed("command must not be empty")
+        workdir = await asyncio.to_thread(self._workdir, params.workdir)
+        yield_ms = None
+        if params.yieldMs is not None:
+            yield_ms = min(max(params.yieldMs, MIN_YIELD_MS), MAX_YIELD_MS)
+        session = await self._spawn(
+            params, workdir, keep_stdin=params.background or yield_ms is not None
+        )
+        if params.background:
+            self.processes.background(session)
+            return session.running_result()
+        await self._wait(session, None if yield_ms is None else yield_ms / 1000)
+        if session.running:
+            self.processes.background(session)
+            return session.running_result()
+        return session.completed_result()
+
+    def _workdir(self, requested: str | None) -> str:
+        workdir = self.workspace.resolve(requested)
+        if not os.path.exists(workdir):
+            raise ToolFailed(f"workdir does not exist: '{workdir}'")
+        if not os.path.isdir(workdir):
+            raise ToolFailed(f"workdir is not a directory: '{workdir}'")
+        return workdir
+
+    async def _spawn(self, params: BashParams, workdir: str, *, keep_stdin: bool) -> ProcessSession:
+        try:
+            return await self.processes.spawn(
+                params.command,
+                workdir=workdir,
+                timeout_ms=int(params.timeout),
+                keep_stdin=keep_stdin,
+            )
+        except OSError as exc:
+            raise ToolFailed(f"Failed to start command: {exc.strerror or exc}") from None
+
+    @staticmethod
+    async def _wait(session: ProcessSession, limit: float | None) -> None:
+        """Wait for the exit (or `limit` seconds); a cancelled call kills the command."""
+        try:
+            async with asyncio.timeout(limit):
+                await session.finished.wait()
+        except TimeoutError:
+            pass
+        except asyncio.CancelledError:
+            session.signal_group(signal.SIGKILL)
+            raise

@@ -1,0 +1,81 @@
+"""The Edit tool: replace exact text in a UTF-8 file.
+
+Without `replaceAll` the old text must occur exactly once (the match-count error of spec
+14.3 tells the agent how to disambiguate). An empty `oldString` is refused: the original
+accepted it and, with replaceAll, inserted the new text between every character (18.23).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from pydantic import Field
+
+from gsv_core.errors import ToolFailed
+from gsv_core.node.tools.base import Tool, ToolParams, run_blocking
+from gsv_core.node.tools.locks import FileLocks
+from gsv_core.node.tools.workspace import Workspace
+from gsv_core.node.tools.write import write_file
+
+
+class EditParams(ToolParams):
+    path: str = Field(description="File to edit; relative paths resolve against the workspace.")
+    oldString: str = Field(description="Exact text to find (must not be empty).")
+    newString: str = Field(description="Replacement text.")
+    replaceAll: bool = Field(
+        False,
+        description="Replace every occurrence; otherwise oldString must occur exactly once.",
+    )
+
+
+class EditTool(Tool[EditParams]):
+    name = "Edit"
+    capability = "filesystem.edit"
+    description = (
+        "Edit a text file on this node by exact string replacement. oldString must match "
+        "exactly once unless replaceAll is true; include surrounding lines to make it unique."
+    )
+    Params = EditParams
+
+    def __init__(self, workspace: Workspace, locks: FileLocks) -> None:
+        self.workspace = workspace
+        self.locks = locks
+
+    async def run(self, params: EditParams) -> dict[str, Any]:
+        if not params.oldString:
+            raise ToolFailed("oldString must not be empty")
+        path = await asyncio.to_thread(self.workspace.resolve, params.path)
+        async with self.locks.hold(path):
+            replacements = await run_blocking(lambda _: edit_file(path, params))
+        return {"path": path, "replacements": replacements}
+
+
+def edit_file(path: str, params: EditParams) -> int:
+    """Apply the replacement to `path` and return how many occurrences were replaced."""
+    text = _read_text(path)
+    found = text.count(params.oldString)
+    if found == 0:
+        raise ToolFailed(f"oldString not found in '{path}'")
+    if found > 1 and not params.replaceAll:
+        raise ToolFailed(
+            f"oldString found {found} times in '{path}'. "
+            "Use replaceAll: true or provide more context to make it unique."
+        )
+    count = found if params.replaceAll else 1
+    write_file(path, text.replace(params.oldString, params.newString, count).encode("utf-8"))
+    return count
+
+
+def _read_text(path: str) -> str:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except IsADirectoryError:
+        raise ToolFailed(f"'{path}' is a directory, not a file") from None
+    except OSError as exc:
+        raise ToolFailed(f"Failed to read '{path}': {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ToolFailed(f"'{path}' is not a UTF-8 text file; Edit only changes text") from None

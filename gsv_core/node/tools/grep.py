@@ -1,0 +1,156 @@
+"""The Grep tool: lines matching a Python regular expression in the files under a path.
+
+The rules live in `textsearch`; this module validates the request, picks a backend (rg
+when it is on PATH, unless told otherwise, falling back to Python when rg cannot take the
+pattern), and shapes the result: at most 100 matches ordered by path then line, with
+`truncated: true` instead of `count` when there were more, lines cut to 200 characters.
+Because both backends produce the same matches in the same order and the first 100 are
+kept, the result does not depend on the backend.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import shutil
+import threading
+import warnings
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from pydantic import Field
+
+from gsv_core.errors import ToolFailed
+from gsv_core.node.tools.base import Tool, ToolParams, run_blocking
+from gsv_core.node.tools.patterns import PatternError, expand_braces, name_matcher
+from gsv_core.node.tools.ripgrep import RgUnusable, rg_matches
+from gsv_core.node.tools.textsearch import (
+    SKIPPED_DIRS,
+    GrepQuery,
+    Match,
+    literal_needle,
+    order_key,
+    python_matches,
+)
+from gsv_core.node.tools.walk import TreeWalker
+from gsv_core.node.tools.workspace import Workspace
+
+MAX_GREP_MATCHES = 100
+
+
+class GrepParams(ToolParams):
+    pattern: str = Field(description="Regular expression (Python `re` syntax) to search for.")
+    path: str | None = Field(
+        None, description="Directory (or file) to search (default: the node workspace)."
+    )
+    include: str | None = Field(
+        None, description='Glob on the file name, e.g. "*.md" or "*.{py,ts}".'
+    )
+
+
+class GrepTool(Tool[GrepParams]):
+    name = "Grep"
+    capability = "text.search"
+    description = (
+        "Search file contents on this node with a regular expression (Python syntax), "
+        "following symlinks and skipping binary files and .git. Returns up to 100 matching "
+        "lines (path, 1-based line, first 200 characters) ordered by path and line; "
+        'include filters file names, e.g. "*.{py,md}".'
+    )
+    Params = GrepParams
+
+    def __init__(self, workspace: Workspace, *, use_rg: bool | None = None) -> None:
+        """`use_rg`: None uses rg when it is on PATH, False never, True requires it."""
+        self.workspace = workspace
+        self.rg = shutil.which("rg") if use_rg is not False else None
+        if use_rg and self.rg is None:
+            raise ValueError("use_rg=True but rg is not on PATH")
+
+    async def run(self, params: GrepParams) -> dict[str, Any]:
+        if not params.pattern:
+            raise ToolFailed("pattern must not be empty")
+        regex = _compile(params.pattern)  # here, not in a thread: warning filters are global
+        return await run_blocking(lambda cancelled: self._grep(params, regex, cancelled))
+
+    def _grep(
+        self, params: GrepParams, regex: re.Pattern[str], cancelled: threading.Event
+    ) -> dict[str, Any]:
+        query = self._query(params, regex)
+        matches, truncated = self._search(query, cancelled)
+        result: dict[str, Any] = {
+            "pattern": params.pattern,
+            "basePath": query.base,
+            "matches": [match.to_wire() for match in matches],
+        }
+        if truncated:
+            result["truncated"] = True
+        else:
+            result["count"] = len(matches)
+        return result
+
+    def _query(self, params: GrepParams, regex: re.Pattern[str]) -> GrepQuery:
+        base = self.workspace.resolve(params.path)
+        if not os.path.exists(base):
+            raise ToolFailed(f"path does not exist: '{base}'")
+        needle = literal_needle(params.pattern)
+        if not params.include:
+            return GrepQuery(regex, base, needle=needle)
+        try:
+            globs = expand_braces(params.include)
+        except PatternError as exc:
+            raise ToolFailed(str(exc)) from None
+        return GrepQuery(regex, base, name_matcher(globs), tuple(globs), needle)
+
+    def _search(self, query: GrepQuery, cancelled: threading.Event) -> tuple[list[Match], bool]:
+        if self.rg is not None:
+            try:
+                return _first(query, rg_matches(self.rg, query, self._confined(query), cancelled))
+            except RgUnusable:
+                pass
+        confine = self.workspace.allows_real if self.workspace.restrict else None
+        walker = TreeWalker(cancelled, confine, SKIPPED_DIRS)
+        return _first(query, python_matches(query, walker))
+
+    def _confined(self, query: GrepQuery) -> Callable[[str], bool]:
+        """For rg results: no symlink between the base and the file may point outside."""
+        if not self.workspace.restrict:
+            return lambda path: True
+        cache: dict[str, bool] = {}
+
+        def allowed(path: str) -> bool:
+            current = query.base
+            for part in os.path.relpath(path, query.base).split(os.sep):
+                current = os.path.join(current, part)
+                if current not in cache:
+                    link = os.path.islink(current)
+                    cache[current] = not link or self.workspace.allows_real(
+                        os.path.realpath(current)
+                    )
+                if not cache[current]:
+                    return False
+            return True
+
+        return allowed
+
+
+def _compile(pattern: str) -> re.Pattern[str]:
+    try:
+        with warnings.catch_warnings():
+            # "[[:alpha:]]" and friends warn (FutureWarning) rather than fail.
+            warnings.simplefilter("ignore")
+            return re.compile(pattern)
+    except re.error as exc:
+        raise ToolFailed(f"Invalid regex pattern '{pattern}': {exc}") from None
+
+
+def _first(query: GrepQuery, matches: Iterator[Match]) -> tuple[list[Match], bool]:
+    """The first 100 matches and whether there were more; stops the backend early."""
+    try:
+        found = list(itertools.islice(matches, MAX_GREP_MATCHES + 1))
+    finally:
+        close = getattr(matches, "close", None)
+        if close is not None:
+            close()
+    found.sort(key=lambda match: order_key(query.base, match))
+    return found[:MAX_GREP_MATCHES], len(found) > MAX_GREP_MATCHES

@@ -1,0 +1,167 @@
+"""The Read tool: numbered lines of a text file, or an image as a structured content block.
+
+A file is text when its first 8 KiB hold no NUL byte and decode as UTF-8 (and every line
+returned decodes too). Text comes back as `{lineNum}\\t{line}` lines numbered from
+offset + 1 (seed 002: no padding), CR before LF stripped. At most 256 Ki characters of
+line text are returned per call; a larger range is an error that suggests an offset and
+limit that fit, so a huge log can still be read in parts (the original had no cap:
+spec 18.23). Other files are sniffed by magic bytes: images up to 10 MiB are returned
+base64 as `{content: [text block, image block]}`; anything else is an error naming the
+detected type.
+"""
+
+from __future__ import annotations
+
+import base64
+import codecs
+import os
+import stat
+from typing import Any, BinaryIO
+
+from pydantic import Field
+
+from gsv_core.errors import ToolFailed
+from gsv_core.node.tools.base import Tool, ToolParams, run_blocking
+from gsv_core.node.tools.sniff import HEAD_BYTES, is_image, sniff_mime
+from gsv_core.node.tools.workspace import Workspace
+
+MAX_IMAGE_BYTES = 10 * 1024 * 1024
+MAX_TEXT_CHARS = 256 * 1024
+TEXT_PROBE_BYTES = 8192
+# A line longer than this many bytes cannot fit in MAX_TEXT_CHARS characters of UTF-8.
+_LINE_BYTES = MAX_TEXT_CHARS * 4 + 4
+
+
+class ReadParams(ToolParams):
+    path: str = Field(description="File to read; relative paths resolve against the workspace.")
+    offset: int = Field(0, ge=0, description="First line to read (0-based). Ignored for images.")
+    limit: int | None = Field(
+        None, ge=1, description="Maximum number of lines (default: to the end). Ignored for images."
+    )
+
+
+class ReadTool(Tool[ReadParams]):
+    name = "Read"
+    capability = "filesystem.read"
+    description = (
+        "Read a file on this node. Text comes back as numbered lines ('{lineNum}\\t{line}', "
+        "starting at offset + 1); at most 256 Ki characters per call, so page through large "
+        "files with offset and limit. Images (PNG, JPEG, GIF, WebP, BMP, ...) up to 10 MB "
+        "are returned as image content. Other binary files are refused."
+    )
+    Params = ReadParams
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+
+    async def run(self, params: ReadParams) -> dict[str, Any]:
+        return await run_blocking(
+            lambda _: read_file(self.workspace.resolve(params.path), params.offset, params.limit)
+        )
+
+
+def read_file(path: str, offset: int, limit: int | None) -> dict[str, Any]:
+    """Read `path` as numbered text lines or an image content result (blocking)."""
+    try:
+        info = os.stat(path)
+        if stat.S_ISDIR(info.st_mode):
+            raise ToolFailed(f"'{path}' is a directory, not a file (use Glob to list it)")
+        if not stat.S_ISREG(info.st_mode):
+            raise ToolFailed(f"'{path}' is not a regular file")
+        with open(path, "rb") as handle:
+            head = handle.read(TEXT_PROBE_BYTES)
+            if not _looks_like_text(head, complete=len(head) >= info.st_size):
+                return _read_binary(path, handle, head, info.st_size)
+            handle.seek(0)
+            return _read_text(path, handle, offset, limit, info.st_size)
+    except OSError as exc:
+        raise ToolFailed(f"Failed to read '{path}': {exc.strerror or exc}") from None
+
+
+def _looks_like_text(head: bytes, *, complete: bool) -> bool:
+    if b"\x00" in head:
+        return False
+    try:
+        # Not final unless the whole file is here: the probe may cut a character in two.
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=complete)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _read_text(
+    path: str, handle: BinaryIO, offset: int, limit: int | None, size: int
+) -> dict[str, Any]:
+    numbered: list[str] = []
+    chars = 0
+    number = 0
+    while limit is None or len(numbered) < limit:
+        raw, whole = _next_line(handle)
+        if raw is None:
+            break
+        number += 1
+        if number <= offset:
+            continue
+        if not whole:
+            raise _line_too_long(path, number)
+        try:
+            line = raw.decode("utf-8").removesuffix("\n").removesuffix("\r")
+        except UnicodeDecodeError:
+            raise _binary_error(path, None, size) from None
+        chars += len(line) + 1
+        if chars > MAX_TEXT_CHARS:
+            if not numbered:
+                raise _line_too_long(path, number)
+            raise _range_too_large(path, offset, len(numbered))
+        numbered.append(f"{number}\t{line}")
+    return {"path": path, "content": "\n".join(numbered), "lines": len(numbered)}
+
+
+def _next_line(handle: BinaryIO) -> tuple[bytes | None, bool]:
+    """The next line (None at EOF) and whether it was read whole (not over-long)."""
+    raw = handle.readline(_LINE_BYTES)
+    if not raw:
+        return None, True
+    if raw.endswith(b"\n") or len(raw) < _LINE_BYTES:
+        return raw, True
+    while (rest := handle.readline(_LINE_BYTES)) and not rest.endswith(b"\n"):
+        pass  # skip the remainder of an over-long line without holding it in memory
+    return raw, False
+
+
+def _line_too_long(path: str, number: int) -> ToolFailed:
+    return ToolFailed(
+        f"Line {number} of '{path}' is longer than Read returns at once "
+        f"({MAX_TEXT_CHARS} characters); inspect it with Grep or Bash (e.g. cut -c1-2000)"
+    )
+
+
+def _range_too_large(path: str, offset: int, fitting: int) -> ToolFailed:
+    return ToolFailed(
+        f"'{path}' has more than {MAX_TEXT_CHARS // 1024} KiB of text from line {offset + 1}; "
+        f"read it in parts with offset and limit, e.g. offset={offset} limit={fitting}"
+    )
+
+
+def _read_binary(path: str, handle: BinaryIO, head: bytes, size: int) -> dict[str, Any]:
+    mime = sniff_mime(head[:HEAD_BYTES])
+    if not is_image(mime):
+        raise _binary_error(path, mime, size)
+    name = os.path.basename(path)
+    if size > MAX_IMAGE_BYTES:
+        raise ToolFailed(
+            f"Image file too large: {name} ({size} bytes, max {MAX_IMAGE_BYTES} bytes)"
+        )
+    data = head + handle.read()
+    return {
+        "content": [
+            {"type": "text", "text": f"Image file: {name} ({mime}, {len(data)} bytes)"},
+            {"type": "image", "data": base64.b64encode(data).decode("ascii"), "mimeType": mime},
+        ]
+    }
+
+
+def _binary_error(path: str, mime: str | None, size: int) -> ToolFailed:
+    kind = mime or "unknown type"
+    name = os.path.basename(path)
+    return ToolFailed(f"Binary file: {name} ({kind}, {size} bytes) — not a text or image file")

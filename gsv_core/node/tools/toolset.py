@@ -1,0 +1,56 @@
+"""The Toolset: the node tools by name, as the daemon advertises and invokes them.
+
+`invoke()` is the one place a tool's exception becomes the caller's error: ToolFailed
+passes through with its message, anything unexpected is logged with its traceback and
+reported as a short ToolFailed, so a tool bug never takes the node down.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from gsv_core.errors import ToolFailed
+from gsv_core.node.tools.base import Tool
+from gsv_core.node.tools.processes import ProcessManager
+
+log = logging.getLogger(__name__)
+
+
+class Toolset:
+    """A fixed set of tools plus the background processes they own."""
+
+    def __init__(self, tools: Sequence[Tool[Any]], processes: ProcessManager | None = None) -> None:
+        self._tools = {tool.name: tool for tool in tools}
+        self._processes = processes
+
+    def definitions(self) -> list[dict[str, Any]]:
+        """`[{name, description, inputSchema}]` for the connect handshake."""
+        return [tool.definition() for tool in self._tools.values()]
+
+    def tool_capabilities(self) -> dict[str, list[str]]:
+        """Tool name -> capability ids (seed 002 "Capability Mapping")."""
+        return {tool.name: [tool.capability] for tool in self._tools.values()}
+
+    def host_capabilities(self) -> list[str]:
+        return sorted({tool.capability for tool in self._tools.values()})
+
+    async def invoke(self, name: str, args: Any) -> Any:
+        """Run a tool by its bare name; every failure is raised as ToolFailed."""
+        tool = self._tools.get(name)
+        if tool is None:
+            raise ToolFailed(f"Tool not found: {name}")
+        params = tool.parse(args)
+        try:
+            return await tool.run(params)
+        except ToolFailed:
+            raise
+        except Exception as exc:
+            log.exception("tool %s failed unexpectedly", name)
+            raise ToolFailed(f"{name} failed: internal error ({type(exc).__name__})") from None
+
+    async def close(self) -> None:
+        """Kill the process groups of background commands; the toolset is done."""
+        if self._processes is not None:
+            await self._processes.close()

@@ -1,0 +1,57 @@
+"""The Write tool: create or overwrite a file with UTF-8 text, creating parent directories."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+from pydantic import Field
+
+from gsv_core.errors import ToolFailed
+from gsv_core.node.tools.base import Tool, ToolParams, run_blocking
+from gsv_core.node.tools.locks import FileLocks
+from gsv_core.node.tools.workspace import Workspace
+
+
+class WriteParams(ToolParams):
+    path: str = Field(description="File to write; relative paths resolve against the workspace.")
+    content: str = Field(description="The complete new content of the file.")
+
+
+class WriteTool(Tool[WriteParams]):
+    name = "Write"
+    capability = "filesystem.write"
+    description = (
+        "Write a file on this node (UTF-8), replacing it if it exists and creating missing "
+        "parent directories. Returns the path and the number of bytes written."
+    )
+    Params = WriteParams
+
+    def __init__(self, workspace: Workspace, locks: FileLocks) -> None:
+        self.workspace = workspace
+        self.locks = locks
+
+    async def run(self, params: WriteParams) -> dict[str, Any]:
+        path = await asyncio.to_thread(self.workspace.resolve, params.path)
+        data = params.content.encode("utf-8")
+        async with self.locks.hold(path):
+            await run_blocking(lambda _: write_file(path, data))
+        return {"path": path, "bytes": len(data)}
+
+
+def write_file(path: str, data: bytes) -> None:
+    """Replace the contents of `path` (keeping its mode and links), creating parents."""
+    if os.path.isdir(path):
+        raise ToolFailed(f"'{path}' is a directory")
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+    except OSError as exc:
+        raise ToolFailed(
+            f"Failed to create parent directories of '{path}': {exc.strerror or exc}"
+        ) from None
+    try:
+        with open(path, "wb") as handle:
+            handle.write(data)
+    except OSError as exc:
+        raise ToolFailed(f"Failed to write '{path}': {exc.strerror or exc}") from None

@@ -1,0 +1,104 @@
+"""Fixtures for the node tool tests: a workspace in tmp_path, toolsets, events, polling."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gsv_core.errors import ToolFailed
+from gsv_core.node.tools import Toolset, build_toolset
+
+HAS_RG = shutil.which("rg") is not None
+
+
+class FakeClock:
+    """Epoch milliseconds that move only when a test says so."""
+
+    def __init__(self, start: int = 1_700_000_000_000) -> None:
+        self.now = start
+
+    def __call__(self) -> int:
+        return self.now
+
+    def advance(self, ms: int) -> None:
+        self.now += ms
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def events() -> list[dict[str, Any]]:
+    return []
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+async def toolset(workspace: Path, events: list[dict[str, Any]]) -> AsyncIterator[Toolset]:
+    tools = build_toolset(workspace, on_exec_event=events.append)
+    yield tools
+    await tools.close()
+
+
+@pytest.fixture
+async def restricted(workspace: Path) -> AsyncIterator[Toolset]:
+    tools = build_toolset(workspace, restrict_to_workspace=True)
+    yield tools
+    await tools.close()
+
+
+@pytest.fixture
+async def clocked(
+    workspace: Path, events: list[dict[str, Any]], clock: FakeClock
+) -> AsyncIterator[Toolset]:
+    tools = build_toolset(workspace, on_exec_event=events.append, clock=clock)
+    yield tools
+    await tools.close()
+
+
+async def eventually(check: Callable[[], Any], *, attempts: int = 1000) -> Any:
+    """Poll `check` (sync or async) until it returns something truthy; bounded (~10 s)."""
+    for _ in range(attempts):
+        value = check()
+        if isinstance(value, Awaitable):
+            value = await value
+        if value:
+            return value
+        await asyncio.sleep(0.01)
+    raise AssertionError("condition never became true")
+
+
+async def failure(tools: Toolset, name: str, args: Any) -> str:
+    """The ToolFailed message of a call that must fail."""
+    with pytest.raises(ToolFailed) as caught:
+        await tools.invoke(name, args)
+    return caught.value.message
+
+
+def alive(pid: int) -> bool:
+    """True while `pid` runs (a zombie waiting to be reaped counts as gone)."""
+    stat = Path(f"/proc/{pid}/stat")
+    if Path("/proc/self/stat").exists():
+        try:
+            return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        except (FileNotFoundError, ProcessLookupError):
+            return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
