@@ -14,6 +14,7 @@ import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
+from typing import Any
 
 
 async def _until_stdin_closes() -> None:
@@ -73,11 +74,30 @@ async def raw_socket(url: str) -> AsyncIterator[object]:
         yield ws
 
 
+def _run(main: Any) -> None:
+    """Run a server on uvloop when installed, as `gsv gateway run` does (same for both)."""
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(main)
+        return
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        runner.run(main)
+
+
+def loop_name() -> str:
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return "asyncio"
+    return "uvloop"
+
+
 if __name__ == "__main__":
     kind = sys.argv[1]
     if kind == "echo":
-        asyncio.run(_echo())
+        _run(_echo())
     elif kind == "gateway":
-        asyncio.run(_gateway(sys.argv[2]))
+        _run(_gateway(sys.argv[2]))
     else:
         raise SystemExit(f"unknown server {kind!r}")

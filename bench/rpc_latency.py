@@ -17,7 +17,7 @@ import tempfile
 import time
 from typing import Any
 
-from bench._servers import raw_socket, server_process
+from bench._servers import loop_name, raw_socket, server_process
 
 
 def percentile(samples: list[float], q: float) -> float:
@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         raw = asyncio.run(raw_gateway_rtts(gw_url, count))
         via_client = asyncio.run(client_rtts(gw_url, count))
     base = percentile(echo, 0.5)
-    print(f"{count} sequential round trips on one connection, 127.0.0.1")
+    print(f"{count} sequential round trips on one connection, 127.0.0.1, servers on {loop_name()}")
     print(summary("raw websockets echo", echo))
     print(summary("gateway config.get (raw)", raw, base))
     print(summary("gateway config.get (client)", via_client, base))

@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench._servers import server_process
+from bench._servers import loop_name, server_process
 from bench.rpc_latency import echo_rtts, percentile, summary
 
 NODE_ID = "bench"
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> None:
         finally:
             node.terminate()
             node.wait(timeout=30)
-    print(f"{count} sequential calls, 127.0.0.1")
+    print(f"{count} sequential calls, 127.0.0.1, servers on {loop_name()}")
     print(summary("raw websockets echo", echo))
     print(summary("tool.invoke Read (node)", samples, percentile(echo, 0.5)))
 

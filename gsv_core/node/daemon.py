@@ -184,7 +184,7 @@ class NodeDaemon:
         if not isinstance(call_id, str) or not isinstance(tool, str):
             log.warning("malformed tool.invoke event: %r", frame.payload)
             return
-        log.info("tool %s (call %s)", tool, call_id)
+        log.debug("tool %s (call %s)", tool, call_id)
         try:
             reply: dict[str, Any] = {
                 "callId": call_id,

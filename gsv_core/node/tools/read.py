@@ -28,6 +28,8 @@ from gsv_core.node.tools.workspace import Workspace
 MAX_IMAGE_BYTES = 10 * 1024 * 1024
 MAX_TEXT_CHARS = 256 * 1024
 TEXT_PROBE_BYTES = 8192
+# files up to this size are read on the event loop: cheaper than a worker thread
+INLINE_READ_BYTES = 64 * 1024
 # A line longer than this many bytes cannot fit in MAX_TEXT_CHARS characters of UTF-8.
 _LINE_BYTES = MAX_TEXT_CHARS * 4 + 4
 
@@ -55,9 +57,19 @@ class ReadTool(Tool[ReadParams]):
         self.workspace = workspace
 
     async def run(self, params: ReadParams) -> dict[str, Any]:
-        return await run_blocking(
-            lambda _: read_file(self.workspace.resolve(params.path), params.offset, params.limit)
-        )
+        path = self.workspace.resolve(params.path)
+        if _is_small_file(path):
+            # a thread hop costs more than reading a few KiB: small files are read inline
+            return read_file(path, params.offset, params.limit)
+        return await run_blocking(lambda _: read_file(path, params.offset, params.limit))
+
+
+def _is_small_file(path: str) -> bool:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return False  # read_file reports the error, in a thread like any other read
+    return stat.S_ISREG(info.st_mode) and info.st_size <= INLINE_READ_BYTES
 
 
 def read_file(path: str, offset: int, limit: int | None) -> dict[str, Any]:
