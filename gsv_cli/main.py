@@ -10,7 +10,17 @@ from typing import Annotated
 
 import typer
 
-from gsv_cli.commands import completions, config, gateway, init, local_config, node, nodes, tools
+from gsv_cli.commands import (
+    chat,
+    completions,
+    config,
+    gateway,
+    init,
+    local_config,
+    node,
+    nodes,
+    tools,
+)
 from gsv_cli.state import CliState
 
 app = typer.Typer(
@@ -44,6 +54,7 @@ def main_options(
     ctx.obj = CliState(url_flag=url, token_flag=token, json=json_output)
 
 
+app.command("chat")(chat.chat)
 app.add_typer(gateway.app, name="gateway")
 app.add_typer(node.app, name="node")
 app.add_typer(nodes.app, name="nodes")

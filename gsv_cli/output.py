@@ -38,6 +38,12 @@ def print_json(data: Any) -> None:
     sys.stdout.flush()
 
 
+def print_json_line(data: Any) -> None:
+    """One compact JSON document per line (streams of events for scripts)."""
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n")
+    sys.stdout.flush()
+
+
 def print_data(data: Any, as_json: bool) -> None:
     """Show a value: JSON when asked (or when it is structured), plain text otherwise."""
     if as_json or isinstance(data, dict | list):

@@ -117,6 +117,19 @@ class CompactionConfig(_Section):
     extractMemories: bool = True
 
 
+class AgentConfig(_Section):
+    # a run ends with a clear error after this many model calls (fix of 18.25)
+    maxIterations: int = Field(default=50, ge=1, le=1000)
+
+
+class ProviderConfig(_Section):
+    """An LLM endpoint: `api` picks the SDK (openai-compatible or anthropic)."""
+
+    api: Literal["openai", "anthropic"] = "openai"
+    baseUrl: str | None = None
+    apiKey: str | None = None  # secret (masked); apiKeys.<name> works as well
+
+
 class CronConfig(_Section):
     enabled: bool = True
     maxJobs: int = Field(default=200, ge=1)
@@ -147,6 +160,8 @@ class GsvConfig(_Section):
     agents: AgentsConfig = Field(default_factory=AgentsConfig)
     compaction: CompactionConfig = Field(default_factory=CompactionConfig)
     cron: CronConfig = Field(default_factory=CronConfig)
+    agent: AgentConfig = Field(default_factory=AgentConfig)
+    providers: dict[str, ProviderConfig] = Field(default_factory=dict)
     userTimezone: str = "UTC"
 
 

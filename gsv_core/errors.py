@@ -14,6 +14,7 @@
     ├── InternalError (500)             "internal error"; details only in the log
     │   └── ToolFailed (500)            a tool ran and failed; the message is the tool's own
     ├── ProviderFailed (502)            the LLM provider failed; retryable
+    │   └── ContextOverflow (502)       the request exceeds the model's context window
     ├── Unavailable (503)               node offline, connection closed; retryable
     │   ├── ConnectionClosed (503)
     │   └── GatewayUnreachable (503)    client side: nothing listens at the URL
@@ -110,6 +111,12 @@ class ProviderFailed(GsvError):
     default_retryable = True
 
 
+class ContextOverflow(ProviderFailed):
+    """The conversation no longer fits the model's context window (compaction helps)."""
+
+    default_retryable = False
+
+
 class Unavailable(GsvError):
     code = 503
     default_retryable = True
@@ -167,7 +174,8 @@ def error_from_shape(shape: Any) -> GsvError:
     err = cls(
         message if isinstance(message, str) else "unknown error",
         details=shape.get("details"),
-        retryable=bool(shape.get("retryable", cls.default_retryable)),
+        # to_error_shape() leaves `retryable` out when false, so absent means false
+        retryable=bool(shape.get("retryable", False)),
     )
     if cls is GsvError and isinstance(code, int):
         err.code = code  # type: ignore[misc]  # keep an unknown code visible to the caller

@@ -13,24 +13,33 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gsv_core import __version__
+from gsv_core.agent.manager import SessionManager
+from gsv_core.gateway.agent_host import GatewayAgentHost, ProviderFactory
 from gsv_core.gateway.config_service import ConfigService
 from gsv_core.gateway.exec_events import ExecEventRouter
+from gsv_core.gateway.handlers import chat as chat_handlers
 from gsv_core.gateway.handlers import config as config_handlers
 from gsv_core.gateway.handlers import connect as connect_handlers
 from gsv_core.gateway.handlers import nodes as node_handlers
 from gsv_core.gateway.handlers import tools as tools_handlers
+from gsv_core.gateway.native import gateway_tools, session_tools
+from gsv_core.gateway.native.registry import NativeToolRegistry
 from gsv_core.gateway.nodes import NodeService
 from gsv_core.gateway.registry import ConnectionRegistry
+from gsv_core.gateway.tool_router import GatewayToolRouter
 from gsv_core.protocol.frames import FrameError, parse_binary_frame
 from gsv_core.rpc.context import Peer
 from gsv_core.rpc.dispatch import Router
 from gsv_core.storage.config_store import ConfigStore
 from gsv_core.storage.db import Database
+from gsv_core.storage.media import MediaStore
 from gsv_core.storage.nodes import NodeStore
+from gsv_core.storage.sessions import SessionStore
 
 log = logging.getLogger(__name__)
 
-HANDLER_MODULES = (connect_handlers, config_handlers, tools_handlers, node_handlers)
+HANDLER_MODULES = (connect_handlers, config_handlers, tools_handlers, node_handlers, chat_handlers)
+NATIVE_TOOL_MODULES = (gateway_tools, session_tools)
 
 
 def wall_clock_ms() -> int:
@@ -48,6 +57,8 @@ class Gateway:
     router: Router = field(default_factory=Router)
     registry: ConnectionRegistry = field(default_factory=ConnectionRegistry)
     exec_events: ExecEventRouter = field(init=False)
+    native_tools: NativeToolRegistry = field(default_factory=NativeToolRegistry)
+    sessions: SessionManager = field(init=False)
     version: str = __version__
     # events this gateway really emits; method families add theirs when they register
     events: set[str] = field(default_factory=set)
@@ -79,11 +90,13 @@ class Gateway:
         )
 
     async def close(self) -> None:
+        await self.sessions.close()
         await self.db.close()
 
 
-async def build_gateway(database: Path) -> Gateway:
-    """Open the database at `database` and assemble a gateway around it."""
+async def build_gateway(database: Path, provider_factory: ProviderFactory | None = None) -> Gateway:
+    """Open the database at `database` and assemble a gateway around it. The workspace and
+    the media store live next to the database (the data directory)."""
     db = await Database.open(database)
     try:
         config = await ConfigService.load(ConfigStore(db))
@@ -93,6 +106,14 @@ async def build_gateway(database: Path) -> Gateway:
         await db.close()
         raise
     gateway = Gateway(db=db, config=config, nodes=nodes)
+    data_dir = database.parent
+    tools = GatewayToolRouter(gateway, gateway.native_tools)
+    host = GatewayAgentHost(
+        gateway, tools, MediaStore(data_dir / "media"), data_dir / "workspace", provider_factory
+    )
+    gateway.sessions = SessionManager(SessionStore(db), host)
+    for module in NATIVE_TOOL_MODULES:
+        module.register(gateway.native_tools, gateway)
     for module in HANDLER_MODULES:
         module.register(gateway.router, gateway)
     return gateway

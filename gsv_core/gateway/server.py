@@ -24,6 +24,7 @@ from websockets.asyncio.server import serve as ws_serve
 from websockets.http11 import Request, Response
 
 from gsv_core.errors import InvalidParams
+from gsv_core.gateway.agent_host import ProviderFactory
 from gsv_core.gateway.app import Gateway, build_gateway
 from gsv_core.gateway.connection import Connection
 
@@ -43,6 +44,8 @@ class ServerConfig:
     # adopted as auth.token when the gateway config has none (from `gsv init`)
     bootstrap_token: str | None = None
     ping_interval: float | None = 20.0
+    # tests put an in-process fake LLM here; None: providers from the config
+    provider_factory: ProviderFactory | None = None
 
 
 @dataclass
@@ -93,7 +96,7 @@ async def serve(
     config: ServerConfig, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT
 ) -> AsyncIterator[RunningGateway]:
     """Build a gateway and serve it until the block exits."""
-    gateway = await build_gateway(config.database)
+    gateway = await build_gateway(config.database, config.provider_factory)
     try:
         await _adopt_bootstrap_token(gateway, config)
         if not is_loopback(host):
@@ -120,6 +123,7 @@ async def serve(
         ) as server:
             bound = _bound_port(server, port)
             log.info("gateway listening on ws://%s:%d/ws", host, bound)
+            await gateway.sessions.recover()
             yield RunningGateway(gateway, server, host, bound)
             server.close()
             await server.wait_closed()

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Final
 
 CHAT: Final = "chat"
+# gsv addition: a tool call of a run started or finished (docs/protocol.md)
+CHAT_TOOL: Final = "chat.tool"
 TOOL_INVOKE: Final = "tool.invoke"
 LOGS_GET: Final = "logs.get"
 NODE_PROBE: Final = "node.probe"
@@ -18,6 +20,7 @@ CHANNEL_TYPING: Final = "channel.typing"
 EVENTS: Final[frozenset[str]] = frozenset(
     {
         CHAT,
+        CHAT_TOOL,
         TOOL_INVOKE,
         LOGS_GET,
         NODE_PROBE,

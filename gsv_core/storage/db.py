@@ -13,12 +13,13 @@ Schema changes are the `MIGRATIONS` list: each entry runs once, in order, tracke
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import queue
 import sqlite3
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import Future, InvalidStateError
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -47,6 +48,48 @@ MIGRATIONS: list[str] = [
         last_seen_at INTEGER NOT NULL,
         last_connected_at INTEGER,
         last_disconnected_at INTEGER
+    );
+    """,
+    # 3: sessions, their messages, their queue of waiting messages and their open runs
+    """
+    CREATE TABLE sessions (
+        session_key TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        last_active_at INTEGER NOT NULL,
+        label TEXT,
+        settings TEXT NOT NULL DEFAULT '{}',
+        reset_policy TEXT,
+        last_reset_at INTEGER,
+        previous_session_ids TEXT NOT NULL DEFAULT '[]',
+        usage TEXT NOT NULL DEFAULT '{}',
+        last_input_tokens INTEGER,
+        pending_overrides TEXT,
+        compaction_count INTEGER NOT NULL DEFAULT 0,
+        last_compacted_at INTEGER
+    );
+    CREATE INDEX sessions_by_activity ON sessions (last_active_at DESC);
+    CREATE TABLE messages (
+        session_key TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        data TEXT NOT NULL,
+        PRIMARY KEY (session_key, idx)
+    );
+    CREATE TABLE queue (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_key TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        item TEXT NOT NULL,
+        queued_at INTEGER NOT NULL
+    );
+    CREATE INDEX queue_by_session ON queue (session_key, seq);
+    CREATE TABLE runs (
+        run_id TEXT PRIMARY KEY,
+        session_key TEXT NOT NULL,
+        started_at INTEGER NOT NULL
     );
     """,
 ]
@@ -170,10 +213,12 @@ class Database:
                 conn.execute("ROLLBACK")
             outcomes = [(future, False, exc) for _, future in jobs]
         for future, ok, value in outcomes:
-            if ok:
-                future.set_result(value)
-            else:
-                future.set_exception(value)
+            # a caller that stopped waiting (cancelled) still had its write committed
+            with contextlib.suppress(InvalidStateError):
+                if ok:
+                    future.set_result(value)
+                else:
+                    future.set_exception(value)
 
     async def close(self) -> None:
         if self._closed:

@@ -1,10 +1,12 @@
-"""`tools.list`: the tools the agent can call: node tools named `{nodeId}__{tool}` (spec 3)."""
+"""`tools.list`: the tools the agent can call: native `gsv__*` tools first, then node tools
+named `{nodeId}__{tool}`, nodes sorted by id (spec 3)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from gsv_core.protocol.methods import TOOLS_LIST
+from gsv_core.protocol.schemas.connect import ToolDefinition
 from gsv_core.protocol.schemas.tools import ToolsListResult
 from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router
@@ -15,6 +17,10 @@ if TYPE_CHECKING:
 
 def register(router: Router, gateway: Gateway) -> None:
     async def tools_list(ctx: RequestContext, params: Any) -> ToolsListResult:
-        return ToolsListResult(tools=gateway.nodes.tool_definitions())
+        native = [
+            ToolDefinition(name=t.name, description=t.description, inputSchema=t.parameters)
+            for t in gateway.native_tools.specs()
+        ]
+        return ToolsListResult(tools=[*native, *gateway.nodes.tool_definitions()])
 
     router.add(TOOLS_LIST, tools_list)

@@ -1,0 +1,176 @@
+"""`gsv chat`: talk to the agent.
+
+    gsv chat "message" [-s SESSION] [--json]    one message, the reply streamed to stdout
+    echo "message" | gsv chat -                  the message from stdin
+
+The reply's text streams to stdout as it arrives; tool activity goes to stderr, one line
+per call. Exit 0 when the run ends with a final answer, 1 on an error (also from a
+command such as `/think bad`), 130 on Ctrl-C (which stops the run first). `--json`
+prints the chat.send result and then every event of the run as JSON lines.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from gsv_cli import output
+from gsv_cli.state import CliState
+
+if TYPE_CHECKING:
+    from gsv_core.client import GatewayClient
+    from gsv_core.protocol.frames import EventFrame
+
+
+def chat(
+    ctx: typer.Context,
+    message: Annotated[
+        str | None, typer.Argument(help='The message ("-" reads it from stdin).')
+    ] = None,
+    session: Annotated[
+        str | None,
+        typer.Option("--session", "-s", help="Session key (default: your main session)."),
+    ] = None,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print every event as a JSON line.")
+    ] = False,
+) -> None:
+    """Send MESSAGE to the agent and stream the reply."""
+    from gsv_cli.runner import run
+
+    state: CliState = ctx.obj
+    text = _message_text(message)
+    key = _session_key(session)
+    code = run(lambda: _one_shot(state, key, text, json_output or state.json))
+    raise typer.Exit(code)
+
+
+def _message_text(message: str | None) -> str:
+    if message == "-" or (message is None and not sys.stdin.isatty()):
+        text = sys.stdin.read()
+    elif message is None:
+        output.fail('give a message: gsv chat "hello" (or pipe one in: echo hello | gsv chat -)')
+    else:
+        text = message
+    if not text.strip():
+        output.fail("the message is empty")
+    return text.strip("\n")
+
+
+def _session_key(flag: str | None) -> str:
+    from gsv_core.localconfig import load_local_config
+    from gsv_core.routing import cli_session_key
+
+    configured = load_local_config().get("session.default_key")
+    return cli_session_key(flag if flag is not None else configured)
+
+
+async def _one_shot(state: CliState, key: str, text: str, as_json: bool) -> int:
+    import uuid
+
+    from gsv_cli.runner import gateway_client
+    from gsv_core.protocol.methods import CHAT_SEND
+
+    run_id = str(uuid.uuid4())
+    async with gateway_client(state) as client:
+        printer = _Printer(as_json)
+        events = client.events()  # subscribe before sending: no delta may be missed
+        result = await client.call(CHAT_SEND, {"sessionKey": key, "message": text, "runId": run_id})
+        if as_json:
+            output.print_json_line(result)
+        if result.get("status") != "started":
+            return _print_immediate(result, as_json)
+        try:
+            return await printer.follow(events, run_id)
+        except BaseException:
+            await _stop_run(client, key)
+            raise
+
+
+def _print_immediate(result: dict[str, Any], as_json: bool) -> int:
+    """Commands and directive-only messages answer at once."""
+    if not as_json:
+        if result.get("response"):
+            output.write_text(str(result["response"]).rstrip("\n") + "\n")
+        if result.get("error"):
+            output.print_error(str(result["error"]))
+    return 1 if result.get("error") else 0
+
+
+async def _stop_run(client: GatewayClient, key: str) -> None:
+    """Ctrl-C: stop the run we started rather than leave it working unseen."""
+    import asyncio
+    import contextlib
+
+    from gsv_core.errors import GsvError
+    from gsv_core.protocol.methods import CHAT_SEND
+
+    with contextlib.suppress(GsvError, asyncio.CancelledError, TimeoutError):
+        await client.call(CHAT_SEND, {"sessionKey": key, "message": "/stop"}, timeout=5)
+
+
+class _Printer:
+    """Renders one run's events: text to stdout, tool lines to stderr."""
+
+    def __init__(self, as_json: bool) -> None:
+        self.as_json = as_json
+        self.at_line_start = True
+
+    async def follow(self, events: Any, run_id: str) -> int:
+        from gsv_core.errors import ConnectionClosed
+
+        async for frame in events:
+            payload = frame.payload if isinstance(frame.payload, dict) else {}
+            if payload.get("runId") != run_id:
+                continue
+            done = self.show(frame)
+            if done is not None:
+                return done
+        raise ConnectionClosed("the connection to the gateway closed before the reply ended")
+
+    def show(self, frame: EventFrame) -> int | None:
+        from gsv_core.protocol import events
+
+        payload: dict[str, Any] = frame.payload
+        if self.as_json:
+            output.print_json_line({"event": frame.event, **payload})
+        if frame.event == events.CHAT_TOOL:
+            self._tool(payload.get("tool") or {})
+            return None
+        state = payload.get("state")
+        if state == events.CHAT_DELTA:
+            self._text(str(payload.get("text", "")))
+        elif state == events.CHAT_PARTIAL:
+            self._end_line()
+        elif state == events.CHAT_FINAL:
+            self._end_line()
+            return 0
+        elif state == events.CHAT_ERROR:
+            self._end_line()
+            if not self.as_json:
+                output.print_error(str(payload.get("error", "the run failed")))
+            return 1
+        return None
+
+    def _text(self, text: str) -> None:
+        if self.as_json or not text:
+            return
+        output.write_text(text)
+        self.at_line_start = text.endswith("\n")
+
+    def _end_line(self) -> None:
+        if not self.as_json and not self.at_line_start:
+            output.write_text("\n")
+            self.at_line_start = True
+
+    def _tool(self, tool: dict[str, Any]) -> None:
+        if self.as_json or tool.get("phase") != "end":
+            return
+        name = str(tool.get("name", "?"))
+        took = f"{tool.get('durationMs', 0)} ms"
+        if tool.get("isError"):
+            output.print_hint(f"[tool] {name} failed ({took}): {tool.get('summary', '')}")
+        else:
+            output.print_hint(f"[tool] {name} ({took})")

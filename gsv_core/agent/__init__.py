@@ -1,0 +1,1 @@
+"""The agent: session actors, the run loop, prompt assembly, commands and directives."""

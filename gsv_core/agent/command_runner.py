@@ -1,0 +1,89 @@
+"""Running slash commands against a session (spec 6.2): the parsing and the exact texts
+live in gsv_core.agent.commands; this module does what each command says."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gsv_core.agent import commands as c
+from gsv_core.agent.levels import ModelRef
+from gsv_core.agent.session import SessionActor
+from gsv_core.errors import GsvError
+
+
+@dataclass(frozen=True)
+class CommandOutcome:
+    command: str
+    response: str | None = None
+    error: str | None = None
+
+    def to_result(self) -> dict[str, str]:
+        result = {"status": "command", "command": self.command}
+        if self.response is not None:
+            result["response"] = self.response
+        if self.error is not None:
+            result["error"] = self.error
+        return result
+
+
+async def run_command(
+    actor: SessionActor, command: c.ParsedCommand, *, channel: bool = False
+) -> CommandOutcome:
+    try:
+        response = await _run(actor, command, channel)
+    except c.CommandError as exc:
+        return CommandOutcome(command.name, error=exc.message)
+    except GsvError as exc:
+        return CommandOutcome(command.name, error=c.format_command_failure(exc.message))
+    return CommandOutcome(command.name, response=response)
+
+
+async def _run(actor: SessionActor, command: c.ParsedCommand, channel: bool) -> str:
+    name, args = command.name, command.args
+    if name == "reset":
+        result = await actor.reset()
+        return c.format_reset(int(result["archivedMessages"]))
+    if name == "compact":
+        result = await actor.compact(c.parse_compact_count(args))
+        return c.format_compact(int(result["keptMessages"]), int(result["trimmedMessages"]))
+    if name == "stop":
+        stopped = await actor.stop()
+        return c.format_stop(stopped.run_id, stopped.tools_cancelled, channel=channel)
+    if name == "status":
+        return c.format_status(await _status(actor), channel=channel)
+    if name == "model":
+        return await _model(actor, args)
+    if name == "think":
+        return await _think(actor, args)
+    return c.HELP_TEXT
+
+
+async def _status(actor: SessionActor) -> c.SessionStatus:
+    record = actor.record
+    policy = record.reset_policy or {}
+    return c.SessionStatus(
+        session_key=actor.key,
+        message_count=len(await actor.history()),
+        input_tokens=record.usage["input"],
+        output_tokens=record.usage["output"],
+        model=ModelRef(*actor.effective_model()),
+        thinking_level=record.settings.get("thinkingLevel"),
+        reset_mode=policy.get("mode"),
+    )
+
+
+async def _model(actor: SessionActor, args: str) -> str:
+    current = ModelRef(*actor.effective_model())
+    if not args:
+        return c.format_current_model(current)
+    chosen = c.parse_model_arg(args, current)
+    await actor.update_settings({"model": {"provider": chosen.provider, "id": chosen.id}})
+    return c.format_model_set(chosen)
+
+
+async def _think(actor: SessionActor, args: str) -> str:
+    if not args:
+        return c.format_current_think(actor.record.settings.get("thinkingLevel"))
+    level = c.parse_think_arg(args)
+    await actor.update_settings({"thinkingLevel": level})
+    return c.format_think_set(level)

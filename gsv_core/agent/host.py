@@ -1,0 +1,51 @@
+"""What a session needs from the process that hosts it (the gateway), as a Protocol:
+config, a clock, event broadcast, tools, providers, media and the system prompt. The
+agent package never imports the gateway; the gateway implements this."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from gsv_core.agent.prompt import PromptInputs
+from gsv_core.agent.tools import ToolExecutor
+from gsv_core.providers.base import Provider
+from gsv_core.storage.media import MediaStore
+
+ExecSink = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class AgentHost(Protocol):
+    @property
+    def tools(self) -> ToolExecutor: ...
+
+    @property
+    def media(self) -> MediaStore: ...
+
+    def config(self) -> dict[str, Any]:
+        """The effective gateway config (secrets included; never shown to users as is)."""
+        ...
+
+    def now_ms(self) -> int: ...
+
+    def emit(self, event: str, payload: dict[str, Any]) -> None:
+        """Send an event to the clients that follow this session."""
+        ...
+
+    def provider(self, name: str, llm_timeout: float) -> Provider:
+        """The provider called `name`; raises ProviderFailed telling the user how to set
+        it up when it is unknown or has no key."""
+        ...
+
+    async def system_prompt(self, inputs: PromptInputs) -> str: ...
+
+    async def archive(
+        self, agent_id: str, name: str, messages: list[dict[str, Any]], meta: dict[str, Any]
+    ) -> str:
+        """Store a transcript as gzip JSONL at `agents/{agentId}/sessions/{name}.jsonl.gz`
+        in the workspace; returns that workspace path."""
+        ...
+
+    def watch_exec(self, node_id: str, process_id: str, sink: ExecSink, call_id: str) -> None:
+        """Deliver the end of a background node process to `sink` (spec 7.10)."""
+        ...

@@ -1,0 +1,101 @@
+"""The system prompt, assembled before every model call (spec 7.4) from the run's tools,
+the session and the runtime. Sections are joined with a rule; empty ones are dropped.
+The workspace sections (soul, memory, skills) are added by the workspace issue through
+`PromptInputs.workspace_sections`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gsv_core.providers.base import ToolSpec
+
+DEFAULT_BASE_PROMPT = "You are a helpful personal AI agent running inside gsv."
+SEPARATOR = "\n\n---\n\n"
+NATIVE_PREFIX = "gsv__"
+DESCRIPTION_MAX = 180
+
+
+@dataclass
+class PromptInputs:
+    agent_id: str
+    session_key: str
+    main_session: bool
+    model: tuple[str, str]
+    tools: list[ToolSpec]
+    base_prompt: str | None = None
+    timezone: str = "UTC"
+    nodes: list[dict[str, Any]] = field(default_factory=list)  # nodes.list entries
+    channel: str | None = None
+    workspace_sections: list[str] = field(default_factory=list)
+
+
+def build_system_prompt(inputs: PromptInputs) -> str:
+    sections = [
+        (inputs.base_prompt or DEFAULT_BASE_PROMPT).strip(),
+        _tooling(inputs.tools),
+        TOOL_STYLE,
+        SAFETY,
+        *inputs.workspace_sections,
+        _runtime(inputs),
+    ]
+    return SEPARATOR.join(section for section in sections if section.strip())
+
+
+TOOL_STYLE = """## Tool Call Style
+- Do not narrate routine tool calls; just make them.
+- Say what you are doing when it helps the user follow a longer or risky piece of work.
+- After using tools, tell the user the outcome, not the steps."""
+
+SAFETY = """## Safety
+- You have no goals of your own beyond helping your user.
+- Never work around safeguards, approvals or access controls.
+- Ask before destructive or irreversible actions when the request is ambiguous."""
+
+
+def _tooling(tools: list[ToolSpec]) -> str:
+    lines = ["## Tooling", "Tool names are case-sensitive; call tools exactly as listed."]
+    if not tools:
+        lines.append("No tools are attached to this run.")
+        return "\n".join(lines)
+    native = sum(1 for t in tools if t.name.startswith(NATIVE_PREFIX))
+    lines.append(f"Native tools: {native}. Node tools: {len(tools) - native}.")
+    lines.append(
+        "`gsv__*` tools run in the gateway (workspace, config, sessions, schedule, messages); "
+        "`<nodeId>__<Tool>` tools run on that machine (shell, files, search)."
+    )
+    lines.append("Available tools:")
+    lines += [f"- {tool.name}: {_one_line(tool.description)}" for tool in tools]
+    return "\n".join(lines)
+
+
+def _one_line(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= DESCRIPTION_MAX else line[: DESCRIPTION_MAX - 3] + "..."
+
+
+def _runtime(inputs: PromptInputs) -> str:
+    provider, model = inputs.model
+    lines = [
+        "## Runtime",
+        f"Agent: {inputs.agent_id}",
+        f"Session: {'main' if inputs.main_session else 'non-main'}",
+        f"Session key: {inputs.session_key}",
+        f"Model: {provider}/{model}",
+        f"Timezone: {inputs.timezone}",
+    ]
+    if inputs.channel:
+        lines.append(f"Channel: {inputs.channel}")
+    online = [n for n in inputs.nodes if n.get("online")]
+    lines.append(
+        f"Known nodes: {len(inputs.nodes)} (online: {len(online)}, "
+        f"offline: {len(inputs.nodes) - len(online)})"
+    )
+    if inputs.nodes:
+        lines.append("Node inventory:")
+        for node in inputs.nodes:
+            state = "online" if node.get("online") else "offline"
+            platform = f", platform={node['platform']}" if node.get("platform") else ""
+            tools = ", ".join(node.get("tools", [])) or "none"
+            lines.append(f"- {node['nodeId']} ({state}{platform}) tools=[{tools}]")
+    return "\n".join(lines)

@@ -1,0 +1,235 @@
+"""One run of the agent loop (spec 7.3): call the model with the system prompt, the
+history and the tools; stream its text as `delta` events; run the tool calls it makes,
+in order, storing each result as it arrives; repeat until a reply without tool calls.
+
+A run is an asyncio task owned by its session. Stopping it cancels the task, which
+cancels the model stream and any tool call in flight: nothing of a cancelled run is
+stored or broadcast afterwards (fix of 18.7). `agent.maxIterations` and
+`timeouts.llmMs` end runaway runs with a clear error (fix of 18.25).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from gsv_core.agent.prompt import PromptInputs
+from gsv_core.agent.tools import (
+    ToolCallContext,
+    error_result,
+    failure_message,
+    result_message,
+)
+from gsv_core.errors import ContextOverflow, GsvError, ProviderFailed, TimedOut
+from gsv_core.protocol import events
+from gsv_core.protocol.messages import (
+    AssistantMessage,
+    Message,
+    ToolCallBlock,
+    Usage,
+    add_usage,
+    empty_usage,
+    text_of,
+    tool_calls,
+)
+from gsv_core.protocol.schemas.nodes import split_tool_name
+from gsv_core.providers.base import AssistantBuilder, ModelRequest, TextDelta
+
+if TYPE_CHECKING:
+    from gsv_core.agent.session import SessionActor
+
+log = logging.getLogger(__name__)
+
+RUNNING = "running"
+
+
+class RunError(GsvError):
+    """A run ended without a final answer (its message goes to the user as is)."""
+
+    code = 500
+
+
+@dataclass
+class RunState:
+    """A run in flight: its id, per-message overrides and what it has done so far."""
+
+    run_id: str
+    overrides: dict[str, Any] = field(default_factory=dict)
+    context: dict[str, Any] | None = None  # where the run came from (channel, cron ...)
+    task: asyncio.Task[None] | None = None
+    cancel_reason: str | None = None
+    settled: bool = False  # the run's outcome is final; it is only closing its books
+    usage: Usage = field(default_factory=empty_usage)
+    tools_in_flight: int = 0
+
+
+class RunLoop:
+    def __init__(self, session: SessionActor, run: RunState) -> None:
+        self.session = session
+        self.run = run
+        self.host = session.host
+
+    # -- the loop -----------------------------------------------------------------------
+    async def execute(self) -> AssistantMessage:
+        """Run to the final answer; returns it (already stored and broadcast)."""
+        limit = int(self._setting("agent.maxIterations", 50))
+        for _ in range(limit):
+            assistant = await self._call_model()
+            await self.session.persist([assistant], usage=assistant["usage"])
+            self.run.usage = add_usage(self.run.usage, assistant["usage"])
+            calls = tool_calls(assistant)
+            if not calls:
+                self.session.emit_chat(self.run, "final", message=assistant, usage=self.run.usage)
+                return assistant
+            if text_of(assistant).strip():
+                self.session.emit_chat(self.run, "partial", message=assistant)
+            for call in calls:
+                await self._run_tool(call)
+        raise RunError(
+            f"Run stopped after {limit} model calls without a final answer "
+            "(agent.maxIterations). Ask again, or raise the limit with "
+            "`gsv config set agent.maxIterations N`."
+        )
+
+    def _setting(self, path: str, default: Any) -> Any:
+        node: Any = self.host.config()
+        for part in path.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return default
+            node = node[part]
+        return node
+
+    # -- the model ----------------------------------------------------------------------
+    async def _call_model(self) -> AssistantMessage:
+        provider_name, model_id = self.session.effective_model(self.run)
+        timeout = max(1000, int(self._setting("timeouts.llmMs", 300_000))) / 1000
+        provider = self.host.provider(provider_name, timeout)
+        request = await self._request(model_id, (provider_name, model_id))
+        builder = AssistantBuilder(provider_name, model_id)
+        try:
+            async with asyncio.timeout(timeout):
+                async for event in provider.stream(request):
+                    builder.add(event)
+                    if isinstance(event, TextDelta) and event.text:
+                        self.session.emit_chat(self.run, "delta", text=event.text)
+        except TimeoutError:
+            raise TimedOut(
+                f"The model did not finish within {timeout:g}s (timeouts.llmMs)."
+            ) from None
+        except ContextOverflow:
+            raise ProviderFailed(
+                "The conversation no longer fits the model's context window. "
+                "Start afresh with /reset (or /compact)."
+            ) from None
+        message = builder.message(self.host.now_ms())
+        if not message["content"]:
+            raise ProviderFailed("The model returned an empty response.")
+        return message
+
+    async def _request(self, model_id: str, model: tuple[str, str]) -> ModelRequest:
+        ctx = self._tool_context("")
+        specs = self.host.tools.specs(ctx)
+        inputs = PromptInputs(
+            agent_id=self.session.agent_id,
+            session_key=self.session.key,
+            main_session=self.session.is_main,
+            model=model,
+            tools=specs,
+            base_prompt=self.session.record.settings.get("systemPrompt")
+            or self._setting("systemPrompt", None),
+            timezone=str(self._setting("userTimezone", "UTC")),
+            channel=(self.run.context or {}).get("channel"),
+        )
+        system = await self.host.system_prompt(inputs)
+        history = await self._model_history()
+        thinking = self.run.overrides.get("thinkLevel") or self.session.record.settings.get(
+            "thinkingLevel", "none"
+        )
+        max_tokens = self.session.record.settings.get("maxTokens")
+        return ModelRequest(
+            model=model_id,
+            system=system,
+            messages=history,
+            tools=specs,
+            thinking=str(thinking),
+            max_tokens=int(max_tokens) if isinstance(max_tokens, int) else None,
+        )
+
+    async def _model_history(self) -> list[Message]:
+        """The history as the model sees it: failed replies left out, images inlined."""
+        messages: list[Message] = []
+        for message in await self.session.history():
+            if message.get("role") == "assistant" and message.get("stopReason") == "error":
+                continue
+            messages.append(await self._hydrated(message))
+        return messages
+
+    async def _hydrated(self, message: dict[str, Any]) -> Any:
+        content = message.get("content")
+        if not isinstance(content, list) or not any(
+            isinstance(b, dict) and b.get("mediaPath") for b in content
+        ):
+            return message
+        blocks = []
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "image" and block.get("mediaPath"):
+                data = await self.host.media.load(block["mediaPath"])
+                if data is None:
+                    blocks.append({"type": "text", "text": "[Image no longer available]"})
+                    continue
+                encoded = base64.b64encode(data).decode()
+                blocks.append({"type": "image", "mimeType": block["mimeType"], "data": encoded})
+            else:
+                blocks.append(block)
+        return {**message, "content": blocks}
+
+    # -- tools --------------------------------------------------------------------------
+    def _tool_context(self, call_id: str) -> ToolCallContext:
+        return ToolCallContext(
+            session_key=self.session.key,
+            agent_id=self.session.agent_id,
+            run_id=self.run.run_id,
+            call_id=call_id,
+            main_session=self.session.is_main,
+        )
+
+    async def _run_tool(self, call: ToolCallBlock) -> None:
+        name, call_id = call["name"], call["id"]
+        self._emit_tool(call, "start", args=call["arguments"])
+        started = time.monotonic()
+        self.run.tools_in_flight += 1
+        try:
+            result = await self.host.tools.execute(
+                name, call["arguments"], self._tool_context(call_id)
+            )
+        except GsvError as exc:
+            message = error_result(call_id, name, failure_message(exc), self.host.now_ms())
+        else:
+            self._watch_background(name, call_id, result)
+            message = await result_message(
+                call_id, name, result, self.host.media, self.session.key, self.host.now_ms()
+            )
+        finally:
+            self.run.tools_in_flight -= 1
+        await self.session.persist([message])
+        duration = int((time.monotonic() - started) * 1000)
+        summary = text_of(message)
+        self._emit_tool(call, "end", isError=message["isError"], durationMs=duration,
+                        summary=summary[:200])  # fmt: skip
+
+    def _emit_tool(self, call: ToolCallBlock, phase: str, **fields: Any) -> None:
+        payload = {"callId": call["id"], "name": call["name"], "phase": phase, **fields}
+        self.session.emit(events.CHAT_TOOL, self.run, tool=payload)
+
+    def _watch_background(self, name: str, call_id: str, result: Any) -> None:
+        """A node command that went to the background reports its end later (spec 7.10)."""
+        parts = split_tool_name(name)
+        if parts is None or not isinstance(result, dict) or result.get("status") != RUNNING:
+            return
+        process_id = result.get("sessionId")
+        if isinstance(process_id, str) and process_id:
+            self.host.watch_exec(parts[0], process_id, self.session.ingest_exec, call_id)

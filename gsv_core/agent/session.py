@@ -1,0 +1,427 @@
+"""The session actor: one per canonical session key. It owns the session's history, its
+queue and its one run at a time (spec 7.2, 7.3, 7.8).
+
+State changes (a message arriving, a run ending, /stop, reset) take the actor's lock, so
+they happen one at a time and in order. A message is on disk before `send()` returns:
+either as the first message of a new run or as a queued item. Runs are asyncio tasks;
+each run is checked by identity when it ends, so a stopped run can never close the next
+one (fix of 18.7).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gsv_core.agent.host import AgentHost
+from gsv_core.agent.run import RunLoop, RunState
+from gsv_core.agent.tools import error_result
+from gsv_core.errors import Conflict, GsvError
+from gsv_core.protocol import events
+from gsv_core.protocol.messages import (
+    ImageBlock,
+    Usage,
+    add_usage,
+    empty_usage,
+    tool_calls,
+    user_message,
+)
+from gsv_core.storage.sessions import SessionRecord, SessionStore
+
+log = logging.getLogger(__name__)
+
+CANCELLED_BY_USER = "Run cancelled by user"
+INTERRUPTED = "The gateway restarted while this run was in progress; it was stopped."
+EXEC_EVENT_PREFIX = "System event: async_exec_completion\n"
+
+
+class RunFailed(GsvError):
+    """A run ended with an error (stopped, interrupted, or the model or a limit failed)."""
+
+    code = 500
+
+
+@dataclass(frozen=True)
+class SendResult:
+    run_id: str
+    queued: bool
+    position: int = 0
+
+
+@dataclass(frozen=True)
+class StopResult:
+    was_running: bool
+    run_id: str | None = None
+    tools_cancelled: int = 0
+
+
+class SessionActor:
+    def __init__(
+        self,
+        record: SessionRecord,
+        store: SessionStore,
+        host: AgentHost,
+        *,
+        is_main: bool,
+    ) -> None:
+        self.record = record
+        self.store = store
+        self.host = host
+        self.is_main = is_main
+        self._history: list[dict[str, Any]] | None = None
+        self._run: RunState | None = None
+        self._lock = asyncio.Lock()
+        self.queue_size = 0
+        self._outcomes: dict[str, asyncio.Future[dict[str, Any]]] = {}
+
+    @property
+    def key(self) -> str:
+        return self.record.session_key
+
+    @property
+    def agent_id(self) -> str:
+        return self.record.agent_id
+
+    @property
+    def processing(self) -> bool:
+        return self._run is not None
+
+    @property
+    def current_run_id(self) -> str | None:
+        return self._run.run_id if self._run else None
+
+    def running_task(self) -> asyncio.Task[None] | None:
+        return self._run.task if self._run else None
+
+    def run_outcome(self, run_id: str) -> asyncio.Future[dict[str, Any]]:
+        """A future for the end of run `run_id` (started or queued): resolves to its final
+        assistant message, or fails with RunFailed. Ask before the run can end."""
+        future = self._outcomes.get(run_id)
+        if future is None:
+            future = asyncio.get_running_loop().create_future()
+            self._outcomes[run_id] = future
+        return future
+
+    def _settle(
+        self, run_id: str, message: dict[str, Any] | None, error: str | None = None
+    ) -> None:
+        future = self._outcomes.pop(run_id, None)
+        if future is None or future.done():
+            return
+        if error is not None:
+            future.set_exception(RunFailed(error))
+        else:
+            future.set_result(message or {})
+
+    # -- history ------------------------------------------------------------------------
+    async def history(self) -> list[dict[str, Any]]:
+        if self._history is None:
+            self._history = await self.store.messages(self.key)
+        return self._history
+
+    async def persist(
+        self, messages: Sequence[Mapping[str, Any]], usage: Usage | None = None
+    ) -> None:
+        """Append messages of the current run (stored before anyone is told about them)."""
+        stored = [dict(message) for message in messages]
+        history = await self.history()
+        self.record.updated_at = self.host.now_ms()
+        if usage is not None:
+            self.record.usage = add_usage(self.record.usage, usage)
+            if usage["input"] > 0:
+                self.record.last_input_tokens = usage["input"]
+        await self.store.append(self.record, stored)
+        history.extend(stored)
+
+    # -- events -------------------------------------------------------------------------
+    def emit(self, event: str, run: RunState, **fields: Any) -> None:
+        payload: dict[str, Any] = {"runId": run.run_id, "sessionKey": self.key, **fields}
+        if run.context:
+            payload["channelContext"] = run.context
+        self.host.emit(event, payload)
+
+    def emit_chat(self, run: RunState, state: str, **fields: Any) -> None:
+        self.emit(events.CHAT, run, state=state, **fields)
+
+    # -- model choice -------------------------------------------------------------------
+    def effective_model(self, run: RunState | None = None) -> tuple[str, str]:
+        """Run override (directive) > session setting > config `model`."""
+        override = run.overrides.get("model") if run else None
+        if isinstance(override, dict):
+            return str(override["provider"]), str(override["id"])
+        setting = self.record.settings.get("model")
+        if isinstance(setting, dict) and setting.get("provider") and setting.get("id"):
+            return str(setting["provider"]), str(setting["id"])
+        model = self.host.config().get("model", {})
+        return str(model.get("provider", "anthropic")), str(model.get("id", ""))
+
+    # -- messages in --------------------------------------------------------------------
+    async def send(
+        self,
+        text: str,
+        run_id: str | None = None,
+        *,
+        overrides: dict[str, Any] | None = None,
+        images: list[ImageBlock] | None = None,
+        context: dict[str, Any] | None = None,
+    ) -> SendResult:
+        """Store a user message and start a run with it, or queue it behind the current run."""
+        run_id = run_id or str(uuid.uuid4())
+        async with self._lock:
+            now = self.host.now_ms()
+            message = dict(user_message(text, now, images))
+            merged = {**(self.record.pending_overrides or {}), **(overrides or {})}
+            self.record.pending_overrides = None
+            self.record.last_active_at = now
+            if self._run is None:
+                self.record.updated_at = now
+                history = await self.history()  # load first: the store is about to hold it
+                await self.store.start_run(self.record, run_id, message, now)
+                history.append(message)
+                self._start(RunState(run_id, merged, context))
+                return SendResult(run_id, queued=False)
+            item = {"message": message, "overrides": merged, "context": context}
+            position = await self.store.enqueue(self.record, run_id, item, now)
+            self.queue_size = position
+            return SendResult(run_id, queued=True, position=position)
+
+    async def ingest_exec(self, completion: dict[str, Any]) -> None:
+        """A background node process ended: tell the agent (and wake it if idle)."""
+        text = EXEC_EVENT_PREFIX + json.dumps(completion, ensure_ascii=False)
+        await self.send(text)
+
+    # -- runs ---------------------------------------------------------------------------
+    def _start(self, run: RunState) -> None:
+        self._run = run
+        run.task = asyncio.create_task(self._execute(run), name=f"gsv-run-{run.run_id}")
+
+    async def _execute(self, run: RunState) -> None:
+        try:
+            final = await RunLoop(self, run).execute()
+            self._settle(run.run_id, dict(final))
+        except asyncio.CancelledError:
+            if run.cancel_reason is None:
+                raise  # the gateway is shutting down: the run stays open for recovery
+            return  # stopped or reset: whoever cancelled closes the run
+        except GsvError as exc:
+            self._fail(run, exc.message)
+        except Exception:
+            log.exception("run %s of %s failed", run.run_id, self.key)
+            self._fail(run, "internal error (see the gateway log)")
+        run.settled = True
+        try:
+            async with self._lock:
+                if self._run is run:
+                    await self._close(run)
+        except asyncio.CancelledError:
+            if run.cancel_reason is None:
+                raise
+
+    def _fail(self, run: RunState, error: str) -> None:
+        self.emit_chat(run, "error", error=error)
+        self._settle(run.run_id, None, error)
+
+    async def _close(self, run: RunState, note: str | None = None) -> None:
+        """Close the current run (lock held): answer dangling tool calls, drop the run row,
+        start the next queued message."""
+        history = await self.history()
+        closing = self._dangling_results(note) if note else []
+        await self.store.finish_run(self.record, run.run_id, closing)
+        history.extend(closing)
+        self._run = None
+        await self._start_next()
+
+    def _dangling_results(self, note: str) -> list[dict[str, Any]]:
+        """Error results for tool calls of the last reply that never got one (a stopped or
+        interrupted run), so the history stays valid for every provider."""
+        history = self._history or []
+        answered = {m.get("toolCallId") for m in history if m.get("role") == "toolResult"}
+        for message in reversed(history):
+            if message.get("role") == "assistant":
+                now = self.host.now_ms()
+                return [
+                    dict(error_result(call["id"], call["name"], note, now))
+                    for call in tool_calls(message)
+                    if call["id"] not in answered
+                ]
+            if message.get("role") == "user":
+                break
+        return []
+
+    async def _start_next(self) -> None:
+        queued = await self.store.queue(self.key)
+        self.queue_size = len(queued)
+        if not queued:
+            return
+        item = queued[0]
+        now = self.host.now_ms()
+        message = {**item.item["message"], "timestamp": now}
+        self.record.updated_at = now
+        history = await self.history()
+        await self.store.take_queued(self.record, item.seq, message, now)
+        history.append(message)
+        self.queue_size -= 1
+        overrides = item.item.get("overrides") or {}
+        self._start(RunState(item.run_id, overrides, item.item.get("context")))
+
+    async def resume(self) -> None:
+        """Start the first queued message if idle (after a gateway restart)."""
+        async with self._lock:
+            if self._run is None:
+                await self._start_next()
+
+    async def stop(self, reason: str = "stop", *, start_next: bool = True) -> StopResult:
+        """Cancel the current run at once (model stream and tools); the next queued
+        message then starts, unless `start_next` is false (reset does that itself)."""
+        async with self._lock:
+            return await self._stop_locked(reason, start_next)
+
+    async def _stop_locked(self, reason: str, start_next: bool) -> StopResult:
+        run = self._run
+        if run is None:
+            return StopResult(was_running=False)
+        run.cancel_reason = reason
+        in_flight = run.tools_in_flight
+        if run.task is not None:
+            run.task.cancel()
+            await asyncio.wait({run.task})
+        if not run.settled:
+            self._fail(run, CANCELLED_BY_USER)
+        history = await self.history()
+        closing = self._dangling_results(CANCELLED_BY_USER)
+        await self.store.finish_run(self.record, run.run_id, closing)
+        history.extend(closing)
+        self._run = None
+        if start_next:
+            await self._start_next()
+        if run.settled:
+            return StopResult(was_running=False)
+        return StopResult(True, run.run_id, in_flight)
+
+    async def recover(self, run_id: str) -> None:
+        """Close a run the gateway was in the middle of when it stopped (lock-free: called
+        once at start-up before anything else touches this session)."""
+        history = await self.history()
+        now = self.host.now_ms()
+        closing = self._dangling_results(INTERRUPTED)
+        note = {
+            "role": "assistant",
+            "content": [],
+            "provider": "gsv",
+            "model": "gsv",
+            "usage": empty_usage(),
+            "stopReason": "error",
+            "errorMessage": INTERRUPTED,
+            "timestamp": now,
+        }
+        await self.store.finish_run(self.record, run_id, [*closing, note])
+        history.extend([*closing, note])
+        self._fail(RunState(run_id), INTERRUPTED)
+
+    # -- settings -----------------------------------------------------------------------
+    async def update_settings(self, changes: dict[str, Any]) -> None:
+        """Merge into the session's settings (`model` merged field by field)."""
+        async with self._lock:
+            settings = dict(self.record.settings)
+            for key, value in changes.items():
+                if key == "model" and isinstance(value, dict):
+                    value = {**(settings.get("model") or {}), **value}
+                settings[key] = value
+            self.record.settings = settings
+            self.record.updated_at = self.host.now_ms()
+            await self.store.save(self.record)
+
+    async def set_pending_overrides(self, overrides: dict[str, Any]) -> None:
+        """Remember a directive-only message's settings for the next message (18.20)."""
+        async with self._lock:
+            self.record.pending_overrides = {**(self.record.pending_overrides or {}), **overrides}
+            await self.store.save(self.record)
+
+    # -- reset --------------------------------------------------------------------------
+    async def reset(self) -> dict[str, Any]:
+        """Stop any run, archive the history, start a new session id (spec 7.12). Queued
+        messages were acknowledged, so they survive and run in the fresh session."""
+        async with self._lock:
+            await self._stop_locked("reset", start_next=False)
+            history = list(await self.history())
+            old_id = self.record.session_id
+            archived_to = await self.archive(history) if history else None
+            usage, now = self.record.usage, self.host.now_ms()
+            self.record.previous_session_ids = [*self.record.previous_session_ids, old_id]
+            self.record.session_id = str(uuid.uuid4())
+            self.record.usage = empty_usage()
+            self.record.last_input_tokens = None
+            self.record.last_reset_at = self.record.updated_at = now
+            await self.store.replace_history(self.record, [])
+            self._history = []
+            media_deleted = await self.host.media.delete_session(self.key)
+            await self._start_next()
+        result: dict[str, Any] = {
+            "ok": True,
+            "sessionKey": self.key,
+            "oldSessionId": old_id,
+            "newSessionId": self.record.session_id,
+            "archivedMessages": len(history),
+            "tokensCleared": {
+                "input": usage["input"],
+                "output": usage["output"],
+                "total": usage["total"],
+            },
+            "mediaDeleted": media_deleted,
+        }
+        if archived_to:
+            result["archivedTo"] = archived_to
+        return result
+
+    async def compact(self, keep: int) -> dict[str, Any]:
+        """Keep the last `keep` messages, archiving the rest (spec 7.12). The cut never
+        separates a tool call from its result (fix of 18.15). Refused during a run."""
+        async with self._lock:
+            if self._run is not None:
+                raise Conflict("a run is in progress: compact after it ends (or /stop it)")
+            history = await self.history()
+            cut = compact_cut(history, keep)
+            if cut == 0:
+                return {"ok": True, "trimmedMessages": 0, "keptMessages": len(history)}
+            removed, kept = history[:cut], history[cut:]
+            archived_to = await self.archive(removed, f"-part{self.host.now_ms()}")
+            self.record.updated_at = self.host.now_ms()
+            await self.store.replace_history(self.record, kept)
+            self._history = list(kept)
+        result: dict[str, Any] = {"ok": True, "trimmedMessages": cut, "keptMessages": len(kept)}
+        if archived_to:
+            result["archivedTo"] = archived_to
+        return result
+
+    async def archive(self, messages: list[dict[str, Any]], suffix: str = "") -> str | None:
+        """Archive messages of this session in the workspace; None if that failed (logged:
+        a reset must not fail because the disk is full)."""
+        meta = {
+            "sessionKey": self.key,
+            "sessionId": self.record.session_id,
+            "agentId": self.agent_id,
+            "messageCount": len(messages),
+            "usage": self.record.usage,
+            "archivedAt": self.host.now_ms(),
+        }
+        try:
+            return await self.host.archive(
+                self.agent_id, f"{self.record.session_id}{suffix}", messages, meta
+            )
+        except OSError:
+            log.exception("archiving %s failed", self.key)
+            return None
+
+
+def compact_cut(history: list[dict[str, Any]], keep: int) -> int:
+    """How many leading messages to remove so about `keep` remain, moving the cut earlier
+    until the kept part does not start with a tool result (its call stays with it)."""
+    cut = max(0, len(history) - keep)
+    while 0 < cut < len(history) and history[cut].get("role") == "toolResult":
+        cut -= 1
+    return cut

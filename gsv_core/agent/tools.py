@@ -1,0 +1,127 @@
+"""How the agent loop calls tools, without knowing where they run: the `ToolExecutor`
+protocol (implemented by the gateway: native `gsv__*` tools and node tools), and the
+turning of a tool's outcome into the toolResult message the model reads (spec 7.3
+step 2).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from gsv_core.errors import GsvError, TimedOut
+from gsv_core.protocol.messages import ImageBlock, TextBlock, ToolResultMessage
+from gsv_core.providers.base import ToolSpec
+from gsv_core.storage.media import MediaStore
+
+TOOL_TIMED_OUT = "Tool execution timed out"
+# a tool's text result is capped before it enters the history (the model sees the head
+# and the tail, and is told how much was cut)
+MAX_RESULT_CHARS = 100_000
+
+
+@dataclass(frozen=True)
+class ToolCallContext:
+    """Who is calling: the session and run a tool call belongs to."""
+
+    session_key: str
+    agent_id: str
+    run_id: str
+    call_id: str
+    main_session: bool = False
+
+
+class ToolExecutor(Protocol):
+    def specs(self, ctx: ToolCallContext) -> list[ToolSpec]:
+        """The tools offered to the model for one run (a snapshot)."""
+        ...
+
+    async def execute(self, name: str, args: dict[str, Any], ctx: ToolCallContext) -> Any:
+        """Run one tool; return its raw result or raise a GsvError (its message is what the
+        model reads). Unknown tools raise NotFound."""
+        ...
+
+
+def error_result(call_id: str, name: str, message: str, now: int) -> ToolResultMessage:
+    return {
+        "role": "toolResult",
+        "toolCallId": call_id,
+        "toolName": name,
+        "content": [{"type": "text", "text": f"Error: {message}"}],
+        "isError": True,
+        "timestamp": now,
+    }
+
+
+def failure_message(exc: GsvError) -> str:
+    return TOOL_TIMED_OUT if isinstance(exc, TimedOut) else exc.message
+
+
+async def result_message(
+    call_id: str, name: str, result: Any, media: MediaStore, session_key: str, now: int
+) -> ToolResultMessage:
+    """The toolResult for a successful call: structured content blocks are kept (images
+    moved to the media store), strings are text, anything else is JSON text."""
+    blocks = _content_blocks(result)
+    if blocks is None:
+        text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+        content: list[TextBlock | ImageBlock] = [{"type": "text", "text": _capped(text)}]
+    else:
+        content = [await _stored(block, media, session_key) for block in blocks]
+    return {
+        "role": "toolResult",
+        "toolCallId": call_id,
+        "toolName": name,
+        "content": content,
+        "isError": False,
+        "timestamp": now,
+    }
+
+
+def _content_blocks(result: Any) -> list[dict[str, Any]] | None:
+    """`{content: [...]}` where every block is text{text} or image{data, mimeType}."""
+    if not isinstance(result, dict) or not isinstance(result.get("content"), list):
+        return None
+    blocks = result["content"]
+    for block in blocks:
+        if not isinstance(block, dict):
+            return None
+        kind = block.get("type")
+        if kind == "text" and isinstance(block.get("text"), str):
+            continue
+        if (
+            kind == "image"
+            and isinstance(block.get("data"), str)
+            and isinstance(block.get("mimeType"), str)
+        ):
+            continue
+        return None
+    return blocks or None
+
+
+async def _stored(
+    block: dict[str, Any], media: MediaStore, session_key: str
+) -> TextBlock | ImageBlock:
+    if block["type"] == "text":
+        return {"type": "text", "text": _capped(block["text"])}
+    mime = block["mimeType"]
+    try:
+        data = base64.b64decode(block["data"], validate=True)
+    except (binascii.Error, ValueError):
+        return {"type": "text", "text": f"[Invalid image data: {mime}]"}
+    try:
+        path = await media.save(session_key, data, mime)
+    except OSError:
+        return {"type": "text", "text": f"[Image storage failed: {mime}]"}
+    return {"type": "image", "mimeType": mime, "mediaPath": path}
+
+
+def _capped(text: str) -> str:
+    if len(text) <= MAX_RESULT_CHARS:
+        return text
+    half = MAX_RESULT_CHARS // 2
+    cut = len(text) - 2 * half
+    return f"{text[:half]}\n\n[... {cut} characters cut ...]\n\n{text[-half:]}"

@@ -1,0 +1,63 @@
+"""`gsv__ConfigGet` and `gsv__LogsGet` (seed 000 "Gateway Tools")."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field
+
+from gsv_core.agent.tools import ToolCallContext
+from gsv_core.gateway.native.registry import NativeArgs, NativeTool, NativeToolRegistry
+from gsv_core.protocol.schemas.config import CONFIG_PATH_PATTERN
+
+if TYPE_CHECKING:
+    from gsv_core.gateway.app import Gateway
+
+LOGS_TIMEOUT = 20.0
+
+
+class ConfigGetArgs(NativeArgs):
+    path: str | None = Field(
+        default=None,
+        pattern=CONFIG_PATH_PATTERN,
+        description='Dotted config path, e.g. "session.dmScope"; omit for the whole config.',
+    )
+
+
+class LogsGetArgs(NativeArgs):
+    nodeId: str | None = Field(
+        default=None, description="Node to read; needed when several nodes are connected."
+    )
+    lines: int = Field(default=100, ge=1, le=5000, description="Lines to return (max 5000).")
+
+
+def register(registry: NativeToolRegistry, gateway: Gateway) -> None:
+    async def config_get(args: ConfigGetArgs, ctx: ToolCallContext) -> dict[str, Any]:
+        # secrets are masked in every read, also by path (fix of 18.5)
+        if args.path is None:
+            return {"config": gateway.config.masked}
+        found, value = gateway.config.get_masked(args.path)
+        return {"path": args.path, "value": value} if found else {"path": args.path}
+
+    async def logs_get(args: LogsGetArgs, ctx: ToolCallContext) -> dict[str, Any]:
+        result = await gateway.nodes.fetch_logs(args.nodeId, args.lines, LOGS_TIMEOUT)
+        return result.to_wire()
+
+    registry.add(
+        NativeTool(
+            "gsv__ConfigGet",
+            "Inspect the gateway configuration (secrets are always masked). Pass a dotted "
+            "path for one value, or nothing for the whole config.",
+            ConfigGetArgs,
+            config_get,
+        )
+    )
+    registry.add(
+        NativeTool(
+            "gsv__LogsGet",
+            "Fetch recent log lines from a connected node (auto-selected when only one "
+            "node is connected).",
+            LogsGetArgs,
+            logs_get,
+        )
+    )

@@ -1,0 +1,126 @@
+"""`gsv__SessionsList` and `gsv__SessionSend` (seed 000 "Session Tools", spec 16).
+
+SessionSend waits for the reply to *its own* message (the run it started), not for
+whatever assistant message is newest, and a bare key like "main" means the calling
+agent's main session (fix of 18.14).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field
+
+from gsv_core.agent.session import RunFailed
+from gsv_core.agent.tools import ToolCallContext
+from gsv_core.errors import InvalidParams
+from gsv_core.gateway.native.registry import NativeArgs, NativeTool, NativeToolRegistry
+from gsv_core.protocol.messages import text_of
+from gsv_core.routing import canonicalize_session_key, main_session_key, validate_session_key
+
+if TYPE_CHECKING:
+    from gsv_core.gateway.app import Gateway
+
+
+class SessionsListArgs(NativeArgs):
+    limit: int = Field(default=20, ge=1, le=100, description="Sessions to return (max 100).")
+    offset: int = Field(default=0, ge=0, description="Pagination offset.")
+    messageLimit: int = Field(
+        default=0, ge=0, le=20, description="Recent messages to include per session (0-20)."
+    )
+
+
+class SessionSendArgs(NativeArgs):
+    sessionKey: str = Field(
+        min_length=1, description='Target session, e.g. "main" or "agent:helper:main".'
+    )
+    message: str = Field(min_length=1, description="Message text to send.")
+    waitSeconds: float = Field(
+        default=30, ge=0, le=120, description="Seconds to wait for the reply; 0 = do not wait."
+    )
+
+
+def register(registry: NativeToolRegistry, gateway: Gateway) -> None:
+    async def sessions_list(args: SessionsListArgs, ctx: ToolCallContext) -> dict[str, Any]:
+        records, total = await gateway.sessions.store.list_sessions(args.offset, args.limit)
+        sessions = []
+        for record in records:
+            entry: dict[str, Any] = {
+                "sessionKey": record.session_key,
+                "kind": record.kind,
+                "label": record.label,
+                "lastActiveAt": record.last_active_at,
+                "createdAt": record.created_at,
+            }
+            if args.messageLimit:
+                messages = await gateway.sessions.store.messages(
+                    record.session_key, args.messageLimit
+                )
+                entry["messages"] = [_preview(m) for m in messages]
+            sessions.append(entry)
+        return {"sessions": sessions, "count": total, "offset": args.offset, "limit": args.limit}
+
+    async def session_send(args: SessionSendArgs, ctx: ToolCallContext) -> dict[str, Any]:
+        key = _target_key(gateway, args.sessionKey, ctx.agent_id)
+        if key == ctx.session_key:
+            raise InvalidParams(
+                "gsv__SessionSend cannot message the session it runs in; answer directly instead"
+            )
+        actor = await gateway.sessions.actor(key)
+        sent = await actor.send(args.message)
+        if args.waitSeconds == 0:
+            return {
+                "status": "accepted",
+                "runId": sent.run_id,
+                "sessionKey": key,
+                "queued": sent.queued,
+            }
+        outcome = actor.run_outcome(sent.run_id)
+        try:
+            async with asyncio.timeout(args.waitSeconds):
+                final = await asyncio.shield(outcome)
+        except TimeoutError:
+            return {"status": "timeout", "runId": sent.run_id, "sessionKey": key,
+                    "waitedSeconds": args.waitSeconds}  # fmt: skip
+        except RunFailed as exc:
+            return {
+                "status": "error",
+                "runId": sent.run_id,
+                "sessionKey": key,
+                "error": exc.message,
+            }
+        return {"status": "ok", "runId": sent.run_id, "sessionKey": key, "reply": text_of(final)}
+
+    registry.add(
+        NativeTool(
+            "gsv__SessionsList",
+            "List sessions by recent activity, optionally with their last messages.",
+            SessionsListArgs,
+            sessions_list,
+        )
+    )
+    registry.add(
+        NativeTool(
+            "gsv__SessionSend",
+            "Send a message into another session and (optionally) wait for its reply.",
+            SessionSendArgs,
+            session_send,
+        )
+    )
+
+
+def _target_key(gateway: Gateway, raw: str, caller_agent: str) -> str:
+    settings = gateway.sessions.routing()
+    key = validate_session_key(raw)
+    if key.lower() in ("main", settings.main_key):
+        return main_session_key(caller_agent, settings)
+    return canonicalize_session_key(key, settings)
+
+
+def _preview(message: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "role": message.get("role"),
+        "text": text_of(message)[:500],
+        "timestamp": message.get("timestamp"),
+    }

@@ -1,0 +1,1 @@
+"""LLM providers behind one small protocol: a request in, normalised stream events out."""

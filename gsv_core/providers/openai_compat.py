@@ -1,0 +1,388 @@
+"""The OpenAI-compatible provider: OpenAI itself and every server speaking its
+chat-completions API (OpenRouter, Gemini's compatible endpoint, Ollama, vLLM, LM Studio),
+through the official `openai` SDK, imported only when a request is made.
+
+It maps canonical messages to chat messages, streams `chat.completions.create(stream=True)`
+and turns the chunks into gsv stream events; failures become gsv errors (see retry.py).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncGenerator, AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from gsv_core.errors import GsvError, ProviderFailed
+from gsv_core.protocol.messages import (
+    STOP_END,
+    STOP_LENGTH,
+    STOP_TOOL_USE,
+    AssistantMessage,
+    ImageBlock,
+    Message,
+    TextBlock,
+    ToolResultMessage,
+    Usage,
+)
+from gsv_core.providers.base import (
+    ModelRequest,
+    Stop,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    UsageReport,
+)
+from gsv_core.providers.retry import (
+    AttemptFailed,
+    RetryPolicy,
+    cause_text,
+    http_client,
+    looks_like_overflow,
+    malformed,
+    malformed_reason,
+    overflow,
+    retry_after,
+    short,
+    status_failure,
+    stream_with_retries,
+    timed_out,
+    truncated,
+    unreachable,
+)
+
+# Chat completions knows minimal..high (some compatible servers nothing above high).
+_REASONING_EFFORT = {
+    "minimal": "minimal",
+    "low": "low",
+    "medium": "medium",
+    "high": "high",
+    "xhigh": "high",
+}
+
+_STOP_REASONS = {
+    "stop": STOP_END,
+    "tool_calls": STOP_TOOL_USE,
+    "function_call": STOP_TOOL_USE,
+    "length": STOP_LENGTH,
+}
+
+
+class OpenAICompatProvider:
+    """A provider speaking OpenAI chat completions at `base_url`."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        base_url: str,
+        api_key: str,
+        llm_timeout: float,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        self.name = name
+        self.base_url = base_url
+        self.api_key = api_key
+        self.llm_timeout = llm_timeout
+        self.retry = retry or RetryPolicy()
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        params = chat_params(request)
+        async for event in stream_with_retries(lambda: self._attempt(params), self.retry):
+            yield event
+
+    async def _attempt(self, params: dict[str, Any]) -> AsyncGenerator[StreamEvent, None]:
+        import openai
+
+        client = openai.AsyncOpenAI(
+            api_key=self.api_key,
+            base_url=self.base_url,
+            timeout=self.llm_timeout,
+            max_retries=0,  # stream_with_retries decides
+            http_client=http_client(
+                openai.DefaultAsyncHttpxClient, self.base_url, self.llm_timeout
+            ),
+        )
+        async with client:
+            try:
+                chunks: Any = await client.chat.completions.create(**params)
+            except openai.OpenAIError as exc:
+                raise self._failure(exc, streaming=False) from exc
+            reader = ChunkReader(self.name)
+            try:
+                async for chunk in chunks:
+                    for event in reader.feed(chunk):
+                        yield event
+            except openai.OpenAIError as exc:
+                raise self._failure(exc, streaming=True) from exc
+            except (ValueError, TypeError, AttributeError) as exc:
+                # a chunk that is not JSON or lacks the fields every chunk has
+                raise malformed(self.name, malformed_reason(exc)) from exc
+            for event in reader.finish():
+                yield event
+
+    def _failure(self, exc: Exception, *, streaming: bool) -> Exception:
+        import openai
+
+        if isinstance(exc, openai.APITimeoutError):
+            return timed_out(self.name, self.llm_timeout)
+        if isinstance(exc, openai.APIConnectionError):
+            if streaming:
+                return truncated(self.name, cause_text(exc))
+            return unreachable(self.name, self.base_url, cause_text(exc))
+        if isinstance(exc, openai.APIStatusError):
+            return self._status_failure(exc)
+        if isinstance(exc, openai.APIError):
+            return self._stream_error(exc)  # an `{"error": ...}` chunk inside the stream
+        return ProviderFailed(f"{self.name} failed: {short(str(exc))}")
+
+    def _status_failure(self, exc: Any) -> Exception:
+        detail = _detail(exc.body, exc.message)
+        if exc.code == "context_length_exceeded" or (
+            exc.status_code in (400, 413, 422) and looks_like_overflow(detail)
+        ):
+            return overflow(self.name, detail)
+        if exc.status_code == 429 and exc.code == "insufficient_quota":
+            # out of credit: retrying cannot help
+            return ProviderFailed(
+                f"{self.name} refused the request: quota exhausted ({detail})", retryable=False
+            )
+        return status_failure(
+            self.name, exc.status_code, detail, retry_after(exc.response.headers, self.retry.now)
+        )
+
+    def _stream_error(self, exc: Any) -> GsvError | AttemptFailed:
+        detail = _detail(exc.body, exc.message)
+        kind = f"{exc.code or ''} {exc.type or ''}"
+        if "context_length" in kind or looks_like_overflow(detail):
+            return overflow(self.name, detail)
+        error = ProviderFailed(f"{self.name} failed mid-stream: {detail}")
+        return AttemptFailed(error)  # a retry helps if nothing was streamed yet
+
+
+def _detail(body: object, fallback: str) -> str:
+    if isinstance(body, dict) and isinstance(body.get("message"), str):
+        return short(body["message"])
+    if isinstance(body, str) and body.strip():
+        return short(body)
+    return short(fallback)
+
+
+# -- request mapping ---------------------------------------------------------------------
+
+
+def chat_params(request: ModelRequest) -> dict[str, Any]:
+    """The keyword arguments of `chat.completions.create` for a request."""
+    params: dict[str, Any] = {
+        "model": request.model,
+        "messages": chat_messages(request.system, request.messages),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    if request.tools:
+        params["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": tool.parameters,
+                },
+            }
+            for tool in request.tools
+        ]
+    effort = _REASONING_EFFORT.get(request.thinking)
+    if effort:
+        params["reasoning_effort"] = effort
+    if request.max_tokens:
+        params["max_completion_tokens"] = request.max_tokens
+    return params
+
+
+def chat_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
+    """Canonical messages as chat messages, the system prompt first."""
+    out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    tool_images: list[tuple[str, ImageBlock]] = []
+    for message in messages:
+        if message["role"] != "toolResult" and tool_images:
+            out.append(_tool_images_message(tool_images))
+            tool_images = []
+        if message["role"] == "user":
+            out.append({"role": "user", "content": _user_content(message["content"])})
+        elif message["role"] == "assistant":
+            mapped = _assistant_message(message)
+            if mapped:
+                out.append(mapped)
+        elif message["role"] == "toolResult":
+            out.append(_tool_message(message))
+            name = message["toolName"]
+            images = [b for b in message["content"] if b["type"] == "image"]
+            tool_images.extend((name, image) for image in images)
+    if tool_images:
+        out.append(_tool_images_message(tool_images))
+    return out
+
+
+def _user_content(content: str | list[TextBlock | ImageBlock]) -> str | list[dict[str, Any]]:
+    if isinstance(content, str):
+        return content
+    return [_content_part(block) for block in content]
+
+
+def _content_part(block: TextBlock | ImageBlock) -> dict[str, Any]:
+    if block["type"] == "text":
+        return {"type": "text", "text": block["text"]}
+    data = block.get("data")
+    if not data:
+        return {"type": "text", "text": "[image not available]"}
+    url = f"data:{block['mimeType']};base64,{data}"
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def _assistant_message(message: AssistantMessage) -> dict[str, Any] | None:
+    """Text and tool calls; thinking is dropped (chat completions takes no reasoning back)."""
+    text = "".join(b["text"] for b in message["content"] if b["type"] == "text")
+    calls = [
+        {
+            "id": block["id"],
+            "type": "function",
+            "function": {"name": block["name"], "arguments": json.dumps(block["arguments"])},
+        }
+        for block in message["content"]
+        if block["type"] == "toolCall"
+    ]
+    if not text and not calls:
+        return None  # an empty assistant turn is refused by several servers
+    mapped: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if calls:
+        mapped["tool_calls"] = calls
+    return mapped
+
+
+def _tool_message(message: ToolResultMessage) -> dict[str, Any]:
+    text = "".join(b["text"] for b in message["content"] if b["type"] == "text")
+    images = sum(1 for b in message["content"] if b["type"] == "image")
+    if not text:
+        text = f"(the tool returned {images} image(s), shown next)" if images else "(no output)"
+    return {"role": "tool", "tool_call_id": message["toolCallId"], "content": text}
+
+
+def _tool_images_message(images: list[tuple[str, ImageBlock]]) -> dict[str, Any]:
+    """Chat-completions tool messages carry text only, so images a tool returned follow
+    the tool messages as one user message (after them: a user message between an
+    assistant's tool calls and their results is refused)."""
+    names = ", ".join(dict.fromkeys(name for name, _ in images))
+    parts = [{"type": "text", "text": f"Images returned by {names}:"}]
+    parts.extend(_content_part(image) for _, image in images)
+    return {"role": "user", "content": parts}
+
+
+# -- stream mapping ----------------------------------------------------------------------
+
+
+@dataclass
+class _Call:
+    id: str | None = None
+    name: str | None = None
+    started: bool = False
+    ended: bool = False
+    pending: list[str] = field(default_factory=list)  # arguments seen before the name
+
+
+class ChunkReader:
+    """Turns `chat.completion.chunk` objects into stream events (choice 0 only)."""
+
+    def __init__(self, provider: str) -> None:
+        self.provider = provider
+        self.calls: dict[int, _Call] = {}
+        self.finish_reason: str | None = None
+
+    def feed(self, chunk: Any) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        for choice in chunk.choices or []:
+            if choice.index == 0:
+                events.extend(self._choice(choice))
+        if chunk.usage:
+            events.append(UsageReport(_usage(chunk.usage)))
+        return events
+
+    def _choice(self, choice: Any) -> list[StreamEvent]:
+        # some servers send `"delta": null` along with the finish reason
+        events = self._delta(choice.delta) if choice.delta is not None else []
+        if choice.finish_reason:
+            self.finish_reason = choice.finish_reason
+            events.extend(self._end_calls())
+        return events
+
+    def _delta(self, delta: Any) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        # reasoning text: `reasoning_content` (DeepSeek, vLLM) or `reasoning` (OpenRouter, Ollama)
+        reasoning = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
+        if isinstance(reasoning, str) and reasoning:
+            events.append(ThinkingDelta(reasoning))
+        if delta.content:
+            events.append(TextDelta(delta.content))
+        for fragment in delta.tool_calls or []:
+            events.extend(self._tool_fragment(fragment))
+        return events
+
+    def _tool_fragment(self, fragment: Any) -> list[StreamEvent]:
+        # Servers differ: some omit `index` (each fragment is then a whole call), `id` or
+        # `function`; every field is read defensively.
+        index = getattr(fragment, "index", None)
+        if not isinstance(index, int):
+            index = len(self.calls)
+        call = self.calls.setdefault(index, _Call())
+        function = getattr(fragment, "function", None)
+        call.id = call.id or getattr(fragment, "id", None)
+        call.name = call.name or getattr(function, "name", None)
+        arguments = getattr(function, "arguments", None)
+        events: list[StreamEvent] = []
+        if not call.started and call.name:
+            call.started = True
+            events.append(ToolCallStart(index, call.id or f"call_{index}", call.name))
+            if call.pending:
+                events.append(ToolCallDelta(index, "".join(call.pending)))
+        if arguments:
+            if call.started:
+                events.append(ToolCallDelta(index, arguments))
+            else:
+                call.pending.append(arguments)
+        return events
+
+    def _end_calls(self) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        for index, call in self.calls.items():
+            if not call.started:
+                raise malformed(self.provider, f"tool call {index} has no name")
+            if not call.ended:
+                call.ended = True
+                events.append(ToolCallEnd(index))
+        return events
+
+    def finish(self) -> list[StreamEvent]:
+        """The closing events; a stream without a finish reason was cut short."""
+        if self.finish_reason is None:
+            raise truncated(self.provider)
+        reason = _STOP_REASONS.get(self.finish_reason, self.finish_reason)
+        if reason == STOP_END and self.calls:
+            reason = STOP_TOOL_USE  # some servers (Ollama) say "stop" after tool calls
+        return [*self._end_calls(), Stop(reason)]
+
+
+def _usage(raw: Any) -> Usage:
+    prompt = raw.prompt_tokens or 0
+    completion = raw.completion_tokens or 0
+    usage: Usage = {
+        "input": prompt,
+        "output": completion,
+        "total": raw.total_tokens or prompt + completion,
+    }
+    details = getattr(raw, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) if details else None
+    if cached:
+        usage["cacheRead"] = cached
+    return usage

@@ -1,0 +1,191 @@
+"""Which provider a name in the config stands for: its API, endpoint and key.
+
+Built-in names need only a key: `anthropic`, `openai`, `openrouter` and `google` (Gemini's
+OpenAI-compatible endpoint). `providers.<name> = {api, baseUrl, apiKey}` overrides a
+built-in or adds any endpoint (Ollama, vLLM, LM Studio, a proxy). The key is looked up in
+`providers.<name>.apiKey`, then `apiKeys.<name>`, then the environment. A local endpoint
+needs no key.
+
+What is missing is reported as a ProviderNotConfigured error naming the exact
+`gsv config set` command that fixes it. Importing this module imports no SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gsv_core.errors import ProviderFailed
+from gsv_core.providers.base import Provider
+from gsv_core.providers.retry import RetryPolicy, is_loopback_url
+
+APIS = ("openai", "anthropic")
+
+# The SDKs insist on a key; servers that need none ignore this one.
+PLACEHOLDER_KEY = "no-key-needed"
+
+
+class ProviderNotConfigured(ProviderFailed):
+    """The provider is unknown or lacks a key or URL; the message says which command fixes it."""
+
+    default_retryable = False
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    api: str  # "openai" | "anthropic"
+    base_url: str
+    key_env: str
+    key_example: str = "KEY"
+
+
+BUILTINS: dict[str, Endpoint] = {
+    "anthropic": Endpoint(
+        "anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY", "sk-ant-..."
+    ),
+    "openai": Endpoint("openai", "https://api.openai.com/v1", "OPENAI_API_KEY", "sk-..."),
+    "openrouter": Endpoint(
+        "openai", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY", "sk-or-..."
+    ),
+    "google": Endpoint(
+        "openai",
+        "https://generativelanguage.googleapis.com/v1beta/openai/",
+        "GEMINI_API_KEY",
+        "AIza...",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class ProviderSettings:
+    """A provider name resolved against the config: everything needed to build it."""
+
+    name: str
+    api: str
+    base_url: str
+    api_key: str
+
+
+def resolve_provider(
+    config: dict[str, Any],
+    provider_name: str,
+    *,
+    llm_timeout: float,
+    env: Mapping[str, str] | None = None,
+    retry: RetryPolicy | None = None,
+) -> Provider:
+    """The provider `provider_name` stands for in the effective gateway `config`.
+
+    `llm_timeout` (seconds) bounds each wait on the provider; `retry` overrides the
+    default retry policy (tests pass one that does not sleep).
+    """
+    settings = provider_settings(config, provider_name, env)
+    if settings.api == "anthropic":
+        from gsv_core.providers.anthropic import AnthropicProvider
+
+        return AnthropicProvider(
+            settings.name,
+            base_url=settings.base_url,
+            api_key=settings.api_key,
+            llm_timeout=llm_timeout,
+            retry=retry,
+        )
+    from gsv_core.providers.openai_compat import OpenAICompatProvider
+
+    return OpenAICompatProvider(
+        settings.name,
+        base_url=settings.base_url,
+        api_key=settings.api_key,
+        llm_timeout=llm_timeout,
+        retry=retry,
+    )
+
+
+def provider_settings(
+    config: dict[str, Any], name: str, env: Mapping[str, str] | None = None
+) -> ProviderSettings:
+    """API, base URL and key of provider `name`; ProviderNotConfigured when one is missing."""
+    custom = _custom(config, name)
+    builtin = BUILTINS.get(name)
+    if custom is None and builtin is None:
+        raise _unknown(name)
+    custom = custom or {}
+    api = custom.get("api") or (builtin.api if builtin else "openai")
+    if api not in APIS:
+        raise ProviderNotConfigured(
+            f'provider "{name}" has api "{api}"; use openai or anthropic: '
+            f"gsv config set providers.{name}.api openai"
+        )
+    base_url = custom.get("baseUrl") or (
+        builtin.base_url if builtin and builtin.api == api else None
+    )
+    if not base_url:
+        raise ProviderNotConfigured(
+            f'provider "{name}" has no baseUrl: run gsv config set '
+            f"providers.{name}.baseUrl http://HOST:PORT/v1"
+        )
+    key = _api_key(config, name, custom, builtin, os.environ if env is None else env)
+    if not key:
+        if not _needs_key(api, base_url, builtin):
+            key = PLACEHOLDER_KEY
+        else:
+            raise _no_key(name, builtin)
+    return ProviderSettings(name=name, api=api, base_url=base_url, api_key=key)
+
+
+def _custom(config: dict[str, Any], name: str) -> dict[str, Any] | None:
+    providers = config.get("providers")
+    entry = providers.get(name) if isinstance(providers, dict) else None
+    return entry if isinstance(entry, dict) else None
+
+
+def _api_key(
+    config: dict[str, Any],
+    name: str,
+    custom: dict[str, Any],
+    builtin: Endpoint | None,
+    env: Mapping[str, str],
+) -> str | None:
+    keys = config.get("apiKeys")
+    configured = keys.get(name) if isinstance(keys, dict) else None
+    for candidate in (custom.get("apiKey"), configured, env.get(key_env_var(name, builtin))):
+        if isinstance(candidate, str) and candidate.strip():
+            return candidate.strip()
+    return None
+
+
+def key_env_var(name: str, builtin: Endpoint | None = None) -> str:
+    """The environment variable holding a provider's key (`<NAME>_API_KEY` for custom names)."""
+    if builtin:
+        return builtin.key_env
+    return re.sub(r"[^A-Za-z0-9]", "_", name).upper() + "_API_KEY"
+
+
+def _needs_key(api: str, base_url: str, builtin: Endpoint | None) -> bool:
+    """Local servers (Ollama, LM Studio, the test fake) and custom OpenAI-compatible
+    endpoints often take no key; the hosted APIs always do."""
+    if is_loopback_url(base_url):
+        return False
+    custom_endpoint = builtin is None or base_url != builtin.base_url
+    return not (api == "openai" and custom_endpoint)
+
+
+def _unknown(name: str) -> ProviderNotConfigured:
+    example = json.dumps({"api": "openai", "baseUrl": "http://127.0.0.1:11434/v1"})
+    builtins = ", ".join(BUILTINS)
+    return ProviderNotConfigured(
+        f'unknown provider "{name}" (built in: {builtins}): add it with '
+        f"gsv config set providers.{name} '{example}'"
+    )
+
+
+def _no_key(name: str, builtin: Endpoint | None) -> ProviderNotConfigured:
+    example = builtin.key_example if builtin else "KEY"
+    return ProviderNotConfigured(
+        f"no API key for {name}: run gsv config set apiKeys.{name} {example} "
+        f"(or set {key_env_var(name, builtin)})"
+    )

@@ -1,0 +1,32 @@
+"""Transcript archives: gzip JSON Lines files, written atomically (spec 7.12).
+
+The first line is `{"meta": {...}}` (session key and id, agent, message count, usage,
+archive time); every following line is one stored message, in order.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+
+def write_archive(path: Path, messages: list[dict[str, Any]], meta: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(path.name + ".tmp")
+    with gzip.open(temp, "wt", encoding="utf-8") as fh:
+        fh.write(json.dumps({"meta": meta}, ensure_ascii=False) + "\n")
+        for message in messages:
+            fh.write(json.dumps(message, ensure_ascii=False) + "\n")
+    os.replace(temp, path)
+
+
+def read_archive(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(meta, messages) of an archive file."""
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        lines = [json.loads(line) for line in fh if line.strip()]
+    if not lines or "meta" not in lines[0]:
+        raise ValueError(f"{path} is not a gsv transcript archive")
+    return lines[0]["meta"], lines[1:]

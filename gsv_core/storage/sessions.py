@@ -1,0 +1,266 @@
+"""Sessions on disk: the session row, its message history, its queue of waiting messages
+and its open run (spec 7.1).
+
+Every change that acknowledges something to a user is one transaction: a message that
+starts a run is stored together with the run's row; a message that waits is stored in the
+queue; taking the next queued message moves it into the history and opens its run at
+once. After a crash, open runs are the runs the gateway was in the middle of, and the
+queue still holds every waiting message.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any
+
+from gsv_core.protocol.messages import Usage, empty_usage
+from gsv_core.storage.db import Database
+
+_SESSION_COLUMNS = (
+    "session_key, session_id, agent_id, kind, created_at, updated_at, last_active_at, label, "
+    "settings, reset_policy, last_reset_at, previous_session_ids, usage, last_input_tokens, "
+    "pending_overrides, compaction_count, last_compacted_at"
+)
+
+
+@dataclass
+class SessionRecord:
+    session_key: str
+    session_id: str
+    agent_id: str
+    kind: str
+    created_at: int
+    updated_at: int
+    last_active_at: int
+    label: str | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+    reset_policy: dict[str, Any] | None = None
+    last_reset_at: int | None = None
+    previous_session_ids: list[str] = field(default_factory=list)
+    usage: Usage = field(default_factory=empty_usage)
+    last_input_tokens: int | None = None
+    pending_overrides: dict[str, Any] | None = None
+    compaction_count: int = 0
+    last_compacted_at: int | None = None
+
+    def row(self) -> tuple[Any, ...]:
+        return (
+            self.session_key, self.session_id, self.agent_id, self.kind, self.created_at,
+            self.updated_at, self.last_active_at, self.label, json.dumps(self.settings),
+            _dumps_or_none(self.reset_policy), self.last_reset_at,
+            json.dumps(self.previous_session_ids), json.dumps(self.usage),
+            self.last_input_tokens, _dumps_or_none(self.pending_overrides),
+            self.compaction_count, self.last_compacted_at,
+        )  # fmt: skip
+
+
+def _dumps_or_none(value: Any) -> str | None:
+    return None if value is None else json.dumps(value)
+
+
+def _loads_or_none(value: str | None) -> Any:
+    return None if value is None else json.loads(value)
+
+
+def _record(row: tuple[Any, ...]) -> SessionRecord:
+    return SessionRecord(
+        session_key=row[0], session_id=row[1], agent_id=row[2], kind=row[3],
+        created_at=row[4], updated_at=row[5], last_active_at=row[6], label=row[7],
+        settings=json.loads(row[8]), reset_policy=_loads_or_none(row[9]),
+        last_reset_at=row[10], previous_session_ids=json.loads(row[11]),
+        usage={**empty_usage(), **json.loads(row[12])}, last_input_tokens=row[13],
+        pending_overrides=_loads_or_none(row[14]), compaction_count=row[15],
+        last_compacted_at=row[16],
+    )  # fmt: skip
+
+
+@dataclass
+class QueuedItem:
+    seq: int
+    run_id: str
+    item: dict[str, Any]  # {"message": <stored user message>, "overrides"?, "context"?}
+    queued_at: int
+
+
+def _save_session(conn: sqlite3.Connection, record: SessionRecord) -> None:
+    placeholders = ", ".join("?" * len(record.row()))
+    conn.execute(
+        f"INSERT OR REPLACE INTO sessions ({_SESSION_COLUMNS}) VALUES ({placeholders})",
+        record.row(),
+    )
+
+
+def _append(conn: sqlite3.Connection, key: str, messages: list[dict[str, Any]]) -> None:
+    (last,) = conn.execute(
+        "SELECT COALESCE(MAX(idx), -1) FROM messages WHERE session_key = ?", (key,)
+    ).fetchone()
+    conn.executemany(
+        "INSERT INTO messages (session_key, idx, data) VALUES (?, ?, ?)",
+        [(key, last + 1 + i, json.dumps(m, ensure_ascii=False)) for i, m in enumerate(messages)],
+    )
+
+
+class SessionStore:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    # -- reads --------------------------------------------------------------------------
+    async def get(self, key: str) -> SessionRecord | None:
+        def read(conn: sqlite3.Connection) -> SessionRecord | None:
+            row = conn.execute(
+                f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE session_key = ?", (key,)
+            ).fetchone()
+            return _record(row) if row else None
+
+        return await self._db.read(read)
+
+    async def messages(self, key: str, limit: int | None = None) -> list[dict[str, Any]]:
+        """The history in order; with `limit`, only the last `limit` messages."""
+
+        def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+            if limit is None:
+                rows = conn.execute(
+                    "SELECT data FROM messages WHERE session_key = ? ORDER BY idx", (key,)
+                ).fetchall()
+            else:
+                rows = conn.execute(
+                    "SELECT data FROM (SELECT idx, data FROM messages WHERE session_key = ? "
+                    "ORDER BY idx DESC LIMIT ?) ORDER BY idx",
+                    (key, limit),
+                ).fetchall()
+            return [json.loads(data) for (data,) in rows]
+
+        return await self._db.read(read)
+
+    async def message_count(self, key: str) -> int:
+        def read(conn: sqlite3.Connection) -> int:
+            (count,) = conn.execute(
+                "SELECT COUNT(*) FROM messages WHERE session_key = ?", (key,)
+            ).fetchone()
+            return int(count)
+
+        return await self._db.read(read)
+
+    async def queue(self, key: str) -> list[QueuedItem]:
+        def read(conn: sqlite3.Connection) -> list[QueuedItem]:
+            rows = conn.execute(
+                "SELECT seq, run_id, item, queued_at FROM queue WHERE session_key = ? ORDER BY seq",
+                (key,),
+            ).fetchall()
+            return [QueuedItem(r[0], r[1], json.loads(r[2]), r[3]) for r in rows]
+
+        return await self._db.read(read)
+
+    async def list_sessions(self, offset: int, limit: int) -> tuple[list[SessionRecord], int]:
+        """Sessions by last activity (newest first), and the total count."""
+
+        def read(conn: sqlite3.Connection) -> tuple[list[SessionRecord], int]:
+            rows = conn.execute(
+                f"SELECT {_SESSION_COLUMNS} FROM sessions "
+                "ORDER BY last_active_at DESC, session_key LIMIT ? OFFSET ?",
+                (limit, offset),
+            ).fetchall()
+            (total,) = conn.execute("SELECT COUNT(*) FROM sessions").fetchone()
+            return [_record(r) for r in rows], int(total)
+
+        return await self._db.read(read)
+
+    async def recovery_state(self) -> tuple[list[tuple[str, str]], list[str]]:
+        """(open runs as (run_id, session_key), session keys with queued messages)."""
+
+        def read(conn: sqlite3.Connection) -> tuple[list[tuple[str, str]], list[str]]:
+            runs = conn.execute(
+                "SELECT run_id, session_key FROM runs ORDER BY started_at"
+            ).fetchall()
+            queued = conn.execute("SELECT DISTINCT session_key FROM queue").fetchall()
+            return [(r[0], r[1]) for r in runs], [q[0] for q in queued]
+
+        return await self._db.read(read)
+
+    # -- writes -------------------------------------------------------------------------
+    async def save(self, record: SessionRecord) -> None:
+        await self._db.write(lambda conn: _save_session(conn, record))
+
+    async def start_run(
+        self, record: SessionRecord, run_id: str, message: dict[str, Any], now: int
+    ) -> None:
+        """Store the message that starts a run, the run's row and the session, at once."""
+
+        def write(conn: sqlite3.Connection) -> None:
+            _save_session(conn, record)
+            _append(conn, record.session_key, [message])
+            conn.execute(
+                "INSERT INTO runs (run_id, session_key, started_at) VALUES (?, ?, ?)",
+                (run_id, record.session_key, now),
+            )
+
+        await self._db.write(write)
+
+    async def enqueue(
+        self, record: SessionRecord, run_id: str, item: dict[str, Any], now: int
+    ) -> int:
+        """Store a waiting message; returns its 1-based position in the queue."""
+
+        def write(conn: sqlite3.Connection) -> int:
+            _save_session(conn, record)
+            conn.execute(
+                "INSERT INTO queue (session_key, run_id, item, queued_at) VALUES (?, ?, ?, ?)",
+                (record.session_key, run_id, json.dumps(item, ensure_ascii=False), now),
+            )
+            (count,) = conn.execute(
+                "SELECT COUNT(*) FROM queue WHERE session_key = ?", (record.session_key,)
+            ).fetchone()
+            return int(count)
+
+        return await self._db.write(write)
+
+    async def take_queued(
+        self, record: SessionRecord, seq: int, message: dict[str, Any], now: int
+    ) -> None:
+        """Move queued item `seq` into the history as the start of its run."""
+
+        def write(conn: sqlite3.Connection) -> None:
+            (run_id,) = conn.execute("SELECT run_id FROM queue WHERE seq = ?", (seq,)).fetchone()
+            conn.execute("DELETE FROM queue WHERE seq = ?", (seq,))
+            _save_session(conn, record)
+            _append(conn, record.session_key, [message])
+            conn.execute(
+                "INSERT INTO runs (run_id, session_key, started_at) VALUES (?, ?, ?)",
+                (run_id, record.session_key, now),
+            )
+
+        await self._db.write(write)
+
+    async def append(self, record: SessionRecord, messages: list[dict[str, Any]]) -> None:
+        """Append messages (assistant replies, tool results) and save the session row."""
+
+        def write(conn: sqlite3.Connection) -> None:
+            _save_session(conn, record)
+            _append(conn, record.session_key, messages)
+
+        await self._db.write(write)
+
+    async def finish_run(
+        self, record: SessionRecord, run_id: str, messages: list[dict[str, Any]]
+    ) -> None:
+        """Close a run (appending any last messages) in one transaction."""
+
+        def write(conn: sqlite3.Connection) -> None:
+            _save_session(conn, record)
+            if messages:
+                _append(conn, record.session_key, messages)
+            conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
+
+        await self._db.write(write)
+
+    async def replace_history(self, record: SessionRecord, messages: list[dict[str, Any]]) -> None:
+        """Swap the whole history (reset: empty; compact: the kept part)."""
+
+        def write(conn: sqlite3.Connection) -> None:
+            _save_session(conn, record)
+            conn.execute("DELETE FROM messages WHERE session_key = ?", (record.session_key,))
+            _append(conn, record.session_key, messages)
+
+        await self._db.write(write)

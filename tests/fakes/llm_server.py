@@ -1,0 +1,557 @@
+"""A fake LLM HTTP server on 127.0.0.1 speaking OpenAI chat-completions SSE and Anthropic
+messages SSE, for driving the official SDKs (and so the provider adapters and whole gateway
+flows) over real HTTP.
+
+It is a stdlib `ThreadingHTTPServer` in a daemon thread, so it serves async tests, a gateway
+running in another thread, and a gateway subprocess alike (they only need the URL).
+
+    with fake_llm_server() as server:
+        server.enqueue(reply("Hel", "lo", usage=(12, 3)))                   # streamed text
+        server.enqueue(reply(ToolCall("n1__Read", {"path": "a.txt"})))      # a tool call
+        server.enqueue(ErrorReply(429, "slow down", headers={"retry-after": "1"}))
+        server.enqueue(reply("partial", end="truncated"))                    # no finish/stop
+        ...
+        server.requests[-1].body["messages"]                                 # what the SDK sent
+
+Turns are answered in FIFO order by whichever endpoint is called; each `Reply` is rendered
+in that API's own event shapes (copied from the OpenAI and Anthropic streaming references):
+
+* OpenAI `POST /v1/chat/completions`: `chat.completion.chunk` objects with `choices[].delta`
+  (role, content, `reasoning_content` for thinking, `tool_calls[]` with index/id/name and
+  argument fragments), a chunk with `finish_reason`, a usage chunk with empty `choices`
+  when `stream_options.include_usage` is set, then `data: [DONE]`.
+* Anthropic `POST /v1/messages`: `message_start`, then per content block
+  `content_block_start`, `content_block_delta` (text_delta, thinking_delta, signature_delta,
+  input_json_delta), `content_block_stop` (a `ping` after the first block starts), then
+  `message_delta` (stop_reason, usage) and `message_stop`.
+
+With an empty queue the server answers `server.default_reply` (a short text), so a
+long-running gateway test never hangs waiting for a scripted turn.
+
+Later tests point the gateway at it through the config:
+
+    providers.fake = {"api": "openai", "baseUrl": server.openai_base_url}
+    (or {"api": "anthropic", "baseUrl": server.anthropic_base_url})
+    model = {"provider": "fake", "id": "fake-model"}
+
+No API key is needed: the registry accepts a missing key for a loopback base URL.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Literal
+
+MAX_DELAY = 1.0  # seconds between two events; keeps a scripted slow stream bounded
+HANG_LIMIT = 30.0  # a Hang turn is released at server close, or after this at the latest
+
+
+@dataclass(frozen=True)
+class Text:
+    text: str
+
+
+@dataclass(frozen=True)
+class Thinking:
+    """Reasoning text; Anthropic signs it (signature_delta), OpenAI-compatible servers send
+    it as `reasoning_content`."""
+
+    text: str
+    signature: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool call; `arguments` is either the JSON fragments exactly as they should be
+    streamed, or a dict that is encoded and cut into three fragments."""
+
+    name: str
+    arguments: dict[str, Any] | list[str]
+    id: str | None = None
+
+    def fragments(self) -> list[str]:
+        if isinstance(self.arguments, list):
+            return self.arguments
+        encoded = json.dumps(self.arguments)
+        third = max(1, len(encoded) // 3)
+        return [encoded[:third], encoded[third : 2 * third], encoded[2 * third :]]
+
+
+@dataclass(frozen=True)
+class StreamError:
+    """An error event inside an otherwise successful (HTTP 200) stream; the stream ends."""
+
+    message: str = "Overloaded"
+    type: str = "overloaded_error"
+
+
+Part = Text | Thinking | ToolCall | StreamError
+End = Literal["complete", "truncated", "aborted", "malformed"]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One streamed model turn.
+
+    `stop` is "stop" | "toolUse" | "length" (default: toolUse when there are tool calls).
+    `end`: "complete"; "truncated" (the body ends cleanly but without the finish event);
+    "aborted" (the connection drops mid-body); "malformed" (a garbage event instead of the
+    finish). `delay` seconds pass before each event (capped at MAX_DELAY).
+    """
+
+    parts: tuple[Part, ...]
+    usage: tuple[int, int] = (10, 5)  # input, output tokens
+    cache_read: int = 0
+    cache_write: int = 0
+    stop: str | None = None
+    end: End = "complete"
+    delay: float = 0.0
+
+    def stop_reason(self) -> str:
+        if self.stop:
+            return self.stop
+        return "toolUse" if any(isinstance(p, ToolCall) for p in self.parts) else "stop"
+
+
+def reply(*parts: str | Part, **options: Any) -> Reply:
+    """A Reply whose plain-string parts are text chunks."""
+    return Reply(tuple(Text(p) if isinstance(p, str) else p for p in parts), **options)
+
+
+@dataclass(frozen=True)
+class ErrorReply:
+    """An HTTP error answer. The body is the API's own error JSON (OpenAI
+    `{"error":{message,type,code}}`, Anthropic `{"type":"error","error":{type,message}}`)
+    unless `body` gives the raw text."""
+
+    status: int
+    message: str = "error"
+    type: str | None = None  # API error type; a sensible default per status otherwise
+    code: str | None = None  # OpenAI error code, e.g. "context_length_exceeded"
+    headers: dict[str, str] = field(default_factory=dict)
+    body: str | None = None
+
+
+@dataclass(frozen=True)
+class Hang:
+    """Hold the request open without answering (released when the server closes)."""
+
+
+@dataclass(frozen=True)
+class RawStream:
+    """A 200 event stream whose SSE text is given verbatim, to imitate a quirky server.
+    `events` are the `data:` payloads (dicts are JSON-encoded), each sent as one event."""
+
+    events: tuple[dict[str, Any] | str, ...]
+
+
+Turn = Reply | ErrorReply | Hang | RawStream
+
+
+@dataclass
+class RecordedRequest:
+    api: Literal["openai", "anthropic"]
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+_OPENAI_FINISH = {"stop": "stop", "toolUse": "tool_calls", "length": "length"}
+_ANTHROPIC_STOP = {"stop": "end_turn", "toolUse": "tool_use", "length": "max_tokens"}
+_ANTHROPIC_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    529: "overloaded_error",
+}
+
+
+class FakeLLMServer:
+    def __init__(self) -> None:
+        self.requests: list[RecordedRequest] = []
+        self.default_reply: Reply = reply("This is the fake model's default reply.")
+        self._queue: deque[Turn] = deque()
+        self._lock = threading.Lock()
+        self._closing = threading.Event()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd.daemon_threads = True
+        self.port: int = self._httpd.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.openai_base_url = f"{self.url}/v1"
+        self.anthropic_base_url = self.url
+        # a short poll interval: shutdown() waits for it, at every test's teardown
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+
+    def enqueue(self, *turns: Turn) -> None:
+        with self._lock:
+            self._queue.extend(turns)
+
+    @property
+    def pending(self) -> int:
+        """Scripted turns not yet answered."""
+        with self._lock:
+            return len(self._queue)
+
+    @property
+    def last_body(self) -> dict[str, Any]:
+        with self._lock:
+            return self.requests[-1].body
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def close(self) -> None:
+        self._closing.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)
+
+    def _record_and_pop(self, request: RecordedRequest) -> Turn:
+        with self._lock:
+            self.requests.append(request)
+            return self._queue.popleft() if self._queue else self.default_reply
+
+
+@contextmanager
+def fake_llm_server() -> Iterator[FakeLLMServer]:
+    server = FakeLLMServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+def _handler_for(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(_Handler):
+        owner = server
+
+    return Handler
+
+
+class _Handler(BaseHTTPRequestHandler):
+    owner: FakeLLMServer
+    protocol_version = "HTTP/1.1"  # keep-alive and chunked bodies, as real APIs use
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # keep test output clean
+
+    def do_POST(self) -> None:
+        path = self.path.split("?", 1)[0]
+        api: Literal["openai", "anthropic"]
+        if path.endswith("/chat/completions"):
+            api = "openai"
+        elif path.endswith("/messages"):
+            api = "anthropic"
+        else:
+            self._send_json(404, {"error": {"message": f"no route {path}", "type": "not_found"}})
+            return
+        length = int(self.headers.get("content-length", "0"))
+        body = json.loads(self.rfile.read(length) or b"{}")
+        turn = self.owner._record_and_pop(RecordedRequest(api, path, dict(self.headers), body))
+        if isinstance(turn, Hang):
+            self.owner._closing.wait(HANG_LIMIT)
+            self.close_connection = True
+        elif isinstance(turn, ErrorReply):
+            self._send_error(api, turn)
+        elif isinstance(turn, RawStream):
+            self._stream(Reply(()), iter(_sse(event) for event in turn.events))
+        elif not body.get("stream"):
+            self._send_json(
+                200,
+                _openai_completion(turn, body)
+                if api == "openai"
+                else _anthropic_message(turn, body),
+            )
+        else:
+            events = (
+                _openai_events(turn, body) if api == "openai" else _anthropic_events(turn, body)
+            )
+            self._stream(turn, events)
+
+    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        self._send_raw(status, json.dumps(payload), headers or {})
+
+    def _send_raw(self, status: int, text: str, headers: dict[str, str]) -> None:
+        data = text.encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _send_error(self, api: str, turn: ErrorReply) -> None:
+        if turn.body is not None:
+            self._send_raw(turn.status, turn.body, turn.headers)
+            return
+        if api == "openai":
+            error_type = turn.type or (
+                "server_error" if turn.status >= 500 else "invalid_request_error"
+            )
+            payload: dict[str, Any] = {
+                "error": {
+                    "message": turn.message,
+                    "type": error_type,
+                    "param": None,
+                    "code": turn.code,
+                }
+            }
+        else:
+            error_type = turn.type or _ANTHROPIC_ERROR_TYPES.get(turn.status, "api_error")
+            payload = {"type": "error", "error": {"type": error_type, "message": turn.message}}
+        self._send_json(turn.status, payload, turn.headers)
+
+    def _stream(self, turn: Reply, events: Iterator[str]) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream; charset=utf-8")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        try:
+            for event in events:
+                if turn.delay:
+                    time.sleep(min(turn.delay, MAX_DELAY))
+                data = event.encode()
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                self.wfile.flush()
+            if turn.end == "aborted":
+                self.close_connection = True  # dropped without the final chunk
+                return
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client went away (a cancelled stream)
+
+
+def _sse(data: Any, event: str | None = None) -> str:
+    payload = data if isinstance(data, str) else json.dumps(data)
+    return (f"event: {event}\n" if event else "") + f"data: {payload}\n\n"
+
+
+# -- OpenAI chat completions -----------------------------------------------------------
+
+
+def _openai_events(turn: Reply, body: dict[str, Any]) -> Iterator[str]:
+    include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+    base = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": body.get("model", "fake-model"),
+        "system_fingerprint": "fp_fake",
+        "service_tier": "default",
+    }
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+        extra = {"usage": None} if include_usage else {}
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        return _sse({**base, "choices": [choice], **extra})
+
+    yield chunk({"role": "assistant", "content": "", "refusal": None})
+    call_index = 0
+    for part in turn.parts:
+        if isinstance(part, Text):
+            yield chunk({"content": part.text})
+        elif isinstance(part, Thinking):
+            yield chunk({"reasoning_content": part.text})
+        elif isinstance(part, ToolCall):
+            yield from _openai_tool_call(chunk, part, call_index)
+            call_index += 1
+        else:
+            yield _sse(
+                {"error": {"message": part.message, "type": part.type, "param": None, "code": None}}
+            )
+            return
+    if turn.end in ("truncated", "aborted"):
+        return
+    if turn.end == "malformed":
+        yield "data: {this is not json\n\n"
+        return
+    yield chunk({}, _OPENAI_FINISH.get(turn.stop_reason(), turn.stop_reason()))
+    if include_usage:
+        yield _sse({**base, "choices": [], "usage": _openai_usage(turn)})
+    yield "data: [DONE]\n\n"
+
+
+def _openai_tool_call(chunk: Any, call: ToolCall, index: int) -> Iterator[str]:
+    opening = {
+        "index": index,
+        "id": call.id or f"call_{index}",
+        "type": "function",
+        "function": {"name": call.name, "arguments": ""},
+    }
+    yield chunk({"tool_calls": [opening]})
+    for fragment in call.fragments():
+        yield chunk({"tool_calls": [{"index": index, "function": {"arguments": fragment}}]})
+
+
+def _openai_usage(turn: Reply) -> dict[str, Any]:
+    prompt, completion = turn.usage
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "prompt_tokens_details": {"cached_tokens": turn.cache_read, "audio_tokens": 0},
+        "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0},
+    }
+
+
+def _openai_completion(turn: Reply, body: dict[str, Any]) -> dict[str, Any]:
+    calls = [p for p in turn.parts if isinstance(p, ToolCall)]
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": "".join(p.text for p in turn.parts if isinstance(p, Text)) or None,
+    }
+    if calls:
+        message["tool_calls"] = [
+            {
+                "id": call.id or f"call_{i}",
+                "type": "function",
+                "function": {"name": call.name, "arguments": "".join(call.fragments())},
+            }
+            for i, call in enumerate(calls)
+        ]
+    finish = _OPENAI_FINISH.get(turn.stop_reason(), turn.stop_reason())
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", "fake-model"),
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
+        "usage": _openai_usage(turn),
+    }
+
+
+# -- Anthropic messages ----------------------------------------------------------------
+
+
+def _anthropic_blocks(turn: Reply) -> list[list[Part]]:
+    """Parts grouped into content blocks: consecutive text (or thinking) parts are the
+    deltas of one block; each tool call and each error is its own."""
+    blocks: list[list[Part]] = []
+    for part in turn.parts:
+        last = blocks[-1] if blocks else None
+        if last and isinstance(part, Text | Thinking) and type(last[0]) is type(part):
+            last.append(part)
+        else:
+            blocks.append([part])
+    return blocks
+
+
+def _anthropic_events(turn: Reply, body: dict[str, Any]) -> Iterator[str]:
+    prompt, completion = turn.usage
+    message = {
+        "id": "msg_fake",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model", "fake-model"),
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": prompt,
+            "cache_creation_input_tokens": turn.cache_write,
+            "cache_read_input_tokens": turn.cache_read,
+            "output_tokens": 1,
+        },
+    }
+    yield _sse({"type": "message_start", "message": message}, "message_start")
+    calls = 0
+    for index, block in enumerate(_anthropic_blocks(turn)):
+        first = block[0]
+        if isinstance(first, StreamError):
+            error = {"type": "error", "error": {"type": first.type, "message": first.message}}
+            yield _sse(error, "error")
+            return
+        yield from _anthropic_block(index, block, calls)
+        calls += isinstance(first, ToolCall)
+    if turn.end in ("truncated", "aborted"):
+        return
+    if turn.end == "malformed":
+        yield "event: message_delta\ndata: {this is not json\n\n"
+        return
+    stop = _ANTHROPIC_STOP.get(turn.stop_reason(), turn.stop_reason())
+    delta = {
+        "type": "message_delta",
+        "delta": {"stop_reason": stop, "stop_sequence": None},
+        "usage": {"output_tokens": completion},
+    }
+    yield _sse(delta, "message_delta")
+    yield _sse({"type": "message_stop"}, "message_stop")
+
+
+def _anthropic_block(index: int, block: list[Part], call_number: int) -> Iterator[str]:
+    first = block[0]
+    deltas: list[dict[str, Any]]
+    if isinstance(first, Text):
+        start: dict[str, Any] = {"type": "text", "text": ""}
+        deltas = [{"type": "text_delta", "text": p.text} for p in block if isinstance(p, Text)]
+    elif isinstance(first, Thinking):
+        start = {"type": "thinking", "thinking": ""}
+        thoughts = [p for p in block if isinstance(p, Thinking)]
+        deltas = [{"type": "thinking_delta", "thinking": p.text} for p in thoughts]
+        signature = next((p.signature for p in reversed(thoughts) if p.signature), None)
+        if signature:
+            deltas.append({"type": "signature_delta", "signature": signature})
+    else:
+        assert isinstance(first, ToolCall)
+        call_id = first.id or f"toolu_{call_number}"
+        start = {"type": "tool_use", "id": call_id, "name": first.name, "input": {}}
+        fragments = ["", *first.fragments()]  # the API opens with an empty partial_json
+        deltas = [{"type": "input_json_delta", "partial_json": f} for f in fragments]
+    yield _sse(
+        {"type": "content_block_start", "index": index, "content_block": start},
+        "content_block_start",
+    )
+    if index == 0:
+        yield _sse({"type": "ping"}, "ping")  # where the API sends its first ping
+    for delta in deltas:
+        event = {"type": "content_block_delta", "index": index, "delta": delta}
+        yield _sse(event, "content_block_delta")
+    yield _sse({"type": "content_block_stop", "index": index}, "content_block_stop")
+
+
+def _anthropic_message(turn: Reply, body: dict[str, Any]) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    for number, block in enumerate(
+        b for b in _anthropic_blocks(turn) if isinstance(b[0], ToolCall)
+    ):
+        call = block[0]
+        assert isinstance(call, ToolCall)
+        arguments = json.loads("".join(call.fragments()) or "{}")
+        content.append(
+            {
+                "type": "tool_use",
+                "id": call.id or f"toolu_{number}",
+                "name": call.name,
+                "input": arguments,
+            }
+        )
+    text = "".join(p.text for p in turn.parts if isinstance(p, Text))
+    if text:
+        content.insert(0, {"type": "text", "text": text})
+    prompt, completion = turn.usage
+    return {
+        "id": "msg_fake",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model", "fake-model"),
+        "content": content,
+        "stop_reason": _ANTHROPIC_STOP.get(turn.stop_reason(), turn.stop_reason()),
+        "stop_sequence": None,
+        "usage": {"input_tokens": prompt, "output_tokens": completion},
+    }

@@ -1,0 +1,117 @@
+"""Retry policy and retry-after parsing, and the rule that a started stream is never replayed."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+
+import pytest
+
+from gsv_core.errors import ProviderFailed, RateLimited
+from gsv_core.providers.base import StreamEvent, TextDelta
+from gsv_core.providers.retry import (
+    AttemptFailed,
+    RetryPolicy,
+    is_loopback_url,
+    looks_like_overflow,
+    retry_after,
+    stream_with_retries,
+)
+from tests.providers import no_sleep_policy
+
+NOW = 1_700_000_000.0  # 2023-11-14T22:13:20Z
+
+
+@pytest.mark.parametrize(
+    ("headers", "seconds"),
+    [
+        ({"retry-after": "3"}, 3.0),
+        ({"retry-after": "0.5"}, 0.5),
+        ({"retry-after-ms": "1500"}, 1.5),
+        ({"retry-after-ms": "250", "retry-after": "9"}, 0.25),
+        ({"retry-after": "Tue, 14 Nov 2023 22:13:30 GMT"}, 10.0),
+        ({"retry-after": "Tue, 14 Nov 2023 22:13:00 GMT"}, 0.0),
+        ({"retry-after": "soon"}, None),
+        ({}, None),
+    ],
+)
+def test_retry_after_reads_seconds_milliseconds_and_http_dates(
+    headers: dict[str, str], seconds: float | None
+) -> None:
+    """retry-after-ms wins; retry-after is seconds or an HTTP date; garbage means no hint."""
+    assert retry_after(headers, now=lambda: NOW) == seconds
+
+
+def test_backoff_doubles_and_stops_at_the_bounds() -> None:
+    """Without a hint the wait doubles; retries, a single long wait and the total are bounded."""
+    policy = RetryPolicy(
+        retries=3, base_delay=1.0, max_delay=30.0, max_total_wait=5.0, jitter=lambda: 0.0
+    )
+    assert [policy.delay_before(n, None, 0.0) for n in (1, 2, 3, 4)] == [1.0, 2.0, 4.0, None]
+    assert policy.delay_before(1, 31.0, 0.0) is None
+    assert policy.delay_before(2, 3.0, 3.0) is None
+
+
+async def test_a_failure_after_the_first_event_is_not_retried() -> None:
+    """Once an event reached the caller the failure is raised, never retried and replayed."""
+    policy, sleep = no_sleep_policy()
+    attempts = 0
+
+    async def attempt() -> AsyncGenerator[StreamEvent, None]:
+        nonlocal attempts
+        attempts += 1
+        yield TextDelta("partial")
+        raise AttemptFailed(ProviderFailed("upstream broke"))
+
+    seen = []
+    with pytest.raises(ProviderFailed, match="upstream broke"):
+        async for event in stream_with_retries(attempt, policy):
+            seen.append(event)
+    assert (attempts, seen, sleep.delays) == (1, [TextDelta("partial")], [])
+
+
+async def test_failures_before_any_event_are_retried_until_success() -> None:
+    """Failures before anything was yielded are retried with the provider's own delay."""
+    policy, sleep = no_sleep_policy()
+    outcomes = [RateLimited("busy"), RateLimited("busy"), None]
+
+    async def attempt() -> AsyncGenerator[StreamEvent, None]:
+        error = outcomes.pop(0)
+        if error:
+            raise AttemptFailed(error, delay=0.1)
+        yield TextDelta("done")
+
+    assert [e async for e in stream_with_retries(attempt, policy)] == [TextDelta("done")]
+    assert sleep.delays == [0.1, 0.1]
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "This model's maximum context length is 128000 tokens. However, you requested 130000",
+        "prompt is too long: 208310 tokens > 200000 maximum",
+        "The input token count (1100000) exceeds the maximum number of tokens allowed (1048576).",
+    ],
+)
+def test_overflow_wordings_of_the_providers_are_recognised(message: str) -> None:
+    """OpenAI, Anthropic and Gemini context-window errors are all recognised."""
+    assert looks_like_overflow(message)
+
+
+def test_other_errors_are_not_mistaken_for_overflow() -> None:
+    """An unrelated 400 message is not a context overflow."""
+    assert not looks_like_overflow("max_tokens: 40960 > 32000, which is the maximum allowed")
+
+
+@pytest.mark.parametrize(
+    ("url", "loopback"),
+    [
+        ("http://127.0.0.1:11434/v1", True),
+        ("http://localhost:1234/v1", True),
+        ("http://[::1]:8000", True),
+        ("https://api.openai.com/v1", False),
+        ("http://192.168.1.5:11434/v1", False),
+    ],
+)
+def test_loopback_urls_are_recognised(url: str, loopback: bool) -> None:
+    """127.0.0.0/8, ::1 and localhost are loopback; anything else is not."""
+    assert is_loopback_url(url) is loopback
