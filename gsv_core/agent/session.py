@@ -202,6 +202,8 @@ class SessionActor:
 
     async def _execute(self, run: RunState) -> None:
         try:
+            # yield once so the caller's acknowledgement goes out before the run's work
+            await asyncio.sleep(0)
             final = await RunLoop(self, run).execute()
             self._settle(run.run_id, dict(final))
         except asyncio.CancelledError:

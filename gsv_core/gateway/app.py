@@ -6,11 +6,13 @@ adding a module to `HANDLER_MODULES`, not new plumbing.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from gsv_core import __version__
 from gsv_core.agent.manager import SessionManager
@@ -65,6 +67,13 @@ class Gateway:
 
     def __post_init__(self) -> None:
         self.exec_events = ExecEventRouter(self.now_ms)
+        self._jobs: set[asyncio.Task[None]] = set()
+
+    def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        """Run a background job owned by the gateway (cancelled when it closes)."""
+        task = asyncio.create_task(coro)
+        self._jobs.add(task)
+        task.add_done_callback(self._jobs.discard)
 
     def tool_timeout(self) -> float:
         """`timeouts.toolMs` in seconds (the node tool and logs.get deadline)."""
@@ -90,6 +99,9 @@ class Gateway:
         )
 
     async def close(self) -> None:
+        for task in list(self._jobs):
+            task.cancel()
+        await asyncio.gather(*self._jobs, return_exceptions=True)
         await self.sessions.close()
         await self.db.close()
 

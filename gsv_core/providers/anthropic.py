@@ -125,7 +125,11 @@ class AnthropicProvider:
         )
         async with client:
             try:
-                events: Any = await client.messages.create(**params)
+                # messages, tools and system skip the SDK's per-field transform (it costs
+                # more than the rest of a turn on a long history): they are plain JSON
+                heavy = {k: params[k] for k in ("messages", "tools", "system") if k in params}
+                light = {k: v for k, v in params.items() if k not in heavy}
+                events: Any = await client.messages.create(**light, messages=[], extra_body=heavy)
             except anthropic.AnthropicError as exc:
                 raise self._failure(exc, streaming=False) from exc
             reader = EventReader(self.name)

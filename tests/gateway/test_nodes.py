@@ -464,3 +464,29 @@ async def test_runtime_helper_matches_tools() -> None:
         "hostCapabilities": ["shell.exec"],
         "toolCapabilities": {"Read": ["shell.exec"]},
     }
+
+
+async def test_tool_request_sends_the_call_and_reports_to_the_sessions_clients(
+    gateway: RunningGateway,
+) -> None:
+    """tool.request answers "sent" at once; the outcome arrives as a chat.tool event."""
+    node = await node_socket(gateway, "n1")
+    client = await client_socket(gateway)
+    try:
+        params = {"callId": "mine-1", "tool": "n1__Read", "args": {"path": "x"}, "sessionKey": "main"}
+        reply = await request(client, "tool.request", params)
+        assert reply["payload"] == {"status": "sent"}
+        call = await next_event(node, "tool.invoke")
+        await request(node, "tool.result", {"callId": call["callId"], "result": {"ok": 1}})
+        end = await next_event(client, "chat.tool")
+        while end["tool"]["phase"] != "end":
+            end = await next_event(client, "chat.tool")
+        assert end["sessionKey"] == "agent:main:main"
+        assert end["tool"]["callId"] == "mine-1" and end["tool"]["result"] == {"ok": 1}
+        unknown = await request(client, "tool.request", {**params, "tool": "n9__Read"})
+        assert unknown["error"]["code"] == 404
+        missing = await request(client, "tool.request", {"callId": "x", "tool": "n1__Read"})
+        assert missing["error"]["code"] == 400
+    finally:
+        await node.close()
+        await client.close()

@@ -1,10 +1,19 @@
 """Node methods (seed 001 "Tools", "Node", "Logs"): tool calls, log fetches, probes,
-background exec events, the node inventory and `node.forget`."""
+background exec events, the node inventory and `node.forget`.
+
+`tool.request` runs a node tool on behalf of a session: the call is checked and sent at
+once (`{status: "sent"}`), and its outcome is reported to the session's clients as a
+`chat.tool` event with the caller's callId (it never enters the session's history, which
+only holds calls the model made).
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import logging
+import time
+from typing import TYPE_CHECKING, Any
 
+from gsv_core.errors import GsvError
 from gsv_core.protocol import events
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas.nodes import (
@@ -18,6 +27,7 @@ from gsv_core.protocol.schemas.nodes import (
     NodeProbeResultParams,
     NodesListResult,
     ToolInvokeParams,
+    ToolRequestParams,
     ToolResultParams,
 )
 from gsv_core.rpc.context import RequestContext
@@ -25,6 +35,8 @@ from gsv_core.rpc.dispatch import Router
 
 if TYPE_CHECKING:
     from gsv_core.gateway.app import Gateway
+
+log = logging.getLogger(__name__)
 
 
 def _ack(dropped: bool) -> AckResult:
@@ -37,6 +49,14 @@ def register(router: Router, gateway: Gateway) -> None:
     async def tool_invoke(ctx: RequestContext, params: ToolInvokeParams) -> dict[str, object]:
         result = await nodes.invoke(params.tool, params.args, gateway.tool_timeout())
         return {"result": result}
+
+    async def tool_request(ctx: RequestContext, params: ToolRequestParams) -> dict[str, str]:
+        from gsv_core.gateway.handlers.chat import canonical_key
+
+        key = canonical_key(gateway, params.sessionKey)
+        nodes.resolve_tool(params.tool)  # 404 now, not later, for an unknown tool
+        gateway.spawn(_requested_call(gateway, key, params))
+        return {"status": "sent"}
 
     async def tool_result(ctx: RequestContext, params: ToolResultParams) -> AckResult:
         return _ack(nodes.deliver_tool_result(ctx.peer, params.callId, params.result, params.error))
@@ -62,6 +82,7 @@ def register(router: Router, gateway: Gateway) -> None:
         return NodesListResult(nodes=inventory, count=len(inventory))
 
     router.add(m.TOOL_INVOKE, tool_invoke, ToolInvokeParams)
+    router.add(m.TOOL_REQUEST, tool_request, ToolRequestParams)
     router.add(m.TOOL_RESULT, tool_result, ToolResultParams)
     router.add(m.LOGS_GET, logs_get, LogsGetParams)
     router.add(m.LOGS_RESULT, logs_result, LogsResultParams)
@@ -70,3 +91,27 @@ def register(router: Router, gateway: Gateway) -> None:
     router.add(m.NODE_FORGET, node_forget, NodeForgetParams)
     router.add(m.NODES_LIST, nodes_list)
     gateway.events.update({events.TOOL_INVOKE, events.LOGS_GET, events.NODE_PROBE})
+
+
+async def _requested_call(gateway: Gateway, key: str, params: ToolRequestParams) -> None:
+    """Run a `tool.request` call and tell the session's clients how it went."""
+    base: dict[str, Any] = {"callId": params.callId, "name": params.tool}
+
+    def tell(phase: str, **fields: Any) -> None:
+        tool = {**base, "phase": phase, **fields}
+        gateway.sessions.host.emit(
+            events.CHAT_TOOL, {"runId": None, "sessionKey": key, "tool": tool}
+        )
+
+    tell("start", args=params.args)
+    started = time.monotonic()
+    try:
+        result = await gateway.nodes.invoke(params.tool, params.args, gateway.tool_timeout())
+    except GsvError as exc:
+        tell("end", isError=True, summary=exc.message, durationMs=_ms_since(started))
+        return
+    tell("end", isError=False, result=result, durationMs=_ms_since(started))
+
+
+def _ms_since(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)

@@ -4,6 +4,7 @@ the tool's result or raises a GsvError whose message the model reads."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -33,11 +34,7 @@ class NativeTool(Generic[P]):
     handler: Callable[[P, ToolCallContext], Awaitable[Any]]
 
     def spec(self) -> ToolSpec:
-        schema = self.params.model_json_schema()
-        schema.pop("title", None)
-        for prop in schema.get("properties", {}).values():
-            prop.pop("title", None)
-        return ToolSpec(self.name, self.description, schema)
+        return _spec_of(self.name, self.description, self.params)
 
     async def run(self, args: dict[str, Any], ctx: ToolCallContext) -> Any:
         try:
@@ -72,3 +69,13 @@ class NativeToolRegistry:
         if tool is None:
             raise NotFound(f"Unknown native tool: {name}")
         return await tool.run(args, ctx)
+
+
+@functools.cache
+def _spec_of(name: str, description: str, params: type[BaseModel]) -> ToolSpec:
+    """A tool's spec, built once (JSON-schema generation is slow and never changes)."""
+    schema = params.model_json_schema()
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+    return ToolSpec(name, description, schema)

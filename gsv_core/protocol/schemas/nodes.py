@@ -110,6 +110,13 @@ class ToolInvokeParams(WireModel):
     args: dict[str, Any] = Field(default_factory=dict)
 
 
+class ToolRequestParams(WireModel):
+    callId: str = Field(min_length=1, max_length=128)
+    tool: str = Field(min_length=1)
+    args: dict[str, Any] = Field(default_factory=dict)
+    sessionKey: str = Field(min_length=1)
+
+
 class ToolResultParams(WireModel):
     callId: str = Field(min_length=1)
     result: Any = None
