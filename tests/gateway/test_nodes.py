@@ -473,7 +473,12 @@ async def test_tool_request_sends_the_call_and_reports_to_the_sessions_clients(
     node = await node_socket(gateway, "n1")
     client = await client_socket(gateway)
     try:
-        params = {"callId": "mine-1", "tool": "n1__Read", "args": {"path": "x"}, "sessionKey": "main"}
+        params = {
+            "callId": "mine-1",
+            "tool": "n1__Read",
+            "args": {"path": "x"},
+            "sessionKey": "main",
+        }
         reply = await request(client, "tool.request", params)
         assert reply["payload"] == {"status": "sent"}
         call = await next_event(node, "tool.invoke")
