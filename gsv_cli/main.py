@@ -14,12 +14,15 @@ from gsv_cli.commands import (
     chat,
     completions,
     config,
+    cron,
     gateway,
     init,
     local_config,
     node,
     nodes,
+    sessions,
     tools,
+    workspace,
 )
 from gsv_cli.state import CliState
 
@@ -59,6 +62,10 @@ app.add_typer(gateway.app, name="gateway")
 app.add_typer(node.app, name="node")
 app.add_typer(nodes.app, name="nodes")
 app.add_typer(tools.app, name="tools")
+app.add_typer(sessions.app, name="sessions")
+app.add_typer(sessions.app, name="session", hidden=True)
+app.add_typer(workspace.app, name="workspace")
+app.add_typer(cron.app, name="cron")
 app.command("logs")(nodes.logs)
 app.add_typer(config.app, name="config")
 app.add_typer(local_config.app, name="local-config")

@@ -22,9 +22,17 @@ from gsv_core.gateway.exec_events import ExecEventRouter
 from gsv_core.gateway.handlers import chat as chat_handlers
 from gsv_core.gateway.handlers import config as config_handlers
 from gsv_core.gateway.handlers import connect as connect_handlers
+from gsv_core.gateway.handlers import cron as cron_handlers
 from gsv_core.gateway.handlers import nodes as node_handlers
+from gsv_core.gateway.handlers import sessions as session_handlers
 from gsv_core.gateway.handlers import tools as tools_handlers
-from gsv_core.gateway.native import gateway_tools, session_tools
+from gsv_core.gateway.handlers import workspace as workspace_handlers
+from gsv_core.gateway.native import (
+    cron_tools,
+    gateway_tools,
+    session_tools,
+    workspace_tools,
+)
 from gsv_core.gateway.native.registry import NativeToolRegistry
 from gsv_core.gateway.nodes import NodeService
 from gsv_core.gateway.registry import ConnectionRegistry
@@ -40,8 +48,18 @@ from gsv_core.storage.sessions import SessionStore
 
 log = logging.getLogger(__name__)
 
-HANDLER_MODULES = (connect_handlers, config_handlers, tools_handlers, node_handlers, chat_handlers)
-NATIVE_TOOL_MODULES = (gateway_tools, session_tools)
+HANDLER_MODULES = (
+    connect_handlers,
+    config_handlers,
+    tools_handlers,
+    node_handlers,
+    chat_handlers,
+    session_handlers,
+    workspace_handlers,
+    cron_handlers,
+)
+# native tools are listed in this order (seed 000): workspace, gateway, cron, sessions
+NATIVE_TOOL_MODULES = (workspace_tools, gateway_tools, cron_tools, session_tools)
 
 
 def wall_clock_ms() -> int:
