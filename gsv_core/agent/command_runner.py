@@ -77,7 +77,7 @@ async def _model(actor: SessionActor, args: str) -> str:
     if not args:
         return c.format_current_model(current)
     chosen = c.parse_model_arg(args, current)
-    await actor.update_settings({"model": {"provider": chosen.provider, "id": chosen.id}})
+    await actor.patch(settings={"model": {"provider": chosen.provider, "id": chosen.id}})
     return c.format_model_set(chosen)
 
 
@@ -85,5 +85,5 @@ async def _think(actor: SessionActor, args: str) -> str:
     if not args:
         return c.format_current_think(actor.record.settings.get("thinkingLevel"))
     level = c.parse_think_arg(args)
-    await actor.update_settings({"thinkingLevel": level})
+    await actor.patch(settings={"thinkingLevel": level})
     return c.format_think_set(level)

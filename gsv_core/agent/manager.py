@@ -9,7 +9,14 @@ import uuid
 
 from gsv_core.agent.host import AgentHost
 from gsv_core.agent.session import SessionActor
-from gsv_core.routing import RoutingSettings, agent_id_of, is_main_session_key
+from gsv_core.routing import (
+    RoutingSettings,
+    agent_id_of,
+    canonicalize_session_key,
+    is_main_session_key,
+    normalise_agent_id,
+    validate_session_key,
+)
 from gsv_core.storage.sessions import SessionRecord, SessionStore
 
 log = logging.getLogger(__name__)
@@ -36,6 +43,10 @@ class SessionManager:
     def routing(self) -> RoutingSettings:
         return RoutingSettings.from_config(self.host.config())
 
+    def canonical(self, raw: str) -> str:
+        """A caller's session key, validated (400 for garbage) and canonicalised (spec 4)."""
+        return canonicalize_session_key(validate_session_key(raw), self.routing())
+
     def loaded(self, key: str) -> SessionActor | None:
         return self._actors.get(key)
 
@@ -59,7 +70,7 @@ class SessionManager:
         return SessionRecord(
             session_key=key,
             session_id=str(uuid.uuid4()),
-            agent_id=agent_id_of(key),
+            agent_id=normalise_agent_id(agent_id_of(key)),
             kind=session_kind(key),
             created_at=now,
             updated_at=now,

@@ -62,7 +62,9 @@ class RunState:
     context: dict[str, Any] | None = None  # where the run came from (channel, cron ...)
     task: asyncio.Task[None] | None = None
     cancel_reason: str | None = None
-    settled: bool = False  # the run's outcome is final; it is only closing its books
+    settled: bool = False  # the run's outcome is known; it is only closing its books
+    final: dict[str, Any] | None = None  # the final assistant message, once settled
+    error: str | None = None  # or why the run failed
     usage: Usage = field(default_factory=empty_usage)
     tools_in_flight: int = 0
 
@@ -75,7 +77,7 @@ class RunLoop:
 
     # -- the loop -----------------------------------------------------------------------
     async def execute(self) -> AssistantMessage:
-        """Run to the final answer; returns it (already stored and broadcast)."""
+        """Run to the final answer; returns it (stored; the session broadcasts it)."""
         limit = int(self._setting("agent.maxIterations", 50))
         for _ in range(limit):
             assistant = await self._call_model()
@@ -83,8 +85,7 @@ class RunLoop:
             self.run.usage = add_usage(self.run.usage, assistant["usage"])
             calls = tool_calls(assistant)
             if not calls:
-                self.session.emit_chat(self.run, "final", message=assistant, usage=self.run.usage)
-                return assistant
+                return assistant  # the session announces it once the run is closed
             if text_of(assistant).strip():
                 self.session.emit_chat(self.run, "partial", message=assistant)
             for call in calls:

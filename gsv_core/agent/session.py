@@ -204,39 +204,44 @@ class SessionActor:
         try:
             # yield once so the caller's acknowledgement goes out before the run's work
             await asyncio.sleep(0)
-            final = await RunLoop(self, run).execute()
-            self._settle(run.run_id, dict(final))
+            run.final = dict(await RunLoop(self, run).execute())
         except asyncio.CancelledError:
             if run.cancel_reason is None:
                 raise  # the gateway is shutting down: the run stays open for recovery
             return  # stopped or reset: whoever cancelled closes the run
         except GsvError as exc:
-            self._fail(run, exc.message)
+            run.error = exc.message
         except Exception:
             log.exception("run %s of %s failed", run.run_id, self.key)
-            self._fail(run, "internal error (see the gateway log)")
+            run.error = "internal error (see the gateway log)"
         run.settled = True
         try:
             async with self._lock:
                 if self._run is run:
-                    await self._close(run)
+                    await self._finish(run)
         except asyncio.CancelledError:
             if run.cancel_reason is None:
                 raise
 
-    def _fail(self, run: RunState, error: str) -> None:
-        self.emit_chat(run, "error", error=error)
-        self._settle(run.run_id, None, error)
-
-    async def _close(self, run: RunState, note: str | None = None) -> None:
-        """Close the current run (lock held): answer dangling tool calls, drop the run row,
-        start the next queued message."""
+    async def _finish(
+        self, run: RunState, note: str | None = None, start_next: bool = True
+    ) -> None:
+        """Close the current run (lock held): answer dangling tool calls with `note`, drop
+        the run's row, then tell clients how it ended, then start the next queued message.
+        Clients hear `final` only once the session is idle again."""
         history = await self.history()
         closing = self._dangling_results(note) if note else []
         await self.store.finish_run(self.record, run.run_id, closing)
         history.extend(closing)
         self._run = None
-        await self._start_next()
+        if run.error is not None:
+            self.emit_chat(run, "error", error=run.error)
+            self._settle(run.run_id, None, run.error)
+        else:
+            self.emit_chat(run, "final", message=run.final, usage=run.usage)
+            self._settle(run.run_id, run.final)
+        if start_next:
+            await self._start_next()
 
     def _dangling_results(self, note: str) -> list[dict[str, Any]]:
         """Error results for tool calls of the last reply that never got one (a stopped or
@@ -292,17 +297,11 @@ class SessionActor:
         if run.task is not None:
             run.task.cancel()
             await asyncio.wait({run.task})
-        if not run.settled:
-            self._fail(run, CANCELLED_BY_USER)
-        history = await self.history()
-        closing = self._dangling_results(CANCELLED_BY_USER)
-        await self.store.finish_run(self.record, run.run_id, closing)
-        history.extend(closing)
-        self._run = None
-        if start_next:
-            await self._start_next()
-        if run.settled:
+        if run.settled:  # it had already ended on its own: report that ending
+            await self._finish(run, start_next=start_next)
             return StopResult(was_running=False)
+        run.error = CANCELLED_BY_USER
+        await self._finish(run, note=CANCELLED_BY_USER, start_next=start_next)
         return StopResult(True, run.run_id, in_flight)
 
     async def recover(self, run_id: str) -> None:
@@ -323,20 +322,40 @@ class SessionActor:
         }
         await self.store.finish_run(self.record, run_id, [*closing, note])
         history.extend([*closing, note])
-        self._fail(RunState(run_id), INTERRUPTED)
+        run = RunState(run_id, error=INTERRUPTED)
+        self.emit_chat(run, "error", error=INTERRUPTED)
 
     # -- settings -----------------------------------------------------------------------
-    async def update_settings(self, changes: dict[str, Any]) -> None:
-        """Merge into the session's settings (`model` merged field by field)."""
+    async def patch(
+        self,
+        *,
+        settings: dict[str, Any] | None = None,
+        label: str | None = None,
+        reset_policy: dict[str, Any] | None = None,
+    ) -> None:
+        """session.patch (spec 7.12): settings merged (model field by field), label replaced
+        ("" clears it), reset policy merged (mode defaults to manual). Stores the session."""
         async with self._lock:
-            settings = dict(self.record.settings)
-            for key, value in changes.items():
-                if key == "model" and isinstance(value, dict):
-                    value = {**(settings.get("model") or {}), **value}
-                settings[key] = value
-            self.record.settings = settings
-            self.record.updated_at = self.host.now_ms()
-            await self.store.save(self.record)
+            record = self.record
+            if settings:
+                merged = dict(record.settings)
+                for key, value in settings.items():
+                    if key == "model":
+                        value = {**(merged.get("model") or {}), **value}
+                    merged[key] = value
+                record.settings = merged
+            if label is not None:
+                record.label = label.strip() or None
+            if reset_policy:
+                policy = {**(record.reset_policy or {}), **reset_policy}
+                policy.setdefault("mode", "manual")
+                record.reset_policy = policy
+            record.updated_at = self.host.now_ms()
+            await self.store.save(record)
+
+    async def queued_count(self) -> int:
+        self.queue_size = len(await self.store.queue(self.key))
+        return self.queue_size
 
     async def set_pending_overrides(self, overrides: dict[str, Any]) -> None:
         """Remember a directive-only message's settings for the next message (18.20)."""

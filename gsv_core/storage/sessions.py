@@ -143,6 +143,20 @@ class SessionStore:
 
         return await self._db.read(read)
 
+    async def message_counts(self, keys: list[str]) -> dict[str, int]:
+        def read(conn: sqlite3.Connection) -> dict[str, int]:
+            if not keys:
+                return {}
+            marks = ", ".join("?" * len(keys))
+            rows = conn.execute(
+                f"SELECT session_key, COUNT(*) FROM messages WHERE session_key IN ({marks}) "
+                "GROUP BY session_key",
+                keys,
+            ).fetchall()
+            return {key: int(count) for key, count in rows}
+
+        return await self._db.read(read)
+
     async def queue(self, key: str) -> list[QueuedItem]:
         def read(conn: sqlite3.Connection) -> list[QueuedItem]:
             rows = conn.execute(

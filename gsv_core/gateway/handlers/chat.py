@@ -14,7 +14,6 @@ from gsv_core.agent.session import SessionActor
 from gsv_core.protocol import events
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas.chat import ChatSendParams
-from gsv_core.routing import canonicalize_session_key, validate_session_key
 from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router
 
@@ -24,7 +23,7 @@ if TYPE_CHECKING:
 
 def register(router: Router, gateway: Gateway) -> None:
     async def chat_send(ctx: RequestContext, params: ChatSendParams) -> dict[str, Any]:
-        key = canonical_key(gateway, params.sessionKey)
+        key = gateway.sessions.canonical(params.sessionKey)
         actor = await gateway.sessions.actor(key)
         command = parse_command(params.message)
         if command is not None:
@@ -43,11 +42,6 @@ def register(router: Router, gateway: Gateway) -> None:
 
     router.add(m.CHAT_SEND, chat_send, ChatSendParams)
     gateway.events.update({events.CHAT, events.CHAT_TOOL})
-
-
-def canonical_key(gateway: Gateway, raw: str) -> str:
-    """A client's session key, validated and canonicalised (spec 4)."""
-    return canonicalize_session_key(validate_session_key(raw), gateway.sessions.routing())
 
 
 def _directives(actor: SessionActor, text: str) -> Directives:

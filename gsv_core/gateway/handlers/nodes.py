@@ -51,9 +51,7 @@ def register(router: Router, gateway: Gateway) -> None:
         return {"result": result}
 
     async def tool_request(ctx: RequestContext, params: ToolRequestParams) -> dict[str, str]:
-        from gsv_core.gateway.handlers.chat import canonical_key
-
-        key = canonical_key(gateway, params.sessionKey)
+        key = gateway.sessions.canonical(params.sessionKey)
         nodes.resolve_tool(params.tool)  # 404 now, not later, for an unknown tool
         gateway.spawn(_requested_call(gateway, key, params))
         return {"status": "sent"}

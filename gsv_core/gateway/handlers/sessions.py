@@ -1,14 +1,129 @@
-"""`sessions.*` methods (being written)."""
+"""Session methods (seed 001 "Session"): list, get, stats, patch, reset, compact, history,
+preview. Keys are validated (400) and canonicalised; a key never used before reports a
+fresh, empty session under its real key (fix of 18.21) without storing anything."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from gsv_core.agent.session import SessionActor
+from gsv_core.protocol import methods as m
+from gsv_core.protocol.schemas.sessions import (
+    SessionCompactParams,
+    SessionKeyParams,
+    SessionPatchParams,
+    SessionPreviewParams,
+    SessionsListParams,
+)
+from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router
 
 if TYPE_CHECKING:
     from gsv_core.gateway.app import Gateway
 
 
+def _tokens(actor: SessionActor) -> dict[str, int]:
+    usage = actor.record.usage
+    return {"input": usage["input"], "output": usage["output"], "total": usage["total"]}
+
+
 def register(router: Router, gateway: Gateway) -> None:
-    """Registers nothing yet."""
+    sessions = gateway.sessions
+
+    async def actor_for(raw: str) -> SessionActor:
+        return await sessions.actor(sessions.canonical(raw))
+
+    async def sessions_list(ctx: RequestContext, params: SessionsListParams) -> dict[str, Any]:
+        records, total = await sessions.store.list_sessions(params.offset, params.limit)
+        counts = await sessions.store.message_counts([r.session_key for r in records])
+        entries = []
+        for record in records:
+            entry: dict[str, Any] = {
+                "sessionKey": record.session_key,
+                "kind": record.kind,
+                "createdAt": record.created_at,
+                "lastActiveAt": record.last_active_at,
+                "messageCount": counts.get(record.session_key, 0),
+            }
+            if record.label:
+                entry["label"] = record.label
+            entries.append(entry)
+        return {"sessions": entries, "count": total}
+
+    async def session_get(ctx: RequestContext, params: SessionKeyParams) -> dict[str, Any]:
+        actor = await actor_for(params.sessionKey)
+        record = actor.record
+        result: dict[str, Any] = {
+            "sessionId": record.session_id,
+            "sessionKey": record.session_key,
+            "kind": record.kind,
+            "createdAt": record.created_at,
+            "updatedAt": record.updated_at,
+            "messageCount": len(await actor.history()),
+            "tokens": _tokens(actor),
+            "settings": record.settings,
+            "previousSessionIds": record.previous_session_ids,
+        }
+        optional = {
+            "resetPolicy": record.reset_policy,
+            "lastResetAt": record.last_reset_at,
+            "label": record.label,
+        }
+        result.update({k: v for k, v in optional.items() if v is not None})
+        return result
+
+    async def session_stats(ctx: RequestContext, params: SessionKeyParams) -> dict[str, Any]:
+        actor = await actor_for(params.sessionKey)
+        record = actor.record
+        return {
+            "sessionKey": record.session_key,
+            "sessionId": record.session_id,
+            "messageCount": len(await actor.history()),
+            "tokens": _tokens(actor),
+            "createdAt": record.created_at,
+            "updatedAt": record.updated_at,
+            "uptime": max(0, gateway.now_ms() - record.created_at),
+            "isProcessing": actor.processing,
+            "queueSize": await actor.queued_count(),
+        }
+
+    async def session_patch(ctx: RequestContext, params: SessionPatchParams) -> dict[str, Any]:
+        actor = await actor_for(params.sessionKey)
+        settings = params.settings.to_wire() if params.settings else None
+        policy = params.resetPolicy.to_wire() if params.resetPolicy else None
+        await actor.patch(settings=settings, label=params.label, reset_policy=policy)
+        return {"ok": True}
+
+    async def session_reset(ctx: RequestContext, params: SessionKeyParams) -> dict[str, Any]:
+        return await (await actor_for(params.sessionKey)).reset()
+
+    async def session_compact(ctx: RequestContext, params: SessionCompactParams) -> dict[str, Any]:
+        return await (await actor_for(params.sessionKey)).compact(params.keepMessages)
+
+    async def session_history(ctx: RequestContext, params: SessionKeyParams) -> dict[str, Any]:
+        record = (await actor_for(params.sessionKey)).record
+        return {
+            "sessionKey": record.session_key,
+            "currentSessionId": record.session_id,
+            "previousSessionIds": record.previous_session_ids,
+        }
+
+    async def session_preview(ctx: RequestContext, params: SessionPreviewParams) -> dict[str, Any]:
+        actor = await actor_for(params.sessionKey)
+        history = await actor.history()
+        messages = history[-params.limit :] if params.limit else history
+        return {
+            "sessionKey": actor.key,
+            "sessionId": actor.record.session_id,
+            "messageCount": len(history),
+            "messages": messages,
+        }
+
+    router.add(m.SESSIONS_LIST, sessions_list, SessionsListParams)
+    router.add(m.SESSION_GET, session_get, SessionKeyParams)
+    router.add(m.SESSION_STATS, session_stats, SessionKeyParams)
+    router.add(m.SESSION_PATCH, session_patch, SessionPatchParams)
+    router.add(m.SESSION_RESET, session_reset, SessionKeyParams)
+    router.add(m.SESSION_COMPACT, session_compact, SessionCompactParams)
+    router.add(m.SESSION_HISTORY, session_history, SessionKeyParams)
+    router.add(m.SESSION_PREVIEW, session_preview, SessionPreviewParams)
