@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gsv_core.agent.host import AgentHost
+from gsv_core.agent.reset_policy import is_due
 from gsv_core.agent.run import RunLoop, RunState
 from gsv_core.agent.tools import error_result
 from gsv_core.errors import Conflict, GsvError
@@ -179,6 +180,7 @@ class SessionActor:
             self.record.pending_overrides = None
             self.record.last_active_at = now
             if self._run is None:
+                await self._auto_reset_if_due(now)
                 self.record.updated_at = now
                 history = await self.history()  # load first: the store is about to hold it
                 await self.store.start_run(self.record, run_id, message, now)
@@ -369,19 +371,23 @@ class SessionActor:
         messages were acknowledged, so they survive and run in the fresh session."""
         async with self._lock:
             await self._stop_locked("reset", start_next=False)
-            history = list(await self.history())
-            old_id = self.record.session_id
-            archived_to = await self.archive(history) if history else None
-            usage, now = self.record.usage, self.host.now_ms()
-            self.record.previous_session_ids = [*self.record.previous_session_ids, old_id]
-            self.record.session_id = str(uuid.uuid4())
-            self.record.usage = empty_usage()
-            self.record.last_input_tokens = None
-            self.record.last_reset_at = self.record.updated_at = now
-            await self.store.replace_history(self.record, [])
-            self._history = []
-            media_deleted = await self.host.media.delete_session(self.key)
+            result = await self._reset_locked()
             await self._start_next()
+        return result
+
+    async def _reset_locked(self) -> dict[str, Any]:
+        history = list(await self.history())
+        old_id = self.record.session_id
+        archived_to = await self.archive(history) if history else None
+        usage, now = self.record.usage, self.host.now_ms()
+        self.record.previous_session_ids = [*self.record.previous_session_ids, old_id]
+        self.record.session_id = str(uuid.uuid4())
+        self.record.usage = empty_usage()
+        self.record.last_input_tokens = None
+        self.record.last_reset_at = self.record.updated_at = now
+        await self.store.replace_history(self.record, [])
+        self._history = []
+        media_deleted = await self.host.media.delete_session(self.key)
         result: dict[str, Any] = {
             "ok": True,
             "sessionKey": self.key,
@@ -398,6 +404,27 @@ class SessionActor:
         if archived_to:
             result["archivedTo"] = archived_to
         return result
+
+    async def _auto_reset_if_due(self, now: int) -> None:
+        """Reset policy (spec 7.12): an idle session due for a fresh start gets one before
+        the arriving message is stored, so that message opens the new session."""
+        if not self._history and not await self.history():
+            return
+        timezone = self.host.config().get("userTimezone")
+        if not is_due(self.record.reset_policy, self.record.updated_at, now, timezone):
+            return
+        result = await self._reset_locked()
+        mode = (self.record.reset_policy or {}).get("mode")
+        self.host.emit(
+            events.SESSION_NOTICE,
+            {
+                "sessionKey": self.key,
+                "kind": "reset",
+                "text": f"Started a fresh session ({mode} reset policy); "
+                f"{result['archivedMessages']} earlier messages were archived.",
+                "details": result,
+            },
+        )
 
     async def compact(self, keep: int) -> dict[str, Any]:
         """Keep the last `keep` messages, archiving the rest (spec 7.12). The cut never

@@ -14,7 +14,7 @@ import ipaddress
 import json
 import logging
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +46,8 @@ class ServerConfig:
     ping_interval: float | None = 20.0
     # tests put an in-process fake LLM here; None: providers from the config
     provider_factory: ProviderFactory | None = None
+    # tests move time; None: the wall clock (epoch milliseconds)
+    now_ms: Callable[[], int] | None = None
 
 
 @dataclass
@@ -96,7 +98,7 @@ async def serve(
     config: ServerConfig, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT
 ) -> AsyncIterator[RunningGateway]:
     """Build a gateway and serve it until the block exits."""
-    gateway = await build_gateway(config.database, config.provider_factory)
+    gateway = await build_gateway(config.database, config.provider_factory, config.now_ms)
     try:
         await _adopt_bootstrap_token(gateway, config)
         if not is_loopback(host):

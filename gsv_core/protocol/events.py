@@ -7,6 +7,8 @@ from typing import Final
 CHAT: Final = "chat"
 # gsv addition: a tool call of a run started or finished (docs/protocol.md)
 CHAT_TOOL: Final = "chat.tool"
+# gsv addition: something happened to a session the user should see (auto reset, compaction)
+SESSION_NOTICE: Final = "session.notice"
 TOOL_INVOKE: Final = "tool.invoke"
 LOGS_GET: Final = "logs.get"
 NODE_PROBE: Final = "node.probe"
@@ -21,6 +23,7 @@ EVENTS: Final[frozenset[str]] = frozenset(
     {
         CHAT,
         CHAT_TOOL,
+        SESSION_NOTICE,
         TOOL_INVOKE,
         LOGS_GET,
         NODE_PROBE,

@@ -41,7 +41,7 @@ def register(router: Router, gateway: Gateway) -> None:
         return result
 
     router.add(m.CHAT_SEND, chat_send, ChatSendParams)
-    gateway.events.update({events.CHAT, events.CHAT_TOOL})
+    gateway.events.update({events.CHAT, events.CHAT_TOOL, events.SESSION_NOTICE})
 
 
 def _directives(actor: SessionActor, text: str) -> Directives:
