@@ -37,6 +37,8 @@ class _OpenSection(BaseModel):
 class ModelConfig(_Section):
     provider: str = "anthropic"
     id: str = "claude-sonnet-4-20250514"
+    # tokens; unset: known per model family (gsv_core.agent.compaction.KNOWN_WINDOWS)
+    contextWindow: int | None = Field(default=None, ge=1024)
 
 
 class ApiKeysConfig(_OpenSection):
@@ -128,6 +130,7 @@ class ProviderConfig(_Section):
     api: Literal["openai", "anthropic"] = "openai"
     baseUrl: str | None = None
     apiKey: str | None = None  # secret (masked); apiKeys.<name> works as well
+    contextWindow: int | None = Field(default=None, ge=1024)
 
 
 class CronConfig(_Section):

@@ -46,6 +46,11 @@ class AgentHost(Protocol):
         in the workspace; returns that workspace path."""
         ...
 
+    async def remember(self, agent_id: str, memories: str) -> None:
+        """Append extracted memories to the agent's daily memory file (today, in the
+        user's timezone)."""
+        ...
+
     def watch_exec(self, node_id: str, process_id: str, sink: ExecSink, call_id: str) -> None:
         """Deliver the end of a background node process to `sink` (spec 7.10)."""
         ...

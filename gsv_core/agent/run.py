@@ -17,6 +17,13 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from gsv_core.agent.compaction import (
+    SUMMARY_ROLE,
+    as_model_message,
+    context_window,
+    estimate_text,
+    needs_compaction,
+)
 from gsv_core.agent.prompt import PromptInputs
 from gsv_core.agent.tools import (
     ToolCallContext,
@@ -37,7 +44,7 @@ from gsv_core.protocol.messages import (
     tool_calls,
 )
 from gsv_core.protocol.schemas.nodes import split_tool_name
-from gsv_core.providers.base import AssistantBuilder, ModelRequest, TextDelta
+from gsv_core.providers.base import AssistantBuilder, ModelRequest, Provider, TextDelta
 
 if TYPE_CHECKING:
     from gsv_core.agent.session import SessionActor
@@ -45,6 +52,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RUNNING = "running"
+OVERFLOW_AFTER_COMPACTION = (
+    "The conversation no longer fits the model's context window, even after compacting it. "
+    "Start afresh with /reset."
+)
 
 
 class RunError(GsvError):
@@ -67,6 +78,7 @@ class RunState:
     error: str | None = None  # or why the run failed
     usage: Usage = field(default_factory=empty_usage)
     tools_in_flight: int = 0
+    compaction_attempted: bool = False
 
 
 class RunLoop:
@@ -109,8 +121,44 @@ class RunLoop:
         provider_name, model_id = self.session.effective_model(self.run)
         timeout = max(1000, int(self._setting("timeouts.llmMs", 300_000))) / 1000
         provider = self.host.provider(provider_name, timeout)
+        window = context_window(self.host.config(), provider_name, model_id)
         request = await self._request(model_id, (provider_name, model_id))
-        builder = AssistantBuilder(provider_name, model_id)
+        if self._compaction_enabled() and self._over_budget(request, window):
+            await self.session.auto_compact(provider, model_id, window)
+            request = await self._request(model_id, (provider_name, model_id))
+        try:
+            return await self._stream(provider, request, (provider_name, model_id), timeout)
+        except ContextOverflow:
+            # the provider's own count disagreed with our estimate: compact once, retry once
+            if not self._compaction_enabled() or self.run.compaction_attempted:
+                raise ProviderFailed(OVERFLOW_AFTER_COMPACTION) from None
+            self.run.compaction_attempted = True
+            if await self.session.auto_compact(provider, model_id, window) is None:
+                raise ProviderFailed(OVERFLOW_AFTER_COMPACTION) from None
+            request = await self._request(model_id, (provider_name, model_id))
+            try:
+                return await self._stream(provider, request, (provider_name, model_id), timeout)
+            except ContextOverflow:
+                raise ProviderFailed(OVERFLOW_AFTER_COMPACTION) from None
+
+    def _compaction_enabled(self) -> bool:
+        return bool(self._setting("compaction.enabled", True))
+
+    def _over_budget(self, request: ModelRequest, window: int) -> bool:
+        reserve = int(self._setting("compaction.reserveTokens", 20_000))
+        record = self.session.record
+        return needs_compaction(
+            request.messages,  # type: ignore[arg-type]
+            window,
+            reserve,
+            record.last_input_tokens,
+            estimate_text(request.system),
+        )
+
+    async def _stream(
+        self, provider: Provider, request: ModelRequest, model: tuple[str, str], timeout: float
+    ) -> AssistantMessage:
+        builder = AssistantBuilder(*model)
         try:
             async with asyncio.timeout(timeout):
                 async for event in provider.stream(request):
@@ -120,11 +168,6 @@ class RunLoop:
         except TimeoutError:
             raise TimedOut(
                 f"The model did not finish within {timeout:g}s (timeouts.llmMs)."
-            ) from None
-        except ContextOverflow:
-            raise ProviderFailed(
-                "The conversation no longer fits the model's context window. "
-                "Start afresh with /reset (or /compact)."
             ) from None
         message = builder.message(self.host.now_ms())
         if not message["content"]:
@@ -166,6 +209,8 @@ class RunLoop:
         for message in await self.session.history():
             if message.get("role") == "assistant" and message.get("stopReason") == "error":
                 continue
+            if message.get("role") == SUMMARY_ROLE:
+                message = as_model_message(message)
             messages.append(await self._hydrated(message))
         return messages
 

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gsv_core.agent.compaction import compaction_cut, summarise, summary_message
 from gsv_core.agent.host import AgentHost
 from gsv_core.agent.reset_policy import is_due
 from gsv_core.agent.run import RunLoop, RunState
@@ -32,6 +33,7 @@ from gsv_core.protocol.messages import (
     tool_calls,
     user_message,
 )
+from gsv_core.providers.base import Provider
 from gsv_core.storage.sessions import SessionRecord, SessionStore
 
 log = logging.getLogger(__name__)
@@ -445,6 +447,44 @@ class SessionActor:
         if archived_to:
             result["archivedTo"] = archived_to
         return result
+
+    async def auto_compact(
+        self, provider: Provider, model: str, window: int
+    ) -> dict[str, Any] | None:
+        """Summarise the older part of the history into a summary message (run task only:
+        the session's run is the one caller, so nothing else writes meanwhile)."""
+        settings = self.host.config().get("compaction", {})
+        history = await self.history()
+        cut = compaction_cut(history, int(settings.get("keepRecentTokens", 20_000)))
+        if cut == 0:
+            return None
+        removed = history[:cut]
+        archived_to = await self.archive(removed, f"-part{self.host.now_ms()}")
+        summary = await summarise(provider, model, removed, window)
+        now = self.host.now_ms()
+        kept = [summary_message(summary.text, len(removed), archived_to, now), *history[cut:]]
+        self.record.usage = add_usage(self.record.usage, summary.usage)
+        self.record.compaction_count += 1
+        self.record.last_compacted_at = self.record.updated_at = now
+        self.record.last_input_tokens = None  # the next request's size is unknown again
+        await self.store.replace_history(self.record, kept)
+        self._history = kept
+        if summary.memories and settings.get("extractMemories", True):
+            await self.host.remember(self.agent_id, summary.memories)
+        details = {
+            "compactedMessages": len(removed),
+            "keptMessages": len(kept) - 1,
+            "archivedTo": archived_to,
+            "tier": summary.tier,
+            "usage": summary.usage,
+        }
+        self.host.emit(
+            events.SESSION_NOTICE,
+            {"sessionKey": self.key, "kind": "compaction", "details": details,
+             "text": f"Compacted {len(removed)} earlier messages into a summary "
+                     f"(the originals are archived at {archived_to})."},
+        )  # fmt: skip
+        return details
 
     async def archive(self, messages: list[dict[str, Any]], suffix: str = "") -> str | None:
         """Archive messages of this session in the workspace; None if that failed (logged:

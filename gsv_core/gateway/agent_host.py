@@ -4,12 +4,15 @@ event broadcast to clients, tools, providers, media, system prompt and archives.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gsv_core.agent.host import ExecSink
 from gsv_core.agent.prompt import PromptInputs, build_system_prompt
+from gsv_core.agent.reset_policy import zone
 from gsv_core.gateway.tool_router import GatewayToolRouter
 from gsv_core.providers.base import Provider
 from gsv_core.storage.archive import write_archive
@@ -66,5 +69,23 @@ class GatewayAgentHost:
         await asyncio.to_thread(write_archive, self.workspace / relative, messages, meta)
         return relative
 
+    async def remember(self, agent_id: str, memories: str) -> None:
+        now = dt.datetime.fromtimestamp(
+            self.now_ms() / 1000, zone(self.config().get("userTimezone"))
+        )
+        path = self.workspace / "agents" / agent_id / "memory" / f"{now:%Y-%m-%d}.md"
+        block = f"### Extracted from context compaction ({now:%H:%M})\n\n{memories.strip()}\n"
+        await asyncio.to_thread(_append_block, path, block)
+
     def watch_exec(self, node_id: str, process_id: str, sink: ExecSink, call_id: str) -> None:
         self._gateway.exec_events.watch(node_id, process_id, sink, call_id)
+
+
+def _append_block(path: Path, block: str) -> None:
+    """Append a markdown block after the file's content (right-trimmed), atomically."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    existing = path.read_text(encoding="utf-8").rstrip() if path.exists() else ""
+    text = f"{existing}\n\n{block}" if existing else block
+    temp = path.with_name(path.name + ".tmp")
+    temp.write_text(text, encoding="utf-8")
+    os.replace(temp, path)

@@ -61,6 +61,9 @@ class FakeProvider:
         self.requests: list[ModelRequest] = []
         self.streaming = asyncio.Event()  # set while a stream is in progress
         self.usage = {"input": 10, "output": 5, "total": 15}
+        # requests whose system prompt starts with a key are answered by its parts, without
+        # using the queue (e.g. the compaction summariser, called once per chunk)
+        self.by_system: dict[str, list[Part]] = {}
 
     def enqueue(self, *parts: Part) -> None:
         self.turns.append(list(parts))
@@ -70,7 +73,8 @@ class FakeProvider:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         self.requests.append(request)
-        parts = self.turns.popleft() if self.turns else ["ok"]
+        fixed = next((p for k, p in self.by_system.items() if request.system.startswith(k)), None)
+        parts = fixed if fixed is not None else self.turns.popleft() if self.turns else ["ok"]
         calls = 0
         self.streaming.set()
         try:
