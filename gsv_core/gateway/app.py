@@ -124,7 +124,11 @@ class Gateway:
         await self.db.close()
 
 
-async def build_gateway(database: Path, provider_factory: ProviderFactory | None = None) -> Gateway:
+async def build_gateway(
+    database: Path,
+    provider_factory: ProviderFactory | None = None,
+    now_ms: Callable[[], int] | None = None,
+) -> Gateway:
     """Open the database at `database` and assemble a gateway around it. The workspace and
     the media store live next to the database (the data directory)."""
     db = await Database.open(database)
@@ -135,7 +139,7 @@ async def build_gateway(database: Path, provider_factory: ProviderFactory | None
     except BaseException:
         await db.close()
         raise
-    gateway = Gateway(db=db, config=config, nodes=nodes)
+    gateway = Gateway(db=db, config=config, nodes=nodes, now_ms=now_ms or wall_clock_ms)
     data_dir = database.parent
     tools = GatewayToolRouter(gateway, gateway.native_tools)
     host = GatewayAgentHost(
