@@ -1,7 +1,252 @@
-"""`gsv sessions` (being written)."""
+"""`gsv sessions ...` (alias `gsv session`): the agent's conversations.
+
+    list | get [KEY] | stats [KEY] | reset [KEY] | compact [KEY] [-k N]
+    history [KEY] | preview [KEY] [-l N] | set KEY PATH VALUE
+
+KEY defaults to your CLI session (local config `session.default_key`, else
+`agent:main:cli:dm:main`, which the gateway files under your main session).
+"""
 
 from __future__ import annotations
 
+import json
+from typing import Annotated, Any
+
 import typer
 
-app = typer.Typer(help="(being written)", no_args_is_help=True)
+from gsv_cli import output
+from gsv_cli.state import CliState
+
+app = typer.Typer(help="List and manage the agent's sessions.", no_args_is_help=True)
+
+KeyArg = Annotated[
+    str | None, typer.Argument(metavar="[KEY]", help="Session key (default: yours).")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+
+# `set` paths -> how they become a session.patch
+SET_PATHS = (
+    "label, model (provider/id), thinkingLevel, systemPrompt, maxTokens, "
+    "resetPolicy (JSON), resetPolicy.mode, resetPolicy.atHour, resetPolicy.idleMinutes"
+)
+
+
+def _key(raw: str | None) -> str:
+    from gsv_core.localconfig import load_local_config
+    from gsv_core.routing import cli_session_key
+
+    return cli_session_key(
+        raw if raw is not None else load_local_config().get("session.default_key")
+    )
+
+
+def _call(ctx: typer.Context, method: str, params: dict[str, Any]) -> Any:
+    from gsv_cli.runner import call
+
+    return call(ctx.obj, method, params)
+
+
+def _json(ctx: typer.Context, flag: bool) -> bool:
+    state: CliState = ctx.obj
+    return flag or state.json
+
+
+@app.command("list")
+def list_sessions(
+    ctx: typer.Context,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=500)] = 50,
+    offset: Annotated[int, typer.Option("--offset", min=0)] = 0,
+    json_output: JsonOpt = False,
+) -> None:
+    """Sessions by most recent activity."""
+    from gsv_core.protocol.methods import SESSIONS_LIST
+
+    result = _call(ctx, SESSIONS_LIST, {"limit": limit, "offset": offset})
+    if _json(ctx, json_output):
+        output.print_json(result)
+        return
+    rows = [
+        [s["sessionKey"], s.get("kind", ""), s.get("label", ""), str(s.get("messageCount", "")),
+         output.when(s.get("lastActiveAt"))]
+        for s in result["sessions"]
+    ]  # fmt: skip
+    output.print_table(
+        ["session", "kind", "label", "messages", "last active"], rows, empty="no sessions yet"
+    )
+    if result["count"] > offset + len(rows):
+        output.print_hint(f"{result['count'] - offset - len(rows)} more: use --offset / --limit")
+
+
+@app.command("get")
+def get(ctx: typer.Context, key: KeyArg = None, json_output: JsonOpt = False) -> None:
+    """A session's details: ids, tokens, settings, reset policy."""
+    from gsv_core.protocol.methods import SESSION_GET
+
+    result = _call(ctx, SESSION_GET, {"sessionKey": _key(key)})
+    if _json(ctx, json_output):
+        output.print_json(result)
+        return
+    tokens = result["tokens"]
+    lines = [
+        f"session:   {result['sessionKey']} ({result.get('kind', 'chat')})",
+        f"id:        {result['sessionId']}",
+        f"label:     {result.get('label', '-')}",
+        f"messages:  {result['messageCount']}",
+        f"tokens:    {tokens['input']} in / {tokens['output']} out / {tokens['total']} total",
+        f"settings:  {json.dumps(result.get('settings') or {})}",
+        f"reset:     {json.dumps(result.get('resetPolicy') or {'mode': 'manual'})}",
+        f"created:   {output.when(result['createdAt'])}",
+        f"updated:   {output.when(result['updatedAt'])}",
+        f"previous:  {len(result['previousSessionIds'])} earlier session(s)",
+    ]
+    output.write_text("\n".join(lines) + "\n")
+
+
+@app.command("stats")
+def stats(ctx: typer.Context, key: KeyArg = None, json_output: JsonOpt = False) -> None:
+    """A session's counters: messages, tokens, whether it is working, queue length."""
+    from gsv_core.protocol.methods import SESSION_STATS
+
+    result = _call(ctx, SESSION_STATS, {"sessionKey": _key(key)})
+    if _json(ctx, json_output):
+        output.print_json(result)
+        return
+    tokens = result["tokens"]
+    state = "working" if result["isProcessing"] else "idle"
+    output.write_text(
+        f"{result['sessionKey']}: {state}, {result['queueSize']} queued, "
+        f"{result['messageCount']} messages, {tokens['total']} tokens\n"
+    )
+
+
+@app.command("reset")
+def reset(ctx: typer.Context, key: KeyArg = None, json_output: JsonOpt = False) -> None:
+    """Archive the conversation and start a fresh session under the same key."""
+    from gsv_core.protocol.methods import SESSION_RESET
+
+    result = _call(ctx, SESSION_RESET, {"sessionKey": _key(key)})
+    if _json(ctx, json_output):
+        output.print_json(result)
+        return
+    where = f" to {result['archivedTo']}" if result.get("archivedTo") else ""
+    output.write_text(
+        f"reset {result['sessionKey']}: archived {result['archivedMessages']} messages{where}\n"
+    )
+
+
+@app.command("compact")
+def compact(
+    ctx: typer.Context,
+    key: KeyArg = None,
+    keep: Annotated[int, typer.Option("--keep", "-k", min=1, help="Messages to keep.")] = 20,
+    json_output: JsonOpt = False,
+) -> None:
+    """Keep the last N messages; the rest are archived (tool calls stay with results)."""
+    from gsv_core.protocol.methods import SESSION_COMPACT
+
+    result = _call(ctx, SESSION_COMPACT, {"sessionKey": _key(key), "keepMessages": keep})
+    if _json(ctx, json_output):
+        output.print_json(result)
+        return
+    output.write_text(
+        f"kept {result['keptMessages']} messages, archived {result['trimmedMessages']}\n"
+    )
+
+
+@app.command("history")
+def history(ctx: typer.Context, key: KeyArg = None, json_output: JsonOpt = False) -> None:
+    """The session's current id and the ids of its earlier (reset) sessions."""
+    from gsv_core.protocol.methods import SESSION_HISTORY
+
+    result = _call(ctx, SESSION_HISTORY, {"sessionKey": _key(key)})
+    if _json(ctx, json_output):
+        output.print_json(result)
+        return
+    lines = [f"current:  {result['currentSessionId']}"]
+    lines += [f"earlier:  {sid}" for sid in reversed(result["previousSessionIds"])]
+    output.write_text("\n".join(lines) + "\n")
+
+
+@app.command("preview")
+def preview(
+    ctx: typer.Context,
+    key: KeyArg = None,
+    limit: Annotated[int, typer.Option("--limit", "-l", min=1, help="Last N messages.")] = 20,
+    json_output: JsonOpt = False,
+) -> None:
+    """The last messages of a session, readable."""
+    from gsv_cli.transcript import render_messages
+    from gsv_core.protocol.methods import SESSION_PREVIEW
+
+    result = _call(ctx, SESSION_PREVIEW, {"sessionKey": _key(key), "limit": limit})
+    if _json(ctx, json_output):
+        output.print_json(result)
+        return
+    shown = len(result["messages"])
+    output.write_text(
+        f"{result['sessionKey']}: last {shown} of {result['messageCount']} messages\n"
+    )
+    output.write_text(render_messages(result["messages"]))
+
+
+@app.command("set")
+def set_(
+    ctx: typer.Context,
+    key: Annotated[str, typer.Argument(help="Session key.")],
+    path: Annotated[str, typer.Argument(help=f"One of: {SET_PATHS}.")],
+    value: Annotated[str, typer.Argument(help="The value (JSON where structured).")],
+) -> None:
+    """Change one setting of a session (label, model, thinking level, reset policy ...)."""
+    from gsv_core.protocol.methods import SESSION_PATCH
+
+    patch = patch_for(path, value)
+    _call(ctx, SESSION_PATCH, {"sessionKey": _key(key), **patch})
+    output.write_text(f"set {path} on {_key(key)}\n")
+
+
+def patch_for(path: str, value: str) -> dict[str, Any]:
+    """The session.patch params for `set PATH VALUE` (usage error for unknown paths)."""
+    name = path.removeprefix("settings.")
+    if name == "label":
+        return {"label": value}
+    if name == "model":
+        return {"settings": {"model": _model(value)}}
+    if name in ("thinkingLevel", "systemPrompt"):
+        return {"settings": {name: value}}
+    if name == "maxTokens":
+        return {"settings": {"maxTokens": _integer(value, path)}}
+    if name == "resetPolicy":
+        return {"resetPolicy": _json_object(value, path)}
+    if name in ("resetPolicy.mode",):
+        return {"resetPolicy": {"mode": value}}
+    if name in ("resetPolicy.atHour", "resetPolicy.idleMinutes"):
+        return {"resetPolicy": {name.split(".")[1]: _integer(value, path)}}
+    raise typer.BadParameter(f"unknown path {path!r}; use one of: {SET_PATHS}", param_hint="PATH")
+
+
+def _model(value: str) -> dict[str, str]:
+    if value.strip().startswith("{"):
+        return _json_object(value, "model")
+    provider, sep, model_id = value.partition("/")
+    if not sep or not provider or not model_id:
+        raise typer.BadParameter(
+            "use provider/model-id, e.g. anthropic/claude-sonnet-4", param_hint="VALUE"
+        )
+    return {"provider": provider, "id": model_id}
+
+
+def _integer(value: str, path: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise typer.BadParameter(f"{path} needs a whole number", param_hint="VALUE") from None
+
+
+def _json_object(value: str, path: str) -> dict[str, Any]:
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        parsed = None
+    if not isinstance(parsed, dict):
+        raise typer.BadParameter(f"{path} needs a JSON object", param_hint="VALUE")
+    return parsed
