@@ -34,6 +34,25 @@ async def _echo() -> None:
         await _until_stdin_closes()
 
 
+async def _relay() -> None:
+    """Two-hop baseline: a message from the first connection is forwarded to the second
+    (the "node"), whose answer goes back to the first: the shape of a node tool call."""
+    from websockets.asyncio.server import ServerConnection, serve
+
+    peers: list[ServerConnection] = []
+
+    async def relay(ws: ServerConnection) -> None:
+        peers.append(ws)
+        async for message in ws:
+            other = peers[0] if ws is peers[-1] and len(peers) > 1 else peers[-1]
+            await other.send(message)
+
+    async with serve(relay, "127.0.0.1", 0, compression=None, max_size=None) as server:
+        port = next(iter(server.sockets)).getsockname()[1]
+        print(f"ws://127.0.0.1:{port}/", flush=True)
+        await _until_stdin_closes()
+
+
 async def _gateway(data_dir: str) -> None:
     from gsv_core.gateway.server import ServerConfig, serve
 
@@ -97,6 +116,8 @@ if __name__ == "__main__":
     kind = sys.argv[1]
     if kind == "echo":
         _run(_echo())
+    elif kind == "relay":
+        _run(_relay())
     elif kind == "gateway":
         _run(_gateway(sys.argv[2]))
     else:

@@ -45,12 +45,36 @@ async def invoke_rtts(url: str, count: int) -> list[float]:
     return samples
 
 
+async def relay_rtts(url: str, count: int) -> list[float]:
+    """Client -> relay -> echoing peer -> relay -> client: the two-hop floor."""
+    from bench._servers import raw_socket
+
+    async with raw_socket(url) as client, raw_socket(url) as peer:
+
+        async def echo() -> None:
+            async for message in peer:  # type: ignore[attr-defined]
+                await peer.send(message)  # type: ignore[attr-defined]
+
+        echoing = asyncio.create_task(echo())
+        frame = '{"type":"evt","event":"tool.invoke","payload":{"path":"small.txt"}}'
+        samples = []
+        for _ in range(count):
+            start = time.perf_counter()
+            await client.send(frame)  # type: ignore[attr-defined]
+            await client.recv()  # type: ignore[attr-defined]
+            samples.append(time.perf_counter() - start)
+        echoing.cancel()
+    return samples
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", "--count", type=int, default=2000)
     count = max(10, min(parser.parse_args(argv).count, 50_000))
     with server_process("echo") as echo_url:
         echo = asyncio.run(echo_rtts(echo_url, count))
+    with server_process("relay") as relay_url:
+        relay = asyncio.run(relay_rtts(relay_url, count))
     with tempfile.TemporaryDirectory() as tmp, server_process("gateway", tmp) as gw_url:
         workspace = Path(tmp) / "ws"
         workspace.mkdir()
@@ -68,6 +92,7 @@ def main(argv: list[str] | None = None) -> None:
             node.wait(timeout=30)
     print(f"{count} sequential calls, 127.0.0.1, servers on {loop_name()}")
     print(summary("raw websockets echo", echo))
+    print(summary("raw two-hop relay (floor)", relay, percentile(echo, 0.5)))
     print(summary("tool.invoke Read (node)", samples, percentile(echo, 0.5)))
 
 
