@@ -61,9 +61,23 @@ class TranscriptionConfig(_Section):
     provider: str = "openai"
 
 
+class ChannelGroupsConfig(_OpenSection):
+    # group messages wake the agent only when it is mentioned or replied to (fix of 18.18)
+    requireMention: bool = True
+
+
 class ChannelConfig(_OpenSection):
+    """Per channel (adapter-specific keys such as botToken are allowed besides these)."""
+
     dmPolicy: Literal["open", "allowlist", "pairing"] = "pairing"
     allowFrom: list[str] = Field(default_factory=list)
+    groups: ChannelGroupsConfig = Field(default_factory=ChannelGroupsConfig)
+    # messages per minute sent to one account of this channel (platforms throttle bots)
+    sendRatePerMinute: int = Field(default=30, ge=1, le=10_000)
+
+
+class PairingConfig(_Section):
+    ttlHours: int = Field(default=72, ge=1, le=24 * 365)
 
 
 class ResetPolicyConfig(_Section):
@@ -141,9 +155,10 @@ class CronConfig(_Section):
 
 
 def _default_channels() -> dict[str, ChannelConfig]:
+    # every channel defaults to pairing: a stranger never reaches the agent unasked
     return {
         "whatsapp": ChannelConfig(dmPolicy="pairing"),
-        "discord": ChannelConfig(dmPolicy="open"),
+        "discord": ChannelConfig(dmPolicy="pairing"),
     }
 
 
@@ -164,6 +179,7 @@ class GsvConfig(_Section):
     compaction: CompactionConfig = Field(default_factory=CompactionConfig)
     cron: CronConfig = Field(default_factory=CronConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
+    pairing: PairingConfig = Field(default_factory=PairingConfig)
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
     userTimezone: str = "UTC"
 

@@ -277,5 +277,11 @@ class RunLoop:
         if parts is None or not isinstance(result, dict) or result.get("status") != RUNNING:
             return
         process_id = result.get("sessionId")
-        if isinstance(process_id, str) and process_id:
-            self.host.watch_exec(parts[0], process_id, self.session.ingest_exec, call_id)
+        if not isinstance(process_id, str) or not process_id:
+            return
+        context = self.run.context
+
+        async def deliver(completion: dict[str, Any]) -> None:
+            await self.session.ingest_exec(completion, context)
+
+        self.host.watch_exec(parts[0], process_id, deliver, call_id)

@@ -177,7 +177,7 @@ class SessionActor:
         run_id = run_id or str(uuid.uuid4())
         async with self._lock:
             now = self.host.now_ms()
-            message = dict(user_message(text, now, images))
+            message: dict[str, Any] = {**user_message(text, now, images), "runId": run_id}
             merged = {**(self.record.pending_overrides or {}), **(overrides or {})}
             self.record.pending_overrides = None
             self.record.last_active_at = now
@@ -194,10 +194,13 @@ class SessionActor:
             self.queue_size = position
             return SendResult(run_id, queued=True, position=position)
 
-    async def ingest_exec(self, completion: dict[str, Any]) -> None:
-        """A background node process ended: tell the agent (and wake it if idle)."""
+    async def ingest_exec(
+        self, completion: dict[str, Any], context: dict[str, Any] | None = None
+    ) -> None:
+        """A background node process ended: tell the agent (and wake it if idle). The run
+        it answers goes where the starting run came from (a channel, fix of 18.17)."""
         text = EXEC_EVENT_PREFIX + json.dumps(completion, ensure_ascii=False)
-        await self.send(text)
+        await self.send(text, context=context)
 
     # -- runs ---------------------------------------------------------------------------
     def _start(self, run: RunState) -> None:

@@ -92,6 +92,44 @@ MIGRATIONS: list[str] = [
         started_at INTEGER NOT NULL
     );
     """,
+    # 4: channel accounts (registry, running state), the inbound journal, pairing requests
+    """
+    CREATE TABLE channel_accounts (
+        channel TEXT NOT NULL,
+        account_id TEXT NOT NULL,
+        running INTEGER NOT NULL DEFAULT 0,
+        config TEXT NOT NULL DEFAULT '{}',
+        connected_at INTEGER,
+        last_message_at INTEGER,
+        PRIMARY KEY (channel, account_id)
+    );
+    CREATE TABLE inbound_journal (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        channel TEXT NOT NULL,
+        account_id TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        state TEXT NOT NULL,
+        received_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        run_id TEXT,
+        session_key TEXT,
+        UNIQUE (channel, account_id, message_id)
+    );
+    CREATE INDEX inbound_open ON inbound_journal (state, id);
+    CREATE TABLE pairing_requests (
+        channel TEXT NOT NULL,
+        sender_id TEXT NOT NULL,
+        sender_name TEXT,
+        peer TEXT NOT NULL,
+        account_id TEXT NOT NULL,
+        first_message TEXT NOT NULL,
+        requested_at INTEGER NOT NULL,
+        last_seen_at INTEGER NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 1,
+        PRIMARY KEY (channel, sender_id)
+    );
+    """,
 ]
 
 _STOP = object()

@@ -1,0 +1,1 @@
+"""Messenger channels: the Channel protocol, the manager, the inbound pipeline and the adapters."""

@@ -1,0 +1,171 @@
+"""The Channel protocol (spec 8.1): what a messenger adapter offers the gateway, and the
+shapes that cross between them.
+
+An in-process adapter (Telegram, the test channel, ...) implements `Channel` and is
+handed a `ChannelSink` at start: it calls `sink.inbound(...)` for every message it
+receives and `sink.status_changed(...)` when it connects or fails. External adapters in
+any language speak the same shapes over WebSocket in `channel` mode (`channel.inbound`
+requests in, `channel.outbound` / `channel.typing` events out).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+PeerKind = Literal["dm", "group", "channel", "thread"]
+PEER_KINDS: tuple[str, ...] = ("dm", "group", "channel", "thread")
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    chat_types: tuple[str, ...] = ("dm",)
+    media: bool = False
+    reactions: bool = False
+    threads: bool = False
+    typing: bool = False
+    editing: bool = False
+    deletion: bool = False
+    qr_login: bool = False
+    max_text: int = 4000  # replies longer than this are split before sending
+
+
+@dataclass(frozen=True)
+class Peer:
+    kind: str
+    id: str
+    name: str | None = None
+    handle: str | None = None
+    thread_id: str | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        wire: dict[str, Any] = {"kind": self.kind, "id": self.id}
+        for key, value in (
+            ("name", self.name),
+            ("handle", self.handle),
+            ("threadId", self.thread_id),
+        ):
+            if value is not None:
+                wire[key] = value
+        return wire
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> Peer:
+        return cls(
+            kind=str(data.get("kind") or "dm"),
+            id=str(data["id"]),
+            name=data.get("name"),
+            handle=data.get("handle"),
+            thread_id=data.get("threadId"),
+        )
+
+
+@dataclass(frozen=True)
+class Sender:
+    id: str
+    name: str | None = None
+    handle: str | None = None
+
+
+@dataclass(frozen=True)
+class Media:
+    """An attachment (seed 001 MediaAttachment): inline base64 `data` or a `url`."""
+
+    type: str  # image | audio | video | document
+    mime_type: str
+    data: str | None = None
+    url: str | None = None
+    filename: str | None = None
+    size: int | None = None
+    duration: float | None = None
+    transcription: str | None = None
+
+
+@dataclass(frozen=True)
+class InboundMessage:
+    """One message an adapter received (seed 001 ChannelInboundParams)."""
+
+    channel: str
+    account_id: str
+    peer: Peer
+    message_id: str
+    text: str
+    sender: Sender | None = None
+    timestamp: int | None = None
+    reply_to_id: str | None = None
+    reply_to_text: str | None = None
+    reply_to_bot: bool = False  # the message answers one of the bot's own messages
+    media: tuple[Media, ...] = ()
+    was_mentioned: bool = False
+    mentioned_ids: tuple[str, ...] = ()
+    location: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class OutboundMessage:
+    peer: Peer
+    text: str
+    reply_to_id: str | None = None
+
+
+@dataclass
+class AccountStatus:
+    """ChannelAccountStatus of seed 001."""
+
+    account_id: str
+    connected: bool = False
+    authenticated: bool = False
+    mode: str | None = None
+    last_activity: int | None = None
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_wire(self) -> dict[str, Any]:
+        wire: dict[str, Any] = {
+            "accountId": self.account_id,
+            "connected": self.connected,
+            "authenticated": self.authenticated,
+        }
+        optional = {"mode": self.mode, "lastActivity": self.last_activity, "error": self.error}
+        wire.update({k: v for k, v in optional.items() if v is not None})
+        if self.extra:
+            wire["extra"] = self.extra
+        return wire
+
+
+@dataclass(frozen=True)
+class LoginResult:
+    message: str
+    qr_data_url: str | None = None
+
+
+class ChannelSink(Protocol):
+    """What an adapter calls back into (implemented by the channel manager)."""
+
+    async def inbound(self, message: InboundMessage) -> None:
+        """Hand over a received message; returns once it is durably stored."""
+        ...
+
+    def status_changed(self, channel: str, status: AccountStatus) -> None: ...
+
+
+class Channel(Protocol):
+    """A messenger adapter. `start` begins receiving for one account; `send` returns the
+    platform's message id (or None). Failures raise gsv errors with a clear message."""
+
+    name: str
+    capabilities: Capabilities
+
+    async def start(self, account_id: str, config: dict[str, Any], sink: ChannelSink) -> None: ...
+
+    async def stop(self, account_id: str) -> None: ...
+
+    def status(self, account_id: str | None = None) -> list[AccountStatus]: ...
+
+    async def send(self, account_id: str, message: OutboundMessage) -> str | None: ...
+
+    async def set_typing(self, account_id: str, peer: Peer, typing: bool) -> None: ...
+
+    async def login(self, account_id: str, force: bool) -> LoginResult: ...
+
+    async def logout(self, account_id: str) -> None: ...

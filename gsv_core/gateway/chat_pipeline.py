@@ -1,0 +1,75 @@
+"""What happens to a message for the agent, whoever sent it (spec 6.1, 8.2 steps 6-12):
+a slash command runs at once; a directive-only message is acknowledged and remembered
+for the next message (fix of 18.20); anything else is stored in its session and answered
+by a run. Used by `chat.send` and by the channels' inbound pipeline."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from gsv_core.agent.command_runner import run_command
+from gsv_core.agent.commands import parse_command
+from gsv_core.agent.directives import Directives, directive_ack, is_directive_only, parse_directives
+from gsv_core.agent.session import SessionActor
+from gsv_core.protocol.messages import ImageBlock
+
+if TYPE_CHECKING:
+    from gsv_core.gateway.app import Gateway
+
+
+async def process_message(
+    gateway: Gateway,
+    key: str,
+    text: str,
+    run_id: str | None = None,
+    *,
+    command_text: str | None = None,
+    context: dict[str, Any] | None = None,
+    images: list[ImageBlock] | None = None,
+    channel: bool = False,
+) -> dict[str, Any]:
+    """The chat.send result for `text` sent to session `key`. `command_text` is what is
+    checked for commands and directives when it differs from what the agent reads (a
+    channel's raw text versus its enveloped text)."""
+    actor = await gateway.sessions.actor(key)
+    raw = command_text if command_text is not None else text
+    command = parse_command(raw)
+    if command is not None:
+        return (await run_command(actor, command, channel=channel)).to_result()
+    directives = _directives(actor, raw)
+    if is_directive_only(directives) and not images:
+        return await _directive_only(actor, directives)
+    overrides = directives.to_result() or {}
+    body = directives.cleaned if command_text is None else _strip_directives(text, raw, directives)
+    sent = await actor.send(body, run_id, overrides=overrides, images=images, context=context)
+    result: dict[str, Any] = {"status": "started", "runId": sent.run_id, "queued": sent.queued}
+    if sent.queued:
+        result["queuePosition"] = sent.position
+    if overrides:
+        result["directives"] = overrides
+    return result
+
+
+def _directives(actor: SessionActor, text: str) -> Directives:
+    directives = parse_directives(text)
+    if directives.needs_fallback_provider:  # a bare model id: keep the session's provider
+        directives = parse_directives(text, actor.effective_model()[0])
+    return directives
+
+
+def _strip_directives(text: str, raw: str, directives: Directives) -> str:
+    """The agent's text with the raw text's directives removed (the envelope kept)."""
+    if not directives.had_any or raw not in text:
+        return text
+    return text.replace(raw, directives.cleaned, 1)
+
+
+async def _directive_only(actor: SessionActor, directives: Directives) -> dict[str, Any]:
+    stored = directives.to_result()
+    if stored:
+        await actor.set_pending_overrides(stored)
+    result: dict[str, Any] = {"status": "directive-only", "directives": stored or {}}
+    ack = directive_ack(directives)
+    if ack is not None:
+        result["response"] = ack
+    return result
