@@ -6,17 +6,12 @@ from __future__ import annotations
 
 import datetime as dt
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
+
+from gsv_core.timezones import zone
 
 DEFAULT_AT_HOUR = 4
 DEFAULT_IDLE_MINUTES = 60
-
-
-def zone(name: str | None) -> ZoneInfo:
-    try:
-        return ZoneInfo(name or "UTC")
-    except (ZoneInfoNotFoundError, ValueError):
-        return ZoneInfo("UTC")
 
 
 def daily_boundary_ms(now_ms: int, at_hour: int, tz: ZoneInfo) -> int:

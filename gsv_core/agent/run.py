@@ -241,6 +241,7 @@ class RunLoop:
             run_id=self.run.run_id,
             call_id=call_id,
             main_session=self.session.is_main,
+            channel_context=self.run.context,
         )
 
     async def _run_tool(self, call: ToolCallBlock) -> None:

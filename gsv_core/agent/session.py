@@ -274,14 +274,51 @@ class SessionActor:
             return
         item = queued[0]
         now = self.host.now_ms()
-        message = {**item.item["message"], "timestamp": now}
         self.record.updated_at = now
         history = await self.history()
-        await self.store.take_queued(self.record, item.seq, message, now)
-        history.append(message)
+        if item.item.get("resume"):
+            await self.store.take_queued(self.record, item.seq, None, now)
+        else:
+            message = {**item.item["message"], "timestamp": now}
+            await self.store.take_queued(self.record, item.seq, message, now)
+            history.append(message)
         self.queue_size -= 1
         overrides = item.item.get("overrides") or {}
         self._start(RunState(item.run_id, overrides, item.item.get("context")))
+
+    async def run_status(self, run_id: str) -> tuple[str, dict[str, Any] | None]:
+        """Where a message's run stands: ("active", None) while queued or running,
+        ("missing", None) if the message never reached this session, ("answered", final)
+        when its run ended with a reply, ("interrupted", None) when it ended without one."""
+        if self.current_run_id == run_id or any(
+            q.run_id == run_id for q in await self.store.queue(self.key)
+        ):
+            return "active", None
+        history = await self.history()
+        start = next((i for i, m in enumerate(history) if m.get("runId") == run_id), None)
+        if start is None:
+            return "missing", None
+        for message in history[start + 1 :]:
+            if message.get("role") == "user":
+                break
+            finished = message.get("role") == "assistant" and message.get("stopReason") != "error"
+            if finished and not tool_calls(message):
+                return "answered", message
+        return "interrupted", None
+
+    async def resume_run(self, run_id: str, context: dict[str, Any] | None) -> str:
+        """Answer a message whose run was interrupted (by a restart): a new run continues
+        from the history, without storing the message again. Queued if busy."""
+        new_id = f"{run_id}-resumed-{uuid.uuid4().hex[:6]}"
+        async with self._lock:
+            now = self.host.now_ms()
+            if self._run is None:
+                await self.store.start_run_without_message(self.record, new_id, now)
+                self._start(RunState(new_id, {}, context))
+            else:
+                item = {"resume": True, "context": context}
+                self.queue_size = await self.store.enqueue(self.record, new_id, item, now)
+        return new_id
 
     async def resume(self) -> None:
         """Start the first queued message if idle (after a gateway restart)."""

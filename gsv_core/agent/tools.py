@@ -32,6 +32,8 @@ class ToolCallContext:
     run_id: str
     call_id: str
     main_session: bool = False
+    # where the run came from (channel, accountId, peer ...), None for a client's run
+    channel_context: dict[str, Any] | None = None
 
 
 class ToolExecutor(Protocol):

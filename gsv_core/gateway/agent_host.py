@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 from gsv_core.agent.host import ExecSink
 from gsv_core.agent.prompt import PromptInputs, build_system_prompt
-from gsv_core.agent.reset_policy import zone
 from gsv_core.gateway.tool_router import GatewayToolRouter
 from gsv_core.providers.base import Provider
 from gsv_core.storage.archive import write_archive
 from gsv_core.storage.media import MediaStore
+from gsv_core.timezones import zone
 
 if TYPE_CHECKING:
     from gsv_core.gateway.app import Gateway
@@ -47,9 +47,12 @@ class GatewayAgentHost:
         return self._gateway.now_ms()
 
     def emit(self, event: str, payload: dict[str, Any]) -> None:
-        # every client sees every session's events (clients filter by sessionKey)
+        # every client sees every session's events (clients filter by sessionKey); a run
+        # that came from a channel also answers there
         for peer in list(self._gateway.registry.clients.values()):
             peer.send_event(event, payload)
+        if "channelContext" in payload:
+            self._gateway.channels.outbox.post(event, payload)
 
     def provider(self, name: str, llm_timeout: float) -> Provider:
         if self._provider_factory is not None:

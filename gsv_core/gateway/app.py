@@ -16,20 +16,27 @@ from typing import Any
 
 from gsv_core import __version__
 from gsv_core.agent.manager import SessionManager
+from gsv_core.channels.base import Channel
+from gsv_core.channels.manager import ChannelManager
+from gsv_core.channels.test_channel import TestChannel
 from gsv_core.gateway.agent_host import GatewayAgentHost, ProviderFactory
+from gsv_core.gateway.channel_host import GatewayChannelHost
 from gsv_core.gateway.config_service import ConfigService
 from gsv_core.gateway.exec_events import ExecEventRouter
+from gsv_core.gateway.handlers import channels as channel_handlers
 from gsv_core.gateway.handlers import chat as chat_handlers
 from gsv_core.gateway.handlers import config as config_handlers
 from gsv_core.gateway.handlers import connect as connect_handlers
 from gsv_core.gateway.handlers import cron as cron_handlers
 from gsv_core.gateway.handlers import nodes as node_handlers
+from gsv_core.gateway.handlers import pairing as pairing_handlers
 from gsv_core.gateway.handlers import sessions as session_handlers
 from gsv_core.gateway.handlers import tools as tools_handlers
 from gsv_core.gateway.handlers import workspace as workspace_handlers
 from gsv_core.gateway.native import (
     cron_tools,
     gateway_tools,
+    message_tools,
     session_tools,
     workspace_tools,
 )
@@ -37,13 +44,16 @@ from gsv_core.gateway.native.registry import NativeToolRegistry
 from gsv_core.gateway.nodes import NodeService
 from gsv_core.gateway.registry import ConnectionRegistry
 from gsv_core.gateway.tool_router import GatewayToolRouter
+from gsv_core.pairing import PairingService
 from gsv_core.protocol.frames import FrameError, parse_binary_frame
 from gsv_core.rpc.context import Peer
 from gsv_core.rpc.dispatch import Router
+from gsv_core.storage.channels import ChannelStore
 from gsv_core.storage.config_store import ConfigStore
 from gsv_core.storage.db import Database
 from gsv_core.storage.media import MediaStore
 from gsv_core.storage.nodes import NodeStore
+from gsv_core.storage.pairing import PairingStore
 from gsv_core.storage.sessions import SessionStore
 
 log = logging.getLogger(__name__)
@@ -57,9 +67,11 @@ HANDLER_MODULES = (
     session_handlers,
     workspace_handlers,
     cron_handlers,
+    channel_handlers,
+    pairing_handlers,
 )
 # native tools are listed in this order (seed 000): workspace, gateway, cron, sessions
-NATIVE_TOOL_MODULES = (workspace_tools, gateway_tools, cron_tools, session_tools)
+NATIVE_TOOL_MODULES = (workspace_tools, gateway_tools, cron_tools, message_tools, session_tools)
 
 
 def wall_clock_ms() -> int:
@@ -79,6 +91,7 @@ class Gateway:
     exec_events: ExecEventRouter = field(init=False)
     native_tools: NativeToolRegistry = field(default_factory=NativeToolRegistry)
     sessions: SessionManager = field(init=False)
+    channels: ChannelManager = field(init=False)
     version: str = __version__
     # events this gateway really emits; method families add theirs when they register
     events: set[str] = field(default_factory=set)
@@ -120,6 +133,7 @@ class Gateway:
         for task in list(self._jobs):
             task.cancel()
         await asyncio.gather(*self._jobs, return_exceptions=True)
+        await self.channels.close()
         await self.sessions.close()
         await self.db.close()
 
@@ -146,8 +160,18 @@ async def build_gateway(
         gateway, tools, MediaStore(data_dir / "media"), data_dir / "workspace", provider_factory
     )
     gateway.sessions = SessionManager(SessionStore(db), host)
+    gateway.channels = ChannelManager(
+        ChannelStore(db), PairingService(PairingStore(db)), GatewayChannelHost(gateway),
+        channel_adapters(),
+    )  # fmt: skip
     for module in NATIVE_TOOL_MODULES:
         module.register(gateway.native_tools, gateway)
     for module in HANDLER_MODULES:
         module.register(gateway.router, gateway)
     return gateway
+
+
+def channel_adapters() -> dict[str, Channel]:
+    """The in-process messenger adapters this gateway offers (each imports its platform
+    library only when an account starts)."""
+    return {"test": TestChannel()}

@@ -5,6 +5,7 @@ which is closed with 1000 "Replaced by newer {mode} connection" (spec 2.3)."""
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 
 from gsv_core.protocol.methods import CHANNEL, CLIENT
@@ -18,6 +19,7 @@ class ChannelEntry:
     peer: Peer
     channel: str
     account_id: str
+    connected_at: int = field(default_factory=lambda: int(time.time() * 1000))
 
 
 @dataclass

@@ -126,6 +126,7 @@ async def serve(
             bound = _bound_port(server, port)
             log.info("gateway listening on ws://%s:%d/ws", host, bound)
             await gateway.sessions.recover()
+            await gateway.channels.restore()
             yield RunningGateway(gateway, server, host, bound)
             server.close()
             await server.wait_closed()

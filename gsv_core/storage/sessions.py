@@ -231,15 +231,29 @@ class SessionStore:
         return await self._db.write(write)
 
     async def take_queued(
-        self, record: SessionRecord, seq: int, message: dict[str, Any], now: int
+        self, record: SessionRecord, seq: int, message: dict[str, Any] | None, now: int
     ) -> None:
-        """Move queued item `seq` into the history as the start of its run."""
+        """Move queued item `seq` into the history as the start of its run (a resumed
+        run has no message of its own)."""
 
         def write(conn: sqlite3.Connection) -> None:
             (run_id,) = conn.execute("SELECT run_id FROM queue WHERE seq = ?", (seq,)).fetchone()
             conn.execute("DELETE FROM queue WHERE seq = ?", (seq,))
             _save_session(conn, record)
-            _append(conn, record.session_key, [message])
+            if message is not None:
+                _append(conn, record.session_key, [message])
+            conn.execute(
+                "INSERT INTO runs (run_id, session_key, started_at) VALUES (?, ?, ?)",
+                (run_id, record.session_key, now),
+            )
+
+        await self._db.write(write)
+
+    async def start_run_without_message(self, record: SessionRecord, run_id: str, now: int) -> None:
+        """Open a run that continues the history (a resumed run)."""
+
+        def write(conn: sqlite3.Connection) -> None:
+            _save_session(conn, record)
             conn.execute(
                 "INSERT INTO runs (run_id, session_key, started_at) VALUES (?, ?, ?)",
                 (run_id, record.session_key, now),

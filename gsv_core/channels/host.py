@@ -1,0 +1,43 @@
+"""What the channels need from the gateway, as a Protocol (the channels package never
+imports the gateway or the agent)."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+
+class ChannelHost(Protocol):
+    """What the manager needs from the gateway."""
+
+    def config(self) -> dict[str, Any]: ...
+
+    def now_ms(self) -> int: ...
+
+    async def dispatch(
+        self,
+        key: str,
+        text: str,
+        *,
+        raw_text: str,
+        run_id: str,
+        context: dict[str, Any],
+        images: list[dict[str, Any]],
+    ) -> dict[str, Any]:
+        """Run the chat pipeline for a channel message; the chat.send-style result."""
+        ...
+
+    async def run_status(self, key: str, run_id: str) -> tuple[str, dict[str, Any] | None]: ...
+
+    async def resume(self, key: str, run_id: str, context: dict[str, Any]) -> str: ...
+
+    async def allow_sender(self, channel: str, sender_id: str) -> None:
+        """Add a sender to `channels.<channel>.allowFrom` (pairing approval)."""
+        ...
+
+    def external_peer(self, channel: str, account_id: str) -> Any | None:
+        """The connection of an external (WebSocket) adapter serving this account."""
+        ...
+
+    async def store_image(self, key: str, data: bytes, mime_type: str) -> dict[str, Any]: ...
+
+    async def transcribe(self, data: bytes, mime_type: str) -> str | None: ...

@@ -1,0 +1,277 @@
+"""Receiving from messengers (spec 8.2-8.6, with fixes): every inbound message is stored
+in the journal before the adapter hears "received", then processed in order per account:
+access policy and pairing, mention gating in groups, routing to its session, the
+envelope and attachments, and the hand-over to the chat pipeline. After a restart the
+journal is replayed so every message is answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from gsv_core.channels import inbound as pipeline
+from gsv_core.channels.base import InboundMessage
+from gsv_core.channels.host import ChannelHost
+from gsv_core.channels.outbox import Outbox
+from gsv_core.channels.shaping import error_line
+from gsv_core.errors import GsvError, InvalidParams
+from gsv_core.pairing import AWAITING_APPROVAL, PAIR, PairingService, decide
+from gsv_core.protocol import events
+from gsv_core.routing import RoutingSettings, route_inbound
+from gsv_core.storage.channels import (
+    ANSWERED,
+    DISPATCHED,
+    DROPPED,
+    AccountRecord,
+    ChannelStore,
+    JournalEntry,
+)
+from gsv_core.timezones import user_zone
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Work:
+    entry_id: int
+    message: InboundMessage
+    done: asyncio.Future[dict[str, Any]] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+
+
+class Inbox:
+    def __init__(
+        self,
+        store: ChannelStore,
+        pairing: PairingService,
+        host: ChannelHost,
+        outbox: Outbox,
+        settings: Callable[[str], dict[str, Any]],
+    ) -> None:
+        self.store = store
+        self.pairing = pairing
+        self.host = host
+        self.outbox = outbox
+        self.settings = settings
+        self._queues: dict[tuple[str, str], asyncio.Queue[_Work]] = {}
+        self._workers: set[asyncio.Task[None]] = set()
+        self.last_context: dict[str, dict[str, Any]] = {}  # session key -> channel context
+
+    async def close(self) -> None:
+        for task in list(self._workers):
+            task.cancel()
+        await asyncio.gather(*self._workers, return_exceptions=True)
+
+    async def _account(self, channel: str, account_id: str) -> AccountRecord:
+        for record in await self.store.accounts():
+            if (record.channel, record.account_id) == (channel, account_id):
+                return record
+        return AccountRecord(channel, account_id, False, {}, None, None)
+
+    async def receive(self, message: InboundMessage, wait: bool = False) -> dict[str, Any]:
+        """Journal a message and queue it for processing; with `wait`, return the
+        pipeline's result (channel.inbound does), else `{status: "accepted"}`."""
+        if not message.message_id:
+            raise InvalidParams(
+                "channel, accountId, peer, and message required (message.id is empty)"
+            )
+        entry_id, new = await self.store.record(
+            message.channel, message.account_id, message.message_id,
+            pipeline.to_wire(message), self.host.now_ms(),
+        )  # fmt: skip
+        if not new:
+            return {"status": "duplicate"}
+        work = _Work(entry_id, message)
+        self._queue_for(message.channel, message.account_id).put_nowait(work)
+        if not wait:
+            return {"status": "accepted"}
+        return await asyncio.shield(work.done)
+
+    def _queue_for(self, channel: str, account_id: str) -> asyncio.Queue[_Work]:
+        key = (channel, account_id)
+        queue = self._queues.get(key)
+        if queue is None:
+            queue = self._queues[key] = asyncio.Queue()
+            task = asyncio.create_task(
+                self._worker(queue), name=f"gsv-inbound-{channel}-{account_id}"
+            )
+            self._workers.add(task)
+            task.add_done_callback(self._workers.discard)
+        return queue
+
+    async def _worker(self, queue: asyncio.Queue[_Work]) -> None:
+        while True:
+            work = await queue.get()
+            try:
+                result = await self._process(work.entry_id, work.message)
+            except Exception as exc:  # per item: log, tell the sender, go on
+                log.exception("inbound message %s failed", work.entry_id)
+                result = {"status": "error", "error": "internal error"}
+                await self._safe_reply(work.message, error_line(f"Sorry, that failed: {exc}"))
+                await self.store.mark(work.entry_id, DROPPED, self.host.now_ms())
+            if not work.done.done():
+                work.done.set_result(result)
+
+    async def _process(self, entry_id: int, message: InboundMessage) -> dict[str, Any]:
+        now = self.host.now_ms()
+        settings = self.settings(message.channel)
+        sender_id = message.sender.id if message.sender else message.peer.id
+        decision = decide(message.channel, sender_id, message.peer.id, message.peer.kind, settings)
+        if decision.verdict == PAIR:
+            return await self._ask_pairing(entry_id, message, sender_id)
+        if decision.verdict != "allow":
+            await self.store.mark(entry_id, DROPPED, now)
+            return {"status": "blocked", "reason": decision.reason}
+        groups = settings.get("groups") or {}
+        if not pipeline.wakes_agent(message, bool(groups.get("requireMention", True))):
+            await self.store.mark(entry_id, DROPPED, now)
+            return {"status": "ignored", "reason": "not mentioned"}
+        return await self._dispatch(entry_id, message, sender_id)
+
+    async def _ask_pairing(
+        self, entry_id: int, message: InboundMessage, sender_id: str
+    ) -> dict[str, Any]:
+        ttl = int(self.host.config().get("pairing", {}).get("ttlHours", 72)) * 3_600_000
+        sender_name = pipeline.sender_label(message) if message.sender else message.peer.name
+        first = await self.pairing.request(
+            message.channel, message.account_id, sender_id, sender_name,
+            message.peer.to_wire(), message.text, self.host.now_ms(), ttl,
+        )  # fmt: skip
+        if first:
+            await self._safe_reply(message, AWAITING_APPROVAL)
+        await self.store.mark(entry_id, DROPPED, self.host.now_ms())
+        return {"status": "pending_pairing", "senderId": sender_id}
+
+    async def _dispatch(
+        self, entry_id: int, message: InboundMessage, sender_id: str
+    ) -> dict[str, Any]:
+        routing = RoutingSettings.from_config(self.host.config())
+        route = route_inbound(
+            message.channel,
+            message.account_id,
+            message.peer.kind,
+            message.peer.id,
+            routing,
+            sender_id,
+        )
+        key = route.session_key
+        context = {
+            "channel": message.channel,
+            "accountId": message.account_id,
+            "peer": message.peer.to_wire(),
+            "inboundMessageId": message.message_id,
+            "journalId": entry_id,
+            "agentId": route.agent_id,
+        }
+        self.last_context[key] = context
+        await self._touch(message)
+        text, images = await self._content(message, key)
+        run_id = f"in-{entry_id}"
+        try:
+            result = await self.host.dispatch(
+                key, text, raw_text=message.text, run_id=run_id, context=context, images=images
+            )
+        except GsvError as exc:
+            await self._safe_reply(message, error_line(exc.message))
+            await self.store.mark(entry_id, DROPPED, self.host.now_ms())
+            return {"status": "error", "sessionKey": key, "error": exc.message}
+        status = result.get("status")
+        if status in ("command", "directive-only"):
+            answer = result.get("error") or result.get("response") or "Command executed"
+            await self._safe_reply(message, str(answer))
+            await self.store.mark(entry_id, ANSWERED, self.host.now_ms(), session_key=key)
+            return {**result, "sessionKey": key}
+        await self.store.mark(
+            entry_id, DISPATCHED, self.host.now_ms(), run_id=result["runId"], session_key=key
+        )
+        self.outbox.start_typing(result["runId"], message.channel, message.account_id, message.peer)
+        return {"status": "started", "sessionKey": key, "runId": result["runId"],
+                "queued": result.get("queued", False)}  # fmt: skip
+
+    async def _content(self, message: InboundMessage, key: str) -> tuple[str, list[dict[str, Any]]]:
+        """The enveloped text and stored images of a message (spec 8.6)."""
+        notes: list[str] = []
+        images: list[dict[str, Any]] = []
+        for media in message.media:
+            data = _decoded(media.data)
+            size = len(data) if data is not None else media.size
+            if data is not None and len(data) > pipeline.MAX_MEDIA_BYTES:
+                notes.append(
+                    f"[{media.type} attachment too large to keep: {len(data) // 1_048_576} MB]"
+                )
+                continue
+            if media.type == "image" and data is not None:
+                images.append(await self.host.store_image(key, data, media.mime_type))
+                continue
+            if media.type == "audio" and data is not None and not media.transcription:
+                text = await self.host.transcribe(data, media.mime_type)
+                media = replace(media, transcription=text) if text else media
+            notes.append(pipeline.attachment_note(media, size))
+        body = "\n".join(part for part in (message.text.strip(), *notes) if part)
+        if not body and not images:
+            body = "[Empty message]"
+        zone = user_zone(self.host.config())
+        return pipeline.envelope(message, body, zone, self.host.now_ms()), images
+
+    async def _touch(self, message: InboundMessage) -> None:
+        record = await self._account(message.channel, message.account_id)
+        record.last_message_at = self.host.now_ms()
+        await self.store.save_account(record)
+
+    async def _safe_reply(self, message: InboundMessage, text: str) -> None:
+        """A pipeline answer to the sender (pairing prompt, command output, error line);
+        failing to send is logged, never raised."""
+        try:
+            await self.outbox.send_text(message.channel, message.account_id, message.peer, text,
+                                 reply_to=message.message_id)  # fmt: skip
+        except Exception:
+            log.exception("could not answer %s on %s", message.peer.id, message.channel)
+
+    async def replay(self) -> None:
+        """After a restart, take up every journal entry not yet answered: messages never
+        handed to a session are processed; messages whose run was interrupted get a run
+        that answers them; a finished run's reply that may not have gone out is sent."""
+        for entry in await self.store.open_entries():
+            try:
+                await self._replay(entry)
+            except Exception:
+                log.exception("replaying inbound message %s failed", entry.id)
+
+    async def _replay(self, entry: JournalEntry) -> None:
+        message = pipeline.from_wire(entry.payload)
+        if entry.state != DISPATCHED or not entry.run_id or not entry.session_key:
+            self._queue_for(entry.channel, entry.account_id).put_nowait(_Work(entry.id, message))
+            return
+        status, final = await self.host.run_status(entry.session_key, entry.run_id)
+        context = {"channel": entry.channel, "accountId": entry.account_id,
+                   "peer": message.peer.to_wire(), "inboundMessageId": entry.message_id,
+                   "journalId": entry.id}  # fmt: skip
+        if status == "missing":
+            self._queue_for(entry.channel, entry.account_id).put_nowait(_Work(entry.id, message))
+        elif status == "answered":
+            event = {"state": "final", "runId": entry.run_id, "message": final,
+                     "channelContext": context}  # fmt: skip
+            await self.outbox.deliver_event(events.CHAT, event)
+        elif status == "interrupted":
+            run_id = await self.host.resume(entry.session_key, entry.run_id, context)
+            await self.store.mark(entry.id, DISPATCHED, self.host.now_ms(), run_id=run_id)
+            self.outbox.start_typing(run_id, entry.channel, entry.account_id, message.peer)
+        else:  # still queued or running: it will answer through its context
+            self.outbox.start_typing(entry.run_id, entry.channel, entry.account_id, message.peer)
+
+
+def _decoded(data: str | None) -> bytes | None:
+    if not data:
+        return None
+    import base64
+    import binascii
+
+    try:
+        return base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return None

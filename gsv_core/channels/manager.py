@@ -1,0 +1,168 @@
+"""The channel manager: the in-process adapters and their accounts (start, stop, status,
+login, restart after a gateway restart), the sink adapters report to, and pairing
+approvals. Receiving lives in `inbox`, sending in `outbox`."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import Any
+
+from gsv_core.channels.base import AccountStatus, Channel, InboundMessage, LoginResult, Peer
+from gsv_core.channels.host import ChannelHost
+from gsv_core.channels.inbox import Inbox
+from gsv_core.channels.outbox import DEFAULT_ACCOUNT, Outbox
+from gsv_core.errors import GsvError, NotFound
+from gsv_core.pairing import WELCOME, PairingService
+from gsv_core.storage.channels import AccountRecord, ChannelStore
+
+log = logging.getLogger(__name__)
+
+
+class ChannelManager:
+    def __init__(
+        self,
+        store: ChannelStore,
+        pairing: PairingService,
+        host: ChannelHost,
+        adapters: dict[str, Channel],
+    ) -> None:
+        self.store = store
+        self.pairing = pairing
+        self.host = host
+        self.adapters = adapters
+        self.outbox = Outbox(store, host, adapters, self.settings)
+        self.inbox = Inbox(store, pairing, host, self.outbox, self.settings)
+
+    # -- settings -----------------------------------------------------------------------
+    def settings(self, channel: str) -> dict[str, Any]:
+        """`channels.<channel>` of the effective config ({} when absent)."""
+        channels = self.host.config().get("channels") or {}
+        value = channels.get(channel)
+        return value if isinstance(value, dict) else {}
+
+    def account_config(
+        self, channel: str, account_id: str, extra: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        """`channels.<ch>` merged with `channels.<ch>.accounts.<id>` and call-time config."""
+        settings = self.settings(channel)
+        base = {k: v for k, v in settings.items() if k != "accounts"}
+        accounts = settings.get("accounts")
+        per_account = accounts.get(account_id) if isinstance(accounts, dict) else None
+        return {**base, **(per_account or {}), **(extra or {})}
+
+    def _adapter(self, channel: str) -> Channel:
+        adapter = self.adapters.get(channel)
+        if adapter is None:
+            raise NotFound(f"Unknown channel: {channel}")
+        return adapter
+
+    # -- accounts -----------------------------------------------------------------------
+    async def start(
+        self, channel: str, account_id: str, extra: dict[str, Any] | None = None
+    ) -> None:
+        """Start an in-process account; remembered so it starts again after a restart."""
+        adapter = self._adapter(channel)
+        config = self.account_config(channel, account_id, extra)
+        try:
+            await adapter.start(account_id, config, self)
+        except GsvError:
+            raise
+        except Exception as exc:
+            log.exception("%s account %s failed to start", channel, account_id)
+            raise GsvError(f"{channel} failed to start: {exc}") from exc
+        record = await self._account(channel, account_id)
+        record.running, record.config = True, dict(extra or {})
+        record.connected_at = self.host.now_ms()
+        await self.store.save_account(record)
+
+    async def stop(self, channel: str, account_id: str) -> None:
+        await self._adapter(channel).stop(account_id)
+        record = await self._account(channel, account_id)
+        record.running = False
+        await self.store.save_account(record)
+
+    async def restore(self) -> None:
+        """Start again the accounts that were running when the gateway stopped, then take
+        up the journal (messages received but not answered before the stop)."""
+        for record in await self.store.accounts():
+            if not record.running or record.channel not in self.adapters:
+                continue
+            config = self.account_config(record.channel, record.account_id, record.config)
+            try:
+                await self.adapters[record.channel].start(record.account_id, config, self)
+            except Exception:  # one broken account must not keep the others down
+                log.exception("restarting %s account %s failed", record.channel, record.account_id)
+        await self.inbox.replay()
+
+    async def close(self) -> None:
+        self.outbox.close()
+        await self.inbox.close()
+        for adapter in self.adapters.values():
+            for status in adapter.status():
+                with contextlib.suppress(Exception):
+                    await adapter.stop(status.account_id)
+
+    async def _account(self, channel: str, account_id: str) -> AccountRecord:
+        for record in await self.store.accounts():
+            if (record.channel, record.account_id) == (channel, account_id):
+                return record
+        return AccountRecord(channel, account_id, False, {}, None, None)
+
+    def status(self, channel: str, account_id: str | None = None) -> list[AccountStatus]:
+        if channel in self.adapters:
+            return self.adapters[channel].status(account_id)
+        account = account_id or DEFAULT_ACCOUNT
+        if self.host.external_peer(channel, account) is not None:
+            return [AccountStatus(account, connected=True, authenticated=True, mode="websocket")]
+        raise NotFound(f"Unknown channel: {channel}")
+
+    async def login(self, channel: str, account_id: str, force: bool) -> LoginResult:
+        return await self._adapter(channel).login(account_id, force)
+
+    async def logout(self, channel: str, account_id: str) -> None:
+        await self._adapter(channel).logout(account_id)
+        await self.store.delete_account(channel, account_id)
+
+    async def accounts(self) -> list[AccountRecord]:
+        return await self.store.accounts()
+
+    # -- ChannelSink --------------------------------------------------------------------
+    async def inbound(self, message: InboundMessage) -> None:
+        """An adapter received a message: it is in the journal when this returns."""
+        await self.inbox.receive(message)
+
+    def status_changed(self, channel: str, status: AccountStatus) -> None:
+        log.info(
+            "%s account %s: connected=%s error=%s",
+            channel, status.account_id, status.connected, status.error,
+        )  # fmt: skip
+
+    # -- pairing ------------------------------------------------------------------------
+    def pairing_ttl_ms(self) -> int:
+        return int(self.host.config().get("pairing", {}).get("ttlHours", 72)) * 3_600_000
+
+    async def approve(self, channel: str, sender_id: str) -> dict[str, Any]:
+        """Approve a pending sender: allow them in config and welcome them through
+        whichever adapter serves the channel (in-process or external, fix of 18.13)."""
+        request = await self.pairing.take(
+            channel, sender_id, self.host.now_ms(), self.pairing_ttl_ms()
+        )
+        await self.host.allow_sender(channel, request.sender_id)
+        try:
+            await self.outbox.send_text(
+                channel, request.account_id, Peer.from_wire(request.peer), WELCOME
+            )
+        except GsvError as exc:
+            log.warning("approved %s on %s; the welcome failed: %s", request.sender_id, channel,
+                        exc.message)  # fmt: skip
+        result: dict[str, Any] = {"approved": True, "senderId": request.sender_id}
+        if request.sender_name:
+            result["senderName"] = request.sender_name
+        return result
+
+    async def reject(self, channel: str, sender_id: str) -> dict[str, Any]:
+        request = await self.pairing.take(
+            channel, sender_id, self.host.now_ms(), self.pairing_ttl_ms()
+        )
+        return {"rejected": True, "senderId": request.sender_id}

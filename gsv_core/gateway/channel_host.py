@@ -1,0 +1,94 @@
+"""The gateway as the channels' host (gsv_core.channels.host.ChannelHost): the chat
+pipeline, session run states for journal replay, config writes for pairing, external
+adapters' connections, media storage and audio transcription."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from gsv_core.gateway.chat_pipeline import process_message
+from gsv_core.protocol.messages import ImageBlock
+
+if TYPE_CHECKING:
+    from gsv_core.gateway.app import Gateway
+
+log = logging.getLogger(__name__)
+
+TRANSCRIPTION_MODEL = "whisper-1"
+
+
+class GatewayChannelHost:
+    def __init__(self, gateway: Gateway) -> None:
+        self._gateway = gateway
+
+    def config(self) -> dict[str, Any]:
+        return self._gateway.config.effective
+
+    def now_ms(self) -> int:
+        return self._gateway.now_ms()
+
+    async def dispatch(
+        self,
+        key: str,
+        text: str,
+        *,
+        raw_text: str,
+        run_id: str,
+        context: dict[str, Any],
+        images: list[dict[str, Any]],
+    ) -> dict[str, Any]:
+        blocks: list[ImageBlock] = [image for image in images]  # type: ignore[misc]
+        return await process_message(
+            self._gateway, key, text, run_id, command_text=raw_text, context=context,
+            images=blocks or None, channel=True,
+        )  # fmt: skip
+
+    async def run_status(self, key: str, run_id: str) -> tuple[str, dict[str, Any] | None]:
+        return await (await self._gateway.sessions.actor(key)).run_status(run_id)
+
+    async def resume(self, key: str, run_id: str, context: dict[str, Any]) -> str:
+        return await (await self._gateway.sessions.actor(key)).resume_run(run_id, context)
+
+    async def allow_sender(self, channel: str, sender_id: str) -> None:
+        path = f"channels.{channel}.allowFrom"
+        try:
+            current = self._gateway.config.setting(path)
+        except KeyError:
+            current = []
+        allowed = [str(entry) for entry in current or []]
+        if sender_id not in allowed:
+            await self._gateway.config.set(path, [*allowed, sender_id])
+
+    def external_peer(self, channel: str, account_id: str) -> Any | None:
+        entry = self._gateway.registry.channels.get(f"{channel}:{account_id}")
+        return entry.peer if entry is not None else None
+
+    async def store_image(self, key: str, data: bytes, mime_type: str) -> dict[str, Any]:
+        path = await self._gateway.sessions.host.media.save(key, data, mime_type)
+        return {"type": "image", "mimeType": mime_type, "mediaPath": path}
+
+    async def transcribe(self, data: bytes, mime_type: str) -> str | None:
+        """Speech to text with an OpenAI-compatible `audio.transcriptions` endpoint, when
+        `transcription.provider` has a key; None otherwise (the agent gets a placeholder)."""
+        config = self.config()
+        provider = str((config.get("transcription") or {}).get("provider") or "openai")
+        settings = (config.get("providers") or {}).get(provider) or {}
+        api_key = settings.get("apiKey") or (config.get("apiKeys") or {}).get(provider)
+        if not api_key:
+            return None
+        import openai  # lazily: only channels with voice messages need it
+
+        extension = mime_type.split("/")[-1].split(";")[0] or "ogg"
+        try:
+            async with openai.AsyncOpenAI(api_key=api_key, base_url=settings.get("baseUrl"),
+                                          max_retries=1, timeout=60) as client:  # fmt: skip
+                result = await client.audio.transcriptions.create(
+                    model=str(settings.get("transcriptionModel") or TRANSCRIPTION_MODEL),
+                    file=(f"voice.{extension}", data, mime_type),
+                )
+        except openai.OpenAIError as exc:
+            log.warning("transcription with %s failed: %s", provider, exc)
+            return None
+        text = getattr(result, "text", None)
+        return text.strip() if isinstance(text, str) and text.strip() else None

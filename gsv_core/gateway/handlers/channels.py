@@ -1,0 +1,109 @@
+"""Channel methods (seed 001 "Channel"): accounts of in-process adapters, and
+`channel.inbound` for external adapters, which may only speak for the channel and
+account they connected as (fix of 18.1)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from gsv_core.channels.inbound import from_wire
+from gsv_core.errors import Forbidden
+from gsv_core.protocol import events
+from gsv_core.protocol import methods as m
+from gsv_core.protocol.schemas.channels import (
+    ChannelInboundParams,
+    ChannelLoginParams,
+    ChannelParams,
+    ChannelStartParams,
+    ChannelStatusParams,
+)
+from gsv_core.rpc.context import RequestContext
+from gsv_core.rpc.dispatch import Router
+
+if TYPE_CHECKING:
+    from gsv_core.gateway.app import Gateway
+
+
+def register(router: Router, gateway: Gateway) -> None:
+    manager = gateway.channels
+
+    async def channels_list(ctx: RequestContext, params: object) -> dict[str, Any]:
+        entries: dict[tuple[str, str], dict[str, Any]] = {}
+        for record in await manager.accounts():
+            adapter = manager.adapters.get(record.channel)
+            statuses = adapter.status(record.account_id) if adapter else []
+            running = any(status.connected for status in statuses)
+            entries[(record.channel, record.account_id)] = _entry(
+                record.channel,
+                record.account_id,
+                record.connected_at,
+                record.last_message_at,
+                running,
+            )
+        for entry in gateway.registry.channels.values():
+            key = (entry.channel, entry.account_id)
+            known = entries.get(key, {})
+            entries[key] = _entry(entry.channel, entry.account_id, entry.connected_at,
+                                  known.get("lastMessageAt"), True, mode="websocket")  # fmt: skip
+        listed = [entries[key] for key in sorted(entries)]
+        return {"channels": listed, "count": len(listed)}
+
+    async def channel_start(ctx: RequestContext, params: ChannelStartParams) -> dict[str, Any]:
+        await manager.start(params.channel, params.accountId, params.config)
+        return {"ok": True, "channel": params.channel, "accountId": params.accountId}
+
+    async def channel_stop(ctx: RequestContext, params: ChannelParams) -> dict[str, Any]:
+        await manager.stop(params.channel, params.accountId)
+        return {"ok": True, "channel": params.channel, "accountId": params.accountId}
+
+    async def channel_status(ctx: RequestContext, params: ChannelStatusParams) -> dict[str, Any]:
+        accounts = manager.status(params.channel, params.accountId)
+        return {"channel": params.channel, "accounts": [a.to_wire() for a in accounts]}
+
+    async def channel_login(ctx: RequestContext, params: ChannelLoginParams) -> dict[str, Any]:
+        result = await manager.login(params.channel, params.accountId, params.force)
+        answer = {"ok": True, "channel": params.channel, "accountId": params.accountId,
+                  "message": result.message}  # fmt: skip
+        if result.qr_data_url:
+            answer["qrDataUrl"] = result.qr_data_url
+        return answer
+
+    async def channel_logout(ctx: RequestContext, params: ChannelParams) -> dict[str, Any]:
+        await manager.logout(params.channel, params.accountId)
+        return {"ok": True, "channel": params.channel, "accountId": params.accountId}
+
+    async def channel_inbound(ctx: RequestContext, params: ChannelInboundParams) -> dict[str, Any]:
+        registered = gateway.registry.channels.get(f"{params.channel}:{params.accountId}")
+        if registered is None or registered.peer is not ctx.peer:
+            raise Forbidden(
+                f"this connection does not serve {params.channel}:{params.accountId} "
+                "(connect in channel mode with that channel and accountId)"
+            )
+        message = from_wire(params.to_wire())
+        return await manager.inbox.receive(message, wait=True)
+
+    router.add(m.CHANNELS_LIST, channels_list)
+    router.add(m.CHANNEL_START, channel_start, ChannelStartParams)
+    router.add(m.CHANNEL_STOP, channel_stop, ChannelParams)
+    router.add(m.CHANNEL_STATUS, channel_status, ChannelStatusParams)
+    router.add(m.CHANNEL_LOGIN, channel_login, ChannelLoginParams)
+    router.add(m.CHANNEL_LOGOUT, channel_logout, ChannelParams)
+    router.add(m.CHANNEL_INBOUND, channel_inbound, ChannelInboundParams)
+    gateway.events.update({events.CHANNEL_OUTBOUND, events.CHANNEL_TYPING})
+
+
+def _entry(
+    channel: str,
+    account_id: str,
+    connected_at: int | None,
+    last_message_at: int | None,
+    connected: bool,
+    mode: str = "in-process",
+) -> dict[str, Any]:
+    entry: dict[str, Any] = {"channel": channel, "accountId": account_id,
+                             "connected": connected, "mode": mode}  # fmt: skip
+    if connected_at is not None:
+        entry["connectedAt"] = connected_at
+    if last_message_at is not None:
+        entry["lastMessageAt"] = last_message_at
+    return entry

@@ -1,0 +1,33 @@
+"""Pairing methods (seed 001 "Pairing"): pending requests of unknown senders, approve
+(allow them and welcome them) and reject."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from gsv_core.pairing import pending_pair_wire
+from gsv_core.protocol import methods as m
+from gsv_core.protocol.schemas.channels import PairParams
+from gsv_core.rpc.context import RequestContext
+from gsv_core.rpc.dispatch import Router
+
+if TYPE_CHECKING:
+    from gsv_core.gateway.app import Gateway
+
+
+def register(router: Router, gateway: Gateway) -> None:
+    manager = gateway.channels
+
+    async def pair_list(ctx: RequestContext, params: object) -> dict[str, Any]:
+        pending = await manager.pairing.pending(gateway.now_ms(), manager.pairing_ttl_ms())
+        return {"pairs": {f"{p.channel}:{p.sender_id}": pending_pair_wire(p) for p in pending}}
+
+    async def pair_approve(ctx: RequestContext, params: PairParams) -> dict[str, Any]:
+        return await manager.approve(params.channel, params.senderId)
+
+    async def pair_reject(ctx: RequestContext, params: PairParams) -> dict[str, Any]:
+        return await manager.reject(params.channel, params.senderId)
+
+    router.add(m.PAIR_LIST, pair_list)
+    router.add(m.PAIR_APPROVE, pair_approve, PairParams)
+    router.add(m.PAIR_REJECT, pair_reject, PairParams)
