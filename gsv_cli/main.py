@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from gsv_cli.commands import (
+    channels,
     chat,
     completions,
     config,
@@ -66,6 +67,10 @@ app.add_typer(sessions.app, name="sessions")
 app.add_typer(sessions.app, name="session", hidden=True)
 app.add_typer(workspace.app, name="workspace")
 app.add_typer(cron.app, name="cron")
+app.add_typer(channels.app, name="channels")
+app.add_typer(channels.app, name="channel", hidden=True)
+app.add_typer(channels.pairing_app, name="pairing")
+app.add_typer(channels.pairing_app, name="pair", hidden=True)
 app.command("logs")(nodes.logs)
 app.add_typer(config.app, name="config")
 app.add_typer(local_config.app, name="local-config")

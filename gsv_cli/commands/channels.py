@@ -1,0 +1,194 @@
+"""`gsv channels ...` (alias `gsv channel`) and `gsv pairing ...` (alias `gsv pair`):
+messenger accounts and the senders waiting to be let in."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from gsv_cli import output
+from gsv_cli.state import CliState
+
+app = typer.Typer(help="Messenger channels: start, stop, status, login.", no_args_is_help=True)
+pairing_app = typer.Typer(help="Senders waiting for your approval.", no_args_is_help=True)
+
+Channel = Annotated[str, typer.Argument(help="Channel name, e.g. telegram.")]
+Account = Annotated[str, typer.Argument(help="Account id.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+
+
+def _call(ctx: typer.Context, method: str, params: dict[str, Any] | None = None) -> Any:
+    from gsv_cli.runner import call
+
+    return call(ctx.obj, method, params)
+
+
+def _json(ctx: typer.Context, flag: bool) -> bool:
+    state: CliState = ctx.obj
+    return flag or state.json
+
+
+@app.command("list")
+def list_channels(ctx: typer.Context, json_output: JsonOpt = False) -> None:
+    """Channel accounts the gateway knows (in-process and external)."""
+    from gsv_core.protocol.methods import CHANNELS_LIST
+
+    result = _call(ctx, CHANNELS_LIST)
+    if _json(ctx, json_output):
+        output.print_json(result)
+        return
+    rows = [
+        [c["channel"], c["accountId"], "connected" if c.get("connected") else "stopped",
+         c.get("mode", ""), output.when(c.get("lastMessageAt"))]
+        for c in result["channels"]
+    ]  # fmt: skip
+    empty = "no channels: start one with `gsv channels start telegram`"
+    output.print_table(["channel", "account", "state", "mode", "last message"], rows, empty=empty)
+
+
+def _account_call(ctx: typer.Context, method: str, channel: str, account: str, **extra: Any) -> Any:
+    return _call(ctx, method, {"channel": channel, "accountId": account, **extra})
+
+
+@app.command("start")
+def start(
+    ctx: typer.Context, channel: Channel, account: Account = "default", json_output: JsonOpt = False
+) -> None:
+    """Start a channel account (it starts again by itself after a gateway restart)."""
+    from gsv_core.protocol.methods import CHANNEL_START
+
+    result = _account_call(ctx, CHANNEL_START, channel, account)
+    _done(ctx, json_output, result, f"started {channel} ({account})")
+
+
+@app.command("stop")
+def stop(
+    ctx: typer.Context, channel: Channel, account: Account = "default", json_output: JsonOpt = False
+) -> None:
+    """Stop a channel account."""
+    from gsv_core.protocol.methods import CHANNEL_STOP
+
+    result = _account_call(ctx, CHANNEL_STOP, channel, account)
+    _done(ctx, json_output, result, f"stopped {channel} ({account})")
+
+
+@app.command("status")
+def status(
+    ctx: typer.Context,
+    channel: Channel,
+    account: Annotated[str | None, typer.Argument(help="Account id (default: all).")] = None,
+    json_output: JsonOpt = False,
+) -> None:
+    """Connection state of a channel's accounts."""
+    from gsv_core.protocol.methods import CHANNEL_STATUS
+
+    params: dict[str, Any] = {"channel": channel}
+    if account:
+        params["accountId"] = account
+    result = _call(ctx, CHANNEL_STATUS, params)
+    if _json(ctx, json_output):
+        output.print_json(result)
+        return
+    rows = [
+        [a["accountId"], "yes" if a["connected"] else "no", "yes" if a["authenticated"] else "no",
+         output.when(a.get("lastActivity")), a.get("error", "")]
+        for a in result["accounts"]
+    ]  # fmt: skip
+    output.print_table(["account", "connected", "authenticated", "last activity", "error"], rows,
+                       empty=f"no {channel} account is running")  # fmt: skip
+
+
+@app.command("login")
+def login(
+    ctx: typer.Context,
+    channel: Channel,
+    account: Account = "default",
+    force: Annotated[bool, typer.Option("--force", help="Log in again even if logged in.")] = False,
+    json_output: JsonOpt = False,
+) -> None:
+    """Log a channel account in (shows a QR code image when the channel uses one)."""
+    from gsv_core.protocol.methods import CHANNEL_LOGIN
+
+    result = _account_call(ctx, CHANNEL_LOGIN, channel, account, force=force)
+    if _json(ctx, json_output):
+        output.print_json(result)
+        return
+    output.write_text(str(result.get("message", "")).rstrip() + "\n")
+    if result.get("qrDataUrl"):
+        path = _save_qr(str(result["qrDataUrl"]), channel, account)
+        output.write_text(f"scan the QR code in {path}\n")
+
+
+def _save_qr(data_url: str, channel: str, account: str) -> str:
+    """Write a `data:image/...;base64,` QR code to a file next to the logs."""
+    import base64
+
+    from gsv_core.paths import resolve_paths
+
+    header, _, payload = data_url.partition(",")
+    extension = header.split("/")[-1].split(";")[0] or "png"
+    path = resolve_paths().run_dir / f"{channel}-{account}-login.{extension}"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(base64.b64decode(payload) if ";base64" in header else payload.encode())
+    return str(path)
+
+
+@app.command("logout")
+def logout(
+    ctx: typer.Context, channel: Channel, account: Account = "default", json_output: JsonOpt = False
+) -> None:
+    """Log a channel account out and forget it."""
+    from gsv_core.protocol.methods import CHANNEL_LOGOUT
+
+    result = _account_call(ctx, CHANNEL_LOGOUT, channel, account)
+    _done(ctx, json_output, result, f"logged out of {channel} ({account})")
+
+
+def _done(ctx: typer.Context, json_output: bool, result: Any, said: str) -> None:
+    if _json(ctx, json_output):
+        output.print_json(result)
+    else:
+        output.write_text(said + "\n")
+
+
+@pairing_app.command("list")
+def pairing_list(ctx: typer.Context, json_output: JsonOpt = False) -> None:
+    """Senders waiting for approval, with their first message."""
+    from gsv_core.protocol.methods import PAIR_LIST
+
+    result = _call(ctx, PAIR_LIST)
+    if _json(ctx, json_output):
+        output.print_json(result)
+        return
+    rows = [
+        [p["channel"], p["senderId"], p.get("senderName", ""), output.when(p.get("requestedAt")),
+         p.get("firstMessage", "")]
+        for p in result["pairs"].values()
+    ]  # fmt: skip
+    output.print_table(["channel", "sender", "name", "asked", "first message"], rows,
+                       empty="nobody is waiting")  # fmt: skip
+
+
+@pairing_app.command("approve")
+def pairing_approve(
+    ctx: typer.Context, channel: Channel, sender: Annotated[str, typer.Argument(help="Sender id.")],
+    json_output: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Let a sender talk to the agent (they get a welcome message)."""
+    from gsv_core.protocol.methods import PAIR_APPROVE
+
+    result = _call(ctx, PAIR_APPROVE, {"channel": channel, "senderId": sender})
+    _done(ctx, json_output, result, f"approved {result['senderId']} on {channel}")
+
+
+@pairing_app.command("reject")
+def pairing_reject(
+    ctx: typer.Context, channel: Channel, sender: Annotated[str, typer.Argument(help="Sender id.")],
+    json_output: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Refuse a sender's request."""
+    from gsv_core.protocol.methods import PAIR_REJECT
+
+    result = _call(ctx, PAIR_REJECT, {"channel": channel, "senderId": sender})
+    _done(ctx, json_output, result, f"rejected {result['senderId']} on {channel}")
