@@ -169,3 +169,29 @@ class Channel(Protocol):
     async def login(self, account_id: str, force: bool) -> LoginResult: ...
 
     async def logout(self, account_id: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class HttpRequest:
+    """An HTTP request the gateway's front door hands to a channel (webhooks)."""
+
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]  # lower-case names
+    body: bytes
+
+
+@dataclass(frozen=True)
+class HttpResponse:
+    status: int
+    body: bytes = b""
+    content_type: str = "text/plain; charset=utf-8"
+
+
+class WebhookChannel(Protocol):
+    """A channel that receives platform callbacks at `/channels/{name}/webhook` on the
+    gateway's own port (e.g. WhatsApp Cloud API). Optional: adapters that poll or keep a
+    socket open do not implement it."""
+
+    async def handle_webhook(self, request: HttpRequest) -> HttpResponse: ...
