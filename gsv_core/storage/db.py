@@ -130,6 +130,23 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (channel, sender_id)
     );
     """,
+    # 5: cron jobs (wire-shaped JSON) and their run history, trimmed per job
+    """
+    CREATE TABLE cron_jobs (
+        id TEXT PRIMARY KEY,
+        agent_id TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        data TEXT NOT NULL
+    );
+    CREATE TABLE cron_runs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        job_id TEXT NOT NULL,
+        ts INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        data TEXT NOT NULL
+    );
+    CREATE INDEX cron_runs_by_job ON cron_runs (job_id, id);
+    """,
 ]
 
 _STOP = object()
@@ -182,6 +199,8 @@ class Database:
         self._reader_local = threading.local()
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
+        self._reads_idle = threading.Condition(self._readers_lock)
+        self._reads_in_flight = 0
         self._closed = False
         self._thread.start()
 
@@ -207,7 +226,20 @@ class Database:
         """Run `fn(conn)` on a read connection in a worker thread."""
         if self._closed:
             raise RuntimeError("database is closed")
-        return await asyncio.to_thread(lambda: fn(self._reader()))
+        return await asyncio.to_thread(self._run_read, fn)
+
+    def _run_read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        # a cancelled awaiter does not stop the thread: close() waits for it to finish
+        with self._reads_idle:
+            if self._closed:
+                raise RuntimeError("database is closed")
+            self._reads_in_flight += 1
+        try:
+            return fn(self._reader())
+        finally:
+            with self._reads_idle:
+                self._reads_in_flight -= 1
+                self._reads_idle.notify_all()
 
     def _reader(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._reader_local, "conn", None)
@@ -265,7 +297,11 @@ class Database:
         self._queue.put(_STOP)
         await asyncio.to_thread(self._thread.join)
         self._writer_conn.close()
-        with self._readers_lock:
+        await asyncio.to_thread(self._close_readers)
+
+    def _close_readers(self) -> None:
+        with self._reads_idle:
+            self._reads_idle.wait_for(lambda: self._reads_in_flight == 0)
             for conn in self._readers:
                 conn.close()
             self._readers.clear()
