@@ -1,7 +1,11 @@
-"""The system prompt, assembled before every model call (spec 7.4) from the run's tools,
-the session and the runtime. Sections are joined with a rule; empty ones are dropped.
-The workspace sections (soul, memory, skills) are added by the workspace issue through
-`PromptInputs.workspace_sections`."""
+"""The system prompt, assembled before every model call (spec 7.4). Sections are joined
+with a rule; empty ones are dropped. Order: base prompt, tooling, tool call style,
+safety, the workspace sections (workspace, injected files, commissioning or normal-mode
+files, heartbeats: built by `gsv_core.workspace.prompt` and passed in
+`PromptInputs.workspace_sections`), the skills section, runtime.
+
+The skills section is a hook: whoever builds the skills list puts its text in
+`PromptInputs.skills_section`; it is left out while the agent is being commissioned."""
 
 from __future__ import annotations
 
@@ -28,6 +32,8 @@ class PromptInputs:
     nodes: list[dict[str, Any]] = field(default_factory=list)  # nodes.list entries
     channel: str | None = None
     workspace_sections: list[str] = field(default_factory=list)
+    commissioning: bool = False  # BOOTSTRAP.md exists: first-run mode, no skills section
+    skills_section: str = ""
 
 
 def build_system_prompt(inputs: PromptInputs) -> str:
@@ -37,6 +43,7 @@ def build_system_prompt(inputs: PromptInputs) -> str:
         TOOL_STYLE,
         SAFETY,
         *inputs.workspace_sections,
+        "" if inputs.commissioning else inputs.skills_section,
         _runtime(inputs),
     ]
     return SEPARATOR.join(section for section in sections if section.strip())

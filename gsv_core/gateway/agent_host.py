@@ -1,22 +1,26 @@
 """The gateway as the sessions' host (gsv_core.agent.host.AgentHost): config, clock,
-event broadcast to clients, tools, providers, media, system prompt and archives."""
+event broadcast to clients, tools, providers, media, system prompt and archives.
+
+The system prompt reads the agent's workspace files in one thread hop per model call;
+archives and extracted memories are written through the workspace like any other file."""
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import os
+import gzip
+import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gsv_core.agent.host import ExecSink
 from gsv_core.agent.prompt import PromptInputs, build_system_prompt
 from gsv_core.gateway.tool_router import GatewayToolRouter
 from gsv_core.providers.base import Provider
-from gsv_core.storage.archive import write_archive
 from gsv_core.storage.media import MediaStore
 from gsv_core.timezones import zone
+from gsv_core.workspace import Workspace
+from gsv_core.workspace.prompt import daily_memory_path, heartbeat_prompt, workspace_sections
 
 if TYPE_CHECKING:
     from gsv_core.gateway.app import Gateway
@@ -31,7 +35,7 @@ class GatewayAgentHost:
         gateway: Gateway,
         tools: GatewayToolRouter,
         media: MediaStore,
-        workspace: Path,
+        workspace: Workspace,
         provider_factory: ProviderFactory | None = None,
     ) -> None:
         self._gateway = gateway
@@ -63,32 +67,35 @@ class GatewayAgentHost:
 
     async def system_prompt(self, inputs: PromptInputs) -> str:
         inputs.nodes = [node.to_wire() for node in self._gateway.nodes.inventory()]
+        today = self._local_now(inputs.timezone).date()
+        files = await self.workspace.prompt_files(inputs.agent_id, inputs.main_session, today)
+        beat = heartbeat_prompt(self.config(), inputs.agent_id)
+        inputs.workspace_sections = workspace_sections(files, beat)
+        inputs.commissioning = files.commissioning
         return build_system_prompt(inputs)
 
     async def archive(
         self, agent_id: str, name: str, messages: list[dict[str, Any]], meta: dict[str, Any]
     ) -> str:
-        relative = f"agents/{agent_id}/sessions/{name}.jsonl.gz"
-        await asyncio.to_thread(write_archive, self.workspace / relative, messages, meta)
-        return relative
+        data = await asyncio.to_thread(_archive_bytes, messages, meta)
+        return await self.workspace.write_bytes(agent_id, f"sessions/{name}.jsonl.gz", data)
 
     async def remember(self, agent_id: str, memories: str) -> None:
-        now = dt.datetime.fromtimestamp(
-            self.now_ms() / 1000, zone(self.config().get("userTimezone"))
-        )
-        path = self.workspace / "agents" / agent_id / "memory" / f"{now:%Y-%m-%d}.md"
+        now = self._local_now(self.config().get("userTimezone"))
         block = f"### Extracted from context compaction ({now:%H:%M})\n\n{memories.strip()}\n"
-        await asyncio.to_thread(_append_block, path, block)
+        await self.workspace.append(agent_id, daily_memory_path(now.date()), block)
+
+    def _local_now(self, timezone: str | None) -> dt.datetime:
+        """Now in the user's timezone: daily memory files are named by the user's date."""
+        return dt.datetime.fromtimestamp(self.now_ms() / 1000, zone(timezone))
 
     def watch_exec(self, node_id: str, process_id: str, sink: ExecSink, call_id: str) -> None:
         self._gateway.exec_events.watch(node_id, process_id, sink, call_id)
 
 
-def _append_block(path: Path, block: str) -> None:
-    """Append a markdown block after the file's content (right-trimmed), atomically."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    existing = path.read_text(encoding="utf-8").rstrip() if path.exists() else ""
-    text = f"{existing}\n\n{block}" if existing else block
-    temp = path.with_name(path.name + ".tmp")
-    temp.write_text(text, encoding="utf-8")
-    os.replace(temp, path)
+def _archive_bytes(messages: list[dict[str, Any]], meta: dict[str, Any]) -> bytes:
+    """A transcript in the archive format of gsv_core.storage.archive (gzip JSON Lines,
+    `{"meta": ...}` first), built in memory so the workspace backend stores it."""
+    lines = [json.dumps({"meta": meta}, ensure_ascii=False)]
+    lines += [json.dumps(message, ensure_ascii=False) for message in messages]
+    return gzip.compress(("\n".join(lines) + "\n").encode("utf-8"))

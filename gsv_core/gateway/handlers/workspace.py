@@ -1,14 +1,84 @@
-"""`workspace.*` methods (being written)."""
+"""`workspace.list/read/write/delete` (seed 001 "Workspace"): the agent workspace over the
+wire. `agentId` defaults to the configured default agent and is validated (fix of 18.4);
+bad paths are 400s, missing files 404s. `workspace.read` also takes the smart-read
+options of `gsv__ReadFile`: `startLine`/`endLine`, `search` with `contextLines`, and
+`jsonPath`.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from pydantic import Field
+
+from gsv_core.protocol.methods import (
+    WORKSPACE_DELETE,
+    WORKSPACE_LIST,
+    WORKSPACE_READ,
+    WORKSPACE_WRITE,
+)
+from gsv_core.protocol.schemas import WireModel
+from gsv_core.routing import RoutingSettings
+from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router
+from gsv_core.workspace.excerpts import MAX_CONTEXT_LINES, ReadQuery
 
 if TYPE_CHECKING:
     from gsv_core.gateway.app import Gateway
 
 
+class WorkspaceListParams(WireModel):
+    path: str | None = None
+    agentId: str | None = None
+
+
+class WorkspaceReadParams(WireModel):
+    path: str
+    agentId: str | None = None
+    startLine: int | None = Field(default=None, ge=1)
+    endLine: int | None = Field(default=None, ge=1)
+    search: str | None = Field(default=None, min_length=1)
+    contextLines: int = Field(default=2, ge=0, le=MAX_CONTEXT_LINES)
+    jsonPath: str | None = None
+
+    def query(self) -> ReadQuery:
+        return ReadQuery(
+            self.startLine, self.endLine, self.search, self.contextLines, self.jsonPath
+        )
+
+
+class WorkspaceWriteParams(WireModel):
+    path: str
+    content: str
+    agentId: str | None = None
+
+
+class WorkspaceDeleteParams(WireModel):
+    path: str
+    agentId: str | None = None
+
+
 def register(router: Router, gateway: Gateway) -> None:
-    """Registers nothing yet."""
+    def agent(requested: str | None) -> str:
+        if requested is not None:
+            return requested
+        return RoutingSettings.from_config(gateway.config.effective).default_agent
+
+    async def workspace_list(ctx: RequestContext, params: WorkspaceListParams) -> dict[str, Any]:
+        return await gateway.workspace.list(agent(params.agentId), params.path or "")
+
+    async def workspace_read(ctx: RequestContext, params: WorkspaceReadParams) -> dict[str, Any]:
+        return await gateway.workspace.read(agent(params.agentId), params.path, params.query())
+
+    async def workspace_write(ctx: RequestContext, params: WorkspaceWriteParams) -> dict[str, Any]:
+        return await gateway.workspace.write(agent(params.agentId), params.path, params.content)
+
+    async def workspace_delete(
+        ctx: RequestContext, params: WorkspaceDeleteParams
+    ) -> dict[str, Any]:
+        return await gateway.workspace.delete(agent(params.agentId), params.path)
+
+    router.add(WORKSPACE_LIST, workspace_list, WorkspaceListParams)
+    router.add(WORKSPACE_READ, workspace_read, WorkspaceReadParams)
+    router.add(WORKSPACE_WRITE, workspace_write, WorkspaceWriteParams)
+    router.add(WORKSPACE_DELETE, workspace_delete, WorkspaceDeleteParams)
