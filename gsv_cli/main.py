@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from gsv_cli.commands import (
+    approvals,
     channels,
     chat,
     completions,
@@ -23,6 +24,8 @@ from gsv_cli.commands import (
     nodes,
     sessions,
     tools,
+    transfer,
+    up,
     workspace,
 )
 from gsv_cli.state import CliState
@@ -59,6 +62,8 @@ def main_options(
 
 
 app.command("chat")(chat.chat)
+app.command("up")(up.up)
+app.command("down")(up.down)
 app.add_typer(gateway.app, name="gateway")
 app.add_typer(node.app, name="node")
 app.add_typer(nodes.app, name="nodes")
@@ -71,6 +76,8 @@ app.add_typer(channels.app, name="channels")
 app.add_typer(channels.app, name="channel", hidden=True)
 app.add_typer(channels.pairing_app, name="pairing")
 app.add_typer(channels.pairing_app, name="pair", hidden=True)
+app.add_typer(approvals.app, name="approvals")
+app.command("transfer")(transfer.transfer)
 app.command("logs")(nodes.logs)
 app.add_typer(config.app, name="config")
 app.add_typer(local_config.app, name="local-config")

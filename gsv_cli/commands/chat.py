@@ -1,5 +1,6 @@
 """`gsv chat`: talk to the agent.
 
+    gsv chat [-s SESSION]                        the full-screen chat (in a terminal)
     gsv chat "message" [-s SESSION] [--json]    one message, the reply streamed to stdout
     echo "message" | gsv chat -                  the message from stdin
 
@@ -37,21 +38,44 @@ def chat(
         bool, typer.Option("--json", help="Print every event as a JSON line.")
     ] = False,
 ) -> None:
-    """Send MESSAGE to the agent and stream the reply."""
+    """Send MESSAGE to the agent and stream the reply; without one, open the chat."""
     from gsv_cli.runner import run
 
     state: CliState = ctx.obj
+    if message is None and not (json_output or state.json) and _interactive():
+        open_chat(state, session)
+        return
     text = _message_text(message)
     key = _session_key(session)
     code = run(lambda: _one_shot(state, key, text, json_output or state.json))
     raise typer.Exit(code)
 
 
+def _interactive() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def open_chat(state: CliState, session: str | None) -> None:
+    """The full-screen chat TUI on SESSION (`gsv chat`, `gsv up`); its log goes to
+    logs/chat.log, never to the screen."""
+    from gsv_cli.logsetup import configure_logging
+    from gsv_cli.runner import run
+    from gsv_cli.tui.app import run_chat
+    from gsv_core.paths import resolve_paths
+
+    key = _session_key(session)
+    configure_logging(resolve_paths().log_file("chat"), stderr=False)
+    run(lambda: run_chat(state.url(), state.token(), key))
+
+
 def _message_text(message: str | None) -> str:
     if message == "-" or (message is None and not sys.stdin.isatty()):
         text = sys.stdin.read()
     elif message is None:
-        output.fail('give a message: gsv chat "hello" (or pipe one in: echo hello | gsv chat -)')
+        output.fail(
+            'give a message: gsv chat "hello" (or pipe one in: echo hello | gsv chat -); '
+            "without one, gsv chat opens the full-screen chat when run in a terminal"
+        )
     else:
         text = message
     if not text.strip():

@@ -23,43 +23,14 @@ from gsv_core.agent.levels import (
     parse_model_selector,
 )
 from gsv_core.errors import InvalidParams
+from gsv_core.protocol.commands import COMMANDS, DEFAULT_COMPACT_KEEP
 
-DEFAULT_COMPACT_KEEP = 20
 COMPACT_USAGE_ERROR = "Invalid count. Usage: /compact [N]"
 
 
 class CommandError(InvalidParams):
     """A command's arguments are wrong; the message is shown to the user as is."""
 
-
-@dataclass(frozen=True)
-class CommandInfo:
-    """One command for help and completion: its name, other spellings, arguments, purpose."""
-
-    name: str
-    aliases: tuple[str, ...]
-    usage: str
-    help: str
-
-    @property
-    def spellings(self) -> tuple[str, ...]:
-        return (self.name, *self.aliases)
-
-
-COMMANDS: tuple[CommandInfo, ...] = (
-    CommandInfo("reset", ("new",), "", "Start a new session (the old one is archived)"),
-    CommandInfo("compact", (), "[N]", f"Keep the last N messages (default {DEFAULT_COMPACT_KEEP})"),
-    CommandInfo("stop", (), "", "Stop the current run"),
-    CommandInfo("status", (), "", "Show session info"),
-    CommandInfo("model", (), "[provider/model-id|model-id]", "Show or set the model"),
-    CommandInfo(
-        "think",
-        ("thinking", "t"),
-        "[level]",
-        "Show or set the reasoning level (off, minimal, low, medium, high, xhigh)",
-    ),
-    CommandInfo("help", (), "", "Show this help"),
-)
 
 _BY_SPELLING = {spelling: info.name for info in COMMANDS for spelling in info.spellings}
 

@@ -1,0 +1,1 @@
+"""The chat TUI's dialogs: help and the session picker."""

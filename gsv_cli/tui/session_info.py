@@ -1,0 +1,101 @@
+"""What the TUI knows about its session and gateway, fetched over the client: the
+canonical key, label, effective model and thinking level, tokens, whether a run is in
+progress, the stored conversation, and how many nodes are online."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gsv_core.client import GatewayClient
+from gsv_core.protocol import methods as m
+
+HISTORY_LIMIT = 200
+RPC_TIMEOUT = 30.0
+
+
+@dataclass
+class SessionInfo:
+    key: str
+    label: str | None = None
+    model: str = "?"
+    thinking: str = "off"
+    tokens_in: int = 0
+    tokens_out: int = 0
+    processing: bool = False
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    message_count: int = 0  # stored messages in all (more than `messages` when limited)
+    config: dict[str, Any] = field(default_factory=dict)
+
+    def add_usage(self, usage: Any) -> None:
+        if isinstance(usage, dict):
+            self.tokens_in += int(usage.get("input") or 0)
+            self.tokens_out += int(usage.get("output") or 0)
+
+
+def effective_model(settings: dict[str, Any], configured: Any) -> str:
+    """The session's model override (field by field) over the configured `model`."""
+    base = configured if isinstance(configured, dict) else {}
+    chosen = settings.get("model")
+    override = chosen if isinstance(chosen, dict) else {}
+    provider = override.get("provider") or base.get("provider") or "?"
+    model_id = override.get("id") or base.get("id") or "?"
+    return f"{provider}/{model_id}"
+
+
+def thinking_label(settings: dict[str, Any]) -> str:
+    level = settings.get("thinkingLevel")
+    return "off" if level in (None, "", "none") else str(level)
+
+
+async def fetch_session(
+    client: GatewayClient, key: str, limit: int = HISTORY_LIMIT, timeout: float | None = RPC_TIMEOUT
+) -> SessionInfo:
+    """Everything the chat shows about session `key` (canonicalised by the gateway)."""
+    info = await fetch_status(client, key, timeout)
+    preview = await client.call(
+        m.SESSION_PREVIEW, {"sessionKey": info.key, "limit": limit}, timeout=timeout
+    )
+    stats = await client.call(m.SESSION_STATS, {"sessionKey": info.key}, timeout=timeout)
+    info.messages = list(preview.get("messages") or [])
+    info.message_count = int(preview.get("messageCount") or len(info.messages))
+    info.processing = bool(stats.get("isProcessing"))
+    return info
+
+
+async def fetch_status(
+    client: GatewayClient, key: str, timeout: float | None = RPC_TIMEOUT
+) -> SessionInfo:
+    """The session's key, label, model, thinking level and tokens (no messages)."""
+    got = await client.call(m.SESSION_GET, {"sessionKey": key}, timeout=timeout)
+    config = (await client.call(m.CONFIG_GET, {}, timeout=timeout)).get("config") or {}
+    settings = got.get("settings") or {}
+    tokens = got.get("tokens") or {}
+    return SessionInfo(
+        key=str(got.get("sessionKey") or key),
+        label=got.get("label"),
+        model=effective_model(settings, config.get("model")),
+        thinking=thinking_label(settings),
+        tokens_in=int(tokens.get("input") or 0),
+        tokens_out=int(tokens.get("output") or 0),
+        config=config,
+    )
+
+
+async def count_online_nodes(client: GatewayClient, timeout: float | None = RPC_TIMEOUT) -> int:
+    listed = await client.call(m.NODES_LIST, timeout=timeout)
+    return sum(1 for node in listed.get("nodes") or [] if node.get("online"))
+
+
+async def list_sessions(client: GatewayClient, limit: int = 100) -> list[dict[str, Any]]:
+    listed = await client.call(m.SESSIONS_LIST, {"limit": limit}, timeout=RPC_TIMEOUT)
+    return list(listed.get("sessions") or [])
+
+
+async def preview(client: GatewayClient, key: str, limit: int) -> list[dict[str, Any]]:
+    got = await client.call(m.SESSION_PREVIEW, {"sessionKey": key, "limit": limit})
+    return list(got.get("messages") or [])
+
+
+async def rename(client: GatewayClient, key: str, label: str) -> None:
+    await client.call(m.SESSION_PATCH, {"sessionKey": key, "label": label}, timeout=RPC_TIMEOUT)

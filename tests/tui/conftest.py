@@ -1,0 +1,75 @@
+"""Fixtures for the chat TUI: a real gateway on port 0 whose model is a FakeProvider, a real
+GatewayClient (reconnect on, short backoff) and the app built by make_app, driven by Pilot."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from gsv_cli.tui.app import ChatApp, make_app
+from gsv_core.client import Backoff, GatewayClient
+from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
+from tests.fakes.provider import FakeProvider
+
+KEY = "agent:main:main"
+URL_LABEL = "ws://gateway.test/ws"  # a fixed address on screen: snapshots stay stable
+SIZE = (80, 24)
+
+
+@pytest.fixture
+def fake() -> FakeProvider:
+    return FakeProvider()
+
+
+@pytest.fixture
+def database(tmp_path: Path) -> Path:
+    return tmp_path / "data" / "gsv.db"
+
+
+@pytest.fixture
+async def gw(database: Path, fake: FakeProvider) -> AsyncIterator[RunningGateway]:
+    async with serve(
+        ServerConfig(database=database, provider_factory=fake.factory), port=0
+    ) as running:
+        yield running
+
+
+def quick_client(url: str) -> GatewayClient:
+    """A client that reconnects fast (tests restart gateways)."""
+    return GatewayClient(url, reconnect=True, backoff=Backoff(base=0.05, cap=0.2))
+
+
+@pytest.fixture
+async def client(gw: RunningGateway) -> AsyncIterator[GatewayClient]:
+    connected = quick_client(gw.url)
+    yield connected
+    await connected.close()
+
+
+@pytest.fixture
+def app(client: GatewayClient) -> ChatApp:
+    return make_app(client, KEY, url_label=URL_LABEL)
+
+
+async def wait_until(
+    pilot: Pilot[None], predicate: Callable[[], object], what: str, timeout: float = 20
+) -> None:
+    """Let the app work until `predicate()` holds (fails the test after `timeout`)."""
+    try:
+        async with asyncio.timeout(timeout):
+            while not predicate():
+                await pilot.pause(0.01)
+    except TimeoutError:
+        raise AssertionError(f"timed out waiting for {what}") from None
+
+
+async def type_and_send(pilot: Pilot[None], text: str) -> None:
+    app = pilot.app
+    assert isinstance(app, ChatApp)
+    app.composer.focus()
+    app.composer.insert(text)
+    await pilot.press("enter")

@@ -1,0 +1,105 @@
+"""Snapshots of the chat at 80x24 (pytest-textual-snapshot; `--snapshot-update` rewrites
+them after a deliberate change): the empty chat, a streamed reply with a code block, a tool
+call, and the banner when no gateway answers. Everything on screen is fixed: the address
+label, the scripted model's text and token counts, no clocks, no ids."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+
+from gsv_cli.tui.app import ChatApp, make_app
+from gsv_cli.tui.widgets.messages import AssistantMessage
+from gsv_cli.tui.widgets.status import Activity, Banner
+from gsv_core.gateway.server import RunningGateway
+from tests.fakes.provider import FakeProvider, call
+from tests.threaded import threaded_gateway
+from tests.tui.conftest import KEY, SIZE, URL_LABEL, quick_client, type_and_send, wait_until
+
+Snap = Callable[..., bool]
+
+CODE_REPLY = (
+    "Here is the function:\n\n",
+    "```python\ndef add(a: int, b: int) -> int:\n",
+    "    return a + b\n```\n\n",
+    "It adds **two** numbers.",
+)
+
+
+@pytest.fixture
+def fake() -> FakeProvider:
+    return FakeProvider()
+
+
+@pytest.fixture
+def live(tmp_path: Path, fake: FakeProvider) -> Iterator[RunningGateway]:
+    with threaded_gateway(tmp_path / "data" / "gsv.db", provider_factory=fake.factory) as running:
+        yield running
+
+
+def chat_app(url: str) -> ChatApp:
+    return make_app(quick_client(url), KEY, url_label=URL_LABEL)
+
+
+async def _loaded(pilot: Pilot[Any]) -> None:
+    app = pilot.app
+    assert isinstance(app, ChatApp)
+    await wait_until(pilot, app.synced.is_set, "the session to load")
+
+
+def _conversation(message: str, last_reply: str) -> Callable[[Pilot[Any]], Any]:
+    async def run_before(pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        assert isinstance(app, ChatApp)
+        await _loaded(pilot)
+        await type_and_send(pilot, message)
+        await wait_until(
+            pilot,
+            lambda: any(last_reply in reply.source for reply in app.query(AssistantMessage)),
+            "the reply",
+        )
+        await wait_until(pilot, lambda: not app.query_one(Activity).display, "the run to end")
+
+    return run_before
+
+
+def test_empty_chat(snap_compare: Snap, live: RunningGateway) -> None:
+    """A new session: the status bar, the welcome line, the model setup hint, the composer."""
+    assert snap_compare(chat_app(live.url), terminal_size=SIZE, run_before=_loaded)
+
+
+def test_streamed_reply_with_a_code_block(
+    snap_compare: Snap, live: RunningGateway, fake: FakeProvider
+) -> None:
+    """A reply streamed in four deltas, with a highlighted Python block."""
+    fake.enqueue(*CODE_REPLY)
+    app = chat_app(live.url)
+    assert snap_compare(app, terminal_size=SIZE, run_before=_conversation("show me add", "two"))
+
+
+def test_tool_call(snap_compare: Snap, live: RunningGateway, fake: FakeProvider) -> None:
+    """A reply with a settled tool block between its two turns."""
+    fake.enqueue("Let me look.", call("gsv__ConfigGet", {"path": "model.id"}))
+    fake.enqueue("You are on the default model.")
+    app = chat_app(live.url)
+    assert snap_compare(
+        app, terminal_size=SIZE, run_before=_conversation("which model?", "default model")
+    )
+
+
+def test_no_gateway_banner(snap_compare: Snap) -> None:
+    """Nothing listening: the error banner says how to start the gateway."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    app = chat_app(f"ws://127.0.0.1:{port}/ws")
+
+    async def banner_shown(pilot: Pilot[Any]) -> None:
+        await wait_until(pilot, lambda: pilot.app.query_one(Banner).display, "the banner")
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=banner_shown)
