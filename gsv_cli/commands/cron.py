@@ -1,7 +1,486 @@
-"""`gsv cron` (being written)."""
+"""`gsv cron ...`: scheduled jobs, made for scripts as much as for people.
+
+    add --name N (--at WHEN | --every 30m [--anchor WHEN] | --cron EXPR [--tz ZONE])
+        (--message TEXT [task options] | --system-event TEXT) [--from-json FILE|-]
+    status | list [--all] [--agent A] | update ID [flags] | remove ID
+    run [ID] [--force] | runs [--job ID] [-n N]
+
+`add` prints only the new job's id (the whole job with --json) and exits 0; an invalid
+schedule or option prints the problem on stderr and exits 2 (checked here first, and a
+400 from the gateway maps to 2 as well); any other gateway error exits 1, an unreachable
+gateway 3. Times without a zone are in the gateway's `userTimezone`.
+"""
 
 from __future__ import annotations
 
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+
 import typer
 
-app = typer.Typer(help="(being written)", no_args_is_help=True)
+from gsv_cli import output
+from gsv_cli.state import CliState
+
+if TYPE_CHECKING:
+    from gsv_core.client import GatewayClient
+
+app = typer.Typer(
+    help="Scheduled jobs: add, list, run and remove them (script-friendly).",
+    no_args_is_help=True,
+)
+
+EXIT_USAGE = 2
+RUN_TIMEOUT = 3600.0
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+NameOpt = Annotated[str | None, typer.Option("--name", help="Job name.")]
+AtOpt = Annotated[
+    str | None,
+    typer.Option("--at", help="Once: 2026-02-14 09:30, 'in 2 hours', 'tomorrow 9am'."),
+]
+EveryOpt = Annotated[str | None, typer.Option("--every", help="Repeat: 30m, 2h, 1d.")]
+AnchorOpt = Annotated[
+    str | None, typer.Option("--anchor", help="With --every: the first run (a time).")
+]
+CronOpt = Annotated[
+    str | None, typer.Option("--cron", help="A 5-field cron expression, e.g. '0 9 * * 1-5'.")
+]
+TzOpt = Annotated[
+    str | None, typer.Option("--tz", help="With --cron: IANA zone (default userTimezone).")
+]
+MessageOpt = Annotated[
+    str | None, typer.Option("--message", help="Task: run a full turn in a fresh session.")
+]
+EventOpt = Annotated[
+    str | None,
+    typer.Option("--system-event", help="Put this text into the agent's main session."),
+]
+DeliverOpt = Annotated[
+    bool | None, typer.Option("--deliver/--no-deliver", help="Deliver the task's reply.")
+]
+ChannelOpt = Annotated[str | None, typer.Option("--channel", help="Deliver to this channel.")]
+ToOpt = Annotated[str | None, typer.Option("--to", help="Deliver to this peer.")]
+ModelOpt = Annotated[str | None, typer.Option("--model", help="Task model: provider/id.")]
+ThinkingOpt = Annotated[
+    str | None, typer.Option("--thinking", help="Task thinking level (off, low, high ...).")
+]
+TimeoutOpt = Annotated[
+    float | None, typer.Option("--timeout", help="Stop the task after S seconds.")
+]
+AgentOpt = Annotated[str | None, typer.Option("--agent", help="Agent id (default main).")]
+DescriptionOpt = Annotated[str | None, typer.Option("--description", help="Description.")]
+FromJsonOpt = Annotated[
+    str | None,
+    typer.Option("--from-json", metavar="FILE|-", help="Read the job document from a file."),
+]
+
+
+@dataclass
+class JobFlags:
+    """Everything `add` and `update` take from the command line."""
+
+    name: str | None = None
+    at: str | None = None
+    every: str | None = None
+    anchor: str | None = None
+    cron: str | None = None
+    tz: str | None = None
+    message: str | None = None
+    system_event: str | None = None
+    deliver: bool | None = None
+    channel: str | None = None
+    to: str | None = None
+    model: str | None = None
+    thinking: str | None = None
+    timeout: float | None = None
+    agent: str | None = None
+    description: str | None = None
+    enabled: bool | None = None
+    delete_after_run: bool | None = None
+
+    def task_options(self) -> dict[str, Any]:
+        options = {"deliver": self.deliver, "channel": self.channel, "to": self.to,
+                   "model": self.model, "thinking": self.thinking,
+                   "timeoutSeconds": self.timeout}  # fmt: skip
+        return {k: v for k, v in options.items() if v is not None}
+
+
+def usage_error(message: str) -> NoReturn:
+    output.print_error(message)
+    raise typer.Exit(EXIT_USAGE)
+
+
+def schedule_of(flags: JobFlags) -> dict[str, Any] | None:
+    """The tool-style schedule the flags describe (None: no schedule flag)."""
+    chosen = [f for f, v in (("--at", flags.at), ("--every", flags.every),
+                             ("--cron", flags.cron)) if v is not None]  # fmt: skip
+    if len(chosen) > 1:
+        usage_error(f"give one schedule, not {' and '.join(chosen)}")
+    if flags.anchor is not None and flags.every is None:
+        usage_error("--anchor goes with --every")
+    if flags.tz is not None and flags.cron is None:
+        usage_error("--tz goes with --cron")
+    if flags.at is not None:
+        return {"kind": "at", "at": flags.at}
+    if flags.every is not None:
+        every = {"kind": "every", "every": flags.every}
+        return every if flags.anchor is None else {**every, "anchor": flags.anchor}
+    if flags.cron is not None:
+        return {"kind": "cron", "expr": flags.cron, **({"tz": flags.tz} if flags.tz else {})}
+    return None
+
+
+def spec_of(flags: JobFlags) -> dict[str, Any] | None:
+    """The spec the flags describe (None: no spec flag)."""
+    options = flags.task_options()
+    if flags.message is not None and flags.system_event is not None:
+        usage_error("give --message (a task) or --system-event, not both")
+    if flags.system_event is not None:
+        if options:
+            usage_error(f"{', '.join(options)} only apply to tasks (--message)")
+        return {"mode": "systemEvent", "text": flags.system_event}
+    if flags.message is not None:
+        return {"mode": "task", "message": flags.message, **options}
+    return {"mode": "task", **options} if options else None
+
+
+def job_fields(flags: JobFlags) -> dict[str, Any]:
+    fields = {"name": flags.name, "description": flags.description, "agentId": flags.agent,
+              "enabled": flags.enabled, "deleteAfterRun": flags.delete_after_run,
+              "schedule": schedule_of(flags), "spec": spec_of(flags)}  # fmt: skip
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+def read_document(source: str) -> dict[str, Any]:
+    """A JSON object from a file, or stdin for `-`."""
+    try:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+        document = json.loads(text)
+    except OSError as exc:
+        usage_error(f"--from-json: cannot read {source}: {exc.strerror or exc}")
+    except json.JSONDecodeError as exc:
+        usage_error(f"--from-json: {source} is not JSON: {exc}")
+    if not isinstance(document, dict):
+        usage_error("--from-json: the document must be a JSON object")
+    return document
+
+
+def canonical(document: dict[str, Any], tz: str, *, patch: bool) -> dict[str, Any]:
+    """The document with its schedule made canonical in `tz` and checked (a new job
+    whole; a patch field by field, as the job it patches is not known here)."""
+    from gsv_core.cron.jobs import new_job, parse_model, parse_thinking
+    from gsv_core.cron.tool_input import tool_job, tool_patch
+
+    now = int(time.time() * 1000)
+    if not patch:
+        result = tool_job(document, now, tz)
+        new_job(result, "local", now)
+        return result
+    result = tool_patch(document, now, tz)
+    spec = result.get("spec")
+    if isinstance(spec, dict):
+        if spec.get("model") is not None:
+            parse_model(spec["model"], "patch.spec.model")
+        if spec.get("thinking") is not None:
+            parse_thinking(spec["thinking"], "patch.spec.thinking")
+    return result
+
+
+def check_locally(document: dict[str, Any], *, patch: bool) -> None:
+    """Catch bad options before connecting (times checked in UTC; the gateway's zone is
+    applied later)."""
+    from gsv_core.errors import InvalidParams
+
+    try:
+        canonical(document, "UTC", patch=patch)
+    except InvalidParams as exc:
+        usage_error(exc.message)
+
+
+async def user_timezone(client: GatewayClient) -> str:
+    from gsv_core.protocol.methods import CONFIG_GET
+
+    found = await client.call(CONFIG_GET, {"path": "userTimezone"})
+    value = found.get("value")
+    return value if isinstance(value, str) and value else "UTC"
+
+
+def send_job(state: CliState, method: str, params: Any, document: dict[str, Any]) -> Any:
+    """Connect, make the schedule canonical in the gateway's zone, call `method`; a 400
+    (from here or the gateway) is a usage error (exit 2)."""
+    from gsv_cli.runner import gateway_client, run
+    from gsv_core.errors import InvalidParams
+
+    async def main() -> Any:
+        async with gateway_client(state) as client:
+            try:
+                tz = await user_timezone(client)
+                final = canonical(document, tz, patch=method != "cron.add")
+                return await client.call(method, params(final))
+            except InvalidParams as exc:
+                usage_error(exc.message)
+
+    return run(main)
+
+
+def _json(state: CliState, flag: bool) -> bool:
+    return flag or state.json
+
+
+# --------------------------------------------------------------------------- commands
+
+
+@app.command("add")
+def add(
+    ctx: typer.Context,
+    name: NameOpt = None,
+    at: AtOpt = None,
+    every: EveryOpt = None,
+    anchor: AnchorOpt = None,
+    cron_expr: CronOpt = None,
+    tz: TzOpt = None,
+    message: MessageOpt = None,
+    system_event: EventOpt = None,
+    deliver: DeliverOpt = None,
+    channel: ChannelOpt = None,
+    to: ToOpt = None,
+    model: ModelOpt = None,
+    thinking: ThinkingOpt = None,
+    timeout: TimeoutOpt = None,
+    agent: AgentOpt = None,
+    description: DescriptionOpt = None,
+    disabled: Annotated[bool, typer.Option("--disabled", help="Create it disabled.")] = False,
+    delete_after_run: Annotated[
+        bool, typer.Option("--delete-after-run", help="Remove a one-shot job after success.")
+    ] = False,
+    from_json: FromJsonOpt = None,
+    json_output: JsonOpt = False,
+) -> None:
+    """Create a job; prints its id (the whole job with --json)."""
+    flags = JobFlags(name, at, every, anchor, cron_expr, tz, message, system_event, deliver,
+                     channel, to, model, thinking, timeout, agent, description,
+                     False if disabled else None, True if delete_after_run else None)  # fmt: skip
+    document = new_job_document(flags, from_json)
+    check_locally(document, patch=False)
+    job = send_job(ctx.obj, "cron.add", lambda doc: doc, document)["job"]
+    _print_job(job, _json(ctx.obj, json_output))
+
+
+def new_job_document(flags: JobFlags, from_json: str | None) -> dict[str, Any]:
+    fields = job_fields(flags)
+    if from_json is not None:
+        if fields:
+            usage_error(f"--from-json cannot be combined with {', '.join(sorted(fields))}")
+        return read_document(from_json)
+    if flags.name is None:
+        usage_error("--name is required")
+    if "schedule" not in fields:
+        usage_error("give a schedule: --at, --every or --cron")
+    if "spec" not in fields or ("message" not in fields["spec"] and "text" not in fields["spec"]):
+        usage_error("give what to do: --message TEXT (a task) or --system-event TEXT")
+    return fields
+
+
+@app.command("update")
+def update(
+    ctx: typer.Context,
+    job_id: Annotated[str, typer.Argument(metavar="ID", help="Job id.")],
+    name: NameOpt = None,
+    at: AtOpt = None,
+    every: EveryOpt = None,
+    anchor: AnchorOpt = None,
+    cron_expr: CronOpt = None,
+    tz: TzOpt = None,
+    message: MessageOpt = None,
+    system_event: EventOpt = None,
+    deliver: DeliverOpt = None,
+    channel: ChannelOpt = None,
+    to: ToOpt = None,
+    model: ModelOpt = None,
+    thinking: ThinkingOpt = None,
+    timeout: TimeoutOpt = None,
+    agent: AgentOpt = None,
+    description: DescriptionOpt = None,
+    enabled: Annotated[bool, typer.Option("--enabled", help="Enable the job.")] = False,
+    disabled: Annotated[bool, typer.Option("--disabled", help="Disable the job.")] = False,
+    delete_after_run: Annotated[
+        bool | None, typer.Option("--delete-after-run/--keep-after-run", help="One-shot.")
+    ] = None,
+    from_json: FromJsonOpt = None,
+    json_output: JsonOpt = False,
+) -> None:
+    """Change a job (only what you pass); prints its id (the whole job with --json)."""
+    if enabled and disabled:
+        usage_error("give --enabled or --disabled, not both")
+    switch = True if enabled else False if disabled else None
+    flags = JobFlags(name, at, every, anchor, cron_expr, tz, message, system_event, deliver,
+                     channel, to, model, thinking, timeout, agent, description, switch,
+                     delete_after_run)  # fmt: skip
+    patch = patch_document(flags, from_json)
+    check_locally(patch, patch=True)
+    job = send_job(ctx.obj, "cron.update", lambda p: {"id": job_id, "patch": p}, patch)["job"]
+    _print_job(job, _json(ctx.obj, json_output))
+
+
+def patch_document(flags: JobFlags, from_json: str | None) -> dict[str, Any]:
+    fields = job_fields(flags)
+    if from_json is not None:
+        if fields:
+            usage_error(f"--from-json cannot be combined with {', '.join(sorted(fields))}")
+        return read_document(from_json)
+    if not fields:
+        usage_error("nothing to change: give at least one option (see --help)")
+    return fields
+
+
+def _print_job(job: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        output.print_json(job)
+    else:
+        output.write_text(f"{job['id']}\n")
+
+
+@app.command("status")
+def status(ctx: typer.Context, json_output: JsonOpt = False) -> None:
+    """The scheduler: on or off, jobs, due and running counts, limits."""
+    from gsv_cli.runner import call
+    from gsv_core.protocol.methods import CRON_STATUS
+
+    result = call(ctx.obj, CRON_STATUS)
+    if _json(ctx.obj, json_output):
+        output.print_json(result)
+        return
+    lines = [
+        f"scheduler:  {'enabled' if result['enabled'] else 'disabled (cron.enabled)'}",
+        f"jobs:       {result['count']} ({result['dueCount']} due, "
+        f"{result['runningCount']} running)",
+        f"next run:   {output.when(result.get('nextRunAtMs'))}",
+        f"limits:     {result['maxJobs']} jobs, {result['maxConcurrentRuns']} runs at once",
+    ]
+    output.write_text("\n".join(lines) + "\n")
+
+
+@app.command("list")
+def list_jobs(
+    ctx: typer.Context,
+    show_all: Annotated[bool, typer.Option("--all", help="Include disabled jobs.")] = False,
+    agent: AgentOpt = None,
+    json_output: JsonOpt = False,
+) -> None:
+    """Jobs, soonest first, with the next run in the job's zone and in UTC."""
+    from gsv_cli.runner import gateway_client, run
+    from gsv_core.protocol.methods import CRON_LIST
+
+    params: dict[str, Any] = {"includeDisabled": show_all, "limit": 500}
+    if agent:
+        params["agentId"] = agent
+
+    async def fetch() -> tuple[dict[str, Any], str]:
+        async with gateway_client(ctx.obj) as client:
+            return await client.call(CRON_LIST, params), await user_timezone(client)
+
+    result, tz = run(fetch)
+    if _json(ctx.obj, json_output):
+        output.print_json(result)
+        return
+    columns = ["id", "name", "agent", "schedule", "next run", "next run (UTC)", "last"]
+    output.print_table(columns, [job_row(job, tz) for job in result["jobs"]], empty="no jobs")
+
+
+def job_row(job: dict[str, Any], tz: str) -> list[str]:
+    from gsv_core.cron.schedule import UTC, describe_schedule, format_local, schedule_zone
+
+    upcoming = job["state"].get("nextRunAtMs")
+    if upcoming is not None:
+        local = format_local(upcoming, schedule_zone(job["schedule"], tz))
+        utc = format_local(upcoming, UTC)
+    else:
+        local = utc = "-" if job["enabled"] else "(disabled)"
+    last = job["state"].get("lastStatus", "-")
+    if job["state"].get("runningAtMs"):
+        last = "running"
+    name = job["name"] if job["enabled"] else f"{job['name']} (disabled)"
+    return [job["id"], name, job["agentId"], describe_schedule(job["schedule"], tz),
+            local, utc, last]  # fmt: skip
+
+
+@app.command("remove")
+def remove(
+    ctx: typer.Context,
+    job_id: Annotated[str, typer.Argument(metavar="ID", help="Job id.")],
+    json_output: JsonOpt = False,
+) -> None:
+    """Delete a job and its run history (exit 1 if there is no such job)."""
+    from gsv_cli.runner import call
+    from gsv_core.protocol.methods import CRON_REMOVE
+
+    result = call(ctx.obj, CRON_REMOVE, {"id": job_id})
+    if _json(ctx.obj, json_output):
+        output.print_json(result)
+    if not result["removed"]:
+        output.fail(f"no cron job {job_id!r}")
+    if not _json(ctx.obj, json_output):
+        output.write_text(f"removed {job_id}\n")
+
+
+@app.command("run")
+def run_jobs(
+    ctx: typer.Context,
+    job_id: Annotated[
+        str | None, typer.Argument(metavar="[ID]", help="Job id (default: every due job).")
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Run ID now, due or not.")] = False,
+    json_output: JsonOpt = False,
+) -> None:
+    """Run a job (or the due ones) and wait for the outcomes; exit 1 if one failed."""
+    from gsv_cli.runner import call
+    from gsv_core.protocol.methods import CRON_RUN
+
+    if force and job_id is None:
+        usage_error("--force needs a job ID")
+    params: dict[str, Any] = {"mode": "force" if force else "due"}
+    if job_id is not None:
+        params["id"] = job_id
+    result = call(ctx.obj, CRON_RUN, params, timeout=RUN_TIMEOUT)
+    if _json(ctx.obj, json_output):
+        output.print_json(result)
+    else:
+        rows = [_result_row(r) for r in result["results"]]
+        output.print_table(["job", "status", "took", "summary / error"], rows, empty="nothing ran")
+    failed = [r["jobId"] for r in result["results"] if r["status"] == "error"]
+    if failed:
+        output.fail(f"{len(failed)} run(s) failed: {', '.join(failed)}")
+
+
+def _result_row(result: dict[str, Any]) -> list[str]:
+    took = f"{result.get('durationMs', 0) / 1000:.1f}s"
+    return [result["jobId"], result["status"], took,
+            result.get("summary") or result.get("error") or ""]  # fmt: skip
+
+
+@app.command("runs")
+def runs(
+    ctx: typer.Context,
+    job: Annotated[str | None, typer.Option("--job", help="Only this job's runs.")] = None,
+    limit: Annotated[int, typer.Option("-n", "--limit", min=1, max=2000, help="Runs.")] = 20,
+    json_output: JsonOpt = False,
+) -> None:
+    """Run history, newest first."""
+    from gsv_cli.runner import call
+    from gsv_core.protocol.methods import CRON_RUNS
+
+    params: dict[str, Any] = {"limit": limit}
+    if job:
+        params["jobId"] = job
+    result = call(ctx.obj, CRON_RUNS, params)
+    if _json(ctx.obj, json_output):
+        output.print_json(result)
+        return
+    rows = [[str(r["id"]), r["jobId"], output.when(r["ts"]), *_result_row(r)[1:]]
+            for r in result["runs"]]  # fmt: skip
+    output.print_table(["run", "job", "when", "status", "took", "summary / error"], rows,
+                       empty="no runs yet")  # fmt: skip

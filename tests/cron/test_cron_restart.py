@@ -1,0 +1,72 @@
+"""Jobs survive a gateway restart; what was missed while it was down runs once."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from gsv_core.client import GatewayClient
+from gsv_core.gateway.server import serve
+from tests.cron.conftest import HOUR, START, Clock, eventually, server_config, task_job
+from tests.fakes.provider import FakeProvider
+
+
+async def test_a_restart_keeps_jobs_and_fires_missed_ones_once(
+    database: Path, fake: FakeProvider, clock: Clock
+) -> None:
+    """Down for five hours: an hourly job and a one-shot each run once at start-up."""
+    async with (
+        serve(server_config(database, fake, clock), port=0) as gw,
+        GatewayClient(gw.url) as client,
+    ):
+        hourly = (await client.call("cron.add", {**task_job("hourly"),
+                  "schedule": {"kind": "every", "everyMs": HOUR}}))["job"]  # fmt: skip
+        once = (await client.call("cron.add", task_job("once")))["job"]
+    clock.advance(5 * HOUR)
+    async with (
+        serve(server_config(database, fake, clock), port=0) as gw,
+        GatewayClient(gw.url) as client,
+    ):
+
+        async def both_ran() -> bool:
+            runs = (await client.call("cron.runs", {}))["runs"]
+            return len(runs) == 2
+
+        await eventually(both_ran, "the missed jobs to run")
+        runs = (await client.call("cron.runs", {}))["runs"]
+        assert sorted(r["jobId"] for r in runs) == sorted([hourly["id"], once["id"]])
+        assert all(r["status"] == "ok" and r["ts"] == START + 5 * HOUR for r in runs)
+        jobs = {j["id"]: j for j in (await client.call("cron.list", {}))["jobs"]}
+        assert jobs[hourly["id"]]["state"]["nextRunAtMs"] == START + 6 * HOUR
+        assert jobs[once["id"]]["enabled"] is False
+        gw.gateway.cron.wake()  # nothing else is due: still two runs
+        status = await client.call("cron.status")
+        assert status["dueCount"] == 0 and status["count"] == 2
+        assert (await client.call("cron.runs", {}))["count"] == 2
+
+
+async def test_a_run_cut_short_by_a_shutdown_is_recorded_as_interrupted(
+    database: Path, fake: FakeProvider, clock: Clock
+) -> None:
+    """A run in flight at shutdown is an `error` after the restart, and is not repeated."""
+    fake.enqueue("working", asyncio.Event())  # never finishes
+    async with (
+        serve(server_config(database, fake, clock), port=0) as gw,
+        GatewayClient(gw.url) as client,
+    ):
+        job = (await client.call("cron.add", {**task_job(),
+               "schedule": {"kind": "every", "everyMs": HOUR}}))["job"]  # fmt: skip
+        pending = asyncio.create_task(client.call("cron.run", {"id": job["id"], "mode": "force"}))
+        await eventually(fake.streaming.is_set, "the run to start")
+        assert (await client.call("cron.status"))["runningCount"] == 1
+    pending.cancel()
+    await asyncio.gather(pending, return_exceptions=True)
+    async with (
+        serve(server_config(database, fake, clock), port=0) as gw,
+        GatewayClient(gw.url) as client,
+    ):
+        runs = (await client.call("cron.runs", {"jobId": job["id"]}))["runs"]
+        assert [r["status"] for r in runs] == ["error"]
+        assert "interrupted" in runs[0]["error"]
+        state = (await client.call("cron.list", {}))["jobs"][0]["state"]
+        assert "runningAtMs" not in state and state["nextRunAtMs"] == START + HOUR
