@@ -167,6 +167,7 @@ class Inbox:
             "inboundMessageId": message.message_id,
             "journalId": entry_id,
             "agentId": route.agent_id,
+            "senderId": sender_id,
         }
         self.last_context[key] = context
         await self._touch(message)
@@ -181,7 +182,7 @@ class Inbox:
             await self.store.mark(entry_id, DROPPED, self.host.now_ms())
             return {"status": "error", "sessionKey": key, "error": exc.message}
         status = result.get("status")
-        if status in ("command", "directive-only"):
+        if status in ("command", "directive-only", "paused"):  # answered right away
             answer = result.get("error") or result.get("response") or "Command executed"
             await self._safe_reply(message, str(answer))
             await self.store.mark(entry_id, ANSWERED, self.host.now_ms(), session_key=key)

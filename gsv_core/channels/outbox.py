@@ -75,13 +75,13 @@ class Outbox:
         if event != events.CHAT or not isinstance(context, dict) or "channel" not in context:
             return
         state, run_id = payload.get("state"), str(payload.get("runId") or "")
-        if state not in ("partial", "final", "error"):
+        if state not in ("partial", "paused", "final", "error"):
             return
         if state == "error":
             text = error_line(str(payload.get("error", "the run failed")))
         else:
             text = reply_text(payload.get("message"))
-        if state != "partial":
+        if state in ("final", "error"):
             self.stop_typing(run_id)
         reply_to = context.get("inboundMessageId")
         if text:
@@ -89,7 +89,7 @@ class Outbox:
                                  Peer.from_wire(context["peer"]), text,
                                  reply_to=str(reply_to) if reply_to else None)  # fmt: skip
         journal_id = context.get("journalId")
-        if state != "partial" and isinstance(journal_id, int):
+        if state in ("final", "error") and isinstance(journal_id, int):
             await self.store.mark(journal_id, ANSWERED, self.host.now_ms())
 
     async def send_text(

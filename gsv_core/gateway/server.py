@@ -4,7 +4,8 @@
         print(gw.url)   # ws://127.0.0.1:54321/ws
 
 HTTP surface: `GET /ws` upgrades to the WebSocket protocol, `GET /health` answers
-`{"status":"healthy"}`, anything else is 404. The server refuses to listen beyond
+`{"status":"healthy"}`, `GET|POST /channels/{name}/webhook` goes to the channel's webhook
+(see `http_front`), anything else is 404. The server refuses to listen beyond
 loopback without a token unless `insecure` is set.
 """
 
@@ -27,6 +28,7 @@ from gsv_core.errors import InvalidParams
 from gsv_core.gateway.agent_host import ProviderFactory
 from gsv_core.gateway.app import Gateway, build_gateway
 from gsv_core.gateway.connection import Connection
+from gsv_core.gateway.http_front import HttpFront
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +101,7 @@ async def serve(
 ) -> AsyncIterator[RunningGateway]:
     """Build a gateway and serve it until the block exits."""
     gateway = await build_gateway(config.database, config.provider_factory, config.now_ms)
+    front = HttpFront(gateway)  # webhooks (POST /channels/{name}/webhook) on this port
     try:
         await _adopt_bootstrap_token(gateway, config)
         if not is_loopback(host):
@@ -118,6 +121,7 @@ async def serve(
             host,
             port,
             process_request=_process_request,
+            create_connection=front.connection_type(),
             max_size=config.max_size,
             compression=None,
             ping_interval=config.ping_interval,
@@ -126,11 +130,13 @@ async def serve(
             bound = _bound_port(server, port)
             log.info("gateway listening on ws://%s:%d/ws", host, bound)
             await gateway.sessions.recover()
+            gateway.cron.start()  # after recovery: a missed job runs once now
             await gateway.channels.restore()
             yield RunningGateway(gateway, server, host, bound)
             server.close()
             await server.wait_closed()
     finally:
+        await front.close()
         await gateway.close()
 
 
