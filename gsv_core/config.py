@@ -98,8 +98,14 @@ class SkillsConfig(_Section):
 
 
 class ToolApprovalConfig(_Section):
+    """Approval policy (gsv_core.approval.policy): rules first, then the preset."""
+
     defaultDecision: Literal["allow", "ask", "deny"] = "allow"
     rules: list[dict[str, Any]] = Field(default_factory=list)
+    # "standard": dangerous shell commands and writes outside the workspace ask
+    preset: Literal["standard", "none"] = "standard"
+    # an unanswered approval expires closed after this long
+    timeoutSeconds: int = Field(default=300, ge=1, le=86_400)
 
 
 class ActiveHoursConfig(_Section):

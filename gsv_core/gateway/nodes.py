@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from gsv_core.approval.binding import new_key, sign
 from gsv_core.errors import (
     Conflict,
     Forbidden,
@@ -58,6 +59,8 @@ class OnlineNode:
     peer: Peer
     tools: list[ToolDefinition]
     runtime: NodeRuntime
+    # signs approval bindings for this connection (sent to the node in hello-ok)
+    approval_key: str = field(default_factory=new_key)
 
     def has_tool(self, name: str) -> bool:
         return any(tool.name == name for tool in self.tools)
@@ -92,6 +95,9 @@ class NodeService:
 
     def online_ids(self) -> list[str]:
         return sorted(self._online)
+
+    def online_nodes(self) -> list[OnlineNode]:
+        return list(self._online.values())
 
     async def attach(
         self,
@@ -203,16 +209,25 @@ class NodeService:
         return parts[0], entry, parts[1]
 
     async def invoke(
-        self, name: str, args: dict[str, Any], timeout: float, call_id: str | None = None
+        self,
+        name: str,
+        args: dict[str, Any],
+        timeout: float,
+        call_id: str | None = None,
+        *,
+        approved: bool = False,
     ) -> Any:
-        """Run a namespaced node tool and return its raw result.
+        """Run a namespaced node tool and return its raw result. `approved` attaches an
+        approval binding signed for exactly this call (the node checks it).
 
         404 unknown tool, 503 node gone (before or during the call), 504 after `timeout`
         seconds, ToolFailed with the node's message when the tool itself failed.
         """
         node_id, entry, tool = self.resolve_tool(name)
         call_id = call_id or str(uuid.uuid4())
-        payload = {"callId": call_id, "tool": tool, "args": args}
+        payload: dict[str, Any] = {"callId": call_id, "tool": tool, "args": args}
+        if approved:
+            payload["approval"] = sign(entry.approval_key, tool, args, "allow")
         return await self._call(call_id, node_id, "tool", entry.peer, events.TOOL_INVOKE,
                                 payload, timeout, "Tool request timed out")  # fmt: skip
 

@@ -1,23 +1,43 @@
-"""The gateway's ToolExecutor: `gsv__*` names run in the native tool registry, everything
-else is a `{nodeId}__{Tool}` node tool sent to its node (spec 7.6)."""
+"""The gateway's ToolExecutor: every call is judged by the approval policy first; then
+`gsv__*` names run in the native tool registry and everything else is sent to its node
+(spec 7.6, 7.7).
+
+A call the policy wants a human for pauses here: clients get a `tool.approval` event and
+a `paused` chat event (which channels relay as text), and the call waits until someone
+answers or the approval expires -- closed: the model gets "approval timed out". Node
+calls carry a binding signed for exactly their arguments, which the node checks.
+"""
 
 from __future__ import annotations
 
+import logging
+import os
 import uuid
 from typing import TYPE_CHECKING, Any
 
 from gsv_core.agent.tools import ToolCallContext
+from gsv_core.approval.policy import ASK, DENY, ApprovalPolicy, CallFacts, Decision, Protected
+from gsv_core.approval.service import APPROVED, DEFAULT_TIMEOUT, EXPIRED, ApprovalService
+from gsv_core.errors import ToolFailed
 from gsv_core.gateway.native.registry import NATIVE_PREFIX, NativeToolRegistry
+from gsv_core.paths import resolve_paths
+from gsv_core.protocol import events
+from gsv_core.protocol.schemas.nodes import split_tool_name
 from gsv_core.providers.base import ToolSpec
 
 if TYPE_CHECKING:
     from gsv_core.gateway.app import Gateway
 
+log = logging.getLogger(__name__)
+
 
 class GatewayToolRouter:
-    def __init__(self, gateway: Gateway, native: NativeToolRegistry) -> None:
+    def __init__(
+        self, gateway: Gateway, native: NativeToolRegistry, approvals: ApprovalService
+    ) -> None:
         self._gateway = gateway
         self.native = native
+        self.approvals = approvals
 
     def specs(self, ctx: ToolCallContext) -> list[ToolSpec]:
         """Native tools first, then node tools (nodes sorted by id), as in tools.list."""
@@ -28,9 +48,73 @@ class GatewayToolRouter:
         return [*self.native.specs(), *nodes]
 
     async def execute(self, name: str, args: dict[str, Any], ctx: ToolCallContext) -> Any:
+        decision = self.policy().decide(self._facts(name, args))
+        if decision.verdict == DENY:
+            raise ToolFailed(f"Tool execution denied by policy: {decision.reason}")
+        if decision.verdict == ASK and not self.approvals.remembered(ctx.session_key, name, args):
+            await self._ask(name, args, ctx, decision)
         if name.startswith(NATIVE_PREFIX):
             return await self.native.run(name, args, ctx)
         # our own call id: the model's tool-call ids are not unique across sessions
         return await self._gateway.nodes.invoke(
-            name, args, self._gateway.tool_timeout(), call_id=str(uuid.uuid4())
+            name, args, self._gateway.tool_timeout(), call_id=str(uuid.uuid4()), approved=True
         )
+
+    def policy(self) -> ApprovalPolicy:
+        return ApprovalPolicy.from_config(self._gateway.config.effective, self.protected())
+
+    def protected(self) -> Protected:
+        """This gateway's own processes and files (nodes guard their own, too)."""
+        paths = resolve_paths()
+        database = self._gateway.db.path
+        pids = {os.getpid()} | {
+            n.runtime.pid for n in self._gateway.nodes.online_nodes() if n.runtime.pid
+        }
+        return Protected(
+            pids=frozenset(pids),
+            secret_paths=frozenset({str(paths.secrets_file), str(database), "gsv/secrets.toml"}),
+            config_paths=frozenset({str(paths.config_file)}),
+        )
+
+    def _facts(self, name: str, args: dict[str, Any]) -> CallFacts:
+        parts = split_tool_name(name)
+        if name.startswith(NATIVE_PREFIX) or parts is None:
+            return CallFacts(name, name, None, args)
+        node = self._gateway.nodes.online(parts[0])
+        workspace = node.runtime.workspace if node is not None else None
+        return CallFacts(name, parts[1], parts[0], args, workspace)
+
+    async def _ask(
+        self, name: str, args: dict[str, Any], ctx: ToolCallContext, decision: Decision
+    ) -> None:
+        """Pause the call until a human answers; raise unless they approved in time."""
+        section = self._gateway.config.effective.get("toolApproval") or {}
+        timeout = float(section.get("timeoutSeconds", DEFAULT_TIMEOUT))
+        approval = self.approvals.open(ctx.session_key, ctx.run_id, ctx.call_id, name, args,
+                                       decision, timeout)  # fmt: skip
+        emit = self._gateway.sessions.host.emit
+        emit(events.TOOL_APPROVAL, approval.to_wire())
+        paused: dict[str, Any] = {
+            "runId": ctx.run_id, "sessionKey": ctx.session_key, "state": "paused",
+            "approvalId": approval.id, "message": _prompt(approval.id, name, decision, timeout),
+        }  # fmt: skip
+        if ctx.channel_context:
+            paused["channelContext"] = ctx.channel_context
+        emit(events.CHAT, paused)
+        outcome = await self.approvals.wait(approval)
+        emit(events.TOOL_APPROVAL, approval.to_wire(outcome))
+        if outcome == EXPIRED:
+            raise ToolFailed(f"approval timed out: nobody answered within {timeout:g} seconds")
+        if outcome != APPROVED:
+            raise ToolFailed("Tool execution denied by user")
+
+
+def _prompt(approval_id: str, tool: str, decision: Decision, timeout: float) -> dict[str, Any]:
+    """The paused message: what waits, why, and how to answer."""
+    summary = decision.summary if len(decision.summary) <= 400 else decision.summary[:397] + "..."
+    text = (
+        f"Approval needed ({approval_id}): {tool}\n{summary}\n"
+        f"Why: {decision.reason}\n"
+        f'Reply "yes" to run it or "no" to refuse (expires in {int(timeout // 60) or 1} min).'
+    )
+    return {"role": "assistant", "content": [{"type": "text", "text": text}]}

@@ -45,10 +45,12 @@ def register(router: Router, gateway: Gateway) -> None:
         await _register(ctx, params, gateway)
         ctx.peer.connected = True
         ctx.peer.mode = params.client.mode
+        node = gateway.nodes.online(params.client.id) if params.client.mode == NODE else None
         return ConnectResult(
             protocol=PROTOCOL_VERSION,
             server=ServerInfo(version=gateway.version, connectionId=ctx.peer.connection_id),
             features=Features(methods=router.methods(), events=sorted(gateway.events)),
+            approvalKey=node.approval_key if node is not None else None,
         )
 
     router.add(CONNECT, connect)

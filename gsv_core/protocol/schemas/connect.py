@@ -52,3 +52,5 @@ class ConnectResult(WireModel):
     protocol: int
     server: ServerInfo
     features: Features
+    # gsv addition, node connections only: the key approval bindings are signed with
+    approvalKey: str | None = None

@@ -1,0 +1,118 @@
+"""Pending approvals: tool calls waiting for a human's yes or no.
+
+A waiting call holds a future; `resolve()` (the `tool.approve` RPC, a "yes"/"no" reply,
+`gsv approvals approve`) settles it. Approvals expire *closed* after
+`toolApproval.timeoutSeconds`: the tool then fails with "approval timed out" (fix of
+18.16). "Remember for this session" approves the same exact call again without asking.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from gsv_core.approval.binding import call_hash
+from gsv_core.approval.policy import Decision
+from gsv_core.errors import InvalidParams, NotFound
+
+APPROVED, DENIED, EXPIRED = "approved", "denied", "expired"
+DEFAULT_TIMEOUT = 300
+
+
+@dataclass
+class PendingApproval:
+    id: str
+    session_key: str
+    run_id: str
+    call_id: str
+    tool: str
+    args: dict[str, Any]
+    decision: Decision
+    requested_at: int
+    expires_at: int
+    outcome: asyncio.Future[str] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+
+    def to_wire(self, state: str = "pending") -> dict[str, Any]:
+        return {
+            "approvalId": self.id,
+            "sessionKey": self.session_key,
+            "runId": self.run_id,
+            "callId": self.call_id,
+            "tool": self.tool,
+            "args": self.args,
+            "summary": self.decision.summary,
+            "reason": self.decision.reason,
+            "ruleId": self.decision.rule_id,
+            "requestedAt": self.requested_at,
+            "expiresAt": self.expires_at,
+            "state": state,
+        }
+
+
+class ApprovalService:
+    def __init__(self, now_ms: Callable[[], int]) -> None:
+        self._now = now_ms
+        self._pending: dict[str, PendingApproval] = {}
+        self._remembered: set[tuple[str, str]] = set()  # (session key, call hash)
+
+    def remembered(self, session_key: str, tool: str, args: dict[str, Any]) -> bool:
+        return (session_key, call_hash(tool, args)) in self._remembered
+
+    def open(
+        self,
+        session_key: str,
+        run_id: str,
+        call_id: str,
+        tool: str,
+        args: dict[str, Any],
+        decision: Decision,
+        timeout_s: float,
+    ) -> PendingApproval:
+        approval_id = secrets.token_hex(3)  # short enough to type on a phone
+        while approval_id in self._pending:
+            approval_id = secrets.token_hex(3)
+        now = self._now()
+        approval = PendingApproval(approval_id, session_key, run_id, call_id, tool, args, decision,
+                                   now, now + int(timeout_s * 1000))  # fmt: skip
+        self._pending[approval_id] = approval
+        return approval
+
+    async def wait(self, approval: PendingApproval) -> str:
+        """The outcome: approved, denied or expired (the approval is closed either way)."""
+        remaining = max(0.0, (approval.expires_at - self._now()) / 1000)
+        try:
+            async with asyncio.timeout(remaining):
+                return await asyncio.shield(approval.outcome)
+        except TimeoutError:
+            return EXPIRED
+        finally:
+            self._pending.pop(approval.id, None)
+
+    def resolve(
+        self, approval_id: str, decision: str, remember: str | None = None
+    ) -> PendingApproval:
+        """Settle a pending approval (`decision` allow or deny); 404 if unknown or closed."""
+        if decision not in ("allow", "deny"):
+            raise InvalidParams("decision must be allow or deny")
+        approval = self._pending.get(approval_id.strip().lower())
+        if approval is None or approval.outcome.done():
+            raise NotFound(f"No pending approval {approval_id!r} (it may have expired)")
+        if decision == "allow" and remember == "session":
+            self._remembered.add((approval.session_key, call_hash(approval.tool, approval.args)))
+        approval.outcome.set_result(APPROVED if decision == "allow" else DENIED)
+        return approval
+
+    def pending(self, session_key: str | None = None) -> list[PendingApproval]:
+        """Open approvals, oldest first (of one session, or all)."""
+        return [
+            a for a in self._pending.values()
+            if not a.outcome.done() and session_key in (None, a.session_key)
+        ]  # fmt: skip
+
+    def forget_session(self, session_key: str) -> None:
+        self._remembered = {item for item in self._remembered if item[0] != session_key}

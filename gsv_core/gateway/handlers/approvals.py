@@ -1,0 +1,30 @@
+"""`tool.approve` and `tool.approvals` (gsv additions, issue 13): answering and listing
+the tool calls that wait for a human. Only clients may call them (the mode table), which
+is what "only the owner approves" means on the wire."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from gsv_core.protocol import events
+from gsv_core.protocol import methods as m
+from gsv_core.protocol.schemas.approvals import ToolApproveParams
+from gsv_core.rpc.context import RequestContext
+from gsv_core.rpc.dispatch import Router
+
+if TYPE_CHECKING:
+    from gsv_core.gateway.app import Gateway
+
+
+def register(router: Router, gateway: Gateway) -> None:
+    async def tool_approve(ctx: RequestContext, params: ToolApproveParams) -> dict[str, Any]:
+        approval = gateway.approvals.resolve(params.approvalId, params.decision, params.remember)
+        return {"ok": True, "approvalId": approval.id, "decision": params.decision,
+                "tool": approval.tool, "sessionKey": approval.session_key}  # fmt: skip
+
+    async def tool_approvals(ctx: RequestContext, params: object) -> dict[str, Any]:
+        return {"approvals": [a.to_wire() for a in gateway.approvals.pending()]}
+
+    router.add(m.TOOL_APPROVE, tool_approve, ToolApproveParams)
+    router.add(m.TOOL_APPROVALS, tool_approvals)
+    gateway.events.add(events.TOOL_APPROVAL)

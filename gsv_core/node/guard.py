@@ -1,0 +1,49 @@
+"""The node's own check before it runs a tool (issue 13): decisions are enforced where
+the tool runs. Built-in protections (this node's processes, gsv's secret and config
+files on this machine) always refuse. A call the standard policy would put before a
+human runs only with the gateway's approval binding for exactly these arguments."""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from gsv_core.approval.binding import verify
+from gsv_core.approval.policy import ALLOW, DENY, ApprovalPolicy, CallFacts, Protected
+from gsv_core.errors import ToolFailed
+from gsv_core.paths import resolve_paths
+
+log = logging.getLogger(__name__)
+
+
+class NodeGuard:
+    def __init__(self, node_id: str, workspace: str, key: str | None = None) -> None:
+        self.node_id = node_id
+        self.workspace = workspace
+        self.key = key  # from hello-ok; None: the gateway does not sign (older gateway)
+        paths = resolve_paths()
+        protected = Protected(
+            pids=frozenset({os.getpid()}),
+            secret_paths=frozenset(
+                {str(paths.secrets_file), str(paths.database), "gsv/secrets.toml"}
+            ),
+            config_paths=frozenset({str(paths.config_file)}),
+        )
+        self.policy = ApprovalPolicy.from_config({}, protected)  # the standard preset
+
+    def check(self, tool: str, args: Any, binding: Any) -> None:
+        """Raise ToolFailed unless this call may run here."""
+        arguments = args if isinstance(args, dict) else {}
+        facts = CallFacts(f"{self.node_id}__{tool}", tool, self.node_id, arguments, self.workspace)
+        decision = self.policy.decide(facts)
+        if decision.verdict == DENY:
+            raise ToolFailed(f"refused on this node: {decision.reason}")
+        if decision.verdict == ALLOW or self.key is None:
+            return
+        if not verify(self.key, tool, arguments, binding):
+            log.warning("refused %s: no approval for exactly this call", tool)
+            raise ToolFailed(
+                f"refused on this node: {decision.reason} and the gateway's approval does not "
+                "cover exactly this call"
+            )
