@@ -34,6 +34,25 @@ async def _echo() -> None:
         await _until_stdin_closes()
 
 
+async def _sink() -> None:
+    """Binary throughput baseline: swallow binary frames; answer a text frame with the
+    number of bytes received so far."""
+    from websockets.asyncio.server import ServerConnection, serve
+
+    async def sink(ws: ServerConnection) -> None:
+        received = 0
+        async for message in ws:
+            if isinstance(message, bytes):
+                received += len(message)
+            else:
+                await ws.send(str(received))
+
+    async with serve(sink, "127.0.0.1", 0, compression=None, max_size=None) as server:
+        port = next(iter(server.sockets)).getsockname()[1]
+        print(f"ws://127.0.0.1:{port}/", flush=True)
+        await _until_stdin_closes()
+
+
 async def _relay() -> None:
     """Two-hop baseline: a message from the first connection is forwarded to the second
     (the "node"), whose answer goes back to the first: the shape of a node tool call."""
@@ -116,6 +135,8 @@ if __name__ == "__main__":
     kind = sys.argv[1]
     if kind == "echo":
         _run(_echo())
+    elif kind == "sink":
+        _run(_sink())
     elif kind == "relay":
         _run(_relay())
     elif kind == "gateway":

@@ -127,7 +127,7 @@ class GatewayClient:
         backoff: Backoff | None = None,
         connect_timeout: float = 15.0,
         max_size: int = DEFAULT_MAX_SIZE,
-        on_binary: Callable[[bytes], None] | None = None,
+        on_binary: Callable[[bytes], Awaitable[None] | None] | None = None,
         on_connected: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
         ping_interval: float = 20.0,
     ) -> None:
@@ -285,7 +285,9 @@ class GatewayClient:
             async for message in ws:
                 if isinstance(message, bytes):
                     if self.on_binary is not None:
-                        self.on_binary(message)
+                        handled = self.on_binary(message)
+                        if handled is not None:
+                            await handled  # a slow writer slows the socket, not memory
                     continue
                 self._on_text(message)
         except WsConnectionClosed:

@@ -16,13 +16,17 @@ from typing import Any
 
 from gsv_core import __version__
 from gsv_core.agent.manager import SessionManager
+from gsv_core.approval.service import ApprovalService
 from gsv_core.channels.base import Channel
 from gsv_core.channels.manager import ChannelManager
 from gsv_core.channels.test_channel import TestChannel
+from gsv_core.cron.service import CronService
+from gsv_core.errors import InvalidParams
 from gsv_core.gateway.agent_host import GatewayAgentHost, ProviderFactory
 from gsv_core.gateway.channel_host import GatewayChannelHost
 from gsv_core.gateway.config_service import ConfigService
 from gsv_core.gateway.exec_events import ExecEventRouter
+from gsv_core.gateway.handlers import approvals as approval_handlers
 from gsv_core.gateway.handlers import channels as channel_handlers
 from gsv_core.gateway.handlers import chat as chat_handlers
 from gsv_core.gateway.handlers import config as config_handlers
@@ -32,29 +36,35 @@ from gsv_core.gateway.handlers import nodes as node_handlers
 from gsv_core.gateway.handlers import pairing as pairing_handlers
 from gsv_core.gateway.handlers import sessions as session_handlers
 from gsv_core.gateway.handlers import tools as tools_handlers
+from gsv_core.gateway.handlers import transfers as transfer_handlers
 from gsv_core.gateway.handlers import workspace as workspace_handlers
 from gsv_core.gateway.native import (
     cron_tools,
     gateway_tools,
     message_tools,
     session_tools,
+    transfer_tools,
     workspace_tools,
 )
 from gsv_core.gateway.native.registry import NativeToolRegistry
 from gsv_core.gateway.nodes import NodeService
 from gsv_core.gateway.registry import ConnectionRegistry
 from gsv_core.gateway.tool_router import GatewayToolRouter
+from gsv_core.gateway.transfers import TransferService, WorkspacePath
 from gsv_core.pairing import PairingService
-from gsv_core.protocol.frames import FrameError, parse_binary_frame
+from gsv_core.protocol.frames import FrameError
 from gsv_core.rpc.context import Peer
 from gsv_core.rpc.dispatch import Router
 from gsv_core.storage.channels import ChannelStore
 from gsv_core.storage.config_store import ConfigStore
+from gsv_core.storage.cron import CronStore
 from gsv_core.storage.db import Database
 from gsv_core.storage.media import MediaStore
 from gsv_core.storage.nodes import NodeStore
 from gsv_core.storage.pairing import PairingStore
 from gsv_core.storage.sessions import SessionStore
+from gsv_core.workspace import FilesystemBackend, Workspace
+from gsv_core.workspace.paths import normalise_path, validate_agent_id, write_location
 
 log = logging.getLogger(__name__)
 
@@ -69,9 +79,13 @@ HANDLER_MODULES = (
     cron_handlers,
     channel_handlers,
     pairing_handlers,
+    approval_handlers,
+    transfer_handlers,
 )
 # native tools are listed in this order (seed 000): workspace, gateway, cron, sessions
-NATIVE_TOOL_MODULES = (workspace_tools, gateway_tools, cron_tools, message_tools, session_tools)
+NATIVE_TOOL_MODULES = (
+    workspace_tools, gateway_tools, cron_tools, message_tools, session_tools, transfer_tools,
+)  # fmt: skip
 
 
 def wall_clock_ms() -> int:
@@ -90,14 +104,19 @@ class Gateway:
     registry: ConnectionRegistry = field(default_factory=ConnectionRegistry)
     exec_events: ExecEventRouter = field(init=False)
     native_tools: NativeToolRegistry = field(default_factory=NativeToolRegistry)
+    approvals: ApprovalService = field(init=False)
+    workspace: Workspace = field(init=False)
     sessions: SessionManager = field(init=False)
+    cron: CronService = field(init=False)
     channels: ChannelManager = field(init=False)
+    transfers: TransferService = field(init=False)
     version: str = __version__
     # events this gateway really emits; method families add theirs when they register
     events: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.exec_events = ExecEventRouter(self.now_ms)
+        self.approvals = ApprovalService(self.now_ms)
         self._jobs: set[asyncio.Task[None]] = set()
 
     def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
@@ -113,26 +132,24 @@ class Gateway:
     async def on_disconnect(self, peer: Peer) -> None:
         """A socket closed (or re-sent `connect`): forget whatever it registered."""
         self.registry.drop(peer)
+        self.transfers.peer_gone(peer)
         await self.nodes.detach(peer)
 
-    def on_binary(self, peer: Peer, data: bytes) -> None:
-        # No transfer is ever open yet: every binary frame is unexpected. Dropped, not fatal.
+    async def on_binary(self, peer: Peer, data: bytes) -> None:
+        """A binary frame: a chunk of a transfer this peer is the source of, or dropped."""
+        if not peer.connected:
+            log.warning("connection %s: binary frame before connect, dropped", peer.connection_id)
+            return
         try:
-            transfer_id, chunk = parse_binary_frame(data)
+            await self.transfers.on_binary(peer, data)
         except FrameError as exc:
             log.warning("connection %s: %s", peer.connection_id, exc)
-            return
-        log.warning(
-            "connection %s: dropped %d-byte binary frame for unknown transfer %d",
-            peer.connection_id,
-            len(chunk),
-            transfer_id,
-        )
 
     async def close(self) -> None:
         for task in list(self._jobs):
             task.cancel()
         await asyncio.gather(*self._jobs, return_exceptions=True)
+        await self.cron.stop()  # before the sessions: its runs wait on them
         await self.channels.close()
         await self.sessions.close()
         await self.db.close()
@@ -155,11 +172,20 @@ async def build_gateway(
         raise
     gateway = Gateway(db=db, config=config, nodes=nodes, now_ms=now_ms or wall_clock_ms)
     data_dir = database.parent
-    tools = GatewayToolRouter(gateway, gateway.native_tools)
+    tools = GatewayToolRouter(gateway, gateway.native_tools, gateway.approvals)
+    gateway.workspace = Workspace(FilesystemBackend(data_dir / "workspace"))
+    gateway.transfers = TransferService(
+        lambda node_id: node.peer if (node := gateway.nodes.online(node_id)) else None,
+        workspace_file(gateway.workspace),
+    )
     host = GatewayAgentHost(
-        gateway, tools, MediaStore(data_dir / "media"), data_dir / "workspace", provider_factory
+        gateway, tools, MediaStore(data_dir / "media"), gateway.workspace, provider_factory
     )
     gateway.sessions = SessionManager(SessionStore(db), host)
+    gateway.cron = CronService(
+        CronStore(db), gateway.sessions, lambda: gateway.config.effective, gateway.now_ms
+    )
+    await gateway.cron.load()
     gateway.channels = ChannelManager(
         ChannelStore(db), PairingService(PairingStore(db)), GatewayChannelHost(gateway),
         channel_adapters(),
@@ -174,4 +200,32 @@ async def build_gateway(
 def channel_adapters() -> dict[str, Channel]:
     """The in-process messenger adapters this gateway offers (each imports its platform
     library only when an account starts)."""
-    return {"test": TestChannel()}
+    from gsv_core.channels.discord import DiscordChannel  # discord.py loads at start
+    from gsv_core.channels.slack import SlackChannel  # slack_sdk loads at start
+    from gsv_core.channels.telegram import TelegramChannel  # python-telegram-bot at start
+    from gsv_core.channels.whatsapp import WhatsAppChannel  # httpx loads at start
+
+    return {
+        "test": TestChannel(),
+        "discord": DiscordChannel(),
+        "slack": SlackChannel(),
+        "telegram": TelegramChannel(),
+        "whatsapp": WhatsAppChannel(),
+    }
+
+
+def workspace_file(workspace: Workspace) -> WorkspacePath:
+    """`gsv:workspace/<path>` endpoints: the agent's own file under the workspace path
+    rules (never a raw storage key, fix of 18.3), as a real path transfers stream to."""
+
+    async def resolve(agent_id: str, path: str) -> Path:
+        relative = normalise_path(path)
+        if not relative:
+            raise InvalidParams("a transfer needs a file in the workspace, not its root")
+        key = write_location(validate_agent_id(agent_id), relative).key
+        backend = workspace.backend
+        if not isinstance(backend, FilesystemBackend):
+            raise InvalidParams("file transfers need the filesystem workspace backend")
+        return Path(backend.real_path(key))
+
+    return resolve

@@ -33,6 +33,9 @@ async def process_message(
     channel's raw text versus its enveloped text)."""
     actor = await gateway.sessions.actor(key)
     raw = command_text if command_text is not None else text
+    answer = approval_answer(gateway, key, raw, context)
+    if answer is not None:
+        return answer
     command = parse_command(raw)
     if command is not None:
         return (await run_command(actor, command, channel=channel)).to_result()
@@ -73,3 +76,32 @@ async def _directive_only(actor: SessionActor, directives: Directives) -> dict[s
     if ack is not None:
         result["response"] = ack
     return result
+
+
+APPROVE_WORDS = {"yes": "allow", "no": "deny"}
+
+
+def approval_answer(
+    gateway: Gateway, key: str, text: str, context: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """A bare "yes" or "no" from the owner answers the session's oldest pending approval
+    (spec 7.7). Anything else -- or the same words from someone else in a group -- is an
+    ordinary message and is queued, never dropped (fix of 18.16)."""
+    decision = APPROVE_WORDS.get(text.strip().lower())
+    pending = gateway.approvals.pending(key)
+    if decision is None or not pending or not is_owner(gateway, context):
+        return None
+    approval = gateway.approvals.resolve(pending[0].id, decision)
+    verb = "Approved" if decision == "allow" else "Denied"
+    return {"status": "paused", "runId": approval.run_id, "approvalId": approval.id,
+            "response": f"{verb} {approval.tool}."}  # fmt: skip
+
+
+def is_owner(gateway: Gateway, context: dict[str, Any] | None) -> bool:
+    """Clients are the owner; on a channel only senders listed in
+    `channels.<name>.owners` are."""
+    if not context or "channel" not in context:
+        return True
+    channel = gateway.config.effective.get("channels", {}).get(context["channel"]) or {}
+    owners = {str(owner) for owner in channel.get("owners") or []}
+    return str(context.get("senderId", "")) in owners

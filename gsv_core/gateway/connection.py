@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
+from gsv_core.errors import ConnectionClosed as ConnectionClosedError
 from gsv_core.errors import InvalidParams
 from gsv_core.protocol.frames import (
     FrameError,
@@ -33,6 +34,9 @@ if TYPE_CHECKING:
     from gsv_core.gateway.app import Gateway
 
 log = logging.getLogger(__name__)
+
+BINARY_HIGH_WATER = 4 * 1024 * 1024
+BINARY_LOW_WATER = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,11 @@ class Connection:
         self.peer_id: str | None = None
         self._seq = 0
         self._outbox: asyncio.Queue[str | bytes | _Close] = asyncio.Queue()
+        # binary frames queued but not yet written: senders wait above the high-water mark,
+        # so a slow peer slows the transfer instead of filling the gateway's memory
+        self._queued_bytes = 0
+        self._drained = asyncio.Event()
+        self._drained.set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._closing = False
 
@@ -60,6 +69,15 @@ class Connection:
     def send_event(self, event: str, payload: Any = None) -> None:
         self._seq += 1
         self._send(encode_event(event, payload, self._seq))
+
+    async def send_binary(self, data: bytes) -> None:
+        while self._queued_bytes > BINARY_HIGH_WATER and not self._closing:
+            self._drained.clear()
+            await self._drained.wait()
+        if self._closing:
+            raise ConnectionClosedError("the connection is closing")
+        self._queued_bytes += len(data)
+        self._outbox.put_nowait(data)
 
     def close(self, code: int = 1000, reason: str = "") -> None:
         """Close after everything already queued has been written."""
@@ -80,6 +98,8 @@ class Connection:
         try:
             await asyncio.wait({reader, writer}, return_when=asyncio.FIRST_COMPLETED)
         finally:
+            self._closing = True
+            self._drained.set()  # senders waiting for room give up now
             for task in (reader, writer, *self._tasks):
                 task.cancel()
             await asyncio.gather(reader, writer, *self._tasks, return_exceptions=True)
@@ -91,9 +111,14 @@ class Connection:
             while True:
                 item = await self._outbox.get()
                 if isinstance(item, _Close):
+                    self._drained.set()  # wake blocked senders: they will see the close
                     await self._ws.close(item.code, item.reason)
                     return
                 await self._ws.send(item)
+                if isinstance(item, bytes):
+                    self._queued_bytes -= len(item)
+                    if self._queued_bytes <= BINARY_LOW_WATER:
+                        self._drained.set()
         except ConnectionClosed:
             return
 
@@ -101,7 +126,8 @@ class Connection:
         try:
             async for message in self._ws:
                 if isinstance(message, bytes):
-                    self._gateway.on_binary(self, message)
+                    # awaited: while the destination is slow we stop reading this socket
+                    await self._gateway.on_binary(self, message)
                     continue
                 await self._on_text(message)
         except ConnectionClosed as exc:

@@ -29,8 +29,11 @@ from typing import Any
 from gsv_core import __version__
 from gsv_core.client import Backoff, ClientIdentity, GatewayClient, local_platform
 from gsv_core.errors import GsvError
+from gsv_core.node.guard import NodeGuard
 from gsv_core.node.logtail import tail_lines
 from gsv_core.node.tools import Toolset, build_toolset
+from gsv_core.node.tools.workspace import Workspace as ToolWorkspace
+from gsv_core.node.transfers import NodeTransfers
 from gsv_core.protocol import events
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.frames import EventFrame
@@ -62,14 +65,17 @@ class NodeSettings:
     backoff: Backoff = field(default_factory=Backoff)
 
 
-def runtime_info(toolset: Toolset) -> dict[str, Any]:
-    """NodeRuntimeInfo of seed 001: capabilities, OS, env var *names* (never values)."""
+def runtime_info(toolset: Toolset, workspace: Path | None = None) -> dict[str, Any]:
+    """NodeRuntimeInfo of seed 001: capabilities, OS, env var *names* (never values); plus
+    the workspace and pid, which the gateway's approval policy uses."""
     return {
+        "workspace": str(workspace) if workspace is not None else None,
         "hostRole": "execution",
         "hostCapabilities": toolset.host_capabilities(),
         "toolCapabilities": toolset.tool_capabilities(),
         "hostOs": local_platform(),
         "hostEnv": sorted(os.environ),
+        "pid": os.getpid(),
     }
 
 
@@ -85,6 +91,9 @@ class NodeDaemon:
         )
         self._tasks: set[asyncio.Task[None]] = set()
         self.client: GatewayClient | None = None
+        self.guard = NodeGuard(settings.node_id, str(settings.workspace))
+        paths = ToolWorkspace(settings.workspace, restrict=settings.restrict_to_workspace)
+        self.transfers = NodeTransfers(paths.resolve)
         self.connected = asyncio.Event()
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -121,6 +130,8 @@ class NodeDaemon:
             return
         self.settings.backoff.reset()
         self.client = client
+        key = (client.hello or {}).get("approvalKey")
+        self.guard.key = key if isinstance(key, str) and key else None
         self.connected.set()
         log.info("connected to %s as node %s", client.url, self.settings.node_id)
         pump = self._spawn(self._pump_events(client))
@@ -135,6 +146,7 @@ class NodeDaemon:
         sender.cancel()
         await client.close()
         await asyncio.gather(pump, sender, return_exceptions=True)
+        await self.transfers.close()  # no more chunks can come: drop partial files
         if not stop.is_set():
             delay = self.settings.backoff.next_delay()
             log.warning("connection to %s lost; reconnecting in %.1fs", client.url, delay)
@@ -147,13 +159,14 @@ class NodeDaemon:
             version=__version__,
             platform=f"{local_platform()}-{platform.machine().lower()}",
             tools=self.toolset.definitions(),
-            node_runtime=runtime_info(self.toolset),
+            node_runtime=runtime_info(self.toolset, self.settings.workspace),
         )
         return GatewayClient(
             self.settings.url,
             token=self.settings.token,
             identity=identity,
             ping_interval=self.settings.ping_interval,
+            on_binary=self.transfers.on_binary,
         )
 
     def _spawn(self, coro: Awaitable[None]) -> asyncio.Task[None]:
@@ -176,7 +189,29 @@ class NodeDaemon:
             events.TOOL_INVOKE: self._on_tool_invoke,
             events.LOGS_GET: self._on_logs_get,
             events.NODE_PROBE: self._on_probe,
+            events.TRANSFER_SEND: self._on_transfer,
+            events.TRANSFER_START: self._on_transfer,
+            events.TRANSFER_RECEIVE: self._on_transfer,
+            events.TRANSFER_END: self._on_transfer,
         }
+
+    async def _on_transfer(self, client: GatewayClient, frame: EventFrame) -> None:
+        payload = frame.payload if isinstance(frame.payload, dict) else {}
+        if not isinstance(payload.get("transferId"), int):
+            log.warning("malformed %s event: %r", frame.event, frame.payload)
+            return
+
+        async def call(method: str, params: dict[str, Any]) -> Any:
+            return await client.call(method, params, timeout=REPLY_TIMEOUT)
+
+        if frame.event == events.TRANSFER_SEND:
+            await self.transfers.on_send(payload, call)
+        elif frame.event == events.TRANSFER_START:
+            await self.transfers.on_start(payload, call, client.send_binary)
+        elif frame.event == events.TRANSFER_RECEIVE:
+            await self.transfers.on_receive(payload, call)
+        else:
+            await self.transfers.on_end(payload, call)
 
     async def _on_tool_invoke(self, client: GatewayClient, frame: EventFrame) -> None:
         payload = frame.payload if isinstance(frame.payload, dict) else {}
@@ -185,10 +220,12 @@ class NodeDaemon:
             log.warning("malformed tool.invoke event: %r", frame.payload)
             return
         log.debug("tool %s (call %s)", tool, call_id)
+        args = payload.get("args") or {}
         try:
+            self.guard.check(tool, args, payload.get("approval"))
             reply: dict[str, Any] = {
                 "callId": call_id,
-                "result": await self.toolset.invoke(tool, payload.get("args") or {}),
+                "result": await self.toolset.invoke(tool, args),
             }
         except GsvError as exc:
             reply = {"callId": call_id, "error": exc.message}

@@ -10,12 +10,16 @@ CHAT_TOOL: Final = "chat.tool"
 # gsv addition: something happened to a session the user should see (auto reset, compaction)
 SESSION_NOTICE: Final = "session.notice"
 TOOL_INVOKE: Final = "tool.invoke"
+# gsv addition: a tool call waits for (or got) a human's approval
+TOOL_APPROVAL: Final = "tool.approval"
 LOGS_GET: Final = "logs.get"
 NODE_PROBE: Final = "node.probe"
 TRANSFER_SEND: Final = "transfer.send"
 TRANSFER_RECEIVE: Final = "transfer.receive"
 TRANSFER_START: Final = "transfer.start"
 TRANSFER_END: Final = "transfer.end"
+# gsv addition: bytes moved so far, for the client that asked (transfer.request)
+TRANSFER_PROGRESS: Final = "transfer.progress"
 CHANNEL_OUTBOUND: Final = "channel.outbound"
 CHANNEL_TYPING: Final = "channel.typing"
 
@@ -24,6 +28,7 @@ EVENTS: Final[frozenset[str]] = frozenset(
         CHAT,
         CHAT_TOOL,
         SESSION_NOTICE,
+        TOOL_APPROVAL,
         TOOL_INVOKE,
         LOGS_GET,
         NODE_PROBE,
@@ -31,6 +36,7 @@ EVENTS: Final[frozenset[str]] = frozenset(
         TRANSFER_RECEIVE,
         TRANSFER_START,
         TRANSFER_END,
+        TRANSFER_PROGRESS,
         CHANNEL_OUTBOUND,
         CHANNEL_TYPING,
     }

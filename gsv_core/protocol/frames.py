@@ -172,9 +172,10 @@ def encode_binary_frame(transfer_id: int, chunk: bytes) -> bytes:
     return _TRANSFER_ID.pack(transfer_id) + chunk
 
 
-def parse_binary_frame(data: bytes) -> tuple[int, bytes]:
-    """Split a binary frame into (transfer id, chunk); FrameError if shorter than the header."""
+def parse_binary_frame(data: bytes) -> tuple[int, memoryview]:
+    """Split a binary frame into (transfer id, chunk); FrameError if shorter than the header.
+    The chunk is a view into `data` (no copy: chunks are up to 256 KiB and many)."""
     if len(data) < _TRANSFER_ID.size:
         raise FrameError("binary frame shorter than its 4-byte transfer id")
     (transfer_id,) = _TRANSFER_ID.unpack_from(data)
-    return transfer_id, bytes(data[_TRANSFER_ID.size :])
+    return transfer_id, memoryview(data)[_TRANSFER_ID.size :]

@@ -30,6 +30,9 @@ TOOLS_LIST: Final = "tools.list"
 TOOL_INVOKE: Final = "tool.invoke"
 TOOL_RESULT: Final = "tool.result"
 TOOL_REQUEST: Final = "tool.request"
+# gsv additions (issue 13): answer a pending tool approval; list pending approvals
+TOOL_APPROVE: Final = "tool.approve"
+TOOL_APPROVALS: Final = "tool.approvals"
 
 NODE_FORGET: Final = "node.forget"
 # not in seed 001: the node inventory for `gsv nodes list` (online, platform, last seen)
@@ -85,6 +88,8 @@ TRANSFER_META: Final = "transfer.meta"
 TRANSFER_ACCEPT: Final = "transfer.accept"
 TRANSFER_COMPLETE: Final = "transfer.complete"
 TRANSFER_DONE: Final = "transfer.done"
+# gsv addition: a client moves a file (gsv transfer), with transfer.progress events
+TRANSFER_REQUEST: Final = "transfer.request"
 
 
 @dataclass(frozen=True)
@@ -111,6 +116,8 @@ METHODS: Final[dict[str, MethodSpec]] = {
         _spec(TOOL_INVOKE, CLIENT),
         _spec(TOOL_RESULT, NODE),
         _spec(TOOL_REQUEST, CLIENT),
+        _spec(TOOL_APPROVE, CLIENT),
+        _spec(TOOL_APPROVALS, CLIENT),
         _spec(NODE_FORGET, CLIENT),
         _spec(NODES_LIST, CLIENT),
         _spec(NODE_PROBE_RESULT, NODE),
@@ -156,5 +163,6 @@ METHODS: Final[dict[str, MethodSpec]] = {
         _spec(TRANSFER_ACCEPT, NODE),
         _spec(TRANSFER_COMPLETE, NODE),
         _spec(TRANSFER_DONE, NODE),
+        _spec(TRANSFER_REQUEST, CLIENT),
     )
 }

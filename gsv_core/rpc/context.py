@@ -16,6 +16,10 @@ class Peer(Protocol):
 
     def send_event(self, event: str, payload: Any = None) -> None: ...
 
+    async def send_binary(self, data: bytes) -> None:
+        """Queue a binary frame, waiting while too much is queued (backpressure)."""
+        ...
+
     def close(self, code: int = 1000, reason: str = "") -> None: ...
 
 

@@ -48,11 +48,20 @@ class Router:
     def __init__(self) -> None:
         self._routes: dict[str, Route] = {}
 
-    def add(self, method: str, handler: Handler, params: type[BaseModel] | None = None) -> None:
+    def add(
+        self,
+        method: str,
+        handler: Handler,
+        params: type[BaseModel] | None = None,
+        *,
+        replace: bool = False,
+    ) -> None:
+        """Serve `method` with `handler`; a second handler is a bug unless `replace` (tests
+        swap a real handler for a failing one)."""
         spec = METHODS.get(method)
         if spec is None:
             raise ValueError(f"{method!r} is not a method of the protocol (protocol.methods)")
-        if method in self._routes:
+        if method in self._routes and not replace:
             raise ValueError(f"{method!r} already has a handler")
         self._routes[method] = Route(spec, handler, params)
 

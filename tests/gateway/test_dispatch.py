@@ -89,8 +89,8 @@ async def test_handler_errors_keep_their_code_and_other_exceptions_become_500(
     async def crash(ctx: RequestContext, params: Any) -> None:
         raise RuntimeError("secret internals /etc/passwd")
 
-    gateway.gateway.router.add(m.CRON_STATUS, conflict)
-    gateway.gateway.router.add(m.CRON_LIST, crash)
+    gateway.gateway.router.add(m.CRON_STATUS, conflict, replace=True)
+    gateway.gateway.router.add(m.CRON_LIST, crash, replace=True)
     async with await open_raw(gateway.url) as ws:
         await handshake(ws)
         with caplog.at_level(logging.ERROR):
@@ -110,7 +110,7 @@ async def test_a_slow_method_does_not_block_other_requests(gateway: RunningGatew
         await release.wait()
         return {"slow": True}
 
-    gateway.gateway.router.add(m.CRON_STATUS, slow)
+    gateway.gateway.router.add(m.CRON_STATUS, slow, replace=True)
     async with await open_raw(gateway.url) as ws:
         await handshake(ws)
         await ws.send(json.dumps({"type": "req", "id": "slow", "method": m.CRON_STATUS}))

@@ -39,6 +39,9 @@ class NodeRuntime(WireModel):
     hostEnv: list[str] = Field(default_factory=list)
     hostBinStatus: dict[str, bool] = Field(default_factory=dict)
     hostBinStatusUpdatedAt: int | None = None
+    # gsv additions: where relative paths land and the daemon's pid (approval policy)
+    workspace: str | None = None
+    pid: int | None = None
 
 
 def validate_node_runtime(node_id: str, tools: list[ToolDefinition], raw: Any) -> NodeRuntime:

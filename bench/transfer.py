@@ -1,0 +1,95 @@
+"""Transfer throughput: a 200 MB file node to node and node to workspace, beside the raw
+websockets binary throughput (256 KiB frames into a sink) measured in the same run.
+
+    python -m bench.transfer [--mb 200]
+
+Gateway, nodes and the sink run in their own processes on 127.0.0.1. Target (issue 11):
+at least 40% of the raw throughput.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench._servers import loop_name, raw_socket, server_process
+
+CHUNK = 256 * 1024
+
+
+async def raw_throughput(url: str, size: int) -> float:
+    payload = os.urandom(CHUNK)
+    async with raw_socket(url) as ws:
+        start = time.perf_counter()
+        sent = 0
+        while sent < size:
+            await ws.send(payload)  # type: ignore[attr-defined]
+            sent += CHUNK
+        await ws.send("count")  # type: ignore[attr-defined]
+        received = int(await ws.recv())  # type: ignore[attr-defined]
+        elapsed = time.perf_counter() - start
+    assert received == sent
+    return sent / elapsed
+
+
+async def transfer_throughput(url: str, source: str, destination: str, size: int) -> float:
+    from gsv_core.client import GatewayClient
+
+    async with GatewayClient(url) as client:
+        for _ in range(500):  # bounded wait for both nodes
+            ids = {n["nodeId"] for n in (await client.call("nodes.list"))["nodes"] if n["online"]}
+            if {"a", "b"} <= ids:
+                break
+            await asyncio.sleep(0.02)
+        start = time.perf_counter()
+        params = {"source": source, "destination": destination}
+        result = await client.call("transfer.request", params, timeout=600)
+        elapsed = time.perf_counter() - start
+    assert result["bytesTransferred"] == size
+    return size / elapsed
+
+
+def start_node(url: str, node_id: str, folder: Path, home: Path) -> subprocess.Popen[bytes]:
+    folder.mkdir(parents=True, exist_ok=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "gsv_cli", "--url", url, "node", "run", "--id", node_id,
+         "--workspace", str(folder), "--no-log-stderr"],
+        env={**os.environ, "GSV_HOME": str(home / node_id)}, stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=int, default=200)
+    megabytes = max(1, min(parser.parse_args(argv).mb, 2000))
+    size = megabytes * 1024 * 1024
+    with server_process("sink") as sink_url:
+        raw = asyncio.run(raw_throughput(sink_url, size))
+    with tempfile.TemporaryDirectory() as tmp, server_process("gateway", tmp) as url:
+        root = Path(tmp)
+        nodes = [start_node(url, "a", root / "a", root), start_node(url, "b", root / "b", root)]
+        try:
+            with (root / "a" / "big.bin").open("wb") as fh:
+                block = os.urandom(1024 * 1024)
+                for _ in range(megabytes):
+                    fh.write(block)
+            n2n = asyncio.run(transfer_throughput(url, "a:big.bin", "b:big.bin", size))
+            n2w = asyncio.run(transfer_throughput(url, "a:big.bin", "gsv:workspace/big.bin", size))
+        finally:
+            for proc in nodes:
+                proc.terminate()
+                proc.wait(timeout=30)
+    print(f"{megabytes} MB, 127.0.0.1, servers on {loop_name()}")
+    print(f"raw websockets binary       {raw / 1e6:8.1f} MB/s")
+    print(f"node -> node                {n2n / 1e6:8.1f} MB/s  ({n2n / raw:.0%} of raw)")
+    print(f"node -> workspace           {n2w / 1e6:8.1f} MB/s  ({n2w / raw:.0%} of raw)")
+
+
+if __name__ == "__main__":
+    main()

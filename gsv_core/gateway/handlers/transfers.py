@@ -1,0 +1,60 @@
+"""`transfer.*` (spec 15): the steps nodes report, which only the connections taking part
+in a transfer may report (fix of 18.2), and `transfer.request`, a client's transfer with
+progress events (`gsv transfer`)."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from gsv_core.protocol import events
+from gsv_core.protocol import methods as m
+from gsv_core.protocol.schemas.transfers import (
+    TransferCompleteParams,
+    TransferDoneParams,
+    TransferMetaParams,
+    TransferRequestParams,
+    TransferStepParams,
+)
+from gsv_core.rpc.context import RequestContext
+from gsv_core.rpc.dispatch import Router
+
+if TYPE_CHECKING:
+    from gsv_core.gateway.app import Gateway
+
+PROGRESS_EVERY = 0.25  # seconds between progress events
+
+
+def register(router: Router, gateway: Gateway) -> None:
+    service = gateway.transfers
+
+    def step(name: str) -> Any:
+        async def handle(ctx: RequestContext, params: TransferStepParams) -> dict[str, bool]:
+            service.answer(ctx.peer, name, params.to_wire())
+            return {"ok": True}  # unknown or stale transfers are acknowledged (spec 3)
+
+        return handle
+
+    async def transfer_request(
+        ctx: RequestContext, params: TransferRequestParams
+    ) -> dict[str, Any]:
+        agent = params.agentId or gateway.sessions.routing().default_agent
+        last = [0.0]
+
+        def progress(done: int, size: int) -> None:
+            now = time.monotonic()
+            if now - last[0] >= PROGRESS_EVERY or done == size:
+                last[0] = now
+                payload = {"source": params.source, "destination": params.destination,
+                           "bytes": done, "size": size}  # fmt: skip
+                ctx.peer.send_event(events.TRANSFER_PROGRESS, payload)
+
+        return await service.run(params.source, params.destination, agent, progress)
+
+    router.add(m.TRANSFER_META, step("meta"), TransferMetaParams)
+    router.add(m.TRANSFER_ACCEPT, step("accept"), TransferStepParams)
+    router.add(m.TRANSFER_COMPLETE, step("complete"), TransferCompleteParams)
+    router.add(m.TRANSFER_DONE, step("done"), TransferDoneParams)
+    router.add(m.TRANSFER_REQUEST, transfer_request, TransferRequestParams)
+    gateway.events.update({events.TRANSFER_SEND, events.TRANSFER_RECEIVE, events.TRANSFER_START,
+                           events.TRANSFER_END, events.TRANSFER_PROGRESS})  # fmt: skip

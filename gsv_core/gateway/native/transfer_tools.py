@@ -1,0 +1,34 @@
+"""`gsv__Transfer` (seed 000 "Transfer Tools"): move a file between nodes and the
+calling agent's workspace; the call returns once the file is complete end to end."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field
+
+from gsv_core.agent.tools import ToolCallContext
+from gsv_core.gateway.native.registry import NativeArgs, NativeTool, NativeToolRegistry
+
+if TYPE_CHECKING:
+    from gsv_core.gateway.app import Gateway
+
+
+class TransferArgs(NativeArgs):
+    source: str = Field(description="Source: nodeId:/path/to/file or gsv:workspace/path.")
+    destination: str = Field(description="Destination, same format as source.")
+
+
+def register(registry: NativeToolRegistry, gateway: Gateway) -> None:
+    async def transfer(args: TransferArgs, ctx: ToolCallContext) -> dict[str, Any]:
+        return await gateway.transfers.run(args.source, args.destination, ctx.agent_id)
+
+    registry.add(
+        NativeTool(
+            "gsv__Transfer",
+            "Copy a file between connected nodes and/or your workspace "
+            "(nodeId:/path or gsv:workspace/path). Returns when the copy is complete.",
+            TransferArgs,
+            transfer,
+        )
+    )

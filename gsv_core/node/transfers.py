@@ -1,0 +1,184 @@
+"""The node's half of file transfers (spec 15): sending a file (meta, then chunks when
+the gateway says start, then complete with its sha256) and receiving one (accept, write
+chunks to a temporary name, and on end rename it only if the byte count and sha256 match;
+otherwise delete it, so a failed transfer leaves nothing behind)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import mimetypes
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gsv_core.errors import GsvError
+from gsv_core.protocol import methods as m
+from gsv_core.protocol.frames import (
+    MAX_TRANSFER_CHUNK,
+    FrameError,
+    encode_binary_frame,
+    parse_binary_frame,
+)
+
+log = logging.getLogger(__name__)
+
+Call = Callable[[str, dict[str, Any]], Awaitable[Any]]
+SendBinary = Callable[[bytes], Awaitable[None]]
+Resolve = Callable[[str], str]  # a path of a transfer -> the real path (workspace rules)
+
+
+@dataclass
+class _Incoming:
+    final: Path
+    temp: Path
+    handle: Any
+    size: int
+    written: int = 0
+    hasher: Any = field(default_factory=hashlib.sha256)
+
+
+class NodeTransfers:
+    def __init__(self, resolve: Resolve) -> None:
+        self._resolve = resolve
+        self._outgoing: dict[int, Path] = {}
+        self._incoming: dict[int, _Incoming] = {}
+
+    # -- sending ------------------------------------------------------------------------
+    async def on_send(self, payload: dict[str, Any], call: Call) -> None:
+        """transfer.send: describe the file (size, mime) or say why it cannot be sent."""
+        transfer_id = int(payload["transferId"])
+        try:
+            path = Path(self._resolve(str(payload["path"])))
+            size = await asyncio.to_thread(_file_size, path)
+        except (OSError, GsvError) as exc:
+            await call(
+                m.TRANSFER_META, {"transferId": transfer_id, "size": 0, "error": _reason(exc)}
+            )
+            return
+        self._outgoing[transfer_id] = path
+        meta: dict[str, Any] = {"transferId": transfer_id, "size": size}
+        mime = mimetypes.guess_type(path.name)[0]
+        if mime:
+            meta["mime"] = mime
+        await call(m.TRANSFER_META, meta)
+
+    async def on_start(self, payload: dict[str, Any], call: Call, send_binary: SendBinary) -> None:
+        """transfer.start: stream the file, then report completion with its sha256."""
+        transfer_id = int(payload["transferId"])
+        path = self._outgoing.pop(transfer_id, None)
+        if path is None:
+            return
+        hasher = hashlib.sha256()
+        try:
+            with path.open("rb") as handle:
+                while chunk := await asyncio.to_thread(handle.read, MAX_TRANSFER_CHUNK):
+                    hasher.update(chunk)
+                    await send_binary(encode_binary_frame(transfer_id, chunk))
+        except OSError as exc:
+            await call(m.TRANSFER_COMPLETE, {"transferId": transfer_id, "error": _reason(exc)})
+            return
+        await call(m.TRANSFER_COMPLETE, {"transferId": transfer_id, "sha256": hasher.hexdigest()})
+
+    # -- receiving ----------------------------------------------------------------------
+    async def on_receive(self, payload: dict[str, Any], call: Call) -> None:
+        """transfer.receive: open a temporary file next to the target and accept."""
+        transfer_id = int(payload["transferId"])
+        try:
+            final = Path(self._resolve(str(payload["path"])))
+            temp = final.with_name(f".{final.name}.gsv-{transfer_id:08x}.part")
+            handle = await asyncio.to_thread(_open_temp, final, temp)
+        except (OSError, GsvError) as exc:
+            await call(m.TRANSFER_ACCEPT, {"transferId": transfer_id, "error": _reason(exc)})
+            return
+        self._incoming[transfer_id] = _Incoming(final, temp, handle, int(payload.get("size") or 0))
+        await call(m.TRANSFER_ACCEPT, {"transferId": transfer_id})
+
+    async def on_binary(self, data: bytes) -> None:
+        """A chunk for a file being received (awaited: a slow disk slows the socket)."""
+        try:
+            transfer_id, chunk = parse_binary_frame(data)
+        except FrameError:
+            return
+        incoming = self._incoming.get(transfer_id)
+        if incoming is None:
+            log.warning("dropped a chunk for unknown transfer %08x", transfer_id)
+            return
+        incoming.written += len(chunk)
+        incoming.hasher.update(chunk)
+        try:
+            await asyncio.to_thread(incoming.handle.write, chunk)
+        except (OSError, ValueError) as exc:  # disk full, or closed by a failure meanwhile
+            log.warning("transfer %08x: cannot write: %s", transfer_id, exc)
+            self._incoming.pop(transfer_id, None)
+            await asyncio.to_thread(_close_and_keep, incoming, False)
+
+    async def on_end(self, payload: dict[str, Any], call: Call) -> None:
+        """transfer.end: keep the file if it is whole, else delete it; report either way."""
+        transfer_id = int(payload["transferId"])
+        incoming = self._incoming.pop(transfer_id, None)
+        if incoming is None:
+            return
+        sha = incoming.hasher.hexdigest()
+        error = payload.get("error")
+        if error is None and incoming.written != incoming.size:
+            error = f"received {incoming.written} of {incoming.size} bytes"
+        if error is None and payload.get("sha256") not in (None, sha):
+            error = "the checksum does not match the source's"
+        await asyncio.to_thread(_close_and_keep, incoming, error is None)
+        if error is not None:
+            log.warning("transfer %08x failed: %s", transfer_id, error)
+        done: dict[str, Any] = {
+            "transferId": transfer_id,
+            "bytesWritten": incoming.written,
+            "sha256": sha,
+        }
+        if error is not None:
+            done["error"] = str(error)
+        with contextlib.suppress(GsvError):
+            await call(m.TRANSFER_DONE, done)
+
+    async def close(self) -> None:
+        """Shutting down or disconnected: partial files are deleted."""
+        for incoming in list(self._incoming.values()):
+            await asyncio.to_thread(_close_and_keep, incoming, False)
+        self._incoming.clear()
+        self._outgoing.clear()
+
+
+def _file_size(path: Path) -> int:
+    if not path.is_file():
+        raise OSError(f"{path} is not a regular file")
+    return path.stat().st_size
+
+
+def _open_temp(final: Path, temp: Path) -> Any:
+    final.parent.mkdir(parents=True, exist_ok=True)
+    if final.is_dir():
+        raise OSError(f"{final} is a directory")
+    return temp.open("wb")
+
+
+def _close_and_keep(incoming: _Incoming, keep: bool) -> None:
+    if not incoming.handle.closed:
+        incoming.handle.flush()
+        if keep:
+            os.fsync(incoming.handle.fileno())
+        incoming.handle.close()
+    if keep:
+        os.replace(incoming.temp, incoming.final)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            incoming.temp.unlink()
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, GsvError):
+        return exc.message
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
+    return str(exc)

@@ -1,0 +1,235 @@
+"""File transfers end to end: a real gateway, real node daemons in tmp dirs, a client
+asking with transfer.request (and the agent with gsv__Transfer): every mode and size,
+failures that leave no partial file, spoofed frames, path escapes, bounded memory."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import tracemalloc
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gsv_core.client import Backoff, GatewayClient
+from gsv_core.errors import GsvError, InvalidParams, NotFound
+from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
+from gsv_core.node.daemon import NodeDaemon, NodeSettings
+from gsv_core.protocol.frames import encode_binary_frame
+from tests.wire import handshake, open_raw
+
+
+@asynccontextmanager
+async def node(url: str, workspace: Path, node_id: str) -> AsyncIterator[NodeDaemon]:
+    workspace.mkdir(parents=True, exist_ok=True)
+    daemon = NodeDaemon(NodeSettings(url=url, node_id=node_id, workspace=workspace,
+                                     backoff=Backoff(base=0.05, cap=0.2)))  # fmt: skip
+    stop = asyncio.Event()
+    task = asyncio.create_task(daemon.run(stop))
+    await asyncio.wait_for(daemon.connected.wait(), 30)
+    try:
+        yield daemon
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 60)
+
+
+@pytest.fixture
+async def gw(tmp_path: Path) -> AsyncIterator[RunningGateway]:
+    async with serve(ServerConfig(database=tmp_path / "data" / "gsv.db"), port=0) as running:
+        yield running
+
+
+@pytest.fixture
+async def pair(gw: RunningGateway, tmp_path: Path) -> AsyncIterator[tuple[Path, Path]]:
+    async with node(gw.url, tmp_path / "a", "a"), node(gw.url, tmp_path / "b", "b"):
+        yield tmp_path / "a", tmp_path / "b"
+
+
+def workspace_of(gw: RunningGateway) -> Path:
+    return Path(gw.gateway.db.path).parent / "workspace" / "agents" / "main"
+
+
+async def transfer(gw: RunningGateway, source: str, destination: str) -> dict[str, Any]:
+    async with GatewayClient(gw.url) as client:
+        result: dict[str, Any] = await client.call(
+            "transfer.request", {"source": source, "destination": destination}, timeout=300
+        )
+    return result
+
+
+def leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.rglob("*.part"))
+
+
+@pytest.mark.parametrize("size", [0, 1, 256 * 1024, 256 * 1024 + 1, 3_000_000])
+async def test_node_to_node_copies_exact_bytes(
+    gw: RunningGateway, pair: tuple[Path, Path], size: int
+) -> None:
+    """Every size arrives intact, with the byte count and sha256 in the result."""
+    a, b = pair
+    data = os.urandom(size)
+    (a / "in.bin").write_bytes(data)
+    result = await transfer(gw, "a:in.bin", "b:sub/out.bin")
+    assert (b / "sub" / "out.bin").read_bytes() == data
+    assert result["bytesTransferred"] == size
+    assert result["sha256"] == hashlib.sha256(data).hexdigest()
+    assert result["source"] == "a:in.bin" and result["destination"] == "b:sub/out.bin"
+    assert leftovers(b) == []
+
+
+async def test_node_to_workspace_and_back(gw: RunningGateway, pair: tuple[Path, Path]) -> None:
+    """Upload into the agent's workspace, download to the other node: same bytes."""
+    a, b = pair
+    data = os.urandom(600_000)
+    (a / "photo.png").write_bytes(data)
+    up = await transfer(gw, "a:photo.png", "gsv:workspace/media/photo.png")
+    assert up["mime"] == "image/png"
+    assert (workspace_of(gw) / "media" / "photo.png").read_bytes() == data
+    down = await transfer(gw, "gsv:workspace/media/photo.png", "b:copy.png")
+    assert (b / "copy.png").read_bytes() == data and down["bytesTransferred"] == len(data)
+
+
+async def test_a_50_mb_file_with_bounded_memory(
+    gw: RunningGateway, pair: tuple[Path, Path]
+) -> None:
+    """50 MB node to node while the gateway (in this process) never holds more than a few MB."""
+    a, b = pair
+    chunk = os.urandom(1024 * 1024)
+    with (a / "big.bin").open("wb") as fh:
+        for _ in range(50):
+            fh.write(chunk)
+    tracemalloc.start()
+    try:
+        result = await transfer(gw, "a:big.bin", "b:big.bin")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result["bytesTransferred"] == 50 * 1024 * 1024
+    assert (b / "big.bin").stat().st_size == 50 * 1024 * 1024
+    assert peak < 24 * 1024 * 1024, f"peak traced memory {peak / 1e6:.1f} MB"
+
+
+async def test_a_missing_source_and_an_unwritable_destination(
+    gw: RunningGateway, pair: tuple[Path, Path]
+) -> None:
+    """Both fail with a message naming the endpoint; nothing partial is left behind."""
+    a, b = pair
+    with pytest.raises(GsvError, match=r"source a:nope\.bin"):
+        await transfer(gw, "a:nope.bin", "b:x.bin")
+    (a / "in.bin").write_bytes(b"data")
+    (b / "taken").mkdir()
+    with pytest.raises(GsvError, match="destination b:taken"):
+        await transfer(gw, "a:in.bin", "b:taken")
+    with pytest.raises(NotFound, match="Not found in the workspace"):
+        await transfer(gw, "gsv:workspace/none.txt", "b:x")
+    assert leftovers(b) == [] and not (b / "x.bin").exists()
+
+
+async def test_bad_endpoints_are_refused(gw: RunningGateway, pair: tuple[Path, Path]) -> None:
+    """Malformed endpoints, unknown nodes, gsv-to-gsv and workspace escapes: clear errors."""
+    cases = [
+        ("no-colon-here", "b:x", InvalidParams, "invalid endpoint"),
+        ("ghost:x", "b:x", GsvError, "Source node not connected: ghost"),
+        ("gsv:workspace/a", "gsv:workspace/b", InvalidParams, "Cannot transfer from gsv to gsv"),
+        ("a:x", "gsv:workspace/../../etc/passwd", InvalidParams, ".."),
+        ("a:x", "gsv:other/place", InvalidParams, "gsv:workspace/"),
+    ]
+    (pair[0] / "x").write_bytes(b"1")
+    for source, destination, error, text in cases:
+        with pytest.raises(error) as raised:
+            await transfer(gw, source, destination)
+        assert text in raised.value.message, (source, destination, raised.value.message)
+
+
+async def test_a_destination_that_vanishes_fails_fast_and_the_source_recovers(
+    gw: RunningGateway, tmp_path: Path
+) -> None:
+    """Killing the destination mid-transfer fails the transfer with a clear error."""
+    (tmp_path / "a").mkdir()
+    chunk = os.urandom(1024 * 1024)
+    with (tmp_path / "a" / "big.bin").open("wb") as fh:
+        for _ in range(40):
+            fh.write(chunk)
+    async with node(gw.url, tmp_path / "a", "a"):
+        dest = node(gw.url, tmp_path / "b", "b")
+        await dest.__aenter__()
+        task = asyncio.create_task(transfer(gw, "a:big.bin", "b:big.bin"))
+        for _ in range(500):
+            if leftovers(tmp_path / "b"):
+                break
+            await asyncio.sleep(0.01)
+        await dest.__aexit__(None, None, None)
+        with pytest.raises(GsvError):
+            await asyncio.wait_for(task, 60)
+    assert leftovers(tmp_path / "b") == [] and not (tmp_path / "b" / "big.bin").exists()
+
+
+async def test_spoofed_frames_from_another_connection_are_dropped(
+    gw: RunningGateway, pair: tuple[Path, Path], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A binary frame for a live transfer id from a socket not taking part changes nothing."""
+    a, b = pair
+    data = os.urandom(2_000_000)
+    (a / "in.bin").write_bytes(data)
+    seen: list[int] = []
+    original = gw.gateway.transfers.on_binary
+
+    async def spy(peer: Any, frame: bytes) -> None:
+        seen.append(int.from_bytes(frame[:4], "little"))
+        await original(peer, frame)
+
+    gw.gateway.transfers.on_binary = spy  # type: ignore[method-assign]
+    async with await open_raw(gw.url) as intruder:
+        await handshake(intruder, mode="node", client_id="intruder", tools=[{"name": "X"}])
+        task = asyncio.create_task(transfer(gw, "a:in.bin", "b:out.bin"))
+        for _ in range(500):
+            if seen:
+                break
+            await asyncio.sleep(0.01)
+        for transfer_id in set(seen):
+            await intruder.send(encode_binary_frame(transfer_id, b"EVIL" * 1000))
+        await intruder.send(encode_binary_frame(12345, b"junk"))
+        await task
+    assert (b / "out.bin").read_bytes() == data
+    assert "not its source" in caplog.text
+
+
+async def test_binary_frames_before_connect_are_dropped(
+    gw: RunningGateway, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An unconnected socket's binary frame is logged and ignored; the socket stays open."""
+    async with await open_raw(gw.url) as ws:
+        await ws.send(encode_binary_frame(1, b"x"))
+        await ws.send(json.dumps({"type": "req", "id": "1", "method": "tools.list"}))
+        reply = json.loads(await ws.recv())
+    assert reply["error"]["code"] == 101
+    assert "before connect" in caplog.text
+
+
+async def test_the_agent_moves_files_with_gsv_transfer(tmp_path: Path) -> None:
+    """gsv__Transfer from a (scripted) model run copies the file and returns the result."""
+    from tests.fakes.provider import FakeProvider, call
+
+    fake = FakeProvider()
+    fake.enqueue(
+        call("gsv__Transfer", {"source": "a:notes.txt", "destination": "gsv:workspace/notes.txt"})
+    )
+    fake.enqueue("Copied.")
+    config = ServerConfig(database=tmp_path / "data" / "gsv.db", provider_factory=fake.factory)
+    async with serve(config, port=0) as gw, node(gw.url, tmp_path / "a", "a"):
+        (tmp_path / "a" / "notes.txt").write_text("hello")
+        async with GatewayClient(gw.url) as client:
+            await client.call("chat.send", {"sessionKey": "main", "message": "copy"})
+            for _ in range(1000):
+                if len(fake.requests) >= 2:
+                    break
+                await asyncio.sleep(0.01)
+        result = next(m for m in fake.requests[1].messages if m["role"] == "toolResult")
+        assert '"bytesTransferred": 5' in result["content"][0]["text"]
+        assert (workspace_of(gw) / "notes.txt").read_text() == "hello"
