@@ -25,6 +25,7 @@ from gsv_cli.tui import commands, model_setup, session_info
 from gsv_cli.tui.screens.help import HelpScreen
 from gsv_cli.tui.screens.sessions import SessionPicker
 from gsv_cli.tui.transcript import history_items
+from gsv_cli.tui.widgets.approval import ApprovalPrompt
 from gsv_cli.tui.widgets.chat_view import ChatView
 from gsv_cli.tui.widgets.composer import Composer, ComposerArea
 from gsv_cli.tui.widgets.status import Activity, Banner, Status, StatusBar
@@ -32,7 +33,7 @@ from gsv_core.client import GatewayClient
 from gsv_core.errors import GatewayUnreachable, GsvError, TimedOut, Unauthorized, Unavailable
 from gsv_core.protocol import events
 from gsv_core.protocol.frames import EventFrame
-from gsv_core.protocol.methods import CHAT_SEND
+from gsv_core.protocol.methods import CHAT_SEND, TOOL_APPROVE
 
 log = logging.getLogger(__name__)
 
@@ -208,6 +209,8 @@ class ChatApp(App[None]):
         self.status.nodes = nodes
         self._setup_hint = None
         await self.chat.load_history(history_items(info.messages))
+        for approval in info.approvals:  # still waiting for an answer (e.g. after a restart)
+            await self.chat.on_approval(approval)
         hidden = info.message_count - len(info.messages)
         if hidden > 0:
             await self.chat.add_notice(
@@ -270,6 +273,8 @@ class ChatApp(App[None]):
                 await self.chat.on_tool(str(payload.get("runId")), payload.get("tool") or {})
             elif frame.event == events.SESSION_NOTICE:
                 await self.chat.add_notice(str(payload.get("text", "")), "dim")
+            elif frame.event == events.TOOL_APPROVAL:
+                await self.chat.on_approval(payload)
             self._update_activity()
 
     async def _on_chat(self, payload: dict[str, Any]) -> None:
@@ -291,8 +296,9 @@ class ChatApp(App[None]):
             self._remote_busy = False
             await self.chat.on_error(run_id, str(payload.get("error", "")))
             await self._show_run_error(str(payload.get("error") or "the run failed"))
-        elif state == events.CHAT_PAUSED:
-            await self.chat.add_notice(str(payload.get("message") or "The run is paused."))
+        elif state == events.CHAT_PAUSED and payload.get("approvalId") not in self.chat.approvals:
+            # an approval shows as its prompt; any other pause as the gateway's text
+            await self.chat.add_notice(_text_of(payload.get("message")) or "The run is paused.")
 
     async def _show_run_error(self, error: str) -> None:
         if error == CANCELLED:
@@ -374,6 +380,26 @@ class ChatApp(App[None]):
             elif response and not _quiet(result):
                 await self.chat.add_notice(_hard_breaks(str(response)), markdown=True)
             self._update_activity()
+
+    @on(ApprovalPrompt.Answered)
+    def _approval_answered(self, event: ApprovalPrompt.Answered) -> None:
+        self.run_worker(
+            self.answer_approval(event.prompt, event.decision, event.remember),
+            group="approve",
+            exit_on_error=False,
+        )
+
+    async def answer_approval(
+        self, prompt: ApprovalPrompt, decision: str, remember: str | None
+    ) -> None:
+        """Send `tool.approve`; the gateway's `tool.approval` event settles the prompt."""
+        params: dict[str, Any] = {"approvalId": prompt.approval_id, "decision": decision}
+        if remember:
+            params["remember"] = remember
+        try:
+            await self.client.call(TOOL_APPROVE, params)
+        except GsvError as exc:
+            await self.chat.add_notice(f"Cannot answer the approval: {exc.message}", "error")
 
     # -- local commands and keys ----------------------------------------------------------
     async def run_local(self, command: commands.LocalCommand) -> None:
@@ -460,6 +486,17 @@ def _quiet(result: dict[str, Any]) -> bool:
     return result.get("command") == "stop" and str(result.get("response", "")).startswith(
         "Stopped run"
     )
+
+
+def _text_of(message: Any) -> str:
+    """The text of a paused event's message (an assistant message or a plain string)."""
+    if isinstance(message, str):
+        return message
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return content
+    blocks = content if isinstance(content, list) else []
+    return "".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict))
 
 
 def _hard_breaks(text: str) -> str:

@@ -26,6 +26,7 @@ class SessionInfo:
     messages: list[dict[str, Any]] = field(default_factory=list)
     message_count: int = 0  # stored messages in all (more than `messages` when limited)
     config: dict[str, Any] = field(default_factory=dict)
+    approvals: list[dict[str, Any]] = field(default_factory=list)  # pending, this session's
 
     def add_usage(self, usage: Any) -> None:
         if isinstance(usage, dict):
@@ -60,6 +61,8 @@ async def fetch_session(
     info.messages = list(preview.get("messages") or [])
     info.message_count = int(preview.get("messageCount") or len(info.messages))
     info.processing = bool(stats.get("isProcessing"))
+    pending = await client.call(m.TOOL_APPROVALS, timeout=timeout)
+    info.approvals = [a for a in pending.get("approvals") or [] if a.get("sessionKey") == info.key]
     return info
 
 

@@ -24,6 +24,7 @@ from gsv_cli.tui.transcript import (
     ToolView,
     UserItem,
 )
+from gsv_cli.tui.widgets.approval import ApprovalPrompt
 from gsv_cli.tui.widgets.messages import (
     AssistantMessage,
     MarkdownNotice,
@@ -54,6 +55,7 @@ class ChatView(VerticalScroll):
         self.queued: dict[str, UserMessage] = {}
         # runs that already ended: a late chat.send answer must not revive them
         self.ended: set[str] = set()
+        self.approvals: dict[str, ApprovalPrompt] = {}
 
     def on_mount(self) -> None:
         self.anchor()  # stay at the bottom while content grows, until the user scrolls up
@@ -87,6 +89,7 @@ class ChatView(VerticalScroll):
         self.runs.clear()
         self.queued.clear()
         self.ended.clear()
+        self.approvals.clear()
 
     async def load_history(self, items: list[Item]) -> None:
         """Replace everything with a session's stored conversation."""
@@ -172,6 +175,19 @@ class ChatView(VerticalScroll):
             str(tool.get("summary", "")),
             duration if isinstance(duration, int) else None,
         )
+
+    async def on_approval(self, approval: dict[str, Any]) -> None:
+        """A `tool.approval` event: a new prompt when pending, else settle the shown one."""
+        approval_id = str(approval.get("approvalId", ""))
+        state = str(approval.get("state", "pending"))
+        prompt = self.approvals.get(approval_id)
+        if state == "pending":
+            if prompt is None:
+                self.approvals[approval_id] = prompt = ApprovalPrompt(approval)
+                await self.mount(prompt)
+            return
+        if prompt is not None:
+            await prompt.settle(state)
 
     async def on_final(self, run_id: str, message: dict[str, Any] | None) -> None:
         run = self._started(run_id)
