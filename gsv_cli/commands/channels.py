@@ -116,8 +116,22 @@ def login(
         return
     output.write_text(str(result.get("message", "")).rstrip() + "\n")
     if result.get("qrDataUrl"):
-        path = _save_qr(str(result["qrDataUrl"]), channel, account)
-        output.write_text(f"scan the QR code in {path}\n")
+        _show_qr(str(result["qrDataUrl"]), channel, account)
+
+
+def _show_qr(data_url: str, channel: str, account: str) -> None:
+    """Draw the QR code in the terminal when it can be read, and save the image too."""
+    from pathlib import Path
+
+    from gsv_cli.qr import QrError, terminal_qr
+
+    path = _save_qr(data_url, channel, account)
+    try:
+        drawn = terminal_qr(Path(path).read_bytes())
+    except QrError as exc:
+        output.write_text(f"scan the QR code in {path} ({exc}: cannot draw it here)\n")
+        return
+    output.write_text(drawn + f"\nscan the QR code above (also saved to {path})\n")
 
 
 def _save_qr(data_url: str, channel: str, account: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import time
 from collections.abc import Iterator
@@ -12,9 +13,11 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from gsv_cli.main import app
-from gsv_core.channels.base import InboundMessage, Peer, Sender
+from gsv_core.channels.base import InboundMessage, LoginResult, Peer, Sender
+from gsv_core.channels.test_channel import TestChannel
 from gsv_core.gateway.server import RunningGateway
 from tests.fakes.provider import FakeProvider
+from tests.fakes.qr_png import png, qr_matrix, read_back
 from tests.threaded import threaded_gateway
 
 
@@ -68,3 +71,41 @@ def test_pairing_list_and_approve(live: RunningGateway) -> None:
     assert approved.exit_code == 0 and approved.stdout == "approved stranger on test\n"
     missing = gsv(live.url, "pairing", "reject", "test", "stranger")
     assert missing.exit_code == 1 and "No pending pairing" in missing.stderr
+
+
+class QrLoginChannel(TestChannel):
+    """The test channel with a login that answers with a QR code, as WhatsApp Web does."""
+
+    def __init__(self, data_url: str) -> None:
+        super().__init__()
+        self.data_url = data_url
+
+    async def login(self, account_id: str, force: bool) -> LoginResult:
+        return LoginResult("Scan this code with the app.", qr_data_url=self.data_url)
+
+
+def test_login_draws_the_qr_code_in_the_terminal(live: RunningGateway) -> None:
+    """A login answering with a PNG QR code prints it as half blocks that read back to the
+    code, and saves the image too."""
+    matrix = qr_matrix()
+    data_url = "data:image/png;base64," + base64.b64encode(png(matrix)).decode()
+    live.gateway.channels.adapters["qrdemo"] = QrLoginChannel(data_url)
+    result = gsv(live.url, "channels", "login", "qrdemo")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == "Scan this code with the app."
+    drawing = "\n".join(line for line in lines[1:] if set(line) <= set("█▀▄ "))
+    assert read_back(drawing) == matrix
+    saved = Path(lines[-1].split("also saved to ")[1].rstrip(")"))
+    assert saved.read_bytes() == png(matrix)
+
+
+def test_a_qr_code_that_cannot_be_drawn_is_saved_with_the_reason(live: RunningGateway) -> None:
+    """A QR image the terminal cannot draw (here a GIF) is saved, and the output says why."""
+    data_url = "data:image/gif;base64," + base64.b64encode(b"GIF89a-not-a-png").decode()
+    live.gateway.channels.adapters["qrdemo"] = QrLoginChannel(data_url)
+    result = gsv(live.url, "channels", "login", "qrdemo")
+    assert result.exit_code == 0
+    assert "scan the QR code in " in result.stdout and "not a PNG image" in result.stdout
+    saved = Path(result.stdout.split("scan the QR code in ")[1].split(" (")[0])
+    assert saved.suffix == ".gif" and saved.read_bytes() == b"GIF89a-not-a-png"
