@@ -288,8 +288,7 @@ class TransferService:
         t.received += len(chunk)
         t.activity.set()
         if t.handle is not None:  # the gateway is the destination: it checks the bytes
-            t.hasher.update(chunk)
-            await asyncio.to_thread(t.handle.write, chunk)
+            await asyncio.to_thread(_hash_and_write, t.hasher, t.handle, chunk)
         elif t.dest_peer is not None:  # a relay: the two nodes check the bytes
             await t.dest_peer.send_binary(frame or encode_binary_frame(t.id, bytes(chunk)))
         if t.progress is not None:
@@ -319,3 +318,9 @@ def _flush_and_close(handle: Any) -> None:
     handle.flush()
     os.fsync(handle.fileno())
     handle.close()
+
+
+def _hash_and_write(hasher: Any, handle: Any, chunk: memoryview | bytes) -> None:
+    """One thread hop per chunk; hashing off the event loop overlaps it with the socket."""
+    hasher.update(chunk)
+    handle.write(chunk)

@@ -76,9 +76,7 @@ class NodeTransfers:
         hasher = hashlib.sha256()
         try:
             with path.open("rb") as handle:
-                while chunk := await asyncio.to_thread(handle.read, MAX_TRANSFER_CHUNK):
-                    hasher.update(chunk)
-                    await send_binary(encode_binary_frame(transfer_id, chunk))
+                await _stream(handle, hasher, transfer_id, send_binary)
         except OSError as exc:
             await call(m.TRANSFER_COMPLETE, {"transferId": transfer_id, "error": _reason(exc)})
             return
@@ -109,9 +107,8 @@ class NodeTransfers:
             log.warning("dropped a chunk for unknown transfer %08x", transfer_id)
             return
         incoming.written += len(chunk)
-        incoming.hasher.update(chunk)
         try:
-            await asyncio.to_thread(incoming.handle.write, chunk)
+            await asyncio.to_thread(_hash_and_write, incoming.hasher, incoming.handle, chunk)
         except (OSError, ValueError) as exc:  # disk full, or closed by a failure meanwhile
             log.warning("transfer %08x: cannot write: %s", transfer_id, exc)
             self._incoming.pop(transfer_id, None)
@@ -148,6 +145,31 @@ class NodeTransfers:
             await asyncio.to_thread(_close_and_keep, incoming, False)
         self._incoming.clear()
         self._outgoing.clear()
+
+
+async def _stream(handle: Any, hasher: Any, transfer_id: int, send_binary: SendBinary) -> None:
+    """Send the file in chunks, reading (and hashing) the next one in a thread while the
+    current one goes out: disk, hash and socket overlap instead of taking turns."""
+    ahead = asyncio.ensure_future(asyncio.to_thread(_read_and_hash, handle, hasher))
+    try:
+        while chunk := await ahead:
+            ahead = asyncio.ensure_future(asyncio.to_thread(_read_and_hash, handle, hasher))
+            await send_binary(encode_binary_frame(transfer_id, chunk))
+    finally:
+        if not ahead.done():  # the send failed: let the read finish before the file closes
+            await asyncio.wait([ahead])
+
+
+def _read_and_hash(handle: Any, hasher: Any) -> bytes:
+    chunk: bytes = handle.read(MAX_TRANSFER_CHUNK)
+    hasher.update(chunk)  # hashlib releases the GIL for large buffers
+    return chunk
+
+
+def _hash_and_write(hasher: Any, handle: Any, chunk: memoryview | bytes) -> None:
+    """One thread hop per received chunk: hash it and write it."""
+    hasher.update(chunk)
+    handle.write(chunk)
 
 
 def _file_size(path: Path) -> int:
