@@ -271,6 +271,10 @@ class ChatApp(App[None]):
                 await self._on_chat(payload)
             elif frame.event == events.CHAT_TOOL:
                 await self.chat.on_tool(str(payload.get("runId")), payload.get("tool") or {})
+            elif frame.event == events.SESSION_NOTICE and payload.get("kind") == "heartbeat":
+                # an alert from the agent's heartbeat: its words, worth reading
+                text = str(payload.get("text", ""))
+                await self.chat.add_notice(f"**Heartbeat**\n\n{text}", markdown=True)
             elif frame.event == events.SESSION_NOTICE:
                 await self.chat.add_notice(str(payload.get("text", "")), "dim")
             elif frame.event == events.TOOL_APPROVAL:

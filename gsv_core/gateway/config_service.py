@@ -7,6 +7,7 @@ each other's change; the new overrides are on disk before the caller is answered
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from gsv_core import config as cfg
@@ -19,6 +20,9 @@ class ConfigService:
         self._store = store
         self._lock = asyncio.Lock()
         self.token_required = False  # set by the server when bound beyond loopback
+        # called after every stored change (config.set and gsv__ConfigSet alike): parts that
+        # cache a schedule from the config (the heartbeat timer) look again at once
+        self.listeners: list[Callable[[str], None]] = []
         self._apply(overrides)
 
     @classmethod
@@ -65,6 +69,8 @@ class ConfigService:
             top = cfg.split_path(path)[0]
             await self._store.save(overrides, top)
             self._apply(overrides)
+        for listener in self.listeners:
+            listener(path)
 
 
 def _token_of(effective: dict[str, Any]) -> str | None:

@@ -131,6 +131,7 @@ async def serve(
             log.info("gateway listening on ws://%s:%d/ws", host, bound)
             await gateway.sessions.recover()
             gateway.cron.start()  # after recovery: a missed job runs once now
+            gateway.heartbeat.start()  # first beats one interval from now
             await gateway.channels.restore()
             yield RunningGateway(gateway, server, host, bound)
             server.close()

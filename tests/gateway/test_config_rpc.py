@@ -159,3 +159,21 @@ def test_secret_key_names_are_recognised_without_catching_token_counts(
     from gsv_core.config import is_secret_key
 
     assert is_secret_key(name) is secret
+
+
+async def test_stored_changes_notify_listeners_and_refused_ones_do_not(
+    gateway: RunningGateway,
+) -> None:
+    """Parts that cache the config (the heartbeat timer) hear of every stored change, by
+    path; a refused value changes nothing and tells no one."""
+    heard: list[str] = []
+    gateway.gateway.config.listeners.append(heard.append)
+    async with GatewayClient(gateway.url) as client:
+        await client.call("config.set", {"path": "agents.defaultHeartbeat.every", "value": "1h"})
+        with pytest.raises(InvalidParams, match="cannot read 'hourly' as an interval"):
+            await client.call(
+                "config.set", {"path": "agents.defaultHeartbeat.every", "value": "hourly"}
+            )
+        got = await client.call("config.get", {"path": "agents.defaultHeartbeat.every"})
+    assert heard == ["agents.defaultHeartbeat.every"]
+    assert got["value"] == "1h"

@@ -654,3 +654,23 @@ async def test_answering_an_expired_approval_says_so(
             lambda: any("Cannot answer the approval" in t for t in notices(app)),
             "the error notice",
         )
+
+
+async def test_a_heartbeat_alert_shows_in_the_main_session(
+    app: ChatApp, client: GatewayClient, fake: FakeProvider
+) -> None:
+    """A heartbeat that finds something to say shows its words in the main session's chat."""
+    fake.enqueue("The backup job failed last night.")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, app.synced.is_set, "the session to load")
+        await client.call(
+            "workspace.write", {"path": "HEARTBEAT.md", "content": "- check the backup log\n"}
+        )
+        result = await client.call("heartbeat.trigger", {"agentId": "main"})
+        assert result["ok"], result
+        await wait_until(
+            pilot,
+            lambda: any("The backup job failed last night." in t for t in notices(app)),
+            "the heartbeat notice",
+        )
+        assert any(t.startswith("**Heartbeat**") for t in notices(app))

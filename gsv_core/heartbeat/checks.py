@@ -1,0 +1,24 @@
+"""Why a scheduled heartbeat does not run (spec 10). A skipped beat costs no model call;
+a manual trigger skips these checks."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from gsv_core.workspace.prompt import heartbeat_file_is_empty
+
+OUTSIDE_ACTIVE_HOURS: Final = "outside_active_hours"
+NO_HEARTBEAT_FILE: Final = "no_heartbeat_file"
+EMPTY_HEARTBEAT_FILE: Final = "empty_heartbeat_file"
+SESSION_BUSY: Final = "session_busy"
+
+
+def checklist_skip(text: str | None) -> str | None:
+    """The skip reason HEARTBEAT.md gives (None: it holds a task). Headings, comments,
+    rules, blank lines and empty bullets are no task, so the shipped template is empty
+    (fix of 18.9)."""
+    if text is None:
+        return NO_HEARTBEAT_FILE
+    if heartbeat_file_is_empty(text):
+        return EMPTY_HEARTBEAT_FILE
+    return None
