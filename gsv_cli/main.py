@@ -18,11 +18,13 @@ from gsv_cli.commands import (
     config,
     cron,
     gateway,
+    heartbeat,
     init,
     local_config,
     node,
     nodes,
     sessions,
+    skills,
     tools,
     transfer,
     up,
@@ -71,7 +73,9 @@ app.add_typer(tools.app, name="tools")
 app.add_typer(sessions.app, name="sessions")
 app.add_typer(sessions.app, name="session", hidden=True)
 app.add_typer(workspace.app, name="workspace")
+app.add_typer(skills.app, name="skills")
 app.add_typer(cron.app, name="cron")
+app.add_typer(heartbeat.app, name="heartbeat")
 app.add_typer(channels.app, name="channels")
 app.add_typer(channels.app, name="channel", hidden=True)
 app.add_typer(channels.pairing_app, name="pairing")

@@ -17,7 +17,7 @@ import copy
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from gsv_core.errors import InvalidParams
 
@@ -93,8 +93,28 @@ class SessionConfig(_Section):
     identityLinks: dict[str, list[str]] = Field(default_factory=dict)
 
 
+class SkillRequirementsConfig(_Section):
+    """Requirement overrides of one skill; a list given here replaces the SKILL.md one."""
+
+    bins: list[str] | None = None
+    anyBins: list[str] | None = None
+    env: list[str] | None = None
+    os: list[str] | None = None
+    capabilities: list[str] | None = None
+
+
+class SkillEntryConfig(_Section):
+    """`skills.entries.<name>`: hide a skill, force it always on, or change what it needs."""
+
+    enabled: bool = True
+    always: bool | None = None
+    requires: SkillRequirementsConfig | None = None
+
+
 class SkillsConfig(_Section):
-    entries: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    entries: dict[str, SkillEntryConfig] = Field(default_factory=dict)
+    # node bin probes are trusted this long before they are asked again
+    probeMaxAgeMs: int = Field(default=600_000, ge=1000, le=86_400_000)
 
 
 class ToolApprovalConfig(_Section):
@@ -106,6 +126,10 @@ class ToolApprovalConfig(_Section):
     preset: Literal["standard", "none"] = "standard"
     # an unanswered approval expires closed after this long
     timeoutSeconds: int = Field(default=300, ge=1, le=86_400)
+
+
+# a heartbeat interval as gsv_core.heartbeat.duration reads it
+_INTERVAL = re.compile(r"|0|off|none|disabled|(?:\d+\s*[smhd]\s*)+")
 
 
 class ActiveHoursConfig(_Section):
@@ -123,6 +147,17 @@ class HeartbeatConfig(_Section):
     )
     target: str = "last"
     activeHours: ActiveHoursConfig = Field(default_factory=ActiveHoursConfig)
+
+    @field_validator("every")
+    @classmethod
+    def _interval(cls, value: str) -> str:
+        """Refused when set, not found wrong at the next beat (gsv_core.heartbeat reads it)."""
+        if not _INTERVAL.fullmatch(value.strip().lower()):
+            raise ValueError(
+                f"cannot read {value!r} as an interval; use a number with a unit (45s, 30m, "
+                "2h, 1d, or a sum like 1h30m), or 0 / off to switch heartbeats off"
+            )
+        return value
 
 
 class AgentsConfig(_Section):
@@ -272,7 +307,7 @@ def validate_config(config: dict[str, Any]) -> GsvConfig:
         return GsvConfig.model_validate(config)
     except ValidationError as exc:
         problems = [
-            {"field": ".".join(str(p) for p in err["loc"]), "message": _explain(err)}
+            {"field": ".".join(str(p) for p in err["loc"]), "message": explain_error(err)}
             for err in exc.errors()
         ]
         first = problems[0]
@@ -282,9 +317,12 @@ def validate_config(config: dict[str, Any]) -> GsvConfig:
         ) from None
 
 
-def _explain(err: Any) -> str:
+def explain_error(err: Any) -> str:
+    """One pydantic error of a config model in words a person reads."""
     if err["type"] == "extra_forbidden":
         return "unknown config key"
+    if err["type"] == "value_error":  # our own validators' words, without pydantic's prefix
+        return str(err["ctx"]["error"])
     return str(err["msg"])
 
 

@@ -1,8 +1,9 @@
 """The gateway as the sessions' host (gsv_core.agent.host.AgentHost): config, clock,
 event broadcast to clients, tools, providers, media, system prompt and archives.
 
-The system prompt reads the agent's workspace files in one thread hop per model call;
-archives and extracted memories are written through the workspace like any other file."""
+The system prompt reads the agent's workspace files in one thread hop per model call
+(the skills list once per run); archives and extracted memories are written through the
+workspace like any other file."""
 
 from __future__ import annotations
 
@@ -43,6 +44,8 @@ class GatewayAgentHost:
         self.media = media
         self.workspace = workspace
         self._provider_factory = provider_factory
+        # session key -> (run id, skills section) of the run in progress there
+        self._skills_snapshots: dict[str, tuple[str, str]] = {}
 
     def config(self) -> dict[str, Any]:
         return self._gateway.config.effective
@@ -72,7 +75,23 @@ class GatewayAgentHost:
         beat = heartbeat_prompt(self.config(), inputs.agent_id)
         inputs.workspace_sections = workspace_sections(files, beat)
         inputs.commissioning = files.commissioning
+        if not inputs.commissioning:
+            inputs.skills_section = await self._skills_section(inputs)
         return build_system_prompt(inputs)
+
+    async def _skills_section(self, inputs: PromptInputs) -> str:
+        """The skills list, snapshotted on a run's first model call and reused for its
+        later calls (spec 7.4), so eligibility does not shift in the middle of a run."""
+        actor = self._gateway.sessions.loaded(inputs.session_key)
+        run_id = actor.current_run_id if actor is not None else None
+        snapshot = self._skills_snapshots.get(inputs.session_key)
+        if run_id is not None and snapshot is not None and snapshot[0] == run_id:
+            return snapshot[1]
+        tool_names = [tool.name for tool in inputs.tools]
+        section = await self._gateway.skills.prompt_section(inputs.agent_id, tool_names)
+        if run_id is not None:
+            self._skills_snapshots[inputs.session_key] = (run_id, section)
+        return section
 
     async def archive(
         self, agent_id: str, name: str, messages: list[dict[str, Any]], meta: dict[str, Any]

@@ -32,12 +32,15 @@ from gsv_core.gateway.handlers import chat as chat_handlers
 from gsv_core.gateway.handlers import config as config_handlers
 from gsv_core.gateway.handlers import connect as connect_handlers
 from gsv_core.gateway.handlers import cron as cron_handlers
+from gsv_core.gateway.handlers import heartbeat as heartbeat_handlers
 from gsv_core.gateway.handlers import nodes as node_handlers
 from gsv_core.gateway.handlers import pairing as pairing_handlers
 from gsv_core.gateway.handlers import sessions as session_handlers
+from gsv_core.gateway.handlers import skills as skill_handlers
 from gsv_core.gateway.handlers import tools as tools_handlers
 from gsv_core.gateway.handlers import transfers as transfer_handlers
 from gsv_core.gateway.handlers import workspace as workspace_handlers
+from gsv_core.gateway.heartbeat_host import GatewayHeartbeatHost
 from gsv_core.gateway.native import (
     cron_tools,
     gateway_tools,
@@ -48,13 +51,16 @@ from gsv_core.gateway.native import (
 )
 from gsv_core.gateway.native.registry import NativeToolRegistry
 from gsv_core.gateway.nodes import NodeService
+from gsv_core.gateway.probes import GatewayNodeAccess
 from gsv_core.gateway.registry import ConnectionRegistry
 from gsv_core.gateway.tool_router import GatewayToolRouter
 from gsv_core.gateway.transfers import TransferService, WorkspacePath
+from gsv_core.heartbeat.service import HeartbeatService
 from gsv_core.pairing import PairingService
 from gsv_core.protocol.frames import FrameError
 from gsv_core.rpc.context import Peer
 from gsv_core.rpc.dispatch import Router
+from gsv_core.skills import SkillService
 from gsv_core.storage.channels import ChannelStore
 from gsv_core.storage.config_store import ConfigStore
 from gsv_core.storage.cron import CronStore
@@ -76,7 +82,9 @@ HANDLER_MODULES = (
     chat_handlers,
     session_handlers,
     workspace_handlers,
+    skill_handlers,
     cron_handlers,
+    heartbeat_handlers,
     channel_handlers,
     pairing_handlers,
     approval_handlers,
@@ -106,8 +114,10 @@ class Gateway:
     native_tools: NativeToolRegistry = field(default_factory=NativeToolRegistry)
     approvals: ApprovalService = field(init=False)
     workspace: Workspace = field(init=False)
+    skills: SkillService = field(init=False)
     sessions: SessionManager = field(init=False)
     cron: CronService = field(init=False)
+    heartbeat: HeartbeatService = field(init=False)
     channels: ChannelManager = field(init=False)
     transfers: TransferService = field(init=False)
     version: str = __version__
@@ -149,6 +159,7 @@ class Gateway:
         for task in list(self._jobs):
             task.cancel()
         await asyncio.gather(*self._jobs, return_exceptions=True)
+        await self.heartbeat.stop()  # before the sessions: its beats wait on them
         await self.cron.stop()  # before the sessions: its runs wait on them
         await self.channels.close()
         await self.sessions.close()
@@ -174,6 +185,11 @@ async def build_gateway(
     data_dir = database.parent
     tools = GatewayToolRouter(gateway, gateway.native_tools, gateway.approvals)
     gateway.workspace = Workspace(FilesystemBackend(data_dir / "workspace"))
+    gateway.skills = SkillService(
+        gateway.workspace, GatewayNodeAccess(nodes), lambda: gateway.config.effective,
+        gateway.now_ms, bundled_state=data_dir / "bundled-skills.json",
+    )  # fmt: skip
+    await gateway.skills.seed_bundled()
     gateway.transfers = TransferService(
         lambda node_id: node.peer if (node := gateway.nodes.online(node_id)) else None,
         workspace_file(gateway.workspace),
@@ -186,6 +202,8 @@ async def build_gateway(
         CronStore(db), gateway.sessions, lambda: gateway.config.effective, gateway.now_ms
     )
     await gateway.cron.load()
+    gateway.heartbeat = HeartbeatService(GatewayHeartbeatHost(gateway))
+    gateway.config.listeners.append(lambda _path: gateway.heartbeat.wake())
     gateway.channels = ChannelManager(
         ChannelStore(db), PairingService(PairingStore(db)), GatewayChannelHost(gateway),
         channel_adapters(),

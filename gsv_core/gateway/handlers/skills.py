@@ -1,0 +1,40 @@
+"""`skills.status` and `skills.update` (seed 001 "Skills"): which skills an agent can use
+on which connected node, and why not; `update` probes the nodes for binaries first.
+`agentId` defaults to the configured default agent and is validated (400 otherwise).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gsv_core.protocol.methods import SKILLS_STATUS, SKILLS_UPDATE
+from gsv_core.protocol.schemas.skills import (
+    SkillsStatusParams,
+    SkillsStatusResult,
+    SkillsUpdateParams,
+    SkillsUpdateResult,
+)
+from gsv_core.routing import RoutingSettings
+from gsv_core.rpc.context import RequestContext
+from gsv_core.rpc.dispatch import Router
+from gsv_core.workspace.paths import validate_agent_id
+
+if TYPE_CHECKING:
+    from gsv_core.gateway.app import Gateway
+
+
+def register(router: Router, gateway: Gateway) -> None:
+    def agent(requested: str | None) -> str:
+        if requested is None:
+            return RoutingSettings.from_config(gateway.config.effective).default_agent
+        return validate_agent_id(requested.strip().lower())
+
+    async def skills_status(ctx: RequestContext, params: SkillsStatusParams) -> SkillsStatusResult:
+        return await gateway.skills.status(agent(params.agentId))
+
+    async def skills_update(ctx: RequestContext, params: SkillsUpdateParams) -> SkillsUpdateResult:
+        timeout = params.timeoutMs / 1000
+        return await gateway.skills.update(agent(params.agentId), params.force, timeout)
+
+    router.add(SKILLS_STATUS, skills_status, SkillsStatusParams)
+    router.add(SKILLS_UPDATE, skills_update, SkillsUpdateParams)
