@@ -38,6 +38,7 @@ from gsv_core.errors import (
 )
 from gsv_core.protocol import PROTOCOL_VERSION
 from gsv_core.protocol.frames import (
+    WRITE_LIMIT,
     EventFrame,
     FrameError,
     ResponseFrame,
@@ -171,6 +172,7 @@ class GatewayClient:
                 self.url,
                 max_size=self.max_size,
                 compression=None,
+                write_limit=WRITE_LIMIT,
                 proxy=None,
                 open_timeout=self.connect_timeout,
                 ping_interval=self.ping_interval,

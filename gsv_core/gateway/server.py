@@ -29,6 +29,7 @@ from gsv_core.gateway.agent_host import ProviderFactory
 from gsv_core.gateway.app import Gateway, build_gateway
 from gsv_core.gateway.connection import Connection
 from gsv_core.gateway.http_front import HttpFront
+from gsv_core.protocol.frames import WRITE_LIMIT
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +125,7 @@ async def serve(
             create_connection=front.connection_type(),
             max_size=config.max_size,
             compression=None,
+            write_limit=WRITE_LIMIT,
             ping_interval=config.ping_interval,
             server_header=f"gsv/{gateway.version}",
         ) as server:

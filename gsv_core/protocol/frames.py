@@ -166,6 +166,9 @@ def encode_frame(frame: Frame) -> str:
 # Binary frames (spec 2.2): 4-byte little-endian transfer id, then the raw chunk.
 _TRANSFER_ID = struct.Struct("<I")
 MAX_TRANSFER_CHUNK = 256 * 1024
+# a socket's write buffer high-water mark (both ends): room for a few transfer chunks, so
+# sending one does not wait for the peer to read the last (websockets' default is 32 KiB)
+WRITE_LIMIT = 1024 * 1024
 
 
 def encode_binary_frame(transfer_id: int, chunk: bytes) -> bytes:
