@@ -62,9 +62,12 @@ async def _relay() -> None:
 
     async def relay(ws: ServerConnection) -> None:
         peers.append(ws)
-        async for message in ws:
-            other = peers[0] if ws is peers[-1] and len(peers) > 1 else peers[-1]
-            await other.send(message)
+        try:
+            async for message in ws:
+                other = peers[0] if ws is peers[-1] and len(peers) > 1 else peers[-1]
+                await other.send(message)
+        finally:
+            peers.remove(ws)  # the next pair of connections starts afresh
 
     async with serve(relay, "127.0.0.1", 0, compression=None, max_size=None) as server:
         port = next(iter(server.sockets)).getsockname()[1]

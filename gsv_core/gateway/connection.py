@@ -27,13 +27,16 @@ from gsv_core.protocol.frames import (
     encode_event,
     parse_frame,
 )
-from gsv_core.protocol.methods import CONNECT
+from gsv_core.protocol.methods import CONNECT, LOGS_RESULT, NODE_PROBE_RESULT, TOOL_RESULT
 from gsv_core.rpc.context import RequestContext
 
 if TYPE_CHECKING:
     from gsv_core.gateway.app import Gateway
 
 log = logging.getLogger(__name__)
+
+# requests handled in the reader itself rather than in a task of their own
+INLINE_METHODS = frozenset({CONNECT, TOOL_RESULT, LOGS_RESULT, NODE_PROBE_RESULT})
 
 BINARY_HIGH_WATER = 4 * 1024 * 1024
 BINARY_LOW_WATER = 1024 * 1024
@@ -145,8 +148,10 @@ class Connection:
         if not isinstance(frame, RequestFrame):
             log.debug("connection %s: ignoring %s frame", self.connection_id, type(frame).__name__)
             return
-        if frame.method == CONNECT:
-            await self._handle(frame)  # inline: later frames must see the handshake done
+        if frame.method in INLINE_METHODS:
+            # connect: later frames must see the handshake done; a node's answers only
+            # settle a waiting call, and a task per answer costs a loop turn of latency
+            await self._handle(frame)
             return
         task = asyncio.create_task(self._handle(frame))
         self._tasks.add(task)
