@@ -9,10 +9,13 @@
 The run's status is its real end (fix of 18.11, where "ok" meant "queued"): `ok` once the
 turn finished, with the reply's opening as the summary; `error` with the run's message.
 
-Delivery: the send carries `context = {"cron": {...}, "deliver": {...}}` so the channels
-can route the reply; a task delivers only when asked (`deliver: true`, or a `channel` /
-`to`); a system event answers wherever the main session's replies go. Until channels
-route it, the reply reaches the clients through the session's normal chat events.
+Delivery (spec 9, seed 000): a system event always answers in the agent's last active
+channel conversation; a task delivers only when asked (`deliver: true`, or a `channel` /
+`to`). The target: `channel` + `to` -> a DM to `to` on that channel; only `to` -> a DM to
+`to` on the last active channel; otherwise the last active conversation itself. The run
+then carries that as its channel context (the outbox sends the reply there) and the agent
+is told its reply is delivered. With no target (nobody has written from a channel yet)
+the reply reaches the clients only, through the session's chat events.
 
 The sessions are reached through the small `CronSessions` protocol (the gateway's
 session manager fits it), so this layer never imports the agent.
@@ -103,8 +106,10 @@ def run_overrides(spec: dict[str, Any]) -> dict[str, Any]:
     return overrides
 
 
-def run_context(job: CronJob, run_id: str) -> dict[str, Any]:
-    """What travels with the run for the channels: which job, and where its reply goes."""
+def run_context(job: CronJob, run_id: str, last: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What travels with the run: which job, where its reply goes and, when it is delivered,
+    the channel context the outbox routes it by (`last`: the agent's last active channel
+    conversation, `{channel, accountId, peer}`, if any)."""
     spec = job.spec
     if spec["mode"] == "systemEvent":
         deliver: dict[str, Any] = {"deliver": True}
@@ -115,7 +120,40 @@ def run_context(job: CronJob, run_id: str) -> dict[str, Any]:
             if spec.get(key) is not None:
                 deliver[key] = spec[key]
     cron = {"jobId": job.id, "jobName": job.name, "runId": run_id}
-    return {"cron": cron, "deliver": deliver}
+    context: dict[str, Any] = {"cron": cron, "deliver": deliver}
+    target = delivery_target(spec, last) if deliver["deliver"] else None
+    if target is not None:
+        context.update(target, agentId=job.agent_id)
+    return context
+
+
+def delivery_target(spec: dict[str, Any], last: dict[str, Any] | None) -> dict[str, Any] | None:
+    """`{channel, accountId, peer}` the reply goes to, or None when there is nowhere."""
+    channel, to = spec.get("channel"), spec.get("to")
+    if channel and to:
+        same = last is not None and last.get("channel") == channel
+        account = str(last.get("accountId") or "default") if same and last else "default"
+        return {
+            "channel": str(channel),
+            "accountId": account,
+            "peer": {"kind": "dm", "id": str(to)},
+        }
+    if last is None or not last.get("channel"):
+        return None
+    peer = {"kind": "dm", "id": str(to)} if to else dict(last.get("peer") or {})
+    account = str(last.get("accountId") or "default")
+    return {"channel": str(last["channel"]), "accountId": account, "peer": peer}
+
+
+def delivery_note(context: dict[str, Any]) -> str:
+    """Told to the agent when its reply is delivered for it (so it does not send it twice)."""
+    if "channel" not in context:
+        return ""
+    where = f"{context['channel']}:{context['peer'].get('id', '?')}"
+    return (
+        f"\n[Your response will be delivered automatically to {where} — reply normally, "
+        "do NOT use gsv__Message for this.]"
+    )
 
 
 def summary_of(message: dict[str, Any]) -> str:
@@ -124,12 +162,20 @@ def summary_of(message: dict[str, Any]) -> str:
 
 
 async def execute(
-    job: CronJob, sessions: CronSessions, key: str, run_id: str, message: str
+    job: CronJob,
+    sessions: CronSessions,
+    key: str,
+    run_id: str,
+    message: str,
+    last: dict[str, Any] | None = None,
 ) -> RunOutcome:
-    """Send the job's message into session `key` and wait for the run's end."""
+    """Send the job's message into session `key` and wait for the run's end (`last`: the
+    agent's last active channel conversation, for delivery)."""
     actor = await sessions.actor(key)
     overrides = run_overrides(job.spec) if job.spec["mode"] == "task" else {}
-    sent = await actor.send(message, run_id, overrides=overrides, context=run_context(job, run_id))
+    context = run_context(job, run_id, last)
+    message += delivery_note(context)
+    sent = await actor.send(message, run_id, overrides=overrides, context=context)
     outcome = actor.run_outcome(sent.run_id)  # asked at once: the run cannot have ended yet
     timeout = float(job.spec.get("timeoutSeconds") or DEFAULT_TIMEOUT_SECONDS)
     try:

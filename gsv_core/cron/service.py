@@ -56,6 +56,10 @@ class Running:
     task: asyncio.Task[dict[str, Any]]
 
 
+# agent id -> its last active channel conversation `{channel, accountId, peer}`, or None
+LastChannel = Callable[[str], dict[str, Any] | None]
+
+
 class CronService:
     def __init__(
         self,
@@ -63,11 +67,14 @@ class CronService:
         sessions: CronSessions,
         config: Callable[[], Mapping[str, Any]],
         now_ms: Callable[[], int],
+        last_channel: LastChannel | None = None,
     ) -> None:
         self.store = store
         self.sessions = sessions
         self._config = config
         self._now = now_ms
+        # the agent's last active channel conversation (delivery target); none: clients only
+        self._last_channel = last_channel or (lambda _agent_id: None)
         self._jobs: dict[str, CronJob] = {}
         self._running: dict[str, Running] = {}
         self._lock = asyncio.Lock()  # job changes and their writes happen one at a time
@@ -333,7 +340,8 @@ class CronService:
                 await self.store.save_job(current.to_wire())  # runningAtMs: a restart knows
         message = execution.cron_message(job, started, self.user_tz())
         try:
-            outcome = await execution.execute(job, self.sessions, key, run_id, message)
+            last = self._last_channel(job.agent_id)
+            outcome = await execution.execute(job, self.sessions, key, run_id, message, last)
         except asyncio.CancelledError:
             raise
         except GsvError as exc:

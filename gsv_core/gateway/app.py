@@ -40,7 +40,7 @@ from gsv_core.gateway.handlers import skills as skill_handlers
 from gsv_core.gateway.handlers import tools as tools_handlers
 from gsv_core.gateway.handlers import transfers as transfer_handlers
 from gsv_core.gateway.handlers import workspace as workspace_handlers
-from gsv_core.gateway.heartbeat_host import GatewayHeartbeatHost
+from gsv_core.gateway.heartbeat_host import GatewayHeartbeatHost, last_channel_context
 from gsv_core.gateway.native import (
     cron_tools,
     gateway_tools,
@@ -199,8 +199,9 @@ async def build_gateway(
     )
     gateway.sessions = SessionManager(SessionStore(db), host)
     gateway.cron = CronService(
-        CronStore(db), gateway.sessions, lambda: gateway.config.effective, gateway.now_ms
-    )
+        CronStore(db), gateway.sessions, lambda: gateway.config.effective, gateway.now_ms,
+        lambda agent_id: last_channel_context(gateway, agent_id),
+    )  # fmt: skip
     await gateway.cron.load()
     gateway.heartbeat = HeartbeatService(GatewayHeartbeatHost(gateway))
     gateway.config.listeners.append(lambda _path: gateway.heartbeat.wake())

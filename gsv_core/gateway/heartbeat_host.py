@@ -105,3 +105,11 @@ def _consume(future: asyncio.Future[dict[str, Any]]) -> None:
     """Read a late outcome so asyncio does not log it as never retrieved."""
     if not future.cancelled():
         future.exception()
+
+
+def last_channel_context(gateway: Gateway, agent_id: str) -> dict[str, Any] | None:
+    """The agent's last active channel conversation as a delivery target (cron uses it)."""
+    last = GatewayHeartbeatHost(gateway).last_active().get(agent_id)
+    if last is None:
+        return None
+    return {"channel": last.channel, "accountId": last.account_id, "peer": last.peer}
