@@ -78,7 +78,8 @@ def when(epoch_ms: int | None) -> str:
 
 
 def print_error(message: str) -> None:
-    err().print(f"[red]error:[/red] {message}", markup=True, highlight=False)
+    # soft wrap: a long error stays one line (the terminal wraps it; copies stay whole)
+    err().print(f"[red]error:[/red] {message}", markup=True, highlight=False, soft_wrap=True)
 
 
 def print_hint(message: str) -> None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
-from gsv_cli.output import print_error, print_hint
+from gsv_cli.output import print_error
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -41,10 +41,8 @@ def run(main: Callable[[], Awaitable[T]], *, fast: bool = False) -> T:
         with asyncio.Runner(loop_factory=_fast_loop_factory() if fast else None) as runner:
             return runner.run(_as_coroutine(main))
     except GatewayUnreachable as exc:
-        print_error(exc.message)
-        print_hint(
-            "Is the gateway running? Start it with `gsv gateway run` (or `gsv gateway start`)."
-        )
+        # one line: what failed and how to fix it (issue 2)
+        print_error(f"{exc.message}. Start it with `gsv gateway run` (or `gsv gateway start`).")
         raise typer.Exit(EXIT_UNREACHABLE) from None
     except GsvError as exc:
         print_error(exc.message)

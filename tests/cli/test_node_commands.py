@@ -175,4 +175,5 @@ def test_commands_without_a_gateway_exit_3(tmp_path: Path) -> None:
     """Nothing listening: one line saying how to start the gateway, exit 3."""
     result = gsv("ws://127.0.0.1:9/ws", "tools", "list")
     assert result.exit_code == 3
-    assert "gsv gateway run" in result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert "cannot reach the gateway at ws://127.0.0.1:9/ws" in line and "gsv gateway run" in line
