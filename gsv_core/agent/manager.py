@@ -22,6 +22,10 @@ from gsv_core.storage.sessions import SessionRecord, SessionStore
 log = logging.getLogger(__name__)
 
 
+# a session another session started with gsv__SessionSend (its key says nothing of that)
+SESSION_SEND_KIND = "sessionSend"
+
+
 def session_kind(key: str) -> str:
     """What a session is for, from its key: cron, heartbeat or chat (fix of 18.21)."""
     parts = key.split(":")
@@ -50,28 +54,29 @@ class SessionManager:
     def loaded(self, key: str) -> SessionActor | None:
         return self._actors.get(key)
 
-    async def actor(self, key: str) -> SessionActor:
-        """The actor for a canonical key, loading or creating its session."""
+    async def actor(self, key: str, kind: str | None = None) -> SessionActor:
+        """The actor for a canonical key, loading or creating its session (`kind`: what a
+        session created now is for, when its key cannot say; default from the key)."""
         actor = self._actors.get(key)
         if actor is not None:
             return actor
         async with self._creating:
             actor = self._actors.get(key)
             if actor is None:
-                record = await self.store.get(key) or self._new_record(key)
+                record = await self.store.get(key) or self._new_record(key, kind)
                 main = is_main_session_key(key, self.routing())
                 actor = SessionActor(record, self.store, self.host, is_main=main)
                 self._actors[key] = actor
         return actor
 
-    def _new_record(self, key: str) -> SessionRecord:
+    def _new_record(self, key: str, kind: str | None = None) -> SessionRecord:
         now = self.host.now_ms()
         policy = self.host.config().get("session", {}).get("defaultResetPolicy")
         return SessionRecord(
             session_key=key,
             session_id=str(uuid.uuid4()),
             agent_id=normalise_agent_id(agent_id_of(key)),
-            kind=session_kind(key),
+            kind=kind or session_kind(key),
             created_at=now,
             updated_at=now,
             last_active_at=now,

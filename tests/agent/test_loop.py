@@ -4,11 +4,13 @@ limits, /stop and errors."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
-from gsv_core.client import GatewayClient
+from gsv_core.client import Backoff, GatewayClient
 from gsv_core.errors import ProviderFailed
 from gsv_core.gateway.server import RunningGateway
+from gsv_core.node.daemon import NodeDaemon, NodeSettings
 from tests.agent.conftest import KEY, EventLog, send
 from tests.fakes.provider import Fail, FakeProvider, call
 
@@ -219,3 +221,54 @@ async def test_bad_session_keys_get_400(client: GatewayClient) -> None:
             assert "session key" in exc.message.lower() or "sessionKey" in exc.message
         else:
             raise AssertionError(f"{key!r} was accepted")
+
+
+async def test_reset_mid_stream_ends_the_run_and_the_new_session_starts_clean(
+    gw: RunningGateway, client: GatewayClient, fake: FakeProvider, log: EventLog
+) -> None:
+    """session.reset during a streamed reply ends that run with an error event; nothing of
+    it lands in the new session, whose next message runs with a clean history (fix of
+    18.7's shape for reset)."""
+    gate = asyncio.Event()
+    fake.enqueue("half a reply", gate, " never stored")
+    fake.enqueue("fresh answer")
+    first = (await send(client, "first"))["runId"]
+    await log.wait(lambda: "delta" in log.states(first), "the first delta")
+    old_id = (await client.call("session.get", {"sessionKey": KEY}))["sessionId"]
+    reset = await client.call("session.reset", {"sessionKey": KEY})
+    assert reset["oldSessionId"] == old_id and reset["newSessionId"] != old_id
+    assert (await log.ended(first))["state"] == "error"
+    gate.set()  # the cancelled stream could only go on now: it must not
+    second = (await send(client, "second"))["runId"]
+    assert (await log.ended(second))["state"] == "final"
+    stored = await history(gw)
+    assert [m["role"] for m in stored] == ["user", "assistant"]
+    assert stored[0]["content"] == "second" and "fresh answer" in str(stored[1]["content"])
+    assert all("never stored" not in str(m) for m in stored)
+    assert len(fake.requests[-1].messages) == 1, "the model saw only the new message"
+
+
+async def test_logs_get_returns_the_node_log(
+    gw: RunningGateway, client: GatewayClient, fake: FakeProvider, log: EventLog, tmp_path: Path
+) -> None:
+    """gsv__LogsGet fetches the last lines of the only connected node's log file."""
+    log_file = tmp_path / "node.log"
+    log_file.write_text("".join(f"line {i}\n" for i in range(1, 8)))
+    settings = NodeSettings(url=gw.url, node_id="n1", workspace=tmp_path, log_file=log_file,
+                            backoff=Backoff(base=0.05, cap=0.2))  # fmt: skip
+    daemon = NodeDaemon(settings)
+    stop = asyncio.Event()
+    task = asyncio.create_task(daemon.run(stop))
+    try:
+        await asyncio.wait_for(daemon.connected.wait(), 30)
+        fake.enqueue(call("gsv__LogsGet", {"lines": 3}))
+        fake.enqueue("Read the log.")
+        run = (await send(client, "show the node log"))["runId"]
+        assert (await log.ended(run))["state"] == "final"
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 30)
+    result = next(m for m in fake.requests[1].messages if m["role"] == "toolResult")
+    text = result["content"][0]["text"]
+    assert not result["isError"]
+    assert "line 5" in text and "line 7" in text and "line 4" not in text

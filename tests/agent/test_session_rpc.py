@@ -56,15 +56,20 @@ async def test_get_stats_history_and_preview_after_a_turn(
 async def test_sessions_list_is_sorted_by_activity_with_kinds(
     client: GatewayClient, fake: FakeProvider, log: EventLog
 ) -> None:
-    """Newest activity first, with `kind`, paginated with a total count."""
+    """Newest activity first, with `kind` (cron and heartbeat sessions listed too: fix of
+    18.21), paginated with a total count."""
     await chat(client, log, "one", key="agent:main:first")
+    await chat(client, log, "beat", key="agent:main:heartbeat:system:internal")
     await chat(client, log, "two", key="agent:main:cron:job1:run1")
     listed = await client.call("sessions.list", {"limit": 1})
-    assert listed["count"] == 2
+    assert listed["count"] == 3
     assert [s["sessionKey"] for s in listed["sessions"]] == ["agent:main:cron:job1:run1"]
     assert listed["sessions"][0]["kind"] == "cron" and listed["sessions"][0]["messageCount"] == 2
     rest = await client.call("sessions.list", {"offset": 1})
-    assert [s["sessionKey"] for s in rest["sessions"]] == ["agent:main:first"]
+    assert [(s["sessionKey"], s["kind"]) for s in rest["sessions"]] == [
+        ("agent:main:heartbeat:system:internal", "heartbeat"),
+        ("agent:main:first", "chat"),
+    ]
 
 
 async def test_patch_merges_settings_label_and_reset_policy(client: GatewayClient) -> None:

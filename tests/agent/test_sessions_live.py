@@ -253,6 +253,10 @@ async def test_session_send_waits_for_its_own_reply(
         '"status": "ok"' in result["content"][0]["text"]
         and '"reply": "pong"' in result["content"][0]["text"]
     )
+    # fix of 18.21: the session SessionSend started is listed, and says what it is
+    kinds = {s["sessionKey"]: s["kind"] for s in (await client.call("sessions.list"))["sessions"]}
+    assert kinds["agent:main:helper:dm:bob"] == "sessionSend"
+    assert set(kinds.values()) == {"sessionSend", "chat"}
 
 
 async def test_session_send_refuses_its_own_session(

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
+from gsv_core.agent.manager import SESSION_SEND_KIND
 from gsv_core.agent.session import RunFailed
 from gsv_core.agent.tools import ToolCallContext
 from gsv_core.errors import InvalidParams
@@ -67,7 +68,7 @@ def register(registry: NativeToolRegistry, gateway: Gateway) -> None:
             raise InvalidParams(
                 "gsv__SessionSend cannot message the session it runs in; answer directly instead"
             )
-        actor = await gateway.sessions.actor(key)
+        actor = await gateway.sessions.actor(key, kind=SESSION_SEND_KIND)
         sent = await actor.send(args.message)
         if args.waitSeconds == 0:
             return {
