@@ -143,7 +143,8 @@ async def test_reset_archives_the_transcript_and_clears_tokens(
 async def test_compact_keeps_tool_calls_with_their_results(
     gw: RunningGateway, client: GatewayClient, fake: FakeProvider, log: EventLog
 ) -> None:
-    """Keeping 2 messages would start with a tool result: the cut moves to keep its call."""
+    """Keeping 2 messages would start with a tool result: the cut moves to keep its call
+    (fix of 18.15)."""
     fake.enqueue(call("gsv__ConfigGet", {}))
     fake.enqueue("done")
     await chat(client, log, "hello")  # user, assistant(call), toolResult, assistant

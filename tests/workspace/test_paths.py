@@ -128,7 +128,8 @@ def test_harmless_paths_are_normalised(raw: str, expected: str) -> None:
     "agent_id", ["", "Main", "../x", "a/b", "-x", "_x", "ma in", "main\x00", "é", "a" * 65]
 )
 async def test_bad_agent_ids_are_refused(agent_id: str, workspace: Workspace, root: Path) -> None:
-    """Agent ids must be `[a-z0-9][a-z0-9_-]*` up to 64 characters; nothing is created."""
+    """Agent ids must be `[a-z0-9][a-z0-9_-]*` up to 64 characters; nothing is created
+    (fix of 18.4)."""
     with pytest.raises(InvalidParams, match="invalid agentId"):
         await workspace.write(agent_id, "x.md", "x")
     with pytest.raises(InvalidParams, match="invalid agentId"):
