@@ -39,6 +39,8 @@ class ModelConfig(_Section):
     id: str = "claude-sonnet-4-20250514"
     # tokens; unset: known per model family (gsv_core.agent.compaction.KNOWN_WINDOWS)
     contextWindow: int | None = Field(default=None, ge=1024)
+    # the model channel voice notes are transcribed with (OpenAI-compatible endpoints)
+    transcriptionModel: str | None = None
 
 
 class ApiKeysConfig(_OpenSection):

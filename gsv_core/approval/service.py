@@ -84,14 +84,20 @@ class ApprovalService:
 
     async def wait(self, approval: PendingApproval) -> str:
         """The outcome: approved, denied or expired (the approval is closed either way)."""
+        try:
+            return await self.outcome(approval)
+        finally:
+            self._pending.pop(approval.id, None)
+
+    async def outcome(self, approval: PendingApproval) -> str:
+        """How it ends, for anyone watching (e.g. a prompt with buttons): approved, denied,
+        or expired at its deadline. Closes nothing."""
         remaining = max(0.0, (approval.expires_at - self._now()) / 1000)
         try:
             async with asyncio.timeout(remaining):
                 return await asyncio.shield(approval.outcome)
         except TimeoutError:
             return EXPIRED
-        finally:
-            self._pending.pop(approval.id, None)
 
     def resolve(
         self, approval_id: str, decision: str, remember: str | None = None

@@ -3,7 +3,9 @@ shapes that cross between them.
 
 An in-process adapter (Telegram, the test channel, ...) implements `Channel` and is
 handed a `ChannelSink` at start: it calls `sink.inbound(...)` for every message it
-receives and `sink.status_changed(...)` when it connects or fails. External adapters in
+receives, `sink.status_changed(...)` when it connects or fails, and `sink.action(...)`
+when someone presses one of its buttons (capability `buttons`: the approval prompts'
+Allow / Deny). External adapters in
 any language speak the same shapes over WebSocket in `channel` mode (`channel.inbound`
 requests in, `channel.outbound` / `channel.typing` events out).
 """
@@ -11,7 +13,7 @@ requests in, `channel.outbound` / `channel.typing` events out).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 PeerKind = Literal["dm", "group", "channel", "thread"]
 PEER_KINDS: tuple[str, ...] = ("dm", "group", "channel", "thread")
@@ -27,6 +29,7 @@ class Capabilities:
     editing: bool = False
     deletion: bool = False
     qr_login: bool = False
+    buttons: bool = False  # renders OutboundMessage.actions and reports presses
     max_text: int = 4000  # replies longer than this are split before sending
 
 
@@ -102,10 +105,36 @@ class InboundMessage:
 
 
 @dataclass(frozen=True)
+class Action:
+    """A button under a sent message. `id` comes back in the ActionEvent when it is
+    pressed (at most 64 bytes: Telegram's callback data limit)."""
+
+    id: str
+    label: str
+    style: Literal["default", "primary", "danger"] = "default"
+
+
+@dataclass(frozen=True)
 class OutboundMessage:
     peer: Peer
     text: str
     reply_to_id: str | None = None
+    # buttons under the message; adapters without `capabilities.buttons` ignore them
+    # (the text itself says how to answer)
+    actions: tuple[Action, ...] = ()
+
+
+@dataclass(frozen=True)
+class ActionEvent:
+    """Someone pressed a button (`action_id` is the Action's id) on the bot's message
+    `message_id` in `peer`."""
+
+    channel: str
+    account_id: str
+    peer: Peer
+    sender: Sender
+    action_id: str
+    message_id: str | None = None
 
 
 @dataclass
@@ -148,6 +177,11 @@ class ChannelSink(Protocol):
 
     def status_changed(self, channel: str, status: AccountStatus) -> None: ...
 
+    async def action(self, event: ActionEvent) -> str | None:
+        """A button was pressed; returns a short answer for the presser (None: the press
+        meant nothing to us). The adapter acknowledges the press on its platform with it."""
+        ...
+
 
 class Channel(Protocol):
     """A messenger adapter. `start` begins receiving for one account; `send` returns the
@@ -169,6 +203,16 @@ class Channel(Protocol):
     async def login(self, account_id: str, force: bool) -> LoginResult: ...
 
     async def logout(self, account_id: str) -> None: ...
+
+
+@runtime_checkable
+class ButtonChannel(Protocol):
+    """What an adapter with `capabilities.buttons` adds: settling a message it sent with
+    buttons (an approval answered or expired)."""
+
+    async def edit(self, account_id: str, peer: Peer, message_id: str, text: str) -> None:
+        """Replace the text of the bot's message `message_id` and remove its buttons."""
+        ...
 
 
 @dataclass(frozen=True)

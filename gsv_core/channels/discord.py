@@ -4,7 +4,9 @@ seam (`discord_seam`; the real one wraps discord.py's Client), one per account.
 What it owns: turning Discord messages into `InboundMessage`s (DMs, server channels,
 threads; mentions of the bot and replies to it; attachments downloaded into base64
 Media under a size cap), sending replies (2,000 characters per message, the first piece
-answering the inbound message), typing, the account status, and the retry loop.
+answering the inbound message), buttons (message components; a press goes to
+`sink.action()` and its answer goes back privately to the presser), typing, the account
+status, and the retry loop.
 
 Peers: a DM is peer `dm` with the DM channel's id (the author is the sender, and the id
 pairing approves); a server channel is peer `channel`; a thread is peer `thread` whose
@@ -34,6 +36,7 @@ from typing import Any
 
 from gsv_core.channels.base import (
     AccountStatus,
+    ActionEvent,
     Capabilities,
     ChannelSink,
     InboundMessage,
@@ -47,6 +50,7 @@ from gsv_core.channels.discord_seam import (
     DiscordAttachment,
     DiscordGateway,
     DiscordMessage,
+    DiscordPress,
     DiscordPyGateway,
 )
 from gsv_core.channels.inbound import MAX_MEDIA_BYTES
@@ -133,6 +137,9 @@ class _Listener:
     async def message(self, message: DiscordMessage) -> None:
         await self.channel._receive(self.account, message)
 
+    async def press(self, press: DiscordPress) -> str | None:
+        return await self.channel._press(self.account, press)
+
     def connection(self, connected: bool, reason: str | None) -> None:
         self.channel._connection(self.account, connected, reason)
 
@@ -147,6 +154,7 @@ class DiscordChannel:
         media=True,
         threads=True,
         typing=True,
+        buttons=True,
         max_text=MAX_TEXT,
     )
 
@@ -323,6 +331,31 @@ class DiscordChannel:
                 log.warning("discord message %s not handed over: %s", message.id, _reason(exc))
                 await self._sleep(self._backoff(attempt))
 
+    async def _press(self, account: _Account, press: DiscordPress) -> str | None:
+        """A button press, handed to the sink; its answer goes back to the presser. A
+        failure is told to them: pressing again is the retry."""
+        if press.user.bot:
+            return None
+        if press.kind == "dm":
+            peer = Peer("dm", press.channel_id, press.user.name, press.user.handle)
+        else:
+            thread = press.channel_id if press.kind == "thread" else None
+            peer = Peer(press.kind, press.channel_id, press.channel_name, thread_id=thread)
+        event = ActionEvent(
+            channel=self.name,
+            account_id=account.status.account_id,
+            peer=peer,
+            sender=Sender(press.user.id, press.user.name, press.user.handle),
+            action_id=press.custom_id,
+            message_id=press.message_id,
+        )
+        account.status.last_activity = self._now_ms()
+        try:
+            return await account.sink.action(event)
+        except Exception as exc:
+            log.error("discord button press not handled: %s", _reason(exc))
+            return "Something went wrong; try again."
+
     async def _inbound(self, account: _Account, message: DiscordMessage) -> InboundMessage:
         bot_id = account.gateway.bot_user_id
         media, notes = await self._download_all(account.gateway, message.attachments)
@@ -390,16 +423,28 @@ class DiscordChannel:
         account = self._running(account_id)
         peer = message.peer
         sent: str | None = None
-        for index, piece in enumerate(split_text(message.text, MAX_TEXT)):
+        pieces = split_text(message.text, MAX_TEXT)
+        for index, piece in enumerate(pieces):
             reply_to = message.reply_to_id if index == 0 else None
+            actions = message.actions if index == len(pieces) - 1 else ()
             try:
-                sent = await account.gateway.send(peer.id, piece, reply_to, peer.thread_id)
+                sent = await account.gateway.send(peer.id, piece, reply_to, peer.thread_id, actions)
             except GsvError as exc:
                 raise type(exc)(mask(exc.message), details=exc.details) from None
             except Exception as exc:
                 raise Unavailable(f"discord send failed: {_reason(exc)}") from None
             account.status.last_activity = self._now_ms()
         return sent
+
+    async def edit(self, account_id: str, peer: Peer, message_id: str, text: str) -> None:
+        """Replace a sent message's text and remove its buttons."""
+        account = self._running(account_id)
+        try:
+            await account.gateway.edit(peer.thread_id or peer.id, message_id, text[:MAX_TEXT])
+        except GsvError as exc:
+            raise type(exc)(mask(exc.message), details=exc.details) from None
+        except Exception as exc:
+            raise Unavailable(f"discord edit failed: {_reason(exc)}") from None
 
     async def set_typing(self, account_id: str, peer: Peer, typing: bool) -> None:
         """Show "typing..." (Discord clears it after ten seconds or on the next message).

@@ -11,6 +11,11 @@ implements it, and only `DiscordPyGateway` touches discord.py:
     await gateway.login()              # checks the token (Unauthorized when rejected)
     await gateway.run(events)          # receives until close(); events.message(...) per message
     await gateway.send("1234", "hi", reply_to="5678", thread_id=None)   # -> message id
+    await gateway.edit("1234", message_id, "settled")   # new text, buttons removed
+
+Buttons are message components (a `discord.ui.View` of buttons); a press is an
+interaction, reported as `events.press(...)`, whose returned text answers it privately
+(an ephemeral reply; nothing to say: the press is just acknowledged).
 
 The contract on failures: `login` and `run` raise a `GsvError` only when retrying cannot
 help (token rejected, Message Content intent not enabled); any other exception is a
@@ -26,8 +31,9 @@ from __future__ import annotations
 import logging
 import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from gsv_core.channels.base import Action
 from gsv_core.errors import (
     Forbidden,
     GsvError,
@@ -101,10 +107,26 @@ class DiscordMessage:
     attachments: tuple[DiscordAttachment, ...] = ()
 
 
+@dataclass(frozen=True)
+class DiscordPress:
+    """A button pressed on one of the bot's messages (a component interaction)."""
+
+    custom_id: str  # the Action id the button was sent with
+    channel_id: str
+    kind: str  # dm | group | channel | thread
+    user: DiscordAuthor
+    message_id: str | None = None
+    channel_name: str | None = None
+
+
 class DiscordEvents(Protocol):
     """What a `DiscordGateway` reports to (implemented by the adapter, one per account)."""
 
     async def message(self, message: DiscordMessage) -> None: ...
+
+    async def press(self, press: DiscordPress) -> str | None:
+        """A button press; returns the text to answer the presser with (None: none)."""
+        ...
 
     def connection(self, connected: bool, reason: str | None) -> None:
         """The gateway connection came up (reason None) or was lost (reason says why)."""
@@ -128,11 +150,20 @@ class DiscordGateway(Protocol):
     async def close(self) -> None: ...
 
     async def send(
-        self, channel_id: str, text: str, reply_to: str | None, thread_id: str | None
+        self,
+        channel_id: str,
+        text: str,
+        reply_to: str | None,
+        thread_id: str | None,
+        actions: tuple[Action, ...] = (),
     ) -> str:
         """Post `text` (at most 2,000 characters) to a channel, or to `thread_id` when
-        given, as a reply to message `reply_to` when given; returns the new message id.
-        Failures raise gsv errors."""
+        given, as a reply to message `reply_to` when given, with `actions` as buttons;
+        returns the new message id. Failures raise gsv errors."""
+        ...
+
+    async def edit(self, channel_id: str, message_id: str, text: str) -> None:
+        """Replace the text of the bot's message and remove its buttons."""
         ...
 
     async def typing(self, channel_id: str) -> None:
@@ -196,7 +227,20 @@ class DiscordPyGateway:
             if converted is not None and self._events is not None:
                 await self._events.message(converted)
 
-        for handler in (on_ready, on_resumed, on_disconnect, on_message):
+        async def on_interaction(interaction: discord.Interaction) -> None:
+            press = press_from_discord(interaction)
+            if press is None or self._events is None:
+                return
+            answer = await self._events.press(press)
+            try:
+                if answer:
+                    await interaction.response.send_message(answer, ephemeral=True)
+                else:
+                    await interaction.response.defer()
+            except discord.HTTPException as exc:
+                log.info("discord could not answer a button press: %s", exc.text or exc.status)
+
+        for handler in (on_ready, on_resumed, on_disconnect, on_message, on_interaction):
             client.event(handler)
         return client
 
@@ -257,10 +301,16 @@ class DiscordPyGateway:
         return self._client
 
     async def send(
-        self, channel_id: str, text: str, reply_to: str | None, thread_id: str | None
+        self,
+        channel_id: str,
+        text: str,
+        reply_to: str | None,
+        thread_id: str | None,
+        actions: tuple[Action, ...] = (),
     ) -> str:
         import aiohttp
         import discord
+        from discord.utils import MISSING
 
         target_id = _snowflake(thread_id or channel_id)  # refused before any request
         target = self._require().get_partial_messageable(target_id)
@@ -270,8 +320,11 @@ class DiscordPyGateway:
             reference = discord.MessageReference(
                 message_id=int(reply_to), channel_id=target.id, fail_if_not_exists=False
             )
+        view = _view(actions)
         try:
-            if reference is None:
+            if view is not None:
+                sent = await target.send(text, reference=reference or MISSING, view=view)
+            elif reference is None:
                 sent = await target.send(text)
             else:
                 sent = await target.send(text, reference=reference)
@@ -280,6 +333,19 @@ class DiscordPyGateway:
         except (aiohttp.ClientError, OSError, TimeoutError) as exc:
             raise Unavailable(f"discord unreachable: {exc or type(exc).__name__}") from None
         return str(sent.id)
+
+    async def edit(self, channel_id: str, message_id: str, text: str) -> None:
+        import aiohttp
+        import discord
+
+        target = self._require().get_partial_messageable(_snowflake(channel_id))
+        message = target.get_partial_message(_snowflake(message_id))
+        try:
+            await message.edit(content=text, view=None)
+        except discord.HTTPException as exc:
+            raise _http_error(exc, target.id) from None
+        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            raise Unavailable(f"discord unreachable: {exc or type(exc).__name__}") from None
 
     async def typing(self, channel_id: str) -> None:
         target_id = _snowflake(channel_id)
@@ -298,6 +364,48 @@ class DiscordPyGateway:
                 if len(data) > max_bytes:
                     break  # the caller only needs to know it is too big
             return bytes(data[: max_bytes + 1])
+
+
+def _view(actions: tuple[Action, ...]) -> discord.ui.View | None:
+    """Buttons for a message. Presses arrive as interactions (`on_interaction`), so the
+    buttons need no callbacks of their own; the view never times out."""
+    if not actions:
+        return None
+    import discord
+
+    styles = {"primary": discord.ButtonStyle.success, "danger": discord.ButtonStyle.danger}
+    view = discord.ui.View(timeout=None)
+    for action in actions:
+        style = styles.get(action.style, discord.ButtonStyle.secondary)
+        view.add_item(discord.ui.Button(label=action.label, custom_id=action.id, style=style))
+    return view
+
+
+def press_from_discord(interaction: discord.Interaction) -> DiscordPress | None:
+    """The seam's shape of a button press; None for other interactions."""
+    import discord
+
+    data: dict[str, Any] = dict(interaction.data or {})
+    custom_id = data.get("custom_id")
+    if interaction.type != discord.InteractionType.component or not isinstance(custom_id, str):
+        return None
+    channel = interaction.channel
+    if isinstance(channel, discord.Thread):
+        kind = "thread"
+    elif isinstance(channel, discord.GroupChannel):
+        kind = "group"
+    else:
+        kind = "dm" if interaction.guild_id is None else "channel"
+    user = interaction.user
+    message = interaction.message
+    return DiscordPress(
+        custom_id=custom_id,
+        channel_id=str(interaction.channel_id),
+        kind=kind,
+        user=DiscordAuthor(str(user.id), user.display_name, user.name, user.bot),
+        message_id=str(message.id) if message is not None else None,
+        channel_name=getattr(channel, "name", None),
+    )
 
 
 def _snowflake(value: str) -> int:

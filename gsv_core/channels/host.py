@@ -3,6 +3,7 @@ imports the gateway or the agent)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Any, Protocol
 
 
@@ -41,3 +42,14 @@ class ChannelHost(Protocol):
     async def store_image(self, key: str, data: bytes, mime_type: str) -> dict[str, Any]: ...
 
     async def transcribe(self, data: bytes, mime_type: str) -> str | None: ...
+
+    # tool approvals: what the buttons on approval prompts need
+    def approval_outcome(self, approval_id: str) -> Awaitable[str] | None:
+        """How a pending approval ends (approved, denied or expired); None if it is not
+        pending. Called while it is pending, so a quick answer is not missed."""
+        ...
+
+    def answer_approval(self, approval_id: str, decision: str, context: dict[str, Any]) -> str:
+        """Answer an approval from a channel sender (`context` as a run's channelContext,
+        with `senderId`): the same rules as a "yes"/"no" reply. Returns what to tell them."""
+        ...

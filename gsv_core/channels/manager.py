@@ -1,6 +1,7 @@
 """The channel manager: the in-process adapters and their accounts (start, stop, status,
 login, restart after a gateway restart), the sink adapters report to, and pairing
-approvals. Receiving lives in `inbox`, sending in `outbox`."""
+approvals, and button presses (an approval answered from a messenger). Receiving lives in
+`inbox`, sending in `outbox`."""
 
 from __future__ import annotations
 
@@ -8,10 +9,17 @@ import contextlib
 import logging
 from typing import Any
 
-from gsv_core.channels.base import AccountStatus, Channel, InboundMessage, LoginResult, Peer
+from gsv_core.channels.base import (
+    AccountStatus,
+    ActionEvent,
+    Channel,
+    InboundMessage,
+    LoginResult,
+    Peer,
+)
 from gsv_core.channels.host import ChannelHost
 from gsv_core.channels.inbox import Inbox
-from gsv_core.channels.outbox import DEFAULT_ACCOUNT, Outbox
+from gsv_core.channels.outbox import DEFAULT_ACCOUNT, Outbox, parse_approval_action
 from gsv_core.errors import GsvError, NotFound
 from gsv_core.pairing import WELCOME, PairingService
 from gsv_core.storage.channels import AccountRecord, ChannelStore
@@ -131,6 +139,21 @@ class ChannelManager:
     async def inbound(self, message: InboundMessage) -> None:
         """An adapter received a message: it is in the journal when this returns."""
         await self.inbox.receive(message)
+
+    async def action(self, event: ActionEvent) -> str | None:
+        """A button press. Approval buttons answer their approval by the rules of a
+        "yes"/"no" reply (only an owner); any other press means nothing and is ignored."""
+        parsed = parse_approval_action(event.action_id)
+        if parsed is None:
+            log.info(
+                "%s: ignored a press of unknown button %r", event.channel, event.action_id[:80]
+            )
+            return None
+        context = {
+            "channel": event.channel, "accountId": event.account_id,
+            "peer": event.peer.to_wire(), "senderId": event.sender.id,
+        }  # fmt: skip
+        return self.host.answer_approval(parsed[0], parsed[1], context)
 
     def status_changed(self, channel: str, status: AccountStatus) -> None:
         log.info(

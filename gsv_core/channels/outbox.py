@@ -1,15 +1,20 @@
 """Sending to messengers: the agent's replies routed to the channel a run came from
 (spec 8.5), direct sends (pairing prompts, gsv__Message), splitting before the platform
-limit, a per-account rate limit, and typing indicators kept alive while a run works."""
+limit, a per-account rate limit, and typing indicators kept alive while a run works.
+
+An approval prompt (a `paused` chat event with an `approvalId`) goes out with Allow /
+Deny buttons where the adapter has them; once the approval settles -- answered by
+anyone, anywhere, or expired -- the prompt is edited to say how it ended and loses its
+buttons."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from gsv_core.channels.base import Channel, OutboundMessage, Peer
+from gsv_core.channels.base import Action, ButtonChannel, Channel, OutboundMessage, Peer
 from gsv_core.channels.host import ChannelHost
 from gsv_core.channels.shaping import RateLimiter, error_line, reply_text, split_text
 from gsv_core.errors import Unavailable
@@ -21,6 +26,29 @@ log = logging.getLogger(__name__)
 TYPING_EVERY = 4.0  # seconds; platforms drop a typing indicator after about five
 TYPING_MAX = 600.0
 DEFAULT_ACCOUNT = "default"
+APPROVE_PREFIX = "approve:"  # action ids: approve:<approvalId>:allow | approve:<approvalId>:deny
+OUTCOME_LINES = {
+    "approved": "✅ Approved.",
+    "denied": "❌ Denied.",
+    "expired": "⌛ Expired: nobody answered in time.",
+}
+
+
+def approval_actions(approval_id: str) -> tuple[Action, ...]:
+    return (
+        Action(f"{APPROVE_PREFIX}{approval_id}:allow", "Allow", "primary"),
+        Action(f"{APPROVE_PREFIX}{approval_id}:deny", "Deny", "danger"),
+    )
+
+
+def parse_approval_action(action_id: str) -> tuple[str, str] | None:
+    """(approval id, allow | deny) of an approval button's id; None for anything else."""
+    if not action_id.startswith(APPROVE_PREFIX):
+        return None
+    approval_id, _, decision = action_id.removeprefix(APPROVE_PREFIX).partition(":")
+    if not approval_id or decision not in ("allow", "deny"):
+        return None
+    return approval_id, decision
 
 
 class Outbox:
@@ -38,12 +66,20 @@ class Outbox:
         self._typing: dict[str, asyncio.Task[None]] = {}
         self._limiter = RateLimiter()
         self._queues: dict[tuple[str, str], asyncio.Queue[tuple[str, dict[str, Any]]]] = {}
-        self._workers: set[asyncio.Task[None]] = set()
+        self._workers: set[asyncio.Task[Any]] = set()
+        self._outcomes: dict[str, asyncio.Future[str]] = {}  # approval id -> its outcome
 
     def close(self) -> None:
         for task in [*self._typing.values(), *self._workers]:
             task.cancel()
         self._typing.clear()
+        self._outcomes.clear()
+
+    def _spawn(self, work: Awaitable[Any]) -> asyncio.Future[Any]:
+        task = asyncio.ensure_future(work)
+        self._workers.add(task)
+        task.add_done_callback(self._workers.discard)
+        return task
 
     def post(self, event: str, payload: dict[str, Any]) -> None:
         """Queue a session event for its channel; each (channel, account) delivers in order
@@ -55,10 +91,27 @@ class Outbox:
         queue = self._queues.get(key)
         if queue is None:
             queue = self._queues[key] = asyncio.Queue()
-            worker = asyncio.create_task(self._deliver_in_order(queue))
-            self._workers.add(worker)
-            worker.add_done_callback(self._workers.discard)
+            self._spawn(self._deliver_in_order(queue))
+        approval_id = payload.get("approvalId")
+        paused = payload.get("state") == "paused" and isinstance(approval_id, str)
+        if paused and self._buttons(key[0]):
+            self._watch(str(approval_id))  # now, while it is surely still pending
         queue.put_nowait((event, payload))
+
+    def _buttons(self, channel: str) -> bool:
+        adapter = self.adapters.get(channel)
+        return isinstance(adapter, ButtonChannel) and adapter.capabilities.buttons
+
+    def _watch(self, approval_id: str) -> asyncio.Future[str] | None:
+        """The outcome of a pending approval, awaited in a task of ours (None once it has
+        settled)."""
+        if approval_id not in self._outcomes:
+            outcome = self.host.approval_outcome(approval_id)
+            if outcome is None:
+                return None
+            task = self._outcomes[approval_id] = self._spawn(outcome)
+            task.add_done_callback(lambda _: self._outcomes.pop(approval_id, None))
+        return self._outcomes[approval_id]
 
     async def _deliver_in_order(self, queue: asyncio.Queue[tuple[str, dict[str, Any]]]) -> None:
         while True:
@@ -84,7 +137,10 @@ class Outbox:
         if state in ("final", "error"):
             self.stop_typing(run_id)
         reply_to = context.get("inboundMessageId")
-        if text:
+        approval_id = payload.get("approvalId")
+        if text and state == "paused" and isinstance(approval_id, str):
+            await self._prompt(context, text, approval_id, str(reply_to) if reply_to else None)
+        elif text:
             await self.send_text(context["channel"], context.get("accountId", DEFAULT_ACCOUNT),
                                  Peer.from_wire(context["peer"]), text,
                                  reply_to=str(reply_to) if reply_to else None)  # fmt: skip
@@ -92,29 +148,81 @@ class Outbox:
         if state in ("final", "error") and isinstance(journal_id, int):
             await self.store.mark(journal_id, ANSWERED, self.host.now_ms())
 
+    async def _prompt(
+        self, context: dict[str, Any], text: str, approval_id: str, reply_to: str | None
+    ) -> None:
+        """Send an approval prompt, with buttons where the adapter has them; edit it when
+        the approval settles."""
+        channel = str(context["channel"])
+        account_id = str(context.get("accountId", DEFAULT_ACCOUNT))
+        peer = Peer.from_wire(context["peer"])
+        outcome = self._watch(approval_id) if self._buttons(channel) else None
+        if outcome is None:
+            await self.send_text(channel, account_id, peer, text, reply_to=reply_to)
+            return
+        sent = await self.send_text(channel, account_id, peer, text, reply_to=reply_to,
+                                     actions=approval_actions(approval_id))  # fmt: skip
+        if sent:
+            last_piece = self._pieces(channel, text)[-1]
+            self._spawn(self._settle(outcome, channel, account_id, peer, sent[-1], last_piece))
+
+    async def _settle(
+        self,
+        outcome: Awaitable[str],
+        channel: str,
+        account_id: str,
+        peer: Peer,
+        message_id: str,
+        text: str,
+    ) -> None:
+        result = await outcome
+        adapter = self.adapters.get(channel)
+        if not isinstance(adapter, ButtonChannel):
+            return
+        line = OUTCOME_LINES.get(result, f"Ended: {result}.")
+        try:
+            await adapter.edit(account_id, peer, message_id, f"{text}\n\n{line}")
+        except Exception:  # the outcome itself stands; only its display failed
+            log.warning("editing the approval prompt on %s failed", channel, exc_info=True)
+
+    def _pieces(self, channel: str, text: str) -> list[str]:
+        adapter = self.adapters.get(channel)
+        return split_text(text, adapter.capabilities.max_text if adapter else 4000)
+
     async def send_text(
-        self, channel: str, account_id: str, peer: Peer, text: str, *, reply_to: str | None = None
+        self,
+        channel: str,
+        account_id: str,
+        peer: Peer,
+        text: str,
+        *,
+        reply_to: str | None = None,
+        actions: tuple[Action, ...] = (),
     ) -> list[str]:
         """Send text to a peer through whichever adapter serves the account (in-process or
-        external), split before the platform's limit and paced by the rate limit."""
-        adapter = self.adapters.get(channel)
-        limit = adapter.capabilities.max_text if adapter else 4000
+        external), split before the platform's limit and paced by the rate limit; any
+        `actions` go under the last piece."""
         per_minute = int(self.settings(channel).get("sendRatePerMinute", 30))
+        pieces = self._pieces(channel, text)
         sent: list[str] = []
-        for index, piece in enumerate(split_text(text, limit)):
+        for index, piece in enumerate(pieces):
             await self._limiter.wait(f"{channel}:{account_id}", per_minute)
-            first_reply = reply_to if index == 0 else None
-            message_id = await self._send_one(channel, account_id, peer, piece, first_reply)
+            message = OutboundMessage(
+                peer, piece, reply_to if index == 0 else None,
+                actions if index == len(pieces) - 1 else (),
+            )  # fmt: skip
+            message_id = await self._send_one(channel, account_id, message)
             if message_id:
                 sent.append(message_id)
         return sent
 
     async def _send_one(
-        self, channel: str, account_id: str, peer: Peer, text: str, reply_to: str | None
+        self, channel: str, account_id: str, outbound: OutboundMessage
     ) -> str | None:
         adapter = self.adapters.get(channel)
+        peer, text, reply_to = outbound.peer, outbound.text, outbound.reply_to_id
         if adapter is not None and any(s.account_id == account_id for s in adapter.status()):
-            return await adapter.send(account_id, OutboundMessage(peer, text, reply_to))
+            return await adapter.send(account_id, outbound)
         external = self.host.external_peer(channel, account_id)
         if external is None:
             raise Unavailable(

@@ -11,8 +11,16 @@ redelivers what a crash lost and the journal drops duplicates.
 Conversations: `im` -> dm, `mpim` -> group, public and private channels -> channel;
 a reply inside a thread is peer kind `thread` with id `{channel}:{thread_ts}`
 (its own session) and the answer goes into that thread. Slack offers bots no typing
-indicator. The tokens travel only in Authorization headers (slack-sdk redacts them in its
-debug logs); messages built from exceptions are masked all the same.
+indicator.
+
+Buttons are Block Kit: the text in section blocks and an actions block under it. A press
+arrives as an `interactive` envelope (`block_actions`); it is acknowledged at once (Slack
+wants that within three seconds; a lost press is retried by pressing again), handed to
+`sink.action()`, and the answer is shown to the presser alone (chat.postEphemeral).
+Needs Interactivity turned on for the app.
+
+The tokens travel only in Authorization headers (slack-sdk redacts them in its debug
+logs); messages built from exceptions are masked all the same.
 
 slack_sdk, websockets and httpx are imported when an account starts, not with this module.
 """
@@ -32,6 +40,8 @@ from urllib.parse import urlsplit
 
 from gsv_core.channels.base import (
     AccountStatus,
+    Action,
+    ActionEvent,
     Capabilities,
     ChannelSink,
     InboundMessage,
@@ -54,6 +64,7 @@ DEFAULT_API = "https://slack.com/api/"
 MAX_MEDIA_BYTES = 25 * 1024 * 1024
 MAX_FRAME = 4 * 1024 * 1024  # envelopes carry whole events with their blocks
 OPEN_TIMEOUT = 15.0
+SECTION_TEXT = 3000  # Block Kit's limit for one section's text
 # errors that mean "this token will never work": stop instead of retrying forever
 AUTH_ERRORS = frozenset({"invalid_auth", "not_authed", "account_inactive", "token_revoked",
                          "token_expired", "not_allowed_token_type"})  # fmt: skip
@@ -98,6 +109,7 @@ class SlackChannel:
         media=True,
         threads=True,
         typing=False,
+        buttons=True,
         max_text=MAX_TEXT,
     )
 
@@ -164,7 +176,8 @@ class SlackChannel:
             "im:history, channels:history, groups:history, mpim:history, files:read, "
             "users:read.\n"
             "4. Event Subscriptions: on; bot events message.im, message.channels, "
-            "message.groups, message.mpim, app_mention.\n"
+            "message.groups, message.mpim, app_mention. Interactivity & Shortcuts: on "
+            "(for the Allow / Deny buttons of approvals).\n"
             "5. App Home: allow users to send messages from the Messages tab.\n"
             "6. Install the app to the workspace and copy the Bot User OAuth Token (xoxb-...).\n"
             f"7. gsv config set {_key(account_id, 'appToken')} xapp-...\n"
@@ -276,7 +289,14 @@ class SlackChannel:
         self, account: _Account, socket: ClientConnection, frame: dict[str, Any]
     ) -> None:
         """Hand an event over, then acknowledge the envelope. An event that could not be
-        handed over is not acknowledged: Slack sends it again."""
+        handed over is not acknowledged: Slack sends it again. A button press is
+        acknowledged first, then handled."""
+        if frame.get("type") == "interactive":
+            await socket.send(json.dumps({"envelope_id": frame["envelope_id"]}))
+            payload = frame.get("payload") or {}
+            if payload.get("type") == "block_actions":
+                await self._press(account, payload)
+            return
         if frame.get("type") == "events_api":
             event = (frame.get("payload") or {}).get("event") or {}
             try:
@@ -328,6 +348,55 @@ class SlackChannel:
             mentioned_ids=ids,
         )
 
+    async def _press(self, account: _Account, payload: dict[str, Any]) -> None:
+        """Hand a button press to the sink; show its answer to the presser alone."""
+        event = await self._action_event(account, payload)
+        if event is None:
+            log.info("slack sent a button press without user, channel or action")
+            return
+        account.status.last_activity = self._now_ms()
+        try:
+            answer = await account.sink.action(event)
+        except Exception:
+            log.exception("slack button press %s not handled", event.action_id[:80])
+            answer = "Something went wrong; try again."
+        if answer:
+            await self._whisper(account, event, answer)
+
+    async def _action_event(self, account: _Account, payload: dict[str, Any]) -> ActionEvent | None:
+        user = (payload.get("user") or {}).get("id")
+        channel = (payload.get("channel") or {}).get("id")
+        actions = payload.get("actions") or []
+        action_id = actions[0].get("action_id") if actions else None
+        if not (user and channel and isinstance(action_id, str)):
+            return None
+        message = payload.get("message") or {}
+        place = {"channel": channel, "ts": message.get("ts"),
+                 "thread_ts": message.get("thread_ts")}  # fmt: skip
+        channel_type = account.channel_types.get(str(channel)) or _guess_type(str(channel))
+        name = await self._user_name(account, str(user))
+        return ActionEvent(
+            channel=self.name,
+            account_id=account.status.account_id,
+            peer=_peer(place, channel_type, name),
+            sender=Sender(str(user), name),
+            action_id=action_id,
+            message_id=str(message["ts"]) if message.get("ts") else None,
+        )
+
+    async def _whisper(self, account: _Account, event: ActionEvent, text: str) -> None:
+        from slack_sdk.errors import SlackApiError
+
+        channel, thread_ts = _target(event.peer)
+        try:
+            await account.web.chat_postEphemeral(
+                channel=channel, user=event.sender.id, text=text, thread_ts=thread_ts
+            )
+        except SlackApiError as exc:
+            log.info("slack could not answer a button press: %s", _error_code(exc))
+        except _network_errors() as exc:
+            log.info("slack could not answer a button press: %s", _reason(exc, account.settings))
+
     async def _user_name(self, account: _Account, user_id: str) -> str | None:
         """A person's display name (users.info, cached); None without the users:read scope."""
         if user_id in account.names:
@@ -368,10 +437,12 @@ class SlackChannel:
 
         account = self._running(account_id)
         channel, thread_ts = _target(message.peer)
+        text = to_mrkdwn(message.text)
         try:
             sent = await account.web.chat_postMessage(
-                channel=channel, text=to_mrkdwn(message.text), thread_ts=thread_ts
-            )
+                channel=channel, text=text, thread_ts=thread_ts,
+                blocks=_blocks(text, message.actions),
+            )  # fmt: skip
         except SlackApiError as exc:
             raise _api_error(exc) from None
         except _network_errors() as exc:
@@ -379,6 +450,21 @@ class SlackChannel:
             raise Unavailable(reason) from None
         account.status.last_activity = self._now_ms()
         return str(sent.get("ts") or "") or None
+
+    async def edit(self, account_id: str, peer: Peer, message_id: str, text: str) -> None:
+        """Replace a sent message's text; an empty `blocks` drops its buttons."""
+        from slack_sdk.errors import SlackApiError
+
+        account = self._running(account_id)
+        channel, _ = _target(peer)
+        try:
+            await account.web.chat_update(
+                channel=channel, ts=message_id, text=to_mrkdwn(text), blocks=[]
+            )
+        except SlackApiError as exc:
+            raise _api_error(exc) from None
+        except _network_errors() as exc:
+            raise Unavailable(f"slack unreachable: {_reason(exc, account.settings)}") from None
 
     async def set_typing(self, account_id: str, peer: Peer, typing: bool) -> None:
         """Slack has no typing indicator for bots (capabilities.typing is False)."""
@@ -495,6 +581,24 @@ def _peer(event: dict[str, Any], channel_type: str, sender_name: str | None) -> 
     if thread:
         return Peer("thread", f"{channel}:{thread}", thread_id=thread)
     return Peer(kind, channel)
+
+
+def _blocks(text: str, actions: tuple[Action, ...]) -> list[dict[str, Any]] | None:
+    """Block Kit for a message with buttons (None: plain text is enough)."""
+    if not actions:
+        return None
+    sections: list[dict[str, Any]] = [
+        {"type": "section", "text": {"type": "mrkdwn", "text": text[i : i + SECTION_TEXT]}}
+        for i in range(0, len(text), SECTION_TEXT)
+    ]
+    buttons: list[dict[str, Any]] = []
+    for action in actions:
+        button = {"type": "button", "action_id": action.id, "value": action.id,
+                  "text": {"type": "plain_text", "text": action.label}}  # fmt: skip
+        if action.style != "default":
+            button["style"] = action.style
+        buttons.append(button)
+    return [*sections, {"type": "actions", "elements": buttons}]
 
 
 def _target(peer: Peer) -> tuple[str, str | None]:

@@ -7,6 +7,10 @@ between means Telegram hands the update over again and the journal drops the dup
 Network loss, server errors and flood limits are ridden out with jittered exponential
 backoff; a rejected token stops the account with a clear status.
 
+Buttons are an inline keyboard under the message; a press arrives as a `callback_query`
+update, goes to `sink.action()`, and is answered with `answerCallbackQuery` carrying the
+sink's answer. A press is never redelivered: pressing again is the retry.
+
 The bot token is a secret and it is part of every Bot API URL: it is registered with a
 logging filter that masks it in the records of this module, PTB and httpx, and every
 message built from a library exception is masked too.
@@ -30,6 +34,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from gsv_core.channels.base import (
     AccountStatus,
+    Action,
+    ActionEvent,
     Capabilities,
     ChannelSink,
     InboundMessage,
@@ -51,7 +57,7 @@ from gsv_core.errors import (
 )
 
 if TYPE_CHECKING:
-    from telegram import Bot, Message, Update
+    from telegram import Bot, CallbackQuery, InlineKeyboardMarkup, Message, Update
 
 # PTB 22 warns on every time-period attribute (RetryAfter.retry_after, Voice.duration)
 # unless its v23 behaviour (timedelta values) is chosen; choose it, and accept both types.
@@ -67,7 +73,7 @@ MAX_RETRY_AFTER = 30.0  # a longer flood wait fails the send instead of stalling
 RATE_RETRIES = 3
 MAX_DELIVERY_ATTEMPTS = 8  # then a poison update is logged and skipped
 CONFIRM_TIMEOUT = 2.0
-ALLOWED_UPDATES = ("message", "channel_post")
+ALLOWED_UPDATES = ("message", "channel_post", "callback_query")
 TOKEN_REJECTED = "telegram rejected the bot token"
 _PEER_KINDS = {"private": "dm", "group": "group", "supergroup": "group", "channel": "channel"}
 _MENTION_TYPES: list[str | None] = ["mention", "text_mention"]
@@ -185,6 +191,7 @@ class TelegramChannel:
         media=True,
         typing=True,
         threads=True,
+        buttons=True,
         max_text=MAX_TEXT,
     )
 
@@ -420,6 +427,9 @@ class TelegramChannel:
         return 0
 
     async def _deliver(self, account: _Account, update: Update) -> None:
+        if update.callback_query is not None:
+            await self._press(account, update.callback_query)
+            return
         message = update.message or update.channel_post
         if message is None:
             return  # edits and other update kinds are not conversation
@@ -428,6 +438,37 @@ class TelegramChannel:
             return
         account.status.last_activity = self._now_ms()
         await account.sink.inbound(inbound)
+
+    async def _press(self, account: _Account, query: CallbackQuery) -> None:
+        """A button pressed: hand it to the sink, then answer the press (Telegram shows
+        the answer as a toast and stops the button's spinner)."""
+        from telegram import Message
+        from telegram import error as tg
+
+        answer: str | None = None
+        message = query.message
+        if query.data and message is not None:
+            user = query.from_user
+            # a message older than 48 hours comes as an InaccessibleMessage: chat only
+            peer = _peer(message) if isinstance(message, Message) else _chat_peer(message)
+            event = ActionEvent(
+                channel=self.name,
+                account_id=account.status.account_id,
+                peer=peer,
+                sender=Sender(str(user.id), user.full_name, user.username),
+                action_id=query.data,
+                message_id=str(message.message_id),
+            )
+            account.status.last_activity = self._now_ms()
+            try:
+                answer = await account.sink.action(event)
+            except Exception:  # the press is lost, not the poll loop: pressing again retries
+                log.exception("telegram button press %s not handled", query.id)
+                answer = "Something went wrong; try again."
+        try:
+            await account.bot.answer_callback_query(query.id, text=answer)
+        except tg.TelegramError as exc:
+            log.info("telegram could not answer button press %s: %s", query.id, _reason(exc))
 
     async def _inbound(self, account: _Account, message: Message) -> InboundMessage | None:
         attachments = _attachments(message)
@@ -477,10 +518,40 @@ class TelegramChannel:
         thread_id = _int_or_none(message.peer.thread_id)
         reply_to = _int_or_none(message.reply_to_id)
         sent: str | None = None
-        for index, chunk in enumerate(split_text(message.text)):
+        chunks = split_text(message.text)
+        for index, chunk in enumerate(chunks):
             first_reply = reply_to if index == 0 else None
-            sent = await self._send_chunk(account, chat_id, thread_id, chunk, first_reply)
+            keyboard = _keyboard(message.actions) if index == len(chunks) - 1 else None
+            sent = await self._send_chunk(account, chat_id, thread_id, chunk, first_reply, keyboard)
         return sent
+
+    async def edit(self, account_id: str, peer: Peer, message_id: str, text: str) -> None:
+        """Replace a sent message's text; leaving out reply_markup drops its keyboard."""
+        from telegram import error as tg
+
+        account = self._running(account_id)
+        chat_id, target = _chat_id(peer.id), int(message_id)
+
+        async def attempt(body: str, parse_mode: str | None) -> object:
+            return await self._rate_limited(
+                lambda: account.bot.edit_message_text(
+                    body, chat_id=chat_id, message_id=target, parse_mode=parse_mode
+                )
+            )
+
+        try:
+            try:
+                await attempt(format_html(text), "HTML")
+            except tg.BadRequest as exc:
+                if "can't parse entities" not in str(exc).lower():
+                    raise
+                await attempt(text, None)
+        except tg.BadRequest as exc:
+            if "not modified" in str(exc).lower():
+                return  # already says this
+            raise _api_error(exc) from None
+        except tg.TelegramError as exc:
+            raise _api_error(exc) from None
 
     async def _send_chunk(
         self,
@@ -489,6 +560,7 @@ class TelegramChannel:
         thread_id: int | None,
         text: str,
         reply_to: int | None,
+        keyboard: InlineKeyboardMarkup | None = None,
     ) -> str:
         from telegram import ReplyParameters
         from telegram import error as tg
@@ -507,6 +579,7 @@ class TelegramChannel:
                     parse_mode=parse_mode,
                     message_thread_id=thread_id,
                     reply_parameters=reply,
+                    reply_markup=keyboard,
                 )
             )
 
@@ -590,6 +663,26 @@ def _peer(message: Message) -> Peer:
         handle=chat.username,
         thread_id=str(thread) if thread else None,
     )
+
+
+def _chat_peer(message: Any) -> Peer:
+    """The peer of a message Telegram no longer shows the bot (only its chat is known)."""
+    chat = message.chat
+    return Peer(_PEER_KINDS.get(chat.type, "group"), str(chat.id), chat.effective_name,
+                chat.username)  # fmt: skip
+
+
+def _keyboard(actions: tuple[Action, ...]) -> InlineKeyboardMarkup | None:
+    """One row of inline buttons; each press comes back with the action's id."""
+    if not actions:
+        return None
+    from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+
+    styles = {"primary": "success", "danger": "danger"}
+    return InlineKeyboardMarkup([[
+        InlineKeyboardButton(a.label, callback_data=a.id, style=styles.get(a.style))
+        for a in actions
+    ]])  # fmt: skip
 
 
 def _sender(message: Message) -> Sender | None:

@@ -5,10 +5,12 @@ adapters' connections, media storage and audio transcription."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
-from gsv_core.gateway.chat_pipeline import process_message
+from gsv_core.gateway.chat_pipeline import answer_approval_press, process_message
 from gsv_core.protocol.messages import ImageBlock
+from gsv_core.providers.registry import ProviderNotConfigured, provider_settings
 
 if TYPE_CHECKING:
     from gsv_core.gateway.app import Gateway
@@ -50,6 +52,14 @@ class GatewayChannelHost:
     async def resume(self, key: str, run_id: str, context: dict[str, Any]) -> str:
         return await (await self._gateway.sessions.actor(key)).resume_run(run_id, context)
 
+    def approval_outcome(self, approval_id: str) -> Awaitable[str] | None:
+        pending = self._gateway.approvals.pending()
+        approval = next((a for a in pending if a.id == approval_id), None)
+        return None if approval is None else self._gateway.approvals.outcome(approval)
+
+    def answer_approval(self, approval_id: str, decision: str, context: dict[str, Any]) -> str:
+        return answer_approval_press(self._gateway, approval_id, decision, context)
+
     async def allow_sender(self, channel: str, sender_id: str) -> None:
         path = f"channels.{channel}.allowFrom"
         try:
@@ -70,18 +80,24 @@ class GatewayChannelHost:
 
     async def transcribe(self, data: bytes, mime_type: str) -> str | None:
         """Speech to text with an OpenAI-compatible `audio.transcriptions` endpoint, when
-        `transcription.provider` has a key; None otherwise (the agent gets a placeholder)."""
+        `transcription.provider` is usable (its key found as for models: config, then
+        `apiKeys`, then the environment); None otherwise (the agent gets a placeholder)."""
         config = self.config()
         provider = str((config.get("transcription") or {}).get("provider") or "openai")
-        settings = (config.get("providers") or {}).get(provider) or {}
-        api_key = settings.get("apiKey") or (config.get("apiKeys") or {}).get(provider)
-        if not api_key:
+        try:
+            endpoint = provider_settings(config, provider)
+        except ProviderNotConfigured as exc:
+            log.info("no transcription: %s", exc.message)
             return None
+        if endpoint.api != "openai":
+            log.info("no transcription: provider %s does not speak the OpenAI API", provider)
+            return None
+        settings = (config.get("providers") or {}).get(provider) or {}
         import openai  # lazily: only channels with voice messages need it
 
         extension = mime_type.split("/")[-1].split(";")[0] or "ogg"
         try:
-            async with openai.AsyncOpenAI(api_key=api_key, base_url=settings.get("baseUrl"),
+            async with openai.AsyncOpenAI(api_key=endpoint.api_key, base_url=endpoint.base_url,
                                           max_retries=1, timeout=60) as client:  # fmt: skip
                 result = await client.audio.transcriptions.create(
                     model=str(settings.get("transcriptionModel") or TRANSCRIPTION_MODEL),

@@ -11,6 +11,7 @@ from gsv_core.agent.command_runner import run_command
 from gsv_core.agent.commands import parse_command
 from gsv_core.agent.directives import Directives, directive_ack, is_directive_only, parse_directives
 from gsv_core.agent.session import SessionActor
+from gsv_core.errors import InvalidParams, NotFound
 from gsv_core.protocol.messages import ImageBlock
 
 if TYPE_CHECKING:
@@ -92,9 +93,31 @@ def approval_answer(
     if decision is None or not pending or not is_owner(gateway, context):
         return None
     approval = gateway.approvals.resolve(pending[0].id, decision)
-    verb = "Approved" if decision == "allow" else "Denied"
     return {"status": "paused", "runId": approval.run_id, "approvalId": approval.id,
-            "response": f"{verb} {approval.tool}."}  # fmt: skip
+            "response": _answered(decision, approval.tool)}  # fmt: skip
+
+
+NOT_OWNER = "Only the owner can approve this."
+ALREADY_ENDED = "That approval already ended."
+
+
+def answer_approval_press(
+    gateway: Gateway, approval_id: str, decision: str, context: dict[str, Any]
+) -> str:
+    """An Allow / Deny button pressed on a messenger: the rules of a "yes"/"no" reply
+    (only an owner answers), for the approval the button belongs to. Returns the short
+    answer shown to whoever pressed it."""
+    if not is_owner(gateway, context):
+        return NOT_OWNER
+    try:
+        approval = gateway.approvals.resolve(approval_id, decision)
+    except (NotFound, InvalidParams):
+        return ALREADY_ENDED
+    return _answered(decision, approval.tool)
+
+
+def _answered(decision: str, tool: str) -> str:
+    return f"{'Approved' if decision == 'allow' else 'Denied'} {tool}."
 
 
 def is_owner(gateway: Gateway, context: dict[str, Any] | None) -> bool:

@@ -16,13 +16,13 @@ import random
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from gsv_core.channels.base import AccountStatus, InboundMessage, OutboundMessage, Peer
+from gsv_core.channels.base import AccountStatus, Action, InboundMessage, OutboundMessage, Peer
 from gsv_core.channels.discord import MAX_TEXT, DiscordChannel
 from gsv_core.channels.discord_seam import (
     INTENT_MISSING,
@@ -31,11 +31,12 @@ from gsv_core.channels.discord_seam import (
     DiscordAuthor,
     DiscordEvents,
     DiscordMessage,
+    DiscordPress,
     DiscordPyGateway,
     message_from_discord,
 )
 from gsv_core.client import GatewayClient
-from gsv_core.errors import Forbidden, InvalidParams, Unauthorized, Unavailable
+from gsv_core.errors import Forbidden, InvalidParams, NotFound, Unauthorized, Unavailable
 from gsv_core.gateway.server import ServerConfig, serve
 from tests.fakes.provider import FakeProvider
 
@@ -59,12 +60,14 @@ class Sent:
     text: str
     reply_to: str | None
     thread_id: str | None
+    actions: tuple[Action, ...] = ()
 
 
 @dataclass
 class FakeDiscord:
     """A `DiscordGateway` for tests: scripted login and run outcomes, a connection the
-    test can drop, injected messages, recorded sends and typing."""
+    test can drop, injected messages and button presses, recorded sends, edits (which
+    replace a sent message's text and drop its buttons) and typing."""
 
     good_token: str = TOKEN
     token: str = ""
@@ -76,6 +79,7 @@ class FakeDiscord:
     files: dict[str, bytes] = field(default_factory=dict)
     sent: list[Sent] = field(default_factory=list)
     typed: list[str] = field(default_factory=list)
+    edits: list[tuple[str, str, str]] = field(default_factory=list)  # channel, message, text
     fetched: list[str] = field(default_factory=list)
     runs: int = 0
     closes: int = 0
@@ -115,12 +119,34 @@ class FakeDiscord:
             self._end.set_result(None)
 
     async def send(
-        self, channel_id: str, text: str, reply_to: str | None, thread_id: str | None
+        self,
+        channel_id: str,
+        text: str,
+        reply_to: str | None,
+        thread_id: str | None,
+        actions: tuple[Action, ...] = (),
     ) -> str:
         if self.send_failures:
             raise self.send_failures.pop(0)
-        self.sent.append(Sent(channel_id, text, reply_to, thread_id))
-        return f"80000000000000{len(self.sent):04d}"
+        self.sent.append(Sent(channel_id, text, reply_to, thread_id, actions))
+        return self.message_id(len(self.sent) - 1)
+
+    @staticmethod
+    def message_id(index: int) -> str:
+        """The id `send` gave the message at `sent[index]`."""
+        return f"80000000000000{index + 1:04d}"
+
+    async def edit(self, channel_id: str, message_id: str, text: str) -> None:
+        index = next((i for i in range(len(self.sent)) if self.message_id(i) == message_id), None)
+        if index is None or self.sent[index].channel_id != channel_id:
+            raise NotFound(f"discord has no channel {channel_id} the bot can see")
+        self.sent[index] = replace(self.sent[index], text=text, actions=())
+        self.edits.append((channel_id, message_id, text))
+
+    async def press(self, press: DiscordPress) -> str | None:
+        """A button press as discord.py would report it; the adapter's answer."""
+        assert self.events is not None, "not running"
+        return await self.events.press(press)
 
     async def typing(self, channel_id: str) -> None:
         if channel_id == "broken":
@@ -616,10 +642,10 @@ async def test_login_explains_the_developer_portal_and_the_commands(
 
 
 def test_capabilities_match_discord() -> None:
-    """Discord: dm/group/channel/thread, media, typing, threads, 2,000 characters."""
+    """Discord: dm/group/channel/thread, media, typing, threads, buttons, 2,000 characters."""
     caps = DiscordChannel.capabilities
     assert caps.chat_types == ("dm", "group", "channel", "thread")
-    assert caps.media and caps.typing and caps.threads and not caps.qr_login
+    assert caps.media and caps.typing and caps.threads and caps.buttons and not caps.qr_login
     assert caps.max_text == 2000
 
 

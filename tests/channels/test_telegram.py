@@ -18,7 +18,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gsv_core.channels.base import AccountStatus, InboundMessage, OutboundMessage, Peer, Sender
+from gsv_core.channels.base import (
+    AccountStatus,
+    Action,
+    InboundMessage,
+    OutboundMessage,
+    Peer,
+    Sender,
+)
 from gsv_core.channels.telegram import TOKEN_REJECTED, TelegramChannel
 from gsv_core.channels.telegram_format import format_html, split_text, utf16_len
 from gsv_core.client import GatewayClient
@@ -326,13 +333,15 @@ async def test_an_attachment_that_cannot_be_fetched_becomes_a_note(
 async def test_edits_and_service_messages_are_ignored(
     api: FakeTelegramAPI, running: TelegramChannel, sink: RecordingSink
 ) -> None:
-    """Only new messages and channel posts are asked for; joins carry no conversation."""
+    """Only new messages, channel posts and button presses are asked for; joins carry no
+    conversation."""
     chat = group_chat()
     api.enqueue_update(edited_message=api.message(chat, "edited", edit_date=2))
     api.enqueue_update(message=api.message(chat, None, new_chat_members=[BOB]))
     got = await receive(api, sink, message=api.message(chat, "real"))
     assert [m.text for m in sink.messages] == [got.text] == ["real"]
-    assert api.calls_to("getUpdates")[0].params["allowed_updates"] == ["message", "channel_post"]
+    allowed = api.calls_to("getUpdates")[0].params["allowed_updates"]
+    assert allowed == ["message", "channel_post", "callback_query"]
 
 
 # -- at least once ----------------------------------------------------------------------
@@ -442,6 +451,26 @@ async def test_text_over_the_limit_is_split(api: FakeTelegramAPI, running: Teleg
     assert "reply_parameters" in calls[0].params
     assert all("reply_parameters" not in c.params for c in calls[1:])
     assert sent_id == str(api.sent[-1]["message_id"])
+
+
+async def test_buttons_go_under_the_last_piece_and_an_edit_removes_them(
+    api: FakeTelegramAPI, running: TelegramChannel
+) -> None:
+    """Actions become one row of inline buttons on the last piece only (styled); edit
+    replaces that message's text and drops the keyboard."""
+    actions = (Action("approve:ab12cd:allow", "Allow", "primary"),
+               Action("approve:ab12cd:deny", "Deny", "danger"))  # fmt: skip
+    out = OutboundMessage(Peer("dm", "1001"), "a" * 3000 + "\n\n" + "b" * 3000, actions=actions)
+    sent_id = await running.send("default", out)
+    first, last = api.sent
+    assert "reply_markup" not in first
+    assert last["reply_markup"]["inline_keyboard"] == [[
+        {"text": "Allow", "callback_data": "approve:ab12cd:allow", "style": "success"},
+        {"text": "Deny", "callback_data": "approve:ab12cd:deny", "style": "danger"},
+    ]]  # fmt: skip
+    await running.edit("default", Peer("dm", "1001"), str(sent_id), "**Done**")
+    assert last["text"] == "Done" and "reply_markup" not in last
+    assert api.calls_to("editMessageText")[0].params["parse_mode"] == "HTML"
 
 
 async def test_blank_text_sends_nothing(api: FakeTelegramAPI, running: TelegramChannel) -> None:

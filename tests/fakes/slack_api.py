@@ -9,14 +9,18 @@ WebSocket server, in one aiohttp app that runs in the test's event loop.
         await slack.wait_acked(envelope)              # the adapter acknowledged it
         slack.posted[-1]                              # what the bot sent (chat.postMessage)
         await slack.drop()                            # the socket dies without a goodbye
+        envelope = await slack.press(slack.posted[-1], "approve:ab12cd:allow", user=ADA)
 
 Web API (`POST|GET /api/<method>`, token in `Authorization: Bearer`): auth.test (bot
 token), apps.connections.open (app token only; answers a single-use `ws://` URL of the
-Socket Mode endpoint), chat.postMessage (bot token; recorded in `posted`), users.info.
+Socket Mode endpoint), chat.postMessage (bot token; recorded in `posted`, with any Block Kit
+`blocks`), chat.update (edits a posted message in place; `blocks: []` removes its blocks, as
+on Slack), chat.postEphemeral (recorded in `ephemeral`), users.info.
 Files live at `/files/<id>/<name>` and need the bot token. Answers follow Slack's shapes,
 including `{"ok": false, "error": "invalid_auth"}` for a wrong token.
 
-Socket Mode: `hello` on connect, events wrapped in `events_api` envelopes, and every
+Socket Mode: `hello` on connect, events wrapped in `events_api` envelopes, button presses
+as `interactive` envelopes with a `block_actions` payload, and every
 acknowledgement (`{"envelope_id": ...}`) recorded in `acks`.
 """
 
@@ -60,6 +64,7 @@ class FakeSlack:
     def __init__(self, port: int = 0) -> None:
         self.calls: list[Call] = []
         self.posted: list[dict[str, Any]] = []
+        self.ephemeral: list[dict[str, Any]] = []
         self.acks: list[str] = []
         self.sessions = 0  # Socket Mode connections that got their hello
         self.files: dict[str, tuple[bytes, str]] = {}
@@ -124,6 +129,36 @@ class FakeSlack:
                         "event_time": 1_700_000_000, "event": event},
         }))  # fmt: skip
         return envelope_id
+
+    async def press(self, posted: dict[str, Any], action_id: str, *, user: str = ADA) -> str:
+        """`user` presses the button `action_id` of a posted message: an `interactive`
+        envelope as Socket Mode delivers it. Returns its envelope id."""
+        await self.wait_for(lambda: self._socket is not None)
+        assert self._socket is not None
+        envelope_id = str(uuid.uuid4())
+        message = {"type": "message", "user": BOT_USER_ID, "ts": posted["ts"],
+                   "text": posted["text"], "blocks": posted.get("blocks") or []}  # fmt: skip
+        if posted.get("thread_ts"):
+            message["thread_ts"] = posted["thread_ts"]
+        action = {"type": "button", "action_id": action_id, "block_id": "b1",
+                  "value": action_id, "action_ts": self.next_ts()}  # fmt: skip
+        payload = {
+            "type": "block_actions", "team": {"id": TEAM_ID},
+            "user": {"id": user, "username": USERS.get(user, {}).get("name"), "team_id": TEAM_ID},
+            "api_app_id": "A0001", "trigger_id": "1.2.3",
+            "container": {"type": "message", "message_ts": posted["ts"],
+                          "channel_id": posted["channel"], "is_ephemeral": False},
+            "channel": {"id": posted["channel"], "name": "directmessage"},
+            "message": message, "response_url": f"{self.url}/respond", "actions": [action],
+        }  # fmt: skip
+        await self._socket.send_str(json.dumps({
+            "envelope_id": envelope_id, "type": "interactive", "accepts_response_payload": False,
+            "payload": payload,
+        }))  # fmt: skip
+        return envelope_id
+
+    def updates(self) -> list[Call]:
+        return [call for call in self.calls if call.method == "chat.update"]
 
     async def send_raw(self, frame: dict[str, Any]) -> None:
         await self.wait_for(lambda: self._socket is not None)
@@ -212,6 +247,33 @@ class FakeSlack:
         self.posted.append({**params, "ts": ts})
         return {"ok": True, "channel": params["channel"], "ts": ts,
                 "message": {"type": "message", "user": BOT_USER_ID, "text": text, "ts": ts}}  # fmt: skip
+
+    async def _chat_update(self, params: dict[str, Any], token: str | None) -> dict[str, Any]:
+        if token != BOT_TOKEN:
+            return {"ok": False, "error": "invalid_auth"}
+        found = next((m for m in self.posted
+                      if (m["channel"], m["ts"]) == (params.get("channel"), params.get("ts"))),
+                     None)  # fmt: skip
+        if found is None:
+            return {"ok": False, "error": "message_not_found"}
+        if params.get("text"):
+            found["text"] = params["text"]
+        if "blocks" in params:  # left out: the blocks stay; [] removes them
+            if params["blocks"]:
+                found["blocks"] = params["blocks"]
+            else:
+                found.pop("blocks", None)
+        return {"ok": True, "channel": found["channel"], "ts": found["ts"], "text": found["text"]}
+
+    async def _chat_postEphemeral(
+        self, params: dict[str, Any], token: str | None
+    ) -> dict[str, Any]:
+        if token != BOT_TOKEN:
+            return {"ok": False, "error": "invalid_auth"}
+        if not params.get("user") or not params.get("text"):
+            return {"ok": False, "error": "invalid_arguments"}
+        self.ephemeral.append(params)
+        return {"ok": True, "message_ts": self.next_ts()}
 
     async def _users_info(self, params: dict[str, Any], token: str | None) -> dict[str, Any]:
         if token != BOT_TOKEN:

@@ -13,13 +13,18 @@ It is a stdlib `ThreadingHTTPServer` in a daemon thread. Point a bot at it with
         api.drop_next("getUpdates", times=2)        # close the connection without answering
         ...
         api.calls_to("sendMessage")[-1].params       # what the bot sent
+        api.enqueue_update(callback_query=api.press(api.sent[-1], "approve:ab12cd:allow"))
         api.wait_for(lambda call: call.method == "getUpdates" and ...)   # blocks (use to_thread)
 
 Methods: getMe, getUpdates (long polling: answers as soon as an update at or past `offset`
 is queued, else after `timeout` seconds, capped at MAX_POLL; updates below `offset` are
 confirmed and forgotten, as Telegram does; `allowed_updates` is honoured), sendMessage
 (validates `parse_mode="HTML"` the way Telegram does and enforces the 4,096-unit limit),
-sendChatAction, getFile, deleteWebhook. Every call is recorded, including rejected ones.
+sendMessage keeps a `reply_markup` (inline keyboard) on the message it returns and in `sent`;
+answerCallbackQuery (once per query, as Telegram allows); editMessageText (a message the
+bot sent; without `reply_markup` the keyboard goes, as on Telegram) and
+editMessageReplyMarkup; sendChatAction, getFile, deleteWebhook. Every call is recorded,
+including rejected ones.
 A token other than `server.token` gets 401 Unauthorized.
 """
 
@@ -61,7 +66,7 @@ MAX_POLL = 10.0  # seconds a getUpdates may hang, whatever timeout the client as
 MAX_TEXT = 4096
 
 # values that Telegram takes as strings; everything else in a form body is JSON-encoded
-_STRING_PARAMS = {"text", "caption", "parse_mode", "action", "file_id"}
+_STRING_PARAMS = {"text", "caption", "parse_mode", "action", "file_id", "callback_query_id"}
 _HTML_TAGS = {
     "b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "span", "tg-spoiler",
     "a", "code", "pre", "blockquote", "tg-emoji",
@@ -132,6 +137,8 @@ class FakeTelegramAPI:
         self._update_ids = itertools.count(1)
         self._message_ids = itertools.count(100)
         self._file_ids = itertools.count(1)
+        self._query_ids = itertools.count(1)
+        self.answered: dict[str, dict[str, Any]] = {}  # callback query id -> the answer
         self._cond = threading.Condition()
         self._closing = False
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
@@ -172,6 +179,16 @@ class FakeTelegramAPI:
             self._updates.append({"update_id": update_id, **update})
             self._cond.notify_all()
         return update_id
+
+    def press(
+        self, message: dict[str, Any], data: str, *, sender: dict[str, Any] = ADA
+    ) -> dict[str, Any]:
+        """A CallbackQuery: `sender` pressed the inline button carrying `data` under the
+        bot's `message` (enqueue it as `callback_query=`)."""
+        return {
+            "id": f"cbq-{next(self._query_ids)}", "from": sender,
+            "chat_instance": f"ci-{message['chat']['id']}", "message": message, "data": data,
+        }  # fmt: skip
 
     def add_file(
         self, data: bytes, path: str, *, declared_size: int | None = None
@@ -313,8 +330,52 @@ class FakeTelegramAPI:
             if params.get("message_thread_id") is not None:
                 message["message_thread_id"] = params["message_thread_id"]
                 message["is_topic_message"] = True
+            if params.get("reply_markup"):
+                message["reply_markup"] = _inline_keyboard(params["reply_markup"])
             self.sent.append(message)
         return message
+
+    def _api_answerCallbackQuery(self, params: dict[str, Any]) -> Any:
+        query_id = str(params.get("callback_query_id") or "")
+        with self._cond:
+            if not query_id.startswith("cbq-") or query_id in self.answered:
+                raise _ApiError(400, "Bad Request: query is too old and response timeout "
+                                     "expired or query ID is invalid")  # fmt: skip
+            self.answered[query_id] = params
+        return True
+
+    def _api_editMessageText(self, params: dict[str, Any]) -> Any:
+        text = str(params.get("text") or "")
+        visible = visible_text(text) if params.get("parse_mode") == "HTML" else text
+        if not visible.strip():
+            raise _ApiError(400, "Bad Request: message text is empty")
+        with self._cond:
+            message = self._sent_message(params)
+            if message["text"] == visible and "reply_markup" not in message:
+                raise _ApiError(400, "Bad Request: message is not modified")
+            message["text"] = visible
+            self._set_markup(message, params.get("reply_markup"))
+            return dict(message)
+
+    def _api_editMessageReplyMarkup(self, params: dict[str, Any]) -> Any:
+        with self._cond:
+            message = self._sent_message(params)
+            self._set_markup(message, params.get("reply_markup"))
+            return dict(message)
+
+    def _sent_message(self, params: dict[str, Any]) -> dict[str, Any]:
+        for message in self.sent:
+            if (message["chat"]["id"], message["message_id"]) == (
+                params.get("chat_id"), params.get("message_id"),
+            ):  # fmt: skip
+                return message
+        raise _ApiError(400, "Bad Request: message to edit not found")
+
+    def _set_markup(self, message: dict[str, Any], markup: Any) -> None:
+        if markup:
+            message["reply_markup"] = _inline_keyboard(markup)
+        else:
+            message.pop("reply_markup", None)
 
     def _api_getFile(self, params: dict[str, Any]) -> Any:
         with self._cond:
@@ -326,6 +387,19 @@ class FakeTelegramAPI:
     def _file_bytes(self, path: str) -> bytes | None:
         with self._cond:
             return self._file_data.get(path)
+
+
+def _inline_keyboard(markup: Any) -> dict[str, Any]:
+    """An InlineKeyboardMarkup as Telegram keeps it; refuses what Telegram refuses."""
+    markup = json.loads(markup) if isinstance(markup, str) else markup
+    rows = markup.get("inline_keyboard") if isinstance(markup, dict) else None
+    if not isinstance(rows, list) or not all(isinstance(row, list) for row in rows):
+        raise _ApiError(400, "Bad Request: can't parse reply keyboard markup JSON object")
+    for button in (b for row in rows for b in row):
+        data = button.get("callback_data")
+        if not button.get("text") or data is None or not 1 <= len(data.encode()) <= 64:
+            raise _ApiError(400, "Bad Request: BUTTON_DATA_INVALID")
+    return {"inline_keyboard": rows}
 
 
 def _unknown_chat(chat_id: Any) -> dict[str, Any]:
