@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gsv_core.errors import InvalidParams, NotFound, TimedOut, ToolFailed, Unavailable
+from gsv_core.errors import GsvError, InvalidParams, NotFound, TimedOut, ToolFailed, Unavailable
 from gsv_core.protocol import events
 from gsv_core.protocol.frames import MAX_TRANSFER_CHUNK, encode_binary_frame, parse_binary_frame
 from gsv_core.rpc.context import Peer
@@ -88,6 +88,7 @@ class Transfer:
     handle: Any = None
     failed: str | None = None
     progress: Progress | None = None
+    gone: set[str] = field(default_factory=set)  # "source" / "destination" peers that left
 
     def expect(self, step: str) -> asyncio.Future[dict[str, Any]]:
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
@@ -134,9 +135,19 @@ class TransferService:
         self._active[transfer.id] = transfer
         try:
             return await self._run(transfer, agent_id)
+        except BaseException as exc:
+            # whatever ended it (a step's error, a checksum, a cancelled caller), both
+            # nodes must hear of it: the destination drops its partial file
+            transfer.fail(exc.message if isinstance(exc, GsvError) else "transfer cancelled")
+            raise
         finally:
             self._active.pop(transfer.id, None)
-            await self._discard_temp(transfer)
+            await self._clean_up(transfer)
+
+    @property
+    def active(self) -> int:
+        """How many transfers are in progress."""
+        return len(self._active)
 
     def _node(self, node_id: str, role: str) -> Peer:
         peer = self._peer_of(node_id)
@@ -258,15 +269,25 @@ class TransferService:
         if peer is not None:
             peer.send_event(event, payload)
 
-    async def _discard_temp(self, t: Transfer) -> None:
+    async def _clean_up(self, t: Transfer) -> None:
+        """Drop the workspace temp file; after a failure, tell the nodes still connected
+        (the destination deletes its partial file, the source stops sending)."""
         if t.handle is not None:
             await asyncio.to_thread(t.handle.close)
         if t.temp is not None:
             with contextlib.suppress(FileNotFoundError):
                 t.temp.unlink()
-        if t.failed and t.dest_peer is not None and t.failed != "destination gone":
-            # tell the destination to drop its partial file
-            t.dest_peer.send_event(events.TRANSFER_END, {"transferId": t.id, "error": t.failed})
+        if t.failed is None:
+            return
+        ended = {"transferId": t.id, "error": t.failed}
+        if t.dest_peer is not None and "destination" not in t.gone:
+            t.dest_peer.send_event(events.TRANSFER_END, ended)
+        if (
+            t.source_peer is not None
+            and "source" not in t.gone
+            and t.source_peer is not t.dest_peer
+        ):
+            t.source_peer.send_event(events.TRANSFER_END, ended)
 
     # -- traffic from the nodes ------------------------------------------------------
     async def on_binary(self, peer: Peer, frame: bytes) -> None:
@@ -309,9 +330,11 @@ class TransferService:
         """A node disconnected: every transfer it takes part in fails at once."""
         for t in list(self._active.values()):
             if peer is t.source_peer:
+                t.gone.add("source")
                 t.fail(f"Node disconnected: {t.source.node}")
-            elif peer is t.dest_peer:
-                t.fail("destination gone")
+            if peer is t.dest_peer:
+                t.gone.add("destination")
+                t.fail(f"Node disconnected: {t.destination.node}")
 
 
 def _flush_and_close(handle: Any) -> None:

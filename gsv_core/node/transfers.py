@@ -45,8 +45,14 @@ class _Incoming:
 class NodeTransfers:
     def __init__(self, resolve: Resolve) -> None:
         self._resolve = resolve
-        self._outgoing: dict[int, Path] = {}
+        self._outgoing: dict[int, Path] = {}  # described, waiting for start
+        self._sending: set[int] = set()  # streaming now
         self._incoming: dict[int, _Incoming] = {}
+
+    @property
+    def in_progress(self) -> int:
+        """Transfers this node takes part in right now (sending or receiving)."""
+        return len(self._outgoing) + len(self._sending) + len(self._incoming)
 
     # -- sending ------------------------------------------------------------------------
     async def on_send(self, payload: dict[str, Any], call: Call) -> None:
@@ -74,12 +80,15 @@ class NodeTransfers:
         if path is None:
             return
         hasher = hashlib.sha256()
+        self._sending.add(transfer_id)
         try:
             with path.open("rb") as handle:
-                await _stream(handle, hasher, transfer_id, send_binary)
+                await _stream(handle, hasher, transfer_id, send_binary, self._sending)
         except OSError as exc:
             await call(m.TRANSFER_COMPLETE, {"transferId": transfer_id, "error": _reason(exc)})
             return
+        finally:
+            self._sending.discard(transfer_id)
         await call(m.TRANSFER_COMPLETE, {"transferId": transfer_id, "sha256": hasher.hexdigest()})
 
     # -- receiving ----------------------------------------------------------------------
@@ -117,8 +126,12 @@ class NodeTransfers:
             await asyncio.to_thread(_close_and_keep, incoming, False)
 
     async def on_end(self, payload: dict[str, Any], call: Call) -> None:
-        """transfer.end: keep the file if it is whole, else delete it; report either way."""
+        """transfer.end: keep the file if it is whole, else delete it; report either way.
+        Sent to a source, it means the transfer failed elsewhere: stop sending."""
         transfer_id = int(payload["transferId"])
+        if payload.get("error") is not None:
+            self._outgoing.pop(transfer_id, None)
+            self._sending.discard(transfer_id)
         incoming = self._incoming.pop(transfer_id, None)
         if incoming is None:
             return
@@ -147,14 +160,18 @@ class NodeTransfers:
             await asyncio.to_thread(_close_and_keep, incoming, False)
         self._incoming.clear()
         self._outgoing.clear()
+        self._sending.clear()
 
 
-async def _stream(handle: Any, hasher: Any, transfer_id: int, send_binary: SendBinary) -> None:
+async def _stream(
+    handle: Any, hasher: Any, transfer_id: int, send_binary: SendBinary, sending: set[int]
+) -> None:
     """Send the file in chunks, reading (and hashing) the next one in a thread while the
-    current one goes out: disk, hash and socket overlap instead of taking turns."""
+    current one goes out: disk, hash and socket overlap instead of taking turns. Stops
+    early when the transfer leaves `sending` (it failed elsewhere)."""
     ahead = asyncio.ensure_future(asyncio.to_thread(_read_and_hash, handle, hasher))
     try:
-        while chunk := await ahead:
+        while (chunk := await ahead) and transfer_id in sending:
             ahead = asyncio.ensure_future(asyncio.to_thread(_read_and_hash, handle, hasher))
             await send_binary(encode_binary_frame(transfer_id, chunk))
     finally:

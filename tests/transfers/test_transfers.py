@@ -9,62 +9,17 @@ import hashlib
 import json
 import os
 import tracemalloc
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from gsv_core.client import Backoff, GatewayClient
+from gsv_core.client import GatewayClient
 from gsv_core.errors import GsvError, InvalidParams, NotFound
 from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
-from gsv_core.node.daemon import NodeDaemon, NodeSettings
 from gsv_core.protocol.frames import encode_binary_frame
+from tests.transfers.nodes import leftovers, node, transfer, until, workspace_of
 from tests.wire import handshake, open_raw
-
-
-@asynccontextmanager
-async def node(url: str, workspace: Path, node_id: str) -> AsyncIterator[NodeDaemon]:
-    workspace.mkdir(parents=True, exist_ok=True)
-    daemon = NodeDaemon(NodeSettings(url=url, node_id=node_id, workspace=workspace,
-                                     backoff=Backoff(base=0.05, cap=0.2)))  # fmt: skip
-    stop = asyncio.Event()
-    task = asyncio.create_task(daemon.run(stop))
-    await asyncio.wait_for(daemon.connected.wait(), 30)
-    try:
-        yield daemon
-    finally:
-        stop.set()
-        await asyncio.wait_for(task, 60)
-
-
-@pytest.fixture
-async def gw(tmp_path: Path) -> AsyncIterator[RunningGateway]:
-    async with serve(ServerConfig(database=tmp_path / "data" / "gsv.db"), port=0) as running:
-        yield running
-
-
-@pytest.fixture
-async def pair(gw: RunningGateway, tmp_path: Path) -> AsyncIterator[tuple[Path, Path]]:
-    async with node(gw.url, tmp_path / "a", "a"), node(gw.url, tmp_path / "b", "b"):
-        yield tmp_path / "a", tmp_path / "b"
-
-
-def workspace_of(gw: RunningGateway) -> Path:
-    return Path(gw.gateway.db.path).parent / "workspace" / "agents" / "main"
-
-
-async def transfer(gw: RunningGateway, source: str, destination: str) -> dict[str, Any]:
-    async with GatewayClient(gw.url) as client:
-        result: dict[str, Any] = await client.call(
-            "transfer.request", {"source": source, "destination": destination}, timeout=300
-        )
-    return result
-
-
-def leftovers(folder: Path) -> list[str]:
-    return sorted(p.name for p in folder.rglob("*.part"))
 
 
 @pytest.mark.parametrize("size", [0, 1, 256 * 1024, 256 * 1024 + 1, 3_000_000])
@@ -93,6 +48,24 @@ async def test_node_to_workspace_and_back(gw: RunningGateway, pair: tuple[Path, 
     assert (workspace_of(gw) / "media" / "photo.png").read_bytes() == data
     down = await transfer(gw, "gsv:workspace/media/photo.png", "b:copy.png")
     assert (b / "copy.png").read_bytes() == data and down["bytesTransferred"] == len(data)
+
+
+@pytest.mark.parametrize("size", [0, 1, 256 * 1024, 256 * 1024 + 1, 3_000_000])
+async def test_node_to_workspace_round_trip_keeps_every_size(
+    gw: RunningGateway, pair: tuple[Path, Path], size: int
+) -> None:
+    """Node -> workspace -> node at chunk boundaries: same bytes, count and sha256 each way."""
+    a, b = pair
+    data = os.urandom(size)
+    (a / "in.bin").write_bytes(data)
+    digest = hashlib.sha256(data).hexdigest()
+    up = await transfer(gw, "a:in.bin", "gsv:workspace/up/in.bin")
+    assert (workspace_of(gw) / "up" / "in.bin").read_bytes() == data
+    assert up["bytesTransferred"] == size and up["sha256"] == digest
+    down = await transfer(gw, "gsv:workspace/up/in.bin", "b:back.bin")
+    assert (b / "back.bin").read_bytes() == data
+    assert down["bytesTransferred"] == size and down["sha256"] == digest
+    assert leftovers(workspace_of(gw)) == [] and leftovers(b) == []
 
 
 async def test_a_50_mb_file_with_bounded_memory(
@@ -132,7 +105,8 @@ async def test_a_missing_source_and_an_unwritable_destination(
 
 
 async def test_bad_endpoints_are_refused(gw: RunningGateway, pair: tuple[Path, Path]) -> None:
-    """Malformed endpoints, unknown nodes, gsv-to-gsv and workspace escapes: clear errors."""
+    """Malformed endpoints, unknown nodes, gsv-to-gsv and workspace escapes (fix of 18.3:
+    never a raw storage key, never outside the agent's workspace) fail with clear errors."""
     cases = [
         ("no-colon-here", "b:x", InvalidParams, "invalid endpoint"),
         ("ghost:x", "b:x", GsvError, "Source node not connected: ghost"),
@@ -150,13 +124,14 @@ async def test_bad_endpoints_are_refused(gw: RunningGateway, pair: tuple[Path, P
 async def test_a_destination_that_vanishes_fails_fast_and_the_source_recovers(
     gw: RunningGateway, tmp_path: Path
 ) -> None:
-    """Killing the destination mid-transfer fails the transfer with a clear error."""
+    """Killing the destination mid-transfer fails the transfer with a clear error naming
+    it, and the source is told to stop sending (fix of 18.26: no stuck state)."""
     (tmp_path / "a").mkdir()
     chunk = os.urandom(1024 * 1024)
     with (tmp_path / "a" / "big.bin").open("wb") as fh:
         for _ in range(40):
             fh.write(chunk)
-    async with node(gw.url, tmp_path / "a", "a"):
+    async with node(gw.url, tmp_path / "a", "a") as source:
         dest = node(gw.url, tmp_path / "b", "b")
         await dest.__aenter__()
         task = asyncio.create_task(transfer(gw, "a:big.bin", "b:big.bin"))
@@ -165,15 +140,18 @@ async def test_a_destination_that_vanishes_fails_fast_and_the_source_recovers(
                 break
             await asyncio.sleep(0.01)
         await dest.__aexit__(None, None, None)
-        with pytest.raises(GsvError):
+        with pytest.raises(GsvError, match="Node disconnected: b"):
             await asyncio.wait_for(task, 60)
+        await until("the source to stop", lambda: source.transfers.in_progress == 0)
+        assert gw.gateway.transfers.active == 0
     assert leftovers(tmp_path / "b") == [] and not (tmp_path / "b" / "big.bin").exists()
 
 
 async def test_spoofed_frames_from_another_connection_are_dropped(
     gw: RunningGateway, pair: tuple[Path, Path], caplog: pytest.LogCaptureFixture
 ) -> None:
-    """A binary frame for a live transfer id from a socket not taking part changes nothing."""
+    """A binary frame for a live transfer id from a socket not taking part is dropped and
+    changes nothing (fix of 18.2)."""
     a, b = pair
     data = os.urandom(2_000_000)
     (a / "in.bin").write_bytes(data)
@@ -203,7 +181,8 @@ async def test_spoofed_frames_from_another_connection_are_dropped(
 async def test_binary_frames_before_connect_are_dropped(
     gw: RunningGateway, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """An unconnected socket's binary frame is logged and ignored; the socket stays open."""
+    """An unconnected socket's binary frame is logged and ignored; the socket stays open
+    (fix of 18.2)."""
     async with await open_raw(gw.url) as ws:
         await ws.send(encode_binary_frame(1, b"x"))
         await ws.send(json.dumps({"type": "req", "id": "1", "method": "tools.list"}))
