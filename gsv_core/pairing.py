@@ -97,7 +97,8 @@ class PairingService:
 
     async def pending(self, now: int, ttl_ms: int) -> list[PairRequest]:
         """Requests still open (expired ones are removed on the way)."""
-        await self.store.expire(now - ttl_ms)
+        # expired means `requested_at + ttl <= now`, as take() and request() judge it
+        await self.store.expire(now - ttl_ms + 1)
         return await self.store.list()
 
     async def take(self, channel: str, sender_id: str, now: int, ttl_ms: int) -> PairRequest:

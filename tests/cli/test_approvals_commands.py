@@ -1,0 +1,132 @@
+"""`gsv approvals list|approve|deny` against a real gateway (thread) whose run is paused on
+an approval: a policy rule makes gsv__ConfigGet ask, and the scripted model calls it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from gsv_cli.main import app
+from gsv_core.client import GatewayClient
+from gsv_core.gateway.server import RunningGateway
+from tests.fakes.provider import FakeProvider, call
+from tests.threaded import threaded_gateway
+
+RULE = {"id": "ask-config", "tool": "gsv__ConfigGet", "decision": "ask", "reason": "test"}
+
+
+@pytest.fixture
+def fake() -> FakeProvider:
+    return FakeProvider()
+
+
+@pytest.fixture
+def live(tmp_path: Path, fake: FakeProvider) -> Iterator[RunningGateway]:
+    with threaded_gateway(tmp_path / "data" / "gsv.db", provider_factory=fake.factory) as running:
+        yield running
+
+
+def gsv(url: str, *args: str) -> Result:
+    return CliRunner().invoke(app, ["--url", url, *args])
+
+
+def rpc(url: str, method: str, params: dict[str, Any] | None = None) -> Any:
+    async def go() -> Any:
+        async with GatewayClient(url) as client:
+            return await client.call(method, params)
+
+    return asyncio.run(go())
+
+
+def wait_for(what: str, check: Any) -> Any:
+    """Poll the gateway (in its own thread) until `check()` is truthy."""
+    for _ in range(1000):
+        if value := check():
+            return value
+        time.sleep(0.01)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def paused_run(live: RunningGateway, fake: FakeProvider, reply: str) -> dict[str, Any]:
+    """Start a run that waits for approval of gsv__ConfigGet; the pending approval."""
+    rpc(live.url, "config.set", {"path": "toolApproval.rules", "value": [RULE]})
+    fake.enqueue(call("gsv__ConfigGet", {"path": "model.id"}))
+    fake.enqueue(reply)
+    rpc(live.url, "chat.send", {"sessionKey": "main", "message": "read the model"})
+    pending: list[dict[str, Any]] = wait_for(
+        "the approval", lambda: rpc(live.url, "tool.approvals")["approvals"]
+    )
+    return pending[0]
+
+
+def tool_result_seen(fake: FakeProvider) -> str:
+    """The tool result text the model saw on its second turn."""
+    wait_for("the second model turn", lambda: len(fake.requests) >= 2)
+    result = next(m for m in fake.requests[1].messages if m["role"] == "toolResult")
+    return str(result["content"][0]["text"])
+
+
+def test_list_shows_the_waiting_call_as_a_table_and_as_json(
+    live: RunningGateway, fake: FakeProvider
+) -> None:
+    """The pending call appears with its id, tool, reason and session in both forms."""
+    approval = paused_run(live, fake, "Read it.")
+    table = gsv(live.url, "approvals", "list")
+    assert table.exit_code == 0, table.stderr
+    for text in (approval["approvalId"], "gsv__ConfigGet", "test", "agent:main:main"):
+        assert text in table.stdout, text
+    as_json = json.loads(gsv(live.url, "approvals", "list", "--json").stdout)
+    assert [a["approvalId"] for a in as_json] == [approval["approvalId"]]
+    assert as_json[0]["tool"] == "gsv__ConfigGet" and as_json[0]["reason"] == "test"
+    global_json = json.loads(gsv(live.url, "--json", "approvals", "list").stdout)
+    assert global_json == as_json
+
+
+def test_list_says_so_when_nothing_waits(live: RunningGateway) -> None:
+    """No pending approvals: an empty table message, and [] as JSON."""
+    result = gsv(live.url, "approvals", "list")
+    assert result.exit_code == 0 and "nothing waits for approval" in result.stdout
+    assert json.loads(gsv(live.url, "approvals", "list", "--json").stdout) == []
+
+
+def test_approve_lets_the_run_finish(live: RunningGateway, fake: FakeProvider) -> None:
+    """Approving runs the tool; the model sees its real result and the list empties."""
+    approval = paused_run(live, fake, "Read it.")
+    result = gsv(live.url, "approvals", "approve", approval["approvalId"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == f"approved gsv__ConfigGet ({approval['approvalId']})\n"
+    seen = tool_result_seen(fake)
+    assert "model.id" in seen and "denied" not in seen
+    assert rpc(live.url, "tool.approvals")["approvals"] == []
+
+
+def test_deny_makes_the_model_see_denied_by_user(live: RunningGateway, fake: FakeProvider) -> None:
+    """Denying: the tool does not run and the model's tool result says denied by user."""
+    approval = paused_run(live, fake, "Fine.")
+    result = gsv(live.url, "--json", "approvals", "deny", approval["approvalId"])
+    assert result.exit_code == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert answer["decision"] == "deny" and answer["tool"] == "gsv__ConfigGet"
+    assert "denied by user" in tool_result_seen(fake)
+
+
+def test_an_unknown_id_exits_1_with_a_clear_message(live: RunningGateway) -> None:
+    """approve/deny of an id nothing waits under: exit 1, the reason on stderr."""
+    for verb in ("approve", "deny"):
+        result = gsv(live.url, "approvals", verb, "nope42")
+        assert result.exit_code == 1, (verb, result.stdout)
+        assert "No pending approval 'nope42'" in result.stderr and result.stdout == ""
+
+
+def test_unreachable_gateway_exits_3() -> None:
+    """Nothing listening: every approvals command exits 3 with a hint."""
+    for args in (["list"], ["approve", "x"], ["deny", "x"]):
+        result = gsv("ws://127.0.0.1:9/ws", "approvals", *args)
+        assert result.exit_code == 3 and "gsv gateway run" in result.stderr, args
