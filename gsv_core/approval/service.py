@@ -18,7 +18,8 @@ from gsv_core.approval.binding import call_hash
 from gsv_core.approval.policy import Decision
 from gsv_core.errors import InvalidParams, NotFound
 
-APPROVED, DENIED, EXPIRED = "approved", "denied", "expired"
+# cancelled: the run that asked was stopped before anyone answered
+APPROVED, DENIED, EXPIRED, CANCELLED = "approved", "denied", "expired", "cancelled"
 DEFAULT_TIMEOUT = 300
 
 
@@ -83,9 +84,15 @@ class ApprovalService:
         return approval
 
     async def wait(self, approval: PendingApproval) -> str:
-        """The outcome: approved, denied or expired (the approval is closed either way)."""
+        """The outcome: approved, denied or expired (the approval is closed either way).
+        If the waiting run is stopped, the approval ends `cancelled`, so prompts showing
+        it settle now rather than at its deadline."""
         try:
             return await self.outcome(approval)
+        except asyncio.CancelledError:
+            if not approval.outcome.done():
+                approval.outcome.set_result(CANCELLED)
+            raise
         finally:
             self._pending.pop(approval.id, None)
 

@@ -31,6 +31,7 @@ OUTCOME_LINES = {
     "approved": "✅ Approved.",
     "denied": "❌ Denied.",
     "expired": "⌛ Expired: nobody answered in time.",
+    "cancelled": "⏹ Cancelled: the run stopped.",
 }
 
 

@@ -10,6 +10,7 @@ calls carry a binding signed for exactly their arguments, which the node checks.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import uuid
@@ -17,7 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from gsv_core.agent.tools import ToolCallContext
 from gsv_core.approval.policy import ASK, DENY, ApprovalPolicy, CallFacts, Decision, Protected
-from gsv_core.approval.service import APPROVED, DEFAULT_TIMEOUT, EXPIRED, ApprovalService
+from gsv_core.approval.service import (
+    APPROVED,
+    CANCELLED,
+    DEFAULT_TIMEOUT,
+    EXPIRED,
+    ApprovalService,
+)
 from gsv_core.errors import ToolFailed
 from gsv_core.gateway.native.registry import NATIVE_PREFIX, NativeToolRegistry
 from gsv_core.paths import resolve_paths
@@ -101,7 +108,11 @@ class GatewayToolRouter:
         if ctx.channel_context:
             paused["channelContext"] = ctx.channel_context
         emit(events.CHAT, paused)
-        outcome = await self.approvals.wait(approval)
+        try:
+            outcome = await self.approvals.wait(approval)
+        except asyncio.CancelledError:  # the run was stopped: clients drop the prompt
+            emit(events.TOOL_APPROVAL, approval.to_wire(CANCELLED))
+            raise
         emit(events.TOOL_APPROVAL, approval.to_wire(outcome))
         if outcome == EXPIRED:
             raise ToolFailed(f"approval timed out: nobody answered within {timeout:g} seconds")

@@ -388,3 +388,22 @@ async def test_discord_a_non_owner_cannot_approve_and_deny_refuses(
     assert model_saw(fake, "denied by user")
     await until(lambda: discord_fake.edits, "the prompt's edit")
     assert await discord_fake.press(discord_press(discord_fake, index, deny)) == ENDED
+
+
+async def test_telegram_stopping_the_run_cancels_the_prompt_at_once(
+    client: GatewayClient, api: FakeTelegramAPI, fake: FakeProvider
+) -> None:
+    """/stop while the approval waits: the approval ends `cancelled` now (not at its
+    deadline), the prompt says so and loses its buttons, and a late press says it ended."""
+    await ask_for_config_reads(client, fake, "never said", timeout=3600)
+    await start_telegram(client, api)
+    api.enqueue_update(message=api.message(private_chat(ADA), "which model?"))
+    prompt = await telegram_prompt(api)
+    [approval] = await pending(client)
+    api.enqueue_update(message=api.message(private_chat(ADA), "/stop"))
+    edited = await called(api, lambda c: c.method == "editMessageText")
+    assert edited.params["message_id"] == prompt["message_id"]
+    assert "Cancelled: the run stopped." in prompt["text"] and "reply_markup" not in prompt
+    assert await pending(client) == []
+    assert await press(api, prompt, f"approve:{approval['approvalId']}:allow") == ENDED
+    assert not model_saw(fake, "never said")

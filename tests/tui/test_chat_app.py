@@ -674,3 +674,16 @@ async def test_a_heartbeat_alert_shows_in_the_main_session(
             "the heartbeat notice",
         )
         assert any(t.startswith("**Heartbeat**") for t in notices(app))
+
+
+async def test_stopping_the_run_cancels_its_approval_prompt(
+    app: ChatApp, client: GatewayClient, fake: FakeProvider
+) -> None:
+    """Esc while an approval waits: the run stops and the prompt says Cancelled at once."""
+    await ask_for_config_reads(client, fake, "never said")
+    async with app.run_test(size=SIZE) as pilot:
+        prompt = await ask_in_chat(pilot, app)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: prompt.outcome == "cancelled", "the prompt to settle")
+        assert "Cancelled: the run stopped" in prompt.describe()
+        assert (await client.call("tool.approvals"))["approvals"] == []

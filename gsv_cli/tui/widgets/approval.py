@@ -24,6 +24,7 @@ OUTCOMES = {
     "approved": "✓ Approved",
     "denied": "✗ Denied",
     "expired": "✗ Expired: nobody answered in time",
+    "cancelled": "✗ Cancelled: the run stopped",
 }
 
 
@@ -81,7 +82,8 @@ class ApprovalPrompt(Widget):
         self.post_message(self.Answered(self, decision, remember))
 
     async def settle(self, outcome: str) -> None:
-        """The approval ended (`approved`, `denied`, `expired`): drop the buttons, say so."""
+        """The approval ended (`approved`, `denied`, `expired`, `cancelled`): drop the buttons,
+        say so."""
         if not self.pending:
             return
         self.outcome = outcome
