@@ -181,6 +181,9 @@ class Outbox:
         if not isinstance(adapter, ButtonChannel):
             return
         line = OUTCOME_LINES.get(result, f"Ended: {result}.")
+        room = adapter.capabilities.max_text - len(line) - 3  # the edit must fit one message
+        if len(text) > room:
+            text = text[: max(0, room - 1)].rstrip() + "…"
         try:
             await adapter.edit(account_id, peer, message_id, f"{text}\n\n{line}")
         except Exception:  # the outcome itself stands; only its display failed

@@ -90,8 +90,19 @@ class GatewayAgentHost:
         tool_names = [tool.name for tool in inputs.tools]
         section = await self._gateway.skills.prompt_section(inputs.agent_id, tool_names)
         if run_id is not None:
+            self._forget_ended_runs()
             self._skills_snapshots[inputs.session_key] = (run_id, section)
         return section
+
+    def _forget_ended_runs(self) -> None:
+        """Keep snapshots of runs still in progress only (every cron run has a new session
+        key: without this the map would grow for ever)."""
+        sessions = self._gateway.sessions
+        self._skills_snapshots = {
+            key: snapshot
+            for key, snapshot in self._skills_snapshots.items()
+            if (actor := sessions.loaded(key)) is not None and actor.current_run_id == snapshot[0]
+        }
 
     async def archive(
         self, agent_id: str, name: str, messages: list[dict[str, Any]], meta: dict[str, Any]

@@ -92,6 +92,9 @@ class Transfer:
 
     def expect(self, step: str) -> asyncio.Future[dict[str, Any]]:
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        if self.failed is not None:  # already over: the step fails at once, not at timeout
+            future.set_exception(ToolFailed(self.failed))
+            return future
         self.waiting[step] = future
         return future
 
@@ -226,10 +229,17 @@ class TransferService:
 
     async def _send_file(self, t: Transfer, path: Path) -> str:
         hasher = hashlib.sha256()
-        with path.open("rb") as handle:
-            while chunk := await asyncio.to_thread(handle.read, MAX_TRANSFER_CHUNK):
+        handle = await asyncio.to_thread(path.open, "rb")
+        try:
+            while t.failed is None and (
+                chunk := await asyncio.to_thread(handle.read, MAX_TRANSFER_CHUNK)
+            ):
                 hasher.update(chunk)
                 await self._deliver(t, chunk)
+        finally:
+            await asyncio.to_thread(handle.close)
+        if t.failed is not None:
+            raise ToolFailed(t.failed)
         return str(hasher.hexdigest())
 
     async def _close_destination(self, t: Transfer, agent_id: str, source_sha: str) -> int:
@@ -309,9 +319,17 @@ class TransferService:
         t.received += len(chunk)
         t.activity.set()
         if t.handle is not None:  # the gateway is the destination: it checks the bytes
-            await asyncio.to_thread(_hash_and_write, t.hasher, t.handle, chunk)
+            try:
+                await asyncio.to_thread(_hash_and_write, t.hasher, t.handle, chunk)
+            except (OSError, ValueError) as exc:  # disk full, or closed by a failure
+                t.fail(f"cannot write to the workspace: {exc}")
+                return
         elif t.dest_peer is not None:  # a relay: the two nodes check the bytes
-            await t.dest_peer.send_binary(frame or encode_binary_frame(t.id, bytes(chunk)))
+            try:
+                await t.dest_peer.send_binary(frame or encode_binary_frame(t.id, bytes(chunk)))
+            except GsvError:  # the destination went away: fail this transfer, not the link
+                t.fail(f"Node disconnected: {t.destination.node}")  # the source's reader is on
+                return
         if t.progress is not None:
             t.progress(t.received, t.size)
 

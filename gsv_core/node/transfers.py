@@ -40,6 +40,7 @@ class _Incoming:
     size: int
     written: int = 0
     hasher: Any = field(default_factory=hashlib.sha256)
+    error: str | None = None  # writing failed: later chunks are dropped, `done` says why
 
 
 class NodeTransfers:
@@ -117,12 +118,14 @@ class NodeTransfers:
         if incoming is None:
             log.warning("dropped a chunk for unknown transfer %08x", transfer_id)
             return
+        if incoming.error is not None:
+            return  # already failed; the gateway hears why at transfer.end
         incoming.written += len(chunk)
         try:
             _hash_and_write(incoming.hasher, incoming.handle, chunk)
         except (OSError, ValueError) as exc:  # disk full, or closed by a failure meanwhile
             log.warning("transfer %08x: cannot write: %s", transfer_id, exc)
-            self._incoming.pop(transfer_id, None)
+            incoming.error = f"cannot write {incoming.final}: {_reason(exc)}"
             await asyncio.to_thread(_close_and_keep, incoming, False)
 
     async def on_end(self, payload: dict[str, Any], call: Call) -> None:
@@ -136,7 +139,7 @@ class NodeTransfers:
         if incoming is None:
             return
         sha = incoming.hasher.hexdigest()
-        error = payload.get("error")
+        error = incoming.error or payload.get("error")
         if error is None and incoming.written != incoming.size:
             error = f"received {incoming.written} of {incoming.size} bytes"
         if error is None and payload.get("sha256") not in (None, sha):

@@ -144,3 +144,22 @@ async def test_a_commissioning_agent_gets_no_skills_section(
     async with GatewayClient(gw.url) as client:
         await run_to_end(client, gw, "hello")
     assert "Skills (Mandatory Scan)" not in fake.requests[0].system
+
+
+async def test_snapshots_of_ended_runs_are_forgotten(
+    gw: RunningGateway, fake: FakeProvider
+) -> None:
+    """Runs in many sessions (as every cron run has its own) leave at most one snapshot
+    behind: the map of per-run skills sections does not grow with each session."""
+    await gw.gateway.workspace.delete("main", "BOOTSTRAP.md")
+    write_skill(workspace_dir(gw), "first", skill_text(description="the first skill"))
+    async with GatewayClient(gw.url) as client:
+        for n in range(5):
+            fake.enqueue(f"answer {n}")
+            key = f"agent:main:cron:job:run{n}"
+            sent = await client.call("chat.send", {"sessionKey": key, "message": "go"})
+            actor = gw.gateway.sessions.loaded(key)
+            assert actor is not None
+            await actor.run_outcome(sent["runId"])
+    assert len(fake.requests) == 5 and "the first skill" in fake.requests[-1].system
+    assert len(gw.gateway.sessions.host._skills_snapshots) <= 1  # type: ignore[attr-defined]

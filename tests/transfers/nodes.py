@@ -112,3 +112,33 @@ async def raw_source(url: str, node_id: str, size: int, body: bytes, then: str,
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+
+
+@asynccontextmanager
+async def raw_destination(url: str, node_id: str) -> AsyncIterator[asyncio.Event]:
+    """A destination node written by hand: it accepts a transfer and then reads nothing
+    more, so the gateway's sends back up; leaving the context drops its socket. Yields an
+    event set once it has accepted."""
+    accepted = asyncio.Event()
+    async with await open_raw(url) as ws:
+        await handshake(ws, mode="node", client_id=node_id, tools=[{"name": "Write"}])
+
+        async def accept_then_stop_reading() -> None:
+            async for raw in ws:
+                frame = json.loads(raw) if isinstance(raw, str) else {}
+                if frame.get("type") == "evt" and frame.get("event") == "transfer.receive":
+                    params = {"transferId": frame["payload"]["transferId"]}
+                    request = {"type": "req", "id": str(uuid.uuid4()),
+                               "method": "transfer.accept", "params": params}  # fmt: skip
+                    await ws.send(json.dumps(request))
+                    accepted.set()
+                    return  # the chunks now pile up until the socket goes
+
+        task = asyncio.create_task(accept_then_stop_reading())
+        try:
+            yield accepted
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            ws.transport.abort()  # vanish: no close handshake behind unread megabytes

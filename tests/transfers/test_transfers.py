@@ -18,7 +18,14 @@ from gsv_core.client import GatewayClient
 from gsv_core.errors import GsvError, InvalidParams, NotFound
 from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
 from gsv_core.protocol.frames import encode_binary_frame
-from tests.transfers.nodes import leftovers, node, transfer, until, workspace_of
+from tests.transfers.nodes import (
+    leftovers,
+    node,
+    raw_destination,
+    transfer,
+    until,
+    workspace_of,
+)
 from tests.wire import handshake, open_raw
 
 
@@ -132,6 +139,9 @@ async def test_a_destination_that_vanishes_fails_fast_and_the_source_recovers(
         for _ in range(40):
             fh.write(chunk)
     async with node(gw.url, tmp_path / "a", "a") as source:
+        online = gw.gateway.nodes.online("a")
+        assert online is not None
+        link = online.peer
         dest = node(gw.url, tmp_path / "b", "b")
         await dest.__aenter__()
         task = asyncio.create_task(transfer(gw, "a:big.bin", "b:big.bin"))
@@ -144,7 +154,28 @@ async def test_a_destination_that_vanishes_fails_fast_and_the_source_recovers(
             await asyncio.wait_for(task, 60)
         await until("the source to stop", lambda: source.transfers.in_progress == 0)
         assert gw.gateway.transfers.active == 0
+        still = gw.gateway.nodes.online("a")
+        assert still is not None and still.peer is link, "the source kept its connection"
     assert leftovers(tmp_path / "b") == [] and not (tmp_path / "b" / "big.bin").exists()
+
+
+async def test_a_destination_that_vanishes_stops_a_send_from_the_workspace(
+    gw: RunningGateway, tmp_path: Path
+) -> None:
+    """Workspace -> node: a destination that stops reading and then drops ends the send
+    at once with its reason, not after the idle timeout as a stall."""
+    gw.gateway.transfers.idle_timeout = 45
+    folder = workspace_of(gw)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "big.bin").write_bytes(os.urandom(40 * 1024 * 1024))
+    async with GatewayClient(gw.url) as client:
+        params = {"source": "gsv:workspace/big.bin", "destination": "b:big.bin"}
+        async with raw_destination(gw.url, "b") as accepted:
+            task = asyncio.create_task(client.call("transfer.request", params, timeout=40))
+            await asyncio.wait_for(accepted.wait(), 30)
+        with pytest.raises(GsvError, match="Node disconnected: b"):
+            await task
+    assert gw.gateway.transfers.active == 0
 
 
 async def test_spoofed_frames_from_another_connection_are_dropped(
