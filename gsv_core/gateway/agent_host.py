@@ -16,12 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from gsv_core.agent.host import ExecSink
 from gsv_core.agent.prompt import PromptInputs, build_system_prompt
+from gsv_core.errors import InvalidParams
 from gsv_core.gateway.tool_router import GatewayToolRouter
+from gsv_core.heartbeat.settings import settings_for
 from gsv_core.providers.base import Provider
 from gsv_core.storage.media import MediaStore
 from gsv_core.timezones import zone
 from gsv_core.workspace import Workspace
-from gsv_core.workspace.prompt import daily_memory_path, heartbeat_prompt, workspace_sections
+from gsv_core.workspace.prompt import daily_memory_path, workspace_sections
 
 if TYPE_CHECKING:
     from gsv_core.gateway.app import Gateway
@@ -72,12 +74,19 @@ class GatewayAgentHost:
         inputs.nodes = [node.to_wire() for node in self._gateway.nodes.inventory()]
         today = self._local_now(inputs.timezone).date()
         files = await self.workspace.prompt_files(inputs.agent_id, inputs.main_session, today)
-        beat = heartbeat_prompt(self.config(), inputs.agent_id)
-        inputs.workspace_sections = workspace_sections(files, beat)
+        inputs.workspace_sections = workspace_sections(files, self._heartbeat_prompt(inputs))
         inputs.commissioning = files.commissioning
         if not inputs.commissioning:
             inputs.skills_section = await self._skills_section(inputs)
         return build_system_prompt(inputs)
+
+    def _heartbeat_prompt(self, inputs: PromptInputs) -> str | None:
+        """The agent's heartbeat prompt as the heartbeat itself reads it (merged per agent);
+        None when its settings are broken (heartbeat.status says why)."""
+        try:
+            return settings_for(self.config(), inputs.agent_id).prompt
+        except InvalidParams:
+            return None
 
     async def _skills_section(self, inputs: PromptInputs) -> str:
         """The skills list, snapshotted on a run's first model call and reused for its

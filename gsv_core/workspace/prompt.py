@@ -14,7 +14,6 @@ import datetime as dt
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 AGENTS = "AGENTS.md"
 SOUL = "SOUL.md"
@@ -72,24 +71,6 @@ def heartbeat_file_is_empty(text: str) -> bool:
     or empty bullets (fix of 18.9: the shipped template's title no longer counts)."""
     uncommented = _COMMENT.sub("", text)
     return all(_NO_TASK.fullmatch(line.strip()) for line in uncommented.splitlines())
-
-
-def heartbeat_prompt(config: Mapping[str, Any], agent_id: str) -> str | None:
-    """The agent's heartbeat prompt: `agents.list[id].heartbeat.prompt`, else
-    `agents.defaultHeartbeat.prompt`."""
-    agents = config.get("agents")
-    if not isinstance(agents, Mapping):
-        return None
-    entries = agents.get("list")
-    for entry in entries if isinstance(entries, list) else []:
-        if not isinstance(entry, Mapping) or str(entry.get("id", "")).lower() != agent_id:
-            continue
-        own = entry.get("heartbeat")
-        if isinstance(own, Mapping) and isinstance(own.get("prompt"), str):
-            return str(own["prompt"])
-    default = agents.get("defaultHeartbeat")
-    prompt = default.get("prompt") if isinstance(default, Mapping) else None
-    return prompt if isinstance(prompt, str) else None
 
 
 # -- sections ----------------------------------------------------------------------------

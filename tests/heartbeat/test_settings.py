@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from gsv_core.config import effective_config
+from gsv_core.config import HeartbeatConfig, effective_config
 from gsv_core.errors import InvalidParams
 from gsv_core.heartbeat.settings import agent_ids, settings_for
 
@@ -76,3 +76,18 @@ def test_a_bad_default_names_the_default() -> None:
     cfg = config(agents={"defaultHeartbeat": {"every": "often"}})
     with pytest.raises(InvalidParams, match=r"agents\.defaultHeartbeat\.every"):
         settings_for(cfg, "main")
+
+
+def test_a_per_agent_heartbeat_prompt_wins_over_the_default() -> None:
+    """agents.list[id].heartbeat.prompt (ids compared normalised), else the default's; an
+    empty prompt falls back to the shipped one (the system prompt reads it this way too)."""
+    config = {
+        "agents": {
+            "defaultHeartbeat": {"prompt": "default"},
+            "list": [{"id": "Helper", "heartbeat": {"prompt": "helper's"}}, "junk"],
+        }
+    }
+    assert settings_for(config, "helper").prompt == "helper's"
+    assert settings_for(config, "main").prompt == "default"
+    blank = {"agents": {"defaultHeartbeat": {"prompt": "  "}}}
+    assert settings_for(blank, "main").prompt == HeartbeatConfig().prompt

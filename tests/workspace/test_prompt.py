@@ -12,7 +12,6 @@ from gsv_core.workspace.prompt import (
     MAX_INJECTED_CHARS,
     PromptFiles,
     heartbeat_file_is_empty,
-    heartbeat_prompt,
     workspace_sections,
 )
 
@@ -54,19 +53,6 @@ def test_the_heartbeat_section_needs_a_prompt_or_a_task() -> None:
     only_prompt = sections({"HEARTBEAT.md": "# Checklist\n"}, "Look around.")
     assert "Configured heartbeat prompt: Look around." in only_prompt
     assert "### HEARTBEAT.md" not in only_prompt and "- HEARTBEAT.md" not in only_prompt
-
-
-def test_a_per_agent_heartbeat_prompt_wins_over_the_default() -> None:
-    """agents.list[id].heartbeat.prompt, else agents.defaultHeartbeat.prompt."""
-    config = {
-        "agents": {
-            "defaultHeartbeat": {"prompt": "default"},
-            "list": [{"id": "Helper", "heartbeat": {"prompt": "helper's"}}, "junk"],
-        }
-    }
-    assert heartbeat_prompt(config, "helper") == "helper's"
-    assert heartbeat_prompt(config, "main") == "default"
-    assert heartbeat_prompt({}, "main") is None
 
 
 def test_normal_mode_lists_what_it_injects_in_order() -> None:
