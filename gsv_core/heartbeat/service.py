@@ -56,11 +56,9 @@ class HeartbeatService:
         `agent_id`'s) next beat is one interval from now; start the timer."""
         now = self.host.now_ms()
         configured = agent_ids(self.host.config())
-        for gone in set(self._states) - set(configured):
-            del self._states[gone]
         for agent in configured if agent_id is None else [self._configured(agent_id)]:
             self._state(agent, now).anchor_ms = now
-        self._refresh(now)
+        self._refresh(now)  # also forgets agents no longer configured
         if self._timer is None:
             self._timer = asyncio.create_task(self._loop(), name="gsv-heartbeat-timer")
         self.wake()
