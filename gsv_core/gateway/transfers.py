@@ -34,8 +34,9 @@ from typing import Any
 
 from gsv_core.errors import GsvError, InvalidParams, NotFound, TimedOut, ToolFailed, Unavailable
 from gsv_core.protocol import events
-from gsv_core.protocol.frames import MAX_TRANSFER_CHUNK, encode_binary_frame, parse_binary_frame
+from gsv_core.protocol.frames import encode_binary_frame, parse_binary_frame
 from gsv_core.rpc.context import Peer
+from gsv_core.transfer import hash_and_write, read_and_hash, temp_path
 
 log = logging.getLogger(__name__)
 
@@ -182,9 +183,10 @@ class TransferService:
     async def _open_source(self, t: Transfer, agent_id: str) -> None:
         if t.source.in_workspace:
             path = await self._workspace_path(agent_id, t.source.path)
-            if not path.is_file():
+            size = await asyncio.to_thread(_file_size, path)  # file calls off the loop
+            if size is None:
                 raise NotFound(f"Not found in the workspace: {t.source.path}")
-            t.size = path.stat().st_size
+            t.size = size
             t.mime = mimetypes.guess_type(path.name)[0]
             return
         meta = t.expect("meta")
@@ -197,9 +199,8 @@ class TransferService:
     async def _open_destination(self, t: Transfer, agent_id: str) -> None:
         if t.destination.in_workspace:
             final = await self._workspace_path(agent_id, t.destination.path)
-            t.temp = final.with_name(f".{final.name}.gsv-{t.id:08x}.part")
-            t.temp.parent.mkdir(parents=True, exist_ok=True)
-            t.handle = await asyncio.to_thread(t.temp.open, "wb")
+            t.temp = temp_path(final, t.id)
+            t.handle = await asyncio.to_thread(_open_temp, t.temp)
             return
         accept = t.expect("accept")
         payload: dict[str, Any] = {"transferId": t.id, "path": t.destination.path, "size": t.size}
@@ -232,9 +233,8 @@ class TransferService:
         handle = await asyncio.to_thread(path.open, "rb")
         try:
             while t.failed is None and (
-                chunk := await asyncio.to_thread(handle.read, MAX_TRANSFER_CHUNK)
+                chunk := await asyncio.to_thread(read_and_hash, handle, hasher)
             ):
-                hasher.update(chunk)
                 await self._deliver(t, chunk)
         finally:
             await asyncio.to_thread(handle.close)
@@ -250,7 +250,7 @@ class TransferService:
                 raise ToolFailed(f"the workspace received {t.received} of {t.size} bytes")
             final = await self._workspace_path(agent_id, t.destination.path)
             assert t.temp is not None
-            os.replace(t.temp, final)
+            await asyncio.to_thread(os.replace, t.temp, final)
             t.temp = None
             return t.received
         done = t.expect("done")
@@ -320,7 +320,7 @@ class TransferService:
         t.activity.set()
         if t.handle is not None:  # the gateway is the destination: it checks the bytes
             try:
-                await asyncio.to_thread(_hash_and_write, t.hasher, t.handle, chunk)
+                await asyncio.to_thread(hash_and_write, t.hasher, t.handle, chunk)
             except (OSError, ValueError) as exc:  # disk full, or closed by a failure
                 t.fail(f"cannot write to the workspace: {exc}")
                 return
@@ -361,7 +361,11 @@ def _flush_and_close(handle: Any) -> None:
     handle.close()
 
 
-def _hash_and_write(hasher: Any, handle: Any, chunk: memoryview | bytes) -> None:
-    """One thread hop per chunk; hashing off the event loop overlaps it with the socket."""
-    hasher.update(chunk)
-    handle.write(chunk)
+def _file_size(path: Path) -> int | None:
+    """The size of a regular file, or None when there is none."""
+    return path.stat().st_size if path.is_file() else None
+
+
+def _open_temp(temp: Path) -> Any:
+    temp.parent.mkdir(parents=True, exist_ok=True)
+    return temp.open("wb")

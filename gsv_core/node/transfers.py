@@ -19,11 +19,11 @@ from typing import Any
 from gsv_core.errors import GsvError
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.frames import (
-    MAX_TRANSFER_CHUNK,
     FrameError,
     encode_binary_frame,
     parse_binary_frame,
 )
+from gsv_core.transfer import hash_and_write, read_and_hash, temp_path
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +98,7 @@ class NodeTransfers:
         transfer_id = int(payload["transferId"])
         try:
             final = Path(self._resolve(str(payload["path"])))
-            temp = final.with_name(f".{final.name}.gsv-{transfer_id:08x}.part")
+            temp = temp_path(final, transfer_id)
             handle = await asyncio.to_thread(_open_temp, final, temp)
         except (OSError, GsvError) as exc:
             await call(m.TRANSFER_ACCEPT, {"transferId": transfer_id, "error": _reason(exc)})
@@ -122,7 +122,7 @@ class NodeTransfers:
             return  # already failed; the gateway hears why at transfer.end
         incoming.written += len(chunk)
         try:
-            _hash_and_write(incoming.hasher, incoming.handle, chunk)
+            hash_and_write(incoming.hasher, incoming.handle, chunk)
         except (OSError, ValueError) as exc:  # disk full, or closed by a failure meanwhile
             log.warning("transfer %08x: cannot write: %s", transfer_id, exc)
             incoming.error = f"cannot write {incoming.final}: {_reason(exc)}"
@@ -172,26 +172,14 @@ async def _stream(
     """Send the file in chunks, reading (and hashing) the next one in a thread while the
     current one goes out: disk, hash and socket overlap instead of taking turns. Stops
     early when the transfer leaves `sending` (it failed elsewhere)."""
-    ahead = asyncio.ensure_future(asyncio.to_thread(_read_and_hash, handle, hasher))
+    ahead = asyncio.ensure_future(asyncio.to_thread(read_and_hash, handle, hasher))
     try:
         while (chunk := await ahead) and transfer_id in sending:
-            ahead = asyncio.ensure_future(asyncio.to_thread(_read_and_hash, handle, hasher))
+            ahead = asyncio.ensure_future(asyncio.to_thread(read_and_hash, handle, hasher))
             await send_binary(encode_binary_frame(transfer_id, chunk))
     finally:
         if not ahead.done():  # the send failed: let the read finish before the file closes
             await asyncio.wait([ahead])
-
-
-def _read_and_hash(handle: Any, hasher: Any) -> bytes:
-    chunk: bytes = handle.read(MAX_TRANSFER_CHUNK)
-    hasher.update(chunk)  # hashlib releases the GIL for large buffers
-    return chunk
-
-
-def _hash_and_write(hasher: Any, handle: Any, chunk: memoryview | bytes) -> None:
-    """Hash a received chunk and write it."""
-    hasher.update(chunk)
-    handle.write(chunk)
 
 
 def _file_size(path: Path) -> int:
