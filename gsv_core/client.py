@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import platform
 import random
@@ -23,7 +24,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed as WsConnectionClosed
 from websockets.exceptions import InvalidHandshake, InvalidURI
 
@@ -46,6 +47,7 @@ from gsv_core.protocol.frames import (
     parse_frame,
 )
 from gsv_core.protocol.methods import CLIENT, CONNECT
+from gsv_core.rpc.websocket import DispatchingClientConnection
 
 log = logging.getLogger(__name__)
 
@@ -130,6 +132,7 @@ class GatewayClient:
         max_size: int = DEFAULT_MAX_SIZE,
         on_binary: Callable[[bytes], Awaitable[None] | None] | None = None,
         on_connected: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
+        on_event: Callable[[EventFrame], None] | None = None,
         ping_interval: float = 20.0,
     ) -> None:
         self.url = url
@@ -141,10 +144,15 @@ class GatewayClient:
         self.max_size = max_size
         self.on_binary = on_binary
         self.on_connected = on_connected
+        # events go to `on_event` as they arrive when it is set, else to `events()`; those
+        # that come before `connect()` has finished are held until then
+        self.on_event = on_event
+        self._events_live = False
         # keepalive: a dead connection is noticed within 2.5 * ping_interval (at most 50 s)
         self.ping_interval = ping_interval
         self.hello: dict[str, Any] | None = None
-        self._ws: ClientConnection | None = None
+        self._ws: DispatchingClientConnection | None = None
+        self._ids = itertools.count(1)  # frame ids need only be unique on this connection
         self._pending: dict[str, asyncio.Future[Any]] = {}
         self._events: asyncio.Queue[Any] = asyncio.Queue()
         self._up = asyncio.Event()
@@ -170,6 +178,7 @@ class GatewayClient:
         try:
             ws = await connect(
                 self.url,
+                create_connection=DispatchingClientConnection,
                 max_size=self.max_size,
                 compression=None,
                 write_limit=WRITE_LIMIT,
@@ -185,8 +194,10 @@ class GatewayClient:
             raise GatewayUnreachable(f"cannot reach the gateway at {self.url}: {exc}") from exc
         except InvalidURI as exc:
             raise InvalidParams(f"invalid gateway URL {self.url!r}: {exc}") from exc
+        assert isinstance(ws, DispatchingClientConnection)
         self._ws = ws
-        self._reader = asyncio.create_task(self._read_loop(ws), name="gsv-client-reader")
+        self._reader = asyncio.create_task(self._watch(ws), name="gsv-client-reader")
+        ws.dispatch_to(self._on_message)
         try:
             hello = await self._request(
                 CONNECT, self.identity.connect_params(self.token), self.connect_timeout
@@ -198,6 +209,7 @@ class GatewayClient:
         self._up.set()
         if self.on_connected is not None:
             await self.on_connected(hello)
+        self._hand_over_events()
         return dict(hello)
 
     async def wait_disconnected(self) -> None:
@@ -218,9 +230,11 @@ class GatewayClient:
 
     async def _drop_socket(self) -> None:
         self._up.clear()
+        self._events_live = False
         ws, self._ws = self._ws, None
         if ws is not None:
             await ws.close()
+            ws.stop_dispatch()
         if self._reader is not None and self._reader is not asyncio.current_task():
             self._reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -238,12 +252,13 @@ class GatewayClient:
     # -- requests -----------------------------------------------------------------------
     async def call(self, method: str, params: Any = None, timeout: float | None = 30.0) -> Any:
         """Call a method; returns its payload or raises the GsvError it failed with."""
+        if self._up.is_set():  # the common case: one timer, no extra await
+            return await self._request(method, params, timeout)
         try:
             async with asyncio.timeout(timeout):
-                if not self._up.is_set():
-                    if self._closed or not self.reconnect:
-                        raise ConnectionClosed("not connected to the gateway")
-                    await self._up.wait()
+                if self._closed or not self.reconnect:
+                    raise ConnectionClosed("not connected to the gateway")
+                await self._up.wait()
                 return await self._request(method, params, None)
         except TimeoutError:
             raise TimedOut(f"{method} timed out after {timeout:g}s") from None
@@ -252,11 +267,13 @@ class GatewayClient:
         ws = self._ws
         if ws is None:
             raise ConnectionClosed("not connected to the gateway")
-        frame_id = str(uuid.uuid4())
+        frame_id = str(next(self._ids))
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[frame_id] = future
         try:
-            await ws.send(encode_request(frame_id, method, params))
+            frame = encode_request(frame_id, method, params)
+            if not ws.write_now(frame):
+                await ws.send(frame)
             async with asyncio.timeout(timeout):
                 return await future
         except WsConnectionClosed:
@@ -267,11 +284,23 @@ class GatewayClient:
             self._pending.pop(frame_id, None)
 
     async def send_binary(self, data: bytes) -> None:
-        if self._ws is None:
+        ws = self._ws
+        if ws is None:
             raise ConnectionClosed("not connected to the gateway")
-        await self._ws.send(data)
+        if not ws.write_now(data):
+            await ws.send(data)
 
     # -- events -------------------------------------------------------------------------
+    def _hand_over_events(self) -> None:
+        """With `on_event`: pass on what came during the handshake, then go live."""
+        if self.on_event is None:
+            return
+        while not self._events.empty():
+            item = self._events.get_nowait()
+            if isinstance(item, EventFrame):
+                self.on_event(item)
+        self._events_live = True
+
     async def events(self) -> AsyncIterator[EventFrame]:
         """Events from the gateway, across reconnects, until the client is closed."""
         while True:
@@ -282,21 +311,21 @@ class GatewayClient:
             yield item
 
     # -- reader -------------------------------------------------------------------------
-    async def _read_loop(self, ws: ClientConnection) -> None:
-        try:
-            async for message in ws:
-                if isinstance(message, bytes):
-                    if self.on_binary is not None:
-                        handled = self.on_binary(message)
-                        if handled is not None:
-                            await handled  # a slow writer slows the socket, not memory
-                    continue
-                self._on_text(message)
-        except WsConnectionClosed:
-            pass
+    def _on_message(self, message: str | bytes) -> Awaitable[None] | None:
+        if isinstance(message, str):
+            self._on_text(message)
+            return None
+        if self.on_binary is None:
+            return None
+        return self.on_binary(message)  # awaited by the socket: a slow writer slows reading
+
+    async def _watch(self, ws: DispatchingClientConnection) -> None:
+        """Wait for the connection to end; then fail what waits on it and reconnect."""
+        await ws.dispatch_done()
         if self._ws is ws:
             self._ws = None
             self._up.clear()
+            self._events_live = False
             self._fail_pending()
             if self.reconnect and not self._closed:
                 self._reconnector = asyncio.create_task(self._reconnect_loop())
@@ -316,7 +345,10 @@ class GatewayClient:
             else:
                 future.set_exception(error_from_shape(frame.error))
         elif isinstance(frame, EventFrame):
-            self._events.put_nowait(frame)
+            if self.on_event is not None and self._events_live:
+                self.on_event(frame)
+            else:
+                self._events.put_nowait(frame)
 
     async def _reconnect_loop(self) -> None:
         while not self._closed:

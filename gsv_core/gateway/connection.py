@@ -1,10 +1,14 @@
-"""One WebSocket peer: a reader loop, a single writer queue, one task per request.
+"""One WebSocket peer: messages handed over as they arrive, a writer queue, one task per
+request.
 
-The reader parses each text frame; `connect` is handled inline (so requests pipelined
-behind it see the connection established), every other request runs in its own task so
-a slow method never blocks the others. All output goes through one queue drained by one
-writer task, which keeps frames whole and ordered. When either loop ends the other is
-cancelled, request tasks are cancelled, and the peer leaves the registry.
+The socket (`rpc.websocket.DispatchingServerConnection`) hands each message to
+`_on_message` as soon as it is parsed. `connect` is handled before anything after it is
+read (later frames must see the handshake done); a node's answers (`tool.result`, ...)
+only settle a waiting call, so they are answered on the spot; every other request runs in
+its own task, so a slow method never blocks the others. A frame is written at once when
+nothing is queued ahead of it; otherwise it waits in one queue drained by one writer
+task, which keeps frames whole and ordered. When the socket closes or the writer fails,
+request tasks are cancelled and the peer leaves the registry.
 """
 
 from __future__ import annotations
@@ -12,10 +16,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
 from gsv_core.errors import ConnectionClosed as ConnectionClosedError
@@ -27,16 +31,14 @@ from gsv_core.protocol.frames import (
     encode_event,
     parse_frame,
 )
-from gsv_core.protocol.methods import CONNECT, LOGS_RESULT, NODE_PROBE_RESULT, TOOL_RESULT
+from gsv_core.protocol.methods import CONNECT
 from gsv_core.rpc.context import RequestContext
+from gsv_core.rpc.websocket import DispatchingServerConnection
 
 if TYPE_CHECKING:
     from gsv_core.gateway.app import Gateway
 
 log = logging.getLogger(__name__)
-
-# requests handled in the reader itself rather than in a task of their own
-INLINE_METHODS = frozenset({CONNECT, TOOL_RESULT, LOGS_RESULT, NODE_PROBE_RESULT})
 
 BINARY_HIGH_WATER = 4 * 1024 * 1024
 BINARY_LOW_WATER = 1024 * 1024
@@ -51,7 +53,7 @@ class _Close:
 class Connection:
     """A connected peer (implements `gsv_core.rpc.context.Peer`)."""
 
-    def __init__(self, ws: ServerConnection, gateway: Gateway) -> None:
+    def __init__(self, ws: DispatchingServerConnection, gateway: Gateway) -> None:
         self._ws = ws
         self._gateway = gateway
         self.connection_id = str(uuid.uuid4())
@@ -60,6 +62,7 @@ class Connection:
         self.peer_id: str | None = None
         self._seq = 0
         self._outbox: asyncio.Queue[str | bytes | _Close] = asyncio.Queue()
+        self._writing = False  # the writer took an item and has not finished writing it
         # binary frames queued but not yet written: senders wait above the high-water mark,
         # so a slow peer slows the transfer instead of filling the gateway's memory
         self._queued_bytes = 0
@@ -79,6 +82,8 @@ class Connection:
             await self._drained.wait()
         if self._closing:
             raise ConnectionClosedError("the connection is closing")
+        if self._write_now(data):
+            return
         self._queued_bytes += len(data)
         self._outbox.put_nowait(data)
 
@@ -88,36 +93,28 @@ class Connection:
             self._closing = True
             self._outbox.put_nowait(_Close(code, reason))
 
-    # -- loops ------------------------------------------------------------------------
-    def _send(self, data: str | bytes) -> None:
-        if not self._closing:
+    # -- writing ----------------------------------------------------------------------
+    def _send(self, data: str) -> None:
+        if not self._closing and not self._write_now(data):
             self._outbox.put_nowait(data)
 
-    async def run(self) -> None:
-        remote = self._ws.remote_address
-        log.debug("connection %s opened from %s", self.connection_id, remote)
-        writer = asyncio.create_task(self._write_loop(), name=f"gsv-writer-{self.connection_id}")
-        reader = asyncio.create_task(self._read_loop(), name=f"gsv-reader-{self.connection_id}")
-        try:
-            await asyncio.wait({reader, writer}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            self._closing = True
-            self._drained.set()  # senders waiting for room give up now
-            for task in (reader, writer, *self._tasks):
-                task.cancel()
-            await asyncio.gather(reader, writer, *self._tasks, return_exceptions=True)
-            await self._gateway.on_disconnect(self)
-            log.debug("connection %s closed (%s %s)", self.connection_id, self.mode, self.peer_id)
+    def _write_now(self, data: str | bytes) -> bool:
+        """Write at once unless frames are queued ahead (order) or the socket is full."""
+        if self._writing or not self._outbox.empty():
+            return False
+        return self._ws.write_now(data)
 
     async def _write_loop(self) -> None:
         try:
             while True:
                 item = await self._outbox.get()
+                self._writing = True
                 if isinstance(item, _Close):
                     self._drained.set()  # wake blocked senders: they will see the close
                     await self._ws.close(item.code, item.reason)
                     return
                 await self._ws.send(item)
+                self._writing = False
                 if isinstance(item, bytes):
                     self._queued_bytes -= len(item)
                     if self._queued_bytes <= BINARY_LOW_WATER:
@@ -125,37 +122,57 @@ class Connection:
         except ConnectionClosed:
             return
 
-    async def _read_loop(self) -> None:
+    # -- reading ----------------------------------------------------------------------
+    async def run(self) -> None:
+        remote = self._ws.remote_address
+        log.debug("connection %s opened from %s", self.connection_id, remote)
+        writer = asyncio.create_task(self._write_loop(), name=f"gsv-writer-{self.connection_id}")
+        reader = asyncio.create_task(
+            self._ws.dispatch_done(), name=f"gsv-reader-{self.connection_id}"
+        )
+        self._ws.dispatch_to(self._on_message)
         try:
-            async for message in self._ws:
-                if isinstance(message, bytes):
-                    # awaited: while the destination is slow we stop reading this socket
-                    await self._gateway.on_binary(self, message)
-                    continue
-                await self._on_text(message)
-        except ConnectionClosed as exc:
-            if exc.rcvd is not None and exc.rcvd.code == 1009:
+            await asyncio.wait({reader, writer}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            self._closing = True
+            self._drained.set()  # senders waiting for room give up now
+            self._ws.stop_dispatch()
+            for task in (reader, writer, *self._tasks):
+                task.cancel()
+            await asyncio.gather(reader, writer, *self._tasks, return_exceptions=True)
+            if self._ws.close_code == 1009:
                 log.warning("connection %s: frame too large, closed", self.connection_id)
+            await self._gateway.on_disconnect(self)
+            log.debug("connection %s closed (%s %s)", self.connection_id, self.mode, self.peer_id)
 
-    async def _on_text(self, message: str) -> None:
+    def _on_message(self, message: str | bytes) -> Awaitable[None] | None:
+        if isinstance(message, bytes):
+            # awaited: while the destination is slow we stop reading this socket
+            return self._gateway.on_binary(self, message)
+        return self._on_text(message)
+
+    def _on_text(self, message: str) -> Awaitable[None] | None:
         try:
             frame = parse_frame(message)
         except FrameError as exc:
             log.warning("connection %s: bad frame: %s", self.connection_id, exc)
             if exc.reply_id is not None:
                 self._send(encode_error(exc.reply_id, InvalidParams(str(exc))))
-            return
+            return None
         if not isinstance(frame, RequestFrame):
             log.debug("connection %s: ignoring %s frame", self.connection_id, type(frame).__name__)
-            return
-        if frame.method in INLINE_METHODS:
-            # connect: later frames must see the handshake done; a node's answers only
-            # settle a waiting call, and a task per answer costs a loop turn of latency
-            await self._handle(frame)
-            return
+            return None
+        if frame.method == CONNECT:
+            return self._handle(frame)  # later frames wait: they must see the handshake done
+        router = self._gateway.router
+        if router.answers_now(frame.method):
+            ctx = RequestContext(peer=self, frame_id=frame.id)
+            self._send(router.handle_now(ctx, frame.method, frame.params))
+            return None
         task = asyncio.create_task(self._handle(frame))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return None
 
     async def _handle(self, frame: RequestFrame) -> None:
         ctx = RequestContext(peer=self, frame_id=frame.id)

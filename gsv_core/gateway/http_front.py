@@ -32,11 +32,10 @@ from collections.abc import Coroutine
 from typing import Any, ClassVar
 from urllib.parse import parse_qs
 
-from websockets.asyncio.server import ServerConnection
-
 from gsv_core.channels.base import HttpRequest, HttpResponse
 from gsv_core.errors import GsvError
 from gsv_core.gateway.app import Gateway
+from gsv_core.rpc.websocket import DispatchingServerConnection
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +66,7 @@ class HttpFront:
         self.server_header = f"gsv/{gateway.version}"
         self._tasks: set[asyncio.Task[Any]] = set()
 
-    def connection_type(self) -> type[ServerConnection]:
+    def connection_type(self) -> type[DispatchingServerConnection]:
         """The `create_connection` class for `serve()`, bound to this front door."""
         return type("BoundFrontDoorConnection", (FrontDoorConnection,), {"front": self})
 
@@ -102,7 +101,7 @@ class HttpFront:
         return response
 
 
-class FrontDoorConnection(ServerConnection):
+class FrontDoorConnection(DispatchingServerConnection):
     """A websockets connection that answers webhook requests itself (see the module).
 
     States: reading the head, reading the body, answering (reading paused), draining the

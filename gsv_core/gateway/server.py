@@ -30,6 +30,7 @@ from gsv_core.gateway.app import Gateway, build_gateway
 from gsv_core.gateway.connection import Connection
 from gsv_core.gateway.http_front import HttpFront
 from gsv_core.protocol.frames import WRITE_LIMIT
+from gsv_core.rpc.websocket import DispatchingServerConnection
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +116,7 @@ async def serve(
             gateway.config.token_required = not config.insecure
 
         async def handler(ws: ServerConnection) -> None:
+            assert isinstance(ws, DispatchingServerConnection)  # create_connection below
             await Connection(ws, gateway).run()
 
         async with ws_serve(

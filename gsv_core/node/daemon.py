@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import platform
@@ -134,7 +135,6 @@ class NodeDaemon:
         self.guard.key = key if isinstance(key, str) and key else None
         self.connected.set()
         log.info("connected to %s as node %s", client.url, self.settings.node_id)
-        pump = self._spawn(self._pump_events(client))
         sender = self._spawn(self._send_outbox(client))
         dropped = asyncio.ensure_future(client.wait_disconnected())
         stopped = asyncio.ensure_future(stop.wait())
@@ -145,7 +145,7 @@ class NodeDaemon:
         self.client = None
         sender.cancel()
         await client.close()
-        await asyncio.gather(pump, sender, return_exceptions=True)
+        await asyncio.gather(sender, return_exceptions=True)
         await self.transfers.close()  # no more chunks can come: drop partial files
         if not stop.is_set():
             delay = self.settings.backoff.next_delay()
@@ -161,13 +161,16 @@ class NodeDaemon:
             tools=self.toolset.definitions(),
             node_runtime=runtime_info(self.toolset, self.settings.workspace),
         )
-        return GatewayClient(
+        client = GatewayClient(
             self.settings.url,
             token=self.settings.token,
             identity=identity,
             ping_interval=self.settings.ping_interval,
             on_binary=self.transfers.on_binary,
+            # each request starts its task as it arrives: no queue and pump in between
+            on_event=lambda frame: self._on_event(client, frame),
         )
+        return client
 
     def _spawn(self, coro: Awaitable[None]) -> asyncio.Task[None]:
         task: asyncio.Task[None] = asyncio.ensure_future(coro)
@@ -176,14 +179,14 @@ class NodeDaemon:
         return task
 
     # -- gateway requests ---------------------------------------------------------------
-    async def _pump_events(self, client: GatewayClient) -> None:
-        async for frame in client.events():
-            handler = self._handlers().get(frame.event)
-            if handler is None:
-                log.debug("ignoring event %s", frame.event)
-                continue
-            self._spawn(handler(client, frame))
+    def _on_event(self, client: GatewayClient, frame: EventFrame) -> None:
+        handler = self._handlers.get(frame.event)
+        if handler is None:
+            log.debug("ignoring event %s", frame.event)
+            return
+        self._spawn(handler(client, frame))
 
+    @functools.cached_property
     def _handlers(self) -> dict[str, Any]:
         return {
             events.TOOL_INVOKE: self._on_tool_invoke,

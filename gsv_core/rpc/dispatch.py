@@ -7,6 +7,10 @@
 4. params validated with the method's pydantic model -> 400 naming the fields;
 5. the handler's GsvError keeps its code; anything else -> 500 "internal error" on the
    wire, with the traceback in the log only.
+
+Most handlers are coroutines. A method registered with `add_now()` has a plain function
+that never waits (a node's answer settling a pending call): `handle_now()` answers it on
+the spot, without a task of its own.
 """
 
 from __future__ import annotations
@@ -33,13 +37,15 @@ from gsv_core.rpc.context import RequestContext
 log = logging.getLogger(__name__)
 
 Handler = Callable[[RequestContext, Any], Awaitable[Any]]
+ImmediateHandler = Callable[[RequestContext, Any], Any]
 
 
 @dataclass(frozen=True)
 class Route:
     spec: MethodSpec
-    handler: Handler
+    handler: Handler | ImmediateHandler
     params: type[BaseModel] | None
+    immediate: bool = False
 
 
 class Router:
@@ -58,19 +64,44 @@ class Router:
     ) -> None:
         """Serve `method` with `handler`; a second handler is a bug unless `replace` (tests
         swap a real handler for a failing one)."""
+        self._add(Route(self._spec(method, replace), handler, params))
+
+    def add_now(
+        self, method: str, handler: ImmediateHandler, params: type[BaseModel] | None = None
+    ) -> None:
+        """Serve `method` with a plain function that never waits (see `handle_now`)."""
+        self._add(Route(self._spec(method, False), handler, params, immediate=True))
+
+    def _spec(self, method: str, replace: bool) -> MethodSpec:
         spec = METHODS.get(method)
         if spec is None:
             raise ValueError(f"{method!r} is not a method of the protocol (protocol.methods)")
         if method in self._routes and not replace:
             raise ValueError(f"{method!r} already has a handler")
-        self._routes[method] = Route(spec, handler, params)
+        return spec
+
+    def _add(self, route: Route) -> None:
+        self._routes[route.spec.name] = route
 
     def methods(self) -> list[str]:
         """The methods this router really serves, sorted."""
         return sorted(self._routes)
 
+    def answers_now(self, method: str) -> bool:
+        """True when `method` was registered with `add_now()`."""
+        route = self._routes.get(method)
+        return route is not None and route.immediate
+
     async def dispatch(self, ctx: RequestContext, method: str, params: Any) -> Any:
         """Run a method for a caller; raises GsvError on any refusal or failure."""
+        route, args = self._admit(ctx, method, params)
+        result = route.handler(ctx, args)
+        if not route.immediate:
+            result = await result
+        return _plain(result)
+
+    def _admit(self, ctx: RequestContext, method: str, params: Any) -> tuple[Route, Any]:
+        """The route and validated params, or the GsvError of rules 1-4."""
         route = self._routes.get(method)
         needs_connect = route.spec.needs_connect if route else True
         if needs_connect and not ctx.peer.connected:
@@ -79,26 +110,47 @@ class Router:
             raise UnknownMethod(f"Unknown method: {method}")
         if route.spec.needs_connect and ctx.mode not in route.spec.modes:
             raise Forbidden(f"Method {method} not allowed for mode")
-        args = _validate(method, route.params, params) if route.params else params
-        result = await route.handler(ctx, args)
-        if isinstance(result, BaseModel):
-            return result.model_dump(mode="json", exclude_none=True, by_alias=True)
-        return result
+        return route, _validate(method, route.params, params) if route.params else params
 
     async def handle(self, ctx: RequestContext, method: str, params: Any) -> str:
         """Dispatch and encode the response frame; never raises (except cancellation)."""
         try:
             payload = await self.dispatch(ctx, method, params)
-        except GsvError as exc:
-            return encode_error(ctx.frame_id, exc)
-        except Exception:
-            log.exception("handler for %s failed", method)
-            return encode_error(ctx.frame_id, InternalError("internal error"))
+        except Exception as exc:
+            return _error_frame(ctx, method, exc)
+        return _response_frame(ctx, method, payload)
+
+    def handle_now(self, ctx: RequestContext, method: str, params: Any) -> str:
+        """`handle()` for a method registered with `add_now()`: answered on the spot."""
         try:
-            return encode_response(ctx.frame_id, payload)
-        except (TypeError, ValueError):
-            log.exception("result of %s is not JSON-serialisable", method)
-            return encode_error(ctx.frame_id, InternalError("internal error"))
+            route, args = self._admit(ctx, method, params)
+            if not route.immediate:
+                raise InternalError(f"{method} is not answered on the spot")
+            payload = _plain(route.handler(ctx, args))
+        except Exception as exc:
+            return _error_frame(ctx, method, exc)
+        return _response_frame(ctx, method, payload)
+
+
+def _plain(result: Any) -> Any:
+    if isinstance(result, BaseModel):
+        return result.model_dump(mode="json", exclude_none=True, by_alias=True)
+    return result
+
+
+def _error_frame(ctx: RequestContext, method: str, exc: Exception) -> str:
+    if isinstance(exc, GsvError):
+        return encode_error(ctx.frame_id, exc)
+    log.exception("handler for %s failed", method, exc_info=exc)
+    return encode_error(ctx.frame_id, InternalError("internal error"))
+
+
+def _response_frame(ctx: RequestContext, method: str, payload: Any) -> str:
+    try:
+        return encode_response(ctx.frame_id, payload)
+    except (TypeError, ValueError):
+        log.exception("result of %s is not JSON-serialisable", method)
+        return encode_error(ctx.frame_id, InternalError("internal error"))
 
 
 def _validate(method: str, model: type[BaseModel], params: Any) -> BaseModel:

@@ -57,16 +57,16 @@ def register(router: Router, gateway: Gateway) -> None:
         gateway.spawn(_requested_call(gateway, key, params))
         return {"status": "sent"}
 
-    async def tool_result(ctx: RequestContext, params: ToolResultParams) -> AckResult:
+    def tool_result(ctx: RequestContext, params: ToolResultParams) -> AckResult:
         return _ack(nodes.deliver_tool_result(ctx.peer, params.callId, params.result, params.error))
 
     async def logs_get(ctx: RequestContext, params: LogsGetParams) -> LogsGetResult:
         return await nodes.fetch_logs(params.nodeId, params.lines, gateway.tool_timeout())
 
-    async def logs_result(ctx: RequestContext, params: LogsResultParams) -> AckResult:
+    def logs_result(ctx: RequestContext, params: LogsResultParams) -> AckResult:
         return _ack(nodes.deliver_logs(ctx.peer, params))
 
-    async def probe_result(ctx: RequestContext, params: NodeProbeResultParams) -> AckResult:
+    def probe_result(ctx: RequestContext, params: NodeProbeResultParams) -> AckResult:
         return _ack(nodes.deliver_probe(ctx.peer, params))
 
     async def exec_event(ctx: RequestContext, params: NodeExecEventParams) -> AckResult:
@@ -82,10 +82,11 @@ def register(router: Router, gateway: Gateway) -> None:
 
     router.add(m.TOOL_INVOKE, tool_invoke, ToolInvokeParams)
     router.add(m.TOOL_REQUEST, tool_request, ToolRequestParams)
-    router.add(m.TOOL_RESULT, tool_result, ToolResultParams)
+    # a node's answers only settle a waiting call: answered on the spot, no task each
+    router.add_now(m.TOOL_RESULT, tool_result, ToolResultParams)
     router.add(m.LOGS_GET, logs_get, LogsGetParams)
-    router.add(m.LOGS_RESULT, logs_result, LogsResultParams)
-    router.add(m.NODE_PROBE_RESULT, probe_result, NodeProbeResultParams)
+    router.add_now(m.LOGS_RESULT, logs_result, LogsResultParams)
+    router.add_now(m.NODE_PROBE_RESULT, probe_result, NodeProbeResultParams)
     router.add(m.NODE_EXEC_EVENT, exec_event, NodeExecEventParams)
     router.add(m.NODE_FORGET, node_forget, NodeForgetParams)
     router.add(m.NODES_LIST, nodes_list)

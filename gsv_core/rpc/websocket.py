@@ -1,0 +1,198 @@
+"""Our websockets connections: every message goes to one handler as soon as its last
+frame is parsed, and a frame is written at once when the socket can take it.
+
+websockets' `recv()` wakes a reader task for each message, and `send()` is a coroutine;
+on a tool call that crosses three processes those loop turns were most of the latency
+(bench/tool_roundtrip.py). These subclasses take data frames in `process_event`, which
+websockets calls from `data_received`, and hand each whole message to the handler given
+to `dispatch_to()`:
+
+- messages reach the handler in arrival order, whole (fragments joined, text decoded);
+- a handler that returns an awaitable holds back the messages after it, and pauses
+  reading, until that is done: the order holds (a `connect` is complete before the next
+  request is read) and a slow consumer slows the socket instead of filling memory;
+- messages that arrive before `dispatch_to()` wait for it;
+- invalid UTF-8 and too many fragments fail the connection (1007, 1009) as websockets does.
+
+Never call `recv()` or iterate these connections: nothing reaches websockets' own queue.
+This relies on websockets 17 internals (`process_event`, `protocol`, `send_data`,
+`paused`), which is why pyproject pins websockets below 18.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection
+from websockets.asyncio.connection import Connection
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed
+from websockets.frames import DATA_OPCODES, CloseCode, Frame, Opcode
+from websockets.protocol import State
+
+log = logging.getLogger(__name__)
+
+MessageHandler = Callable[[str | bytes], Awaitable[None] | None]
+
+# a message in more frames than this is refused (websockets' own default limit)
+MAX_FRAGMENTS = 4096
+# messages held back (behind a handler still at work) before reading pauses
+BACKLOG_HIGH = 64
+
+
+class DispatchingConnection(Connection):
+    """Hands messages to a handler instead of websockets' receive queue (see the module)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._message_handler: MessageHandler | None = None
+        self._fragments: list[bytes] = []
+        self._fragments_text = False
+        self._failed = False
+        self._backlog: deque[str | bytes] = deque()
+        self._draining: asyncio.Task[None] | None = None
+        self._reading_held = False  # reading paused by us (not by websockets' own flow control)
+        self._failing: asyncio.Task[None] | None = None
+
+    # -- receiving ------------------------------------------------------------------------
+    def dispatch_to(self, handler: MessageHandler) -> None:
+        """Start handing messages to `handler`; those that came first are handed now."""
+        self._message_handler = handler
+        if self._backlog and self._draining is None:
+            self._draining = self.loop.create_task(self._drain_backlog(None))
+
+    async def dispatch_done(self) -> None:
+        """Return once the connection is closed and every message received was handled."""
+        await self.wait_closed()
+        while self._draining is not None:
+            await asyncio.wait({self._draining})
+
+    def stop_dispatch(self) -> None:
+        """Drop what is still held back and cancel the handler at work (the peer is gone)."""
+        self._backlog.clear()
+        if self._draining is not None:
+            self._draining.cancel()
+
+    def process_event(self, event: Any) -> None:
+        if not isinstance(event, Frame) or event.opcode not in DATA_OPCODES:
+            super().process_event(event)  # the handshake, pings and pongs
+            return
+        message = self._assemble_message(event)
+        if message is None:
+            return
+        if self._message_handler is None or self._draining is not None or self._backlog:
+            self._backlog.append(message)
+            if len(self._backlog) > BACKLOG_HIGH:
+                self._hold_reading()
+            return
+        pending = self._hand_over(message)
+        if pending is not None:
+            self._hold_reading()
+            self._draining = self.loop.create_task(self._drain_backlog(pending))
+
+    def _assemble_message(self, frame: Frame) -> str | bytes | None:
+        """The whole message once its last frame is in; None before that or on failure."""
+        if self._failed:
+            return None
+        if frame.opcode is not Opcode.CONT:
+            self._fragments_text = frame.opcode is Opcode.TEXT
+            self._fragments = []
+        if frame.fin and not self._fragments:
+            data = bytes(frame.data)
+        else:
+            self._fragments.append(bytes(frame.data))
+            if len(self._fragments) > MAX_FRAGMENTS:
+                self._fail_connection(CloseCode.MESSAGE_TOO_BIG, "too many fragments")
+                return None
+            if not frame.fin:
+                return None
+            data, self._fragments = b"".join(self._fragments), []
+        if not self._fragments_text:
+            return data
+        try:
+            return data.decode()
+        except UnicodeDecodeError as exc:
+            self._fail_connection(CloseCode.INVALID_DATA, f"{exc.reason} at position {exc.start}")
+            return None
+
+    def _hand_over(self, message: str | bytes) -> Awaitable[None] | None:
+        assert self._message_handler is not None
+        try:
+            return self._message_handler(message)
+        except Exception:
+            # one bad message must not take the socket down with it
+            log.exception("message handler failed")
+            return None
+
+    async def _drain_backlog(self, pending: Awaitable[None] | None) -> None:
+        """Finish the handler at work, then the held-back messages in order."""
+        try:
+            while True:
+                if pending is not None:
+                    try:
+                        await pending
+                    except Exception:
+                        log.exception("message handler failed")
+                if not self._backlog:
+                    return
+                pending = self._hand_over(self._backlog.popleft())
+        finally:
+            self._draining = None
+            self._release_reading()
+
+    def _hold_reading(self) -> None:
+        if not self._reading_held and not self.transport.is_closing():
+            self._reading_held = True
+            self.transport.pause_reading()
+
+    def _release_reading(self) -> None:
+        if self._reading_held:
+            self._reading_held = False
+            if not self.transport.is_closing():
+                self.transport.resume_reading()
+
+    def _fail_connection(self, code: CloseCode, reason: str) -> None:
+        """Fail the connection as websockets' recv() would, from a protocol callback."""
+        self._failed = True
+        self._fragments = []
+
+        async def fail() -> None:
+            with contextlib.suppress(ConnectionClosed):
+                async with self.send_context():
+                    self.protocol.fail(code, reason)
+
+        self._failing = self.loop.create_task(fail())
+
+    # -- sending --------------------------------------------------------------------------
+    def write_now(self, message: str | bytes) -> bool:
+        """Write one unfragmented message at once if that needs no waiting; False when
+        the caller must use `send()` (write buffer full, or the connection not open)."""
+        if (
+            self.protocol.state is not State.OPEN
+            or self.paused
+            or self.send_in_progress is not None
+        ):
+            return False
+        if isinstance(message, str):
+            self.protocol.send_text(message.encode())
+        else:
+            self.protocol.send_binary(message)
+        try:
+            self.send_data()
+        except Exception as exc:  # the socket is gone: as send() does, end the connection
+            self.set_connection_exc(exc)
+            self.transport.abort()
+        return True
+
+
+class DispatchingServerConnection(DispatchingConnection, ServerConnection):
+    """The gateway's side of a connection."""
+
+
+class DispatchingClientConnection(DispatchingConnection, ClientConnection):
+    """GatewayClient's side of a connection."""
