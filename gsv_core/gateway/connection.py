@@ -4,11 +4,12 @@ request.
 The socket (`rpc.websocket.DispatchingServerConnection`) hands each message to
 `_on_message` as soon as it is parsed. `connect` is handled before anything after it is
 read (later frames must see the handshake done); a node's answers (`tool.result`, ...)
-only settle a waiting call, so they are answered on the spot; every other request runs in
+only settle a waiting call, so they are answered on the spot; `tool.invoke` is deferred:
+started here, answered the moment the node's result arrives; every other request runs in
 its own task, so a slow method never blocks the others. A frame is written at once when
 nothing is queued ahead of it; otherwise it waits in one queue drained by one writer
 task, which keeps frames whole and ordered. When the socket closes or the writer fails,
-request tasks are cancelled and the peer leaves the registry.
+request tasks and deferred calls are cancelled and the peer leaves the registry.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -69,6 +70,7 @@ class Connection:
         self._drained = asyncio.Event()
         self._drained.set()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._deferred: dict[object, Callable[[], None]] = {}  # started: abandon on close
         self._closing = False
 
     # -- Peer -------------------------------------------------------------------------
@@ -137,6 +139,9 @@ class Connection:
             self._closing = True
             self._drained.set()  # senders waiting for room give up now
             self._ws.stop_dispatch()
+            for cancel in list(self._deferred.values()):
+                cancel()
+            self._deferred.clear()
             for task in (reader, writer, *self._tasks):
                 task.cancel()
             await asyncio.gather(reader, writer, *self._tasks, return_exceptions=True)
@@ -169,10 +174,29 @@ class Connection:
             ctx = RequestContext(peer=self, frame_id=frame.id)
             self._send(router.handle_now(ctx, frame.method, frame.params))
             return None
+        if router.is_deferred(frame.method):
+            self._start_deferred(frame)
+            return None
         task = asyncio.create_task(self._handle(frame))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return None
+
+    def _start_deferred(self, frame: RequestFrame) -> None:
+        """A method its answer completes later (`tool.invoke`): no task waits for it."""
+        key = object()
+        answered = False
+
+        def reply(response: str) -> None:
+            nonlocal answered
+            answered = True
+            self._deferred.pop(key, None)
+            self._send(response)
+
+        ctx = RequestContext(peer=self, frame_id=frame.id)
+        cancel = self._gateway.router.start_deferred(ctx, frame.method, frame.params, reply)
+        if cancel is not None and not answered:
+            self._deferred[key] = cancel
 
     async def _handle(self, frame: RequestFrame) -> None:
         ctx = RequestContext(peer=self, frame_id=frame.id)

@@ -1,10 +1,11 @@
 """The node registry: which nodes are online with which tools, the catalog of nodes seen
 before, and the calls in flight to them (tool calls, log fetches, bin probes).
 
-A call is a future keyed by a fresh id; the node answers with `tool.result`,
-`logs.result` or `node.probe.result`, which resolves it. Callers simply await
-`invoke()` / `fetch_logs()` / `probe_bins()` with a timeout, so a client's deferred
-`tool.invoke` and the agent's tool calls share one path. A node that disconnects, is
+A call is a future keyed by a fresh id, with a timer for its deadline; the node answers
+with `tool.result`, `logs.result` or `node.probe.result`, which resolves it. Callers
+await `invoke()` / `fetch_logs()` / `probe_bins()`; a client's `tool.invoke` uses
+`begin_invoke()`, the same call with a callback that runs the moment it settles, so the
+answer goes back without waiting for a task to wake. A node that disconnects, is
 replaced by a newer connection or is forgotten fails its calls at once with 503.
 """
 
@@ -73,6 +74,10 @@ class _Call:
     future: asyncio.Future[Any] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
+    deadline: asyncio.TimerHandle | None = None
+    expired: bool = False
+    # called as soon as the future is settled (begin_invoke's callers)
+    on_settle: Callable[[], None] | None = None
 
 
 class NodeService:
@@ -223,13 +228,42 @@ class NodeService:
         404 unknown tool, 503 node gone (before or during the call), 504 after `timeout`
         seconds, ToolFailed with the node's message when the tool itself failed.
         """
+        call_id, call = self._start_tool(name, args, timeout, call_id, approved)
+        return await self._wait(call_id, call)
+
+    def begin_invoke(
+        self,
+        name: str,
+        args: dict[str, Any],
+        timeout: float,
+        on_done: Callable[[Any, BaseException | None], None],
+        *,
+        approved: bool = False,
+    ) -> Callable[[], None]:
+        """`invoke()` without a task: `on_done(result, None)` or `on_done(None, error)` runs
+        the moment the call settles (answer, failure, timeout). Returns a function that
+        abandons the call."""
+        call_id, call = self._start_tool(name, args, timeout, None, approved)
+
+        def settled() -> None:
+            self._end(call_id, call)
+            error = call.future.exception()
+            on_done(None if error is not None else call.future.result(), error)
+
+        call.on_settle = settled
+        return lambda: self._give_up(call_id, call)
+
+    def _start_tool(
+        self, name: str, args: dict[str, Any], timeout: float, call_id: str | None, approved: bool
+    ) -> tuple[str, _Call]:
         node_id, entry, tool = self.resolve_tool(name)
         call_id = call_id or str(uuid.uuid4())
         payload: dict[str, Any] = {"callId": call_id, "tool": tool, "args": args}
         if approved:
             payload["approval"] = sign(entry.approval_key, tool, args, "allow")
-        return await self._call(call_id, node_id, "tool", entry.peer, events.TOOL_INVOKE,
-                                payload, timeout, "Tool request timed out")  # fmt: skip
+        call = self._start(call_id, node_id, "tool", entry.peer, events.TOOL_INVOKE,
+                           payload, timeout, "Tool request timed out")  # fmt: skip
+        return call_id, call
 
     def deliver_tool_result(self, peer: Peer, call_id: str, result: Any, error: str | None) -> bool:
         """A node's `tool.result`; returns True when nobody waits for it any more."""
@@ -244,10 +278,11 @@ class NodeService:
         count = min(max(1, lines), MAX_LOG_LINES)
         payload = {"callId": call_id, "lines": count}
         timeout_ms = int(timeout * 1000)
-        params: LogsResultParams = await self._call(
+        call = self._start(
             call_id, target, "log", self._online[target].peer, events.LOGS_GET, payload,
             timeout, f"logs.get timed out after {timeout_ms}ms",
         )  # fmt: skip
+        params: LogsResultParams = await self._wait(call_id, call)
         return LogsGetResult(
             nodeId=target,
             lines=params.lines,
@@ -287,10 +322,11 @@ class NodeService:
             "bins": bins,
             "timeoutMs": int(timeout * 1000),
         }
-        params: NodeProbeResultParams = await self._call(
+        call = self._start(
             probe_id, node_id, "probe", entry.peer, events.NODE_PROBE, payload, timeout,
             f"node.probe timed out for node {node_id}",
         )  # fmt: skip
+        params: NodeProbeResultParams = await self._wait(probe_id, call)
         return {name: bool(params.bins.get(name, False)) for name in bins}
 
     def deliver_probe(self, peer: Peer, params: NodeProbeResultParams) -> bool:
@@ -300,7 +336,7 @@ class NodeService:
         return _settle(call, result=params)
 
     # -- plumbing -----------------------------------------------------------------------
-    async def _call(
+    def _start(
         self,
         call_id: str,
         node_id: str,
@@ -310,22 +346,46 @@ class NodeService:
         payload: dict[str, Any],
         timeout: float,
         timeout_message: str,
-    ) -> Any:
+    ) -> _Call:
+        """Register a call, arm its deadline and send it to the node."""
         if call_id in self._calls:
             raise Conflict(f"call id {call_id} is already in flight")
         call = _Call(node_id, kind)
         self._calls[call_id] = call
+        call.deadline = asyncio.get_running_loop().call_later(
+            timeout, self._expire, call, timeout_message
+        )
         try:
             peer.send_event(event, payload)
-            async with asyncio.timeout(timeout):
-                return await call.future
-        except TimeoutError:
-            raise TimedOut(timeout_message) from None
+        except BaseException:
+            self._give_up(call_id, call)
+            raise
+        return call
+
+    async def _wait(self, call_id: str, call: _Call) -> Any:
+        try:
+            return await call.future
         finally:
-            self._calls.pop(call_id, None)
-            # the caller gave up (timeout or cancelled): the future was cancelled, not answered
-            if call.future.cancelled() or not call.future.done():
-                self._abandon(call_id, call)
+            self._end(call_id, call)
+
+    def _expire(self, call: _Call, message: str) -> None:
+        call.expired = True
+        _settle(call, exception=TimedOut(message))
+
+    def _give_up(self, call_id: str, call: _Call) -> None:
+        """The caller is gone: nobody is told how the call ends."""
+        call.on_settle = None
+        call.future.cancel()
+        self._end(call_id, call)
+
+    def _end(self, call_id: str, call: _Call) -> None:
+        if self._calls.get(call_id) is call:
+            del self._calls[call_id]
+        if call.deadline is not None:
+            call.deadline.cancel()
+        # the caller gave up (timeout or cancelled): the future was not answered
+        if call.expired or call.future.cancelled() or not call.future.done():
+            self._abandon(call_id, call)
 
     def _abandon(self, call_id: str, call: _Call) -> None:
         self._abandoned[call_id] = (call.node_id, call.kind)
@@ -362,6 +422,8 @@ def _settle(
         call.future.set_exception(exception)
     else:
         call.future.set_result(result)
+    if call.on_settle is not None:
+        call.on_settle()
     return False
 
 

@@ -250,6 +250,54 @@ async def test_calls_time_out_with_504_and_late_results_are_dropped(
         await client.close()
 
 
+async def test_a_caller_that_leaves_abandons_its_call_and_the_late_answer_is_dropped(
+    gateway: RunningGateway,
+) -> None:
+    """A client gone while its tool.invoke waits: the call is dropped from the registry
+    at once and the node's answer is acked as dropped, not refused."""
+    node = await node_socket(gateway, "n1")
+    client = await client_socket(gateway)
+    try:
+        await send_req(client, "tool.invoke", {"tool": "n1__Read"}, "inv")
+        call = await next_event(node, "tool.invoke")
+        await client.close()
+        await until_true(lambda: not gateway.gateway.nodes._calls)
+        late = await request(node, "tool.result", {"callId": call["callId"], "result": "late"})
+        assert late["payload"] == {"ok": True, "dropped": True}
+    finally:
+        await node.close()
+
+
+async def test_concurrent_calls_answered_out_of_order_reach_their_callers(
+    gateway: RunningGateway,
+) -> None:
+    """Ten tool.invoke calls in flight on one socket; the node answers them in reverse
+    order and each reply carries its own request id and result."""
+    node = await node_socket(gateway, "n1")
+    client = await client_socket(gateway)
+    try:
+        for i in range(10):
+            await send_req(client, "tool.invoke", {"tool": "n1__Read", "args": {"i": i}}, f"r{i}")
+        calls = [await next_event(node, "tool.invoke") for _ in range(10)]
+        for call in reversed(calls):
+            answer = {"callId": call["callId"], "result": f"answer {call['args']['i']}"}
+            await send_req(node, "tool.result", answer, f"ack-{call['args']['i']}")
+        replies = [json.loads(await client.recv()) for _ in range(10)]
+        assert {r["id"]: r["payload"]["result"] for r in replies} == {
+            f"r{i}": f"answer {i}" for i in range(10)
+        }
+        assert [r["id"] for r in replies] == [f"r{i}" for i in reversed(range(10))]
+    finally:
+        await node.close()
+        await client.close()
+
+
+async def until_true(check: Any) -> None:
+    async with asyncio.timeout(5):
+        while not check():
+            await asyncio.sleep(0.01)
+
+
 async def test_tool_results_from_the_wrong_node_or_for_unknown_calls_are_refused(
     gateway: RunningGateway,
 ) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from gsv_core.errors import GsvError
@@ -31,7 +32,7 @@ from gsv_core.protocol.schemas.nodes import (
     ToolResultParams,
 )
 from gsv_core.rpc.context import RequestContext
-from gsv_core.rpc.dispatch import Router
+from gsv_core.rpc.dispatch import Router, Settle
 
 if TYPE_CHECKING:
     from gsv_core.gateway.app import Gateway
@@ -46,10 +47,18 @@ def _ack(dropped: bool) -> AckResult:
 def register(router: Router, gateway: Gateway) -> None:
     nodes = gateway.nodes
 
-    async def tool_invoke(ctx: RequestContext, params: ToolInvokeParams) -> dict[str, object]:
-        # a client is the owner calling the tool by hand: that is the approval
-        result = await nodes.invoke(params.tool, params.args, gateway.tool_timeout(), approved=True)
-        return {"result": result}
+    def tool_invoke(
+        ctx: RequestContext, params: ToolInvokeParams, done: Settle
+    ) -> Callable[[], None]:
+        # deferred: the node's answer completes it, no task waits in between.
+        # A client is the owner calling the tool by hand: that is the approval.
+        return nodes.begin_invoke(
+            params.tool,
+            params.args,
+            gateway.tool_timeout(),
+            lambda result, error: done({"result": result}, error),
+            approved=True,
+        )
 
     async def tool_request(ctx: RequestContext, params: ToolRequestParams) -> dict[str, str]:
         key = gateway.sessions.canonical(params.sessionKey)
@@ -80,7 +89,7 @@ def register(router: Router, gateway: Gateway) -> None:
         inventory = nodes.inventory()
         return NodesListResult(nodes=inventory, count=len(inventory))
 
-    router.add(m.TOOL_INVOKE, tool_invoke, ToolInvokeParams)
+    router.add_deferred(m.TOOL_INVOKE, tool_invoke, ToolInvokeParams)
     router.add(m.TOOL_REQUEST, tool_request, ToolRequestParams)
     # a node's answers only settle a waiting call: answered on the spot, no task each
     router.add_now(m.TOOL_RESULT, tool_result, ToolResultParams)

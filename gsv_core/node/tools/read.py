@@ -30,6 +30,7 @@ MAX_TEXT_CHARS = 256 * 1024
 TEXT_PROBE_BYTES = 8192
 # files up to this size are read on the event loop: cheaper than a worker thread
 INLINE_READ_BYTES = 64 * 1024
+_CR = "\r"
 # A line longer than this many bytes cannot fit in MAX_TEXT_CHARS characters of UTF-8.
 _LINE_BYTES = MAX_TEXT_CHARS * 4 + 4
 
@@ -58,18 +59,53 @@ class ReadTool(Tool[ReadParams]):
 
     async def run(self, params: ReadParams) -> dict[str, Any]:
         path = self.workspace.resolve(params.path)
-        if _is_small_file(path):
+        size = _small_file_size(path)
+        if size is not None:
             # a thread hop costs more than reading a few KiB: small files are read inline
-            return read_file(path, params.offset, params.limit)
+            return read_small_file(path, size, params.offset, params.limit)
         return await run_blocking(lambda _: read_file(path, params.offset, params.limit))
 
 
-def _is_small_file(path: str) -> bool:
+def _small_file_size(path: str) -> int | None:
+    """The size of a regular file small enough to read on the event loop, else None."""
     try:
         info = os.stat(path)
     except OSError:
-        return False  # read_file reports the error, in a thread like any other read
-    return stat.S_ISREG(info.st_mode) and info.st_size <= INLINE_READ_BYTES
+        return None  # read_file reports the error, in a thread like any other read
+    if stat.S_ISREG(info.st_mode) and info.st_size <= INLINE_READ_BYTES:
+        return info.st_size
+    return None
+
+
+def read_small_file(path: str, size: int, offset: int, limit: int | None) -> dict[str, Any]:
+    """`read_file` for a small file: plain UTF-8 text is read with one open and one read
+    (the common case, kept short for tool latency); anything else goes to `read_file`."""
+    data = _read_at_most(path, size + 1)
+    if data is None or len(data) > size or b"\x00" in data:  # unreadable, grew, or binary
+        return read_file(path, offset, limit)
+    try:
+        text = data.decode()
+    except UnicodeDecodeError:
+        return read_file(path, offset, limit)
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the newline ending the last line does not start another
+    chosen = lines[offset:] if limit is None else lines[offset : offset + limit]
+    numbered = [f"{n}\t{line.removesuffix(_CR)}" for n, line in enumerate(chosen, offset + 1)]
+    return {"path": path, "content": "\n".join(numbered), "lines": len(numbered)}
+
+
+def _read_at_most(path: str, count: int) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        return os.read(fd, count)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def read_file(path: str, offset: int, limit: int | None) -> dict[str, Any]:

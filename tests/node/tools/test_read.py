@@ -7,11 +7,13 @@ import gzip
 import struct
 import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from gsv_core.errors import ToolFailed
 from gsv_core.node.tools import Toolset
-from gsv_core.node.tools.read import MAX_TEXT_CHARS
+from gsv_core.node.tools.read import MAX_TEXT_CHARS, read_file, read_small_file
 from gsv_core.node.tools.sniff import sniff_mime
 from tests.node.tools.conftest import failure
 
@@ -48,6 +50,41 @@ async def test_offset_and_limit_select_lines_numbered_from_offset_plus_one(
     (workspace / "a.txt").write_text("".join(f"line {i}\n" for i in range(1, 11)))
     result = await toolset.invoke("Read", {"path": "a.txt", "offset": 3, "limit": 2})
     assert (result["content"], result["lines"]) == ("4\tline 4\n5\tline 5", 2)
+
+
+SMALL_FILES = [
+    b"",
+    b"\n",
+    b"one",
+    b"one\n",
+    b"one\r\ntwo\r\n",
+    b"a\n\n\nb\n\n",
+    b"cr\ronly\nlone\r",
+    "h\u00e9llo w\u00f6rld \u2603\n\u6f22\u5b57\n".encode(),
+    b"bad \xff utf-8\n",
+    b"nul \x00 inside\n",
+]
+
+
+@pytest.mark.parametrize("content", SMALL_FILES)
+@pytest.mark.parametrize(("offset", "limit"), [(0, None), (1, None), (0, 1), (2, 2), (9, None)])
+def test_the_small_file_path_answers_exactly_as_the_general_one(
+    tmp_path: Path, content: bytes, offset: int, limit: int | None
+) -> None:
+    """Small files are read in one go on the event loop; results and errors are those
+    of the general line-by-line reader, byte for byte."""
+    path = tmp_path / "f.txt"
+    path.write_bytes(content)
+
+    def outcome(read: Any) -> Any:
+        try:
+            return read()
+        except ToolFailed as exc:
+            return ("failed", exc.message)
+
+    quick = outcome(lambda: read_small_file(str(path), len(content), offset, limit))
+    general = outcome(lambda: read_file(str(path), offset, limit))
+    assert quick == general
 
 
 async def test_offset_past_the_end_returns_no_lines(toolset: Toolset, workspace: Path) -> None:
