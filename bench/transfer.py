@@ -1,5 +1,7 @@
 """Transfer throughput: a 200 MB file node to node and node to workspace, beside the raw
 websockets binary throughput (256 KiB frames into a sink) measured in the same run.
+Also printed: how fast this machine writes (and fsyncs) 200 MB to a new file, which every
+transfer's destination must do and the raw sink does not.
 
     python -m bench.transfer [--mb 200]
 
@@ -56,6 +58,21 @@ async def transfer_throughput(url: str, source: str, destination: str, size: int
     return size / elapsed
 
 
+def disk_write_throughput(folder: Path, size: int) -> float:
+    """Write `size` bytes to a new file in 256 KiB chunks, fsync, delete: bytes/second."""
+    payload = os.urandom(CHUNK)
+    path = folder / "disk-probe.bin"
+    start = time.perf_counter()
+    with path.open("wb") as fh:
+        for _ in range(size // CHUNK):
+            fh.write(payload)
+        fh.flush()
+        os.fsync(fh.fileno())
+    elapsed = time.perf_counter() - start
+    path.unlink()
+    return (size // CHUNK) * CHUNK / elapsed
+
+
 def start_node(url: str, node_id: str, folder: Path, home: Path) -> subprocess.Popen[bytes]:
     folder.mkdir(parents=True, exist_ok=True)
     return subprocess.Popen(
@@ -76,6 +93,7 @@ def main(argv: list[str] | None = None) -> None:
     raw: list[float] = []
     n2n: list[float] = []
     n2w: list[float] = []
+    disk: list[float] = []
     with (
         server_process("sink") as sink_url,
         tempfile.TemporaryDirectory() as tmp,
@@ -91,6 +109,7 @@ def main(argv: list[str] | None = None) -> None:
             # interleaved, so a burst of noise on a shared machine hits every figure alike
             for _ in range(rounds):
                 raw.append(asyncio.run(raw_throughput(sink_url, size)))
+                disk.append(disk_write_throughput(root, size))
                 n2n.append(asyncio.run(transfer_throughput(url, "a:big.bin", "b:big.bin", size)))
                 n2w.append(
                     asyncio.run(
@@ -104,6 +123,7 @@ def main(argv: list[str] | None = None) -> None:
     base = statistics.median(raw)
     print(f"{megabytes} MB, 127.0.0.1, servers on {loop_name()}, median of {rounds} rounds")
     print(f"raw websockets binary       {base / 1e6:8.1f} MB/s")
+    print(f"disk write + fsync (no net)  {statistics.median(disk) / 1e6:8.1f} MB/s")
     for label, figures in (("node -> node", n2n), ("node -> workspace", n2w)):
         middle = statistics.median(figures)
         print(f"{label:<27} {middle / 1e6:8.1f} MB/s  ({middle / base:.0%} of raw)")

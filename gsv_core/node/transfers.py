@@ -106,27 +106,29 @@ class NodeTransfers:
         self._incoming[transfer_id] = _Incoming(final, temp, handle, int(payload.get("size") or 0))
         await call(m.TRANSFER_ACCEPT, {"transferId": transfer_id})
 
-    async def on_binary(self, data: bytes) -> None:
+    def on_binary(self, data: bytes) -> Awaitable[None] | None:
         """A chunk for a file being received, hashed and written inline: a 256 KiB write
         to the page cache costs less than a thread hop, and a slow disk slowing this
-        node's socket is the backpressure we want (measured in bench/transfer.py)."""
+        node's socket is the backpressure we want (measured in bench/transfer.py). Plain
+        function: only a failed write returns something for the socket to wait on."""
         try:
             transfer_id, chunk = parse_binary_frame(data)
         except FrameError:
-            return
+            return None
         incoming = self._incoming.get(transfer_id)
         if incoming is None:
             log.warning("dropped a chunk for unknown transfer %08x", transfer_id)
-            return
+            return None
         if incoming.error is not None:
-            return  # already failed; the gateway hears why at transfer.end
+            return None  # already failed; the gateway hears why at transfer.end
         incoming.written += len(chunk)
         try:
             hash_and_write(incoming.hasher, incoming.handle, chunk)
         except (OSError, ValueError) as exc:  # disk full, or closed by a failure meanwhile
             log.warning("transfer %08x: cannot write: %s", transfer_id, exc)
             incoming.error = f"cannot write {incoming.final}: {_reason(exc)}"
-            await asyncio.to_thread(_close_and_keep, incoming, False)
+            return asyncio.to_thread(_close_and_keep, incoming, False)
+        return None
 
     async def on_end(self, payload: dict[str, Any], call: Call) -> None:
         """transfer.end: keep the file if it is whole, else delete it; report either way.
