@@ -56,7 +56,10 @@ class DispatchingConnection(Connection):
         self._failed = False
         self._backlog: deque[str | bytes] = deque()
         self._draining: asyncio.Task[None] | None = None
+        # the awaitable handed to a drain task that has not taken its first step yet
+        self._unstarted: Awaitable[None] | None = None
         self._reading_held = False  # reading paused by us (not by websockets' own flow control)
+        self._closing = False  # our close frame is going out: the peer's must be read
         self._failing: asyncio.Task[None] | None = None
 
     # -- receiving ------------------------------------------------------------------------
@@ -64,7 +67,7 @@ class DispatchingConnection(Connection):
         """Start handing messages to `handler`; those that came first are handed now."""
         self._message_handler = handler
         if self._backlog and self._draining is None:
-            self._draining = self.loop.create_task(self._drain_backlog(None))
+            self._start_draining(None)
 
     async def dispatch_done(self) -> None:
         """Return once the connection is closed and every message received was handled."""
@@ -77,6 +80,13 @@ class DispatchingConnection(Connection):
         self._backlog.clear()
         if self._draining is not None:
             self._draining.cancel()
+        # A task cancelled before its first step never runs its coroutine, so the
+        # awaitable it was given would be left pending: end it here.
+        unstarted, self._unstarted = self._unstarted, None
+        if isinstance(unstarted, asyncio.Future):
+            unstarted.cancel()
+        elif asyncio.iscoroutine(unstarted):
+            unstarted.close()
 
     def process_event(self, event: Any) -> None:
         if not isinstance(event, Frame) or event.opcode not in DATA_OPCODES:
@@ -93,7 +103,7 @@ class DispatchingConnection(Connection):
         pending = self._hand_over(message)
         if pending is not None:
             self._hold_reading()
-            self._draining = self.loop.create_task(self._drain_backlog(pending))
+            self._start_draining(pending)
 
     def _assemble_message(self, frame: Frame) -> str | bytes | None:
         """The whole message once its last frame is in; None before that or on failure."""
@@ -129,24 +139,36 @@ class DispatchingConnection(Connection):
             log.exception("message handler failed")
             return None
 
-    async def _drain_backlog(self, pending: Awaitable[None] | None) -> None:
-        """Finish the handler at work, then the held-back messages in order."""
-        try:
-            while True:
-                if pending is not None:
-                    try:
-                        await pending
-                    except Exception:
-                        log.exception("message handler failed")
-                if not self._backlog:
-                    return
-                pending = self._hand_over(self._backlog.popleft())
-        finally:
-            self._draining = None
+    def _start_draining(self, pending: Awaitable[None] | None) -> None:
+        self._unstarted = pending
+        self._draining = self.loop.create_task(self._drain_backlog(pending))
+        # a done callback, not `finally`: a task cancelled before its first step runs no code
+        self._draining.add_done_callback(self._drained)
+
+    def _drained(self, task: asyncio.Task[None]) -> None:
+        if self._draining is not task:
+            return
+        self._draining = None
+        if self._backlog:  # arrived between the task's end and this callback
+            self._start_draining(None)
+        else:
             self._release_reading()
 
+    async def _drain_backlog(self, pending: Awaitable[None] | None) -> None:
+        """Finish the handler at work, then the held-back messages in order."""
+        self._unstarted = None
+        while True:
+            if pending is not None:
+                try:
+                    await pending
+                except Exception:
+                    log.exception("message handler failed")
+            if not self._backlog:
+                return
+            pending = self._hand_over(self._backlog.popleft())
+
     def _hold_reading(self) -> None:
-        if not self._reading_held and not self.transport.is_closing():
+        if not self._reading_held and not self._closing and not self.transport.is_closing():
             self._reading_held = True
             self.transport.pause_reading()
 
@@ -167,6 +189,13 @@ class DispatchingConnection(Connection):
                     self.protocol.fail(code, reason)
 
         self._failing = self.loop.create_task(fail())
+
+    async def close(self, code: int = CloseCode.NORMAL_CLOSURE, reason: str = "") -> None:
+        """Close as websockets does, reading again so the peer's close frame is seen even
+        while a handler is at work (messages that come first join the backlog)."""
+        self._closing = True
+        self._release_reading()
+        await super().close(code, reason)
 
     # -- sending --------------------------------------------------------------------------
     def write_now(self, message: str | bytes) -> bool:
