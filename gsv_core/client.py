@@ -119,6 +119,11 @@ class ClientIdentity:
 _END = object()
 
 
+def _expire(future: asyncio.Future[Any], message: str) -> None:
+    if not future.done():
+        future.set_exception(TimedOut(message))
+
+
 class GatewayClient:
     def __init__(
         self,
@@ -154,6 +159,7 @@ class GatewayClient:
         self._ws: DispatchingClientConnection | None = None
         self._ids = itertools.count(1)  # frame ids need only be unique on this connection
         self._pending: dict[str, asyncio.Future[Any]] = {}
+        self._posting: set[asyncio.Task[None]] = set()  # posts waiting for the socket
         self._events: asyncio.Queue[Any] = asyncio.Queue()
         self._up = asyncio.Event()
         self._reader: asyncio.Task[None] | None = None
@@ -282,6 +288,46 @@ class GatewayClient:
             raise TimedOut(f"{method} timed out after {timeout:g}s") from None
         finally:
             self._pending.pop(frame_id, None)
+
+    def post(self, method: str, params: Any = None, timeout: float = 30.0) -> None:
+        """Send a request whose answer nobody waits for (a node's `tool.result`): written
+        at once when the socket can take it; a refusal, a timeout or a lost connection is
+        only logged. No task waits for the answer, so answering costs no loop turn."""
+        ws = self._ws
+        if ws is None or not self._up.is_set():
+            log.warning("%s not delivered: not connected to the gateway", method)
+            return
+        loop = asyncio.get_running_loop()
+        frame_id = str(next(self._ids))
+        future: asyncio.Future[Any] = loop.create_future()
+        self._pending[frame_id] = future
+        deadline = loop.call_later(
+            timeout, _expire, future, f"{method} timed out after {timeout:g}s"
+        )
+        future.add_done_callback(lambda done: self._posted(frame_id, method, deadline, done))
+        frame = encode_request(frame_id, method, params)
+        if not ws.write_now(frame):  # frames are queued ahead: send in order behind them
+            sending = asyncio.ensure_future(self._send_posted(ws, frame, future))
+            self._posting.add(sending)
+            sending.add_done_callback(self._posting.discard)
+
+    async def _send_posted(
+        self, ws: DispatchingClientConnection, frame: str, future: asyncio.Future[Any]
+    ) -> None:
+        try:
+            await ws.send(frame)
+        except WsConnectionClosed:
+            if not future.done():
+                future.set_exception(ConnectionClosed("Connection closed while sending request"))
+
+    def _posted(
+        self, frame_id: str, method: str, deadline: asyncio.TimerHandle, future: asyncio.Future[Any]
+    ) -> None:
+        deadline.cancel()
+        if self._pending.get(frame_id) is future:
+            del self._pending[frame_id]
+        if not future.cancelled() and isinstance(error := future.exception(), GsvError):
+            log.warning("%s not delivered: %s", method, error.message)
 
     async def send_binary(self, data: bytes) -> None:
         ws = self._ws

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import random
 import socket
 from pathlib import Path
 
 import pytest
+from websockets.asyncio.server import ServerConnection
+from websockets.asyncio.server import serve as ws_serve
 
 from gsv_core.client import Backoff, ClientIdentity, GatewayClient
 from gsv_core.errors import (
@@ -146,3 +150,70 @@ async def test_concurrent_calls_on_one_connection_each_get_their_answer(
         paths = ["model.provider", "model.id", "userTimezone", "session.mainKey"] * 25
         results = await asyncio.gather(*(client.call("config.get", {"path": p}) for p in paths))
     assert [r["path"] for r in results] == paths
+
+
+async def test_post_sends_at_once_and_logs_only_what_went_wrong(
+    gateway: RunningGateway, caplog: pytest.LogCaptureFixture
+) -> None:
+    """post() sends a request nobody waits for: an accepted one leaves nothing behind, a
+    refused one is logged with the gateway's message, and so is a post with no connection."""
+    client = GatewayClient(gateway.url)
+    await client.connect()
+    with caplog.at_level(logging.WARNING, logger="gsv_core.client"):
+        client.post("config.get", {"path": "model.id"})
+        client.post("nope", {})
+        # a call behind the posts answers after them: the posts were sent and answered
+        await client.call("config.get", {"path": "model.id"})
+        assert client._pending == {}
+        await client.close()
+        client.post("config.get", {"path": "model.id"})
+    assert [r.getMessage() for r in caplog.records] == [
+        "nope not delivered: Unknown method: nope",
+        "config.get not delivered: not connected to the gateway",
+    ]
+
+
+async def test_post_waits_behind_queued_frames_and_gives_up_at_its_timeout(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """With the socket full a post is sent in order behind what is queued; a post the
+    gateway never answers is logged as timed out and forgotten."""
+    received: list[str | bytes] = []
+    resume = asyncio.Event()
+
+    async def slow_gateway(ws: ServerConnection) -> None:
+        hello = json.loads(await ws.recv())
+        payload = {"type": "hello-ok", "protocol": 1, "server": {"version": "t",
+                   "connectionId": "c"}, "features": {"methods": [], "events": []}}  # fmt: skip
+        await ws.send(
+            json.dumps({"type": "res", "id": hello["id"], "ok": True, "payload": payload})
+        )
+        ws.transport.pause_reading()
+        await resume.wait()
+        ws.transport.resume_reading()
+        async for message in ws:
+            received.append(message)  # answers nothing: the post must time out
+
+    async with ws_serve(slow_gateway, "127.0.0.1", 0, compression=None, max_size=None) as server:
+        port = next(iter(server.sockets)).getsockname()[1]
+        client = GatewayClient(f"ws://127.0.0.1:{port}/ws")
+        await client.connect()
+        try:
+            chunk = b"\x00" * (256 * 1024)
+            sends = [asyncio.ensure_future(client.send_binary(chunk)) for _ in range(64)]
+            await asyncio.sleep(0.05)  # the socket buffers fill up
+            assert not all(s.done() for s in sends)
+            with caplog.at_level(logging.WARNING, logger="gsv_core.client"):
+                client.post("tool.result", {"callId": "c1", "result": {}}, timeout=0.5)
+                resume.set()
+                await asyncio.gather(*sends)
+                async with asyncio.timeout(10):
+                    while client._pending:
+                        await asyncio.sleep(0.01)
+        finally:
+            await client.close()
+    assert len(received) == 65 and all(m == chunk for m in received[:64])
+    assert json.loads(received[64])["method"] == "tool.result"
+    assert [r.getMessage() for r in caplog.records] == [
+        "tool.result not delivered: tool.result timed out after 0.5s"
+    ]

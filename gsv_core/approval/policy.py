@@ -14,6 +14,7 @@ A line gsv cannot read with confidence is at least `ask`.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import posixpath
 import re
@@ -99,6 +100,23 @@ def _preset() -> list[Rule]:
         Rule("gsv-edit-outside", ASK, tool="*__Edit", outside_workspace=True,
              reason="edits outside the node workspace"),
     ]  # fmt: skip
+
+
+@functools.lru_cache(maxsize=256)
+def standard_may_ask(bare_tool: str) -> bool:
+    """Whether the standard preset, which every node's guard runs, can ever put a call
+    of this tool before a human. Only then does the node look at an approval binding,
+    so the gateway signs one only then (a Read or a Grep needs none)."""
+    if bare_tool in SHELL_TOOLS:  # judged command by command; an unclear line asks
+        return True
+    return any(
+        not rule.programs
+        and not rule.writes_outside_workspace
+        and rule.decision != ALLOW
+        and (fnmatch.fnmatchcase(f"node__{bare_tool}", rule.tool)
+             or fnmatch.fnmatchcase(bare_tool, rule.tool))
+        for rule in _preset()
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)

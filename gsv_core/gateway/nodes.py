@@ -12,8 +12,8 @@ replaced by a newer connection or is forgotten fails its calls at once with 503.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
-import uuid
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from gsv_core.approval.binding import new_key, sign
+from gsv_core.approval.policy import standard_may_ask
 from gsv_core.errors import (
     Conflict,
     Forbidden,
@@ -90,6 +91,9 @@ class NodeService:
         self._catalog: dict[str, NodeRecord] = {}
         self._calls: dict[str, _Call] = {}
         self._abandoned: OrderedDict[str, tuple[str, str]] = OrderedDict()
+        # call ids: unique per gateway run and across restarts, without a uuid4 syscall
+        self._id_prefix = new_key()[:12]
+        self._ids = itertools.count(1)
 
     async def load(self) -> None:
         self._catalog = {record.node_id: record for record in await self._store.list()}
@@ -205,6 +209,9 @@ class NodeService:
         )
 
     # -- calls --------------------------------------------------------------------------
+    def _new_id(self) -> str:
+        return f"{self._id_prefix}-{next(self._ids)}"
+
     def resolve_tool(self, name: str) -> tuple[str, OnlineNode, str]:
         """(nodeId, node, bare tool name) for `{nodeId}__{tool}`; 404 when nobody has it."""
         parts = split_tool_name(name)
@@ -223,7 +230,8 @@ class NodeService:
         approved: bool = False,
     ) -> Any:
         """Run a namespaced node tool and return its raw result. `approved` attaches an
-        approval binding signed for exactly this call (the node checks it).
+        approval binding signed for exactly this call when the node's standard policy
+        could ask about it (the node checks it).
 
         404 unknown tool, 503 node gone (before or during the call), 504 after `timeout`
         seconds, ToolFailed with the node's message when the tool itself failed.
@@ -257,9 +265,9 @@ class NodeService:
         self, name: str, args: dict[str, Any], timeout: float, call_id: str | None, approved: bool
     ) -> tuple[str, _Call]:
         node_id, entry, tool = self.resolve_tool(name)
-        call_id = call_id or str(uuid.uuid4())
+        call_id = call_id or self._new_id()
         payload: dict[str, Any] = {"callId": call_id, "tool": tool, "args": args}
-        if approved:
+        if approved and standard_may_ask(tool):
             payload["approval"] = sign(entry.approval_key, tool, args, "allow")
         call = self._start(call_id, node_id, "tool", entry.peer, events.TOOL_INVOKE,
                            payload, timeout, "Tool request timed out")  # fmt: skip
@@ -274,7 +282,7 @@ class NodeService:
 
     async def fetch_logs(self, node_id: str | None, lines: int, timeout: float) -> LogsGetResult:
         target = self._log_target(node_id)
-        call_id = str(uuid.uuid4())
+        call_id = self._new_id()
         count = min(max(1, lines), MAX_LOG_LINES)
         payload = {"callId": call_id, "lines": count}
         timeout_ms = int(timeout * 1000)
@@ -315,7 +323,7 @@ class NodeService:
         bad = [name for name in bins if not BIN_NAME.match(name)]
         if bad:
             raise InvalidParams(f"invalid binary name for a probe: {bad[0]!r}")
-        probe_id = str(uuid.uuid4())
+        probe_id = self._new_id()
         payload = {
             "probeId": probe_id,
             "kind": "bins",

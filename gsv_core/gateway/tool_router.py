@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import uuid
 from typing import TYPE_CHECKING, Any
 
 from gsv_core.agent.tools import ToolCallContext
@@ -62,9 +61,9 @@ class GatewayToolRouter:
             await self._ask(name, args, ctx, decision)
         if name.startswith(NATIVE_PREFIX):
             return await self.native.run(name, args, ctx)
-        # our own call id: the model's tool-call ids are not unique across sessions
+        # the service's own call id: the model's tool-call ids are not unique across sessions
         return await self._gateway.nodes.invoke(
-            name, args, self._gateway.tool_timeout(), call_id=str(uuid.uuid4()), approved=True
+            name, args, self._gateway.tool_timeout(), approved=True
         )
 
     def policy(self) -> ApprovalPolicy:

@@ -32,7 +32,7 @@ from gsv_core.client import Backoff, ClientIdentity, GatewayClient, local_platfo
 from gsv_core.errors import GsvError
 from gsv_core.node.guard import NodeGuard
 from gsv_core.node.logtail import tail_lines
-from gsv_core.node.tools import Toolset, build_toolset
+from gsv_core.node.tools import Done, Toolset, build_toolset
 from gsv_core.node.tools.workspace import Workspace as ToolWorkspace
 from gsv_core.node.transfers import NodeTransfers
 from gsv_core.protocol import events
@@ -131,8 +131,6 @@ class NodeDaemon:
             return
         self.settings.backoff.reset()
         self.client = client
-        key = (client.hello or {}).get("approvalKey")
-        self.guard.key = key if isinstance(key, str) and key else None
         self.connected.set()
         log.info("connected to %s as node %s", client.url, self.settings.node_id)
         sender = self._spawn(self._send_outbox(client))
@@ -167,10 +165,16 @@ class NodeDaemon:
             identity=identity,
             ping_interval=self.settings.ping_interval,
             on_binary=self.transfers.on_binary,
-            # each request starts its task as it arrives: no queue and pump in between
+            on_connected=self._take_hello,
+            # each request is started as it arrives: no queue and pump in between
             on_event=lambda frame: self._on_event(client, frame),
         )
         return client
+
+    async def _take_hello(self, hello: dict[str, Any]) -> None:
+        # before any event is handed over: the guard checks bindings from the first call
+        key = hello.get("approvalKey")
+        self.guard.key = key if isinstance(key, str) and key else None
 
     def _spawn(self, coro: Awaitable[None]) -> asyncio.Task[None]:
         task: asyncio.Task[None] = asyncio.ensure_future(coro)
@@ -180,6 +184,9 @@ class NodeDaemon:
 
     # -- gateway requests ---------------------------------------------------------------
     def _on_event(self, client: GatewayClient, frame: EventFrame) -> None:
+        if frame.event == events.TOOL_INVOKE:
+            self._on_tool_invoke(client, frame)  # answered on the spot when it can be
+            return
         handler = self._handlers.get(frame.event)
         if handler is None:
             log.debug("ignoring event %s", frame.event)
@@ -189,7 +196,6 @@ class NodeDaemon:
     @functools.cached_property
     def _handlers(self) -> dict[str, Any]:
         return {
-            events.TOOL_INVOKE: self._on_tool_invoke,
             events.LOGS_GET: self._on_logs_get,
             events.NODE_PROBE: self._on_probe,
             events.TRANSFER_SEND: self._on_transfer,
@@ -216,7 +222,9 @@ class NodeDaemon:
         else:
             await self.transfers.on_end(payload, call)
 
-    async def _on_tool_invoke(self, client: GatewayClient, frame: EventFrame) -> None:
+    def _on_tool_invoke(self, client: GatewayClient, frame: EventFrame) -> None:
+        """Check and start a call; a tool that needs no waiting (a small Read) is answered
+        before this returns, with no task; the others finish in one."""
         payload = frame.payload if isinstance(frame.payload, dict) else {}
         call_id, tool = payload.get("callId"), payload.get("tool")
         if not isinstance(call_id, str) or not isinstance(tool, str):
@@ -226,13 +234,23 @@ class NodeDaemon:
         args = payload.get("args") or {}
         try:
             self.guard.check(tool, args, payload.get("approval"))
-            reply: dict[str, Any] = {
-                "callId": call_id,
-                "result": await self.toolset.invoke(tool, args),
-            }
+            started = self.toolset.start(tool, args)
+        except GsvError as exc:
+            client.post(m.TOOL_RESULT, {"callId": call_id, "error": exc.message}, REPLY_TIMEOUT)
+            return
+        if isinstance(started, Done):
+            client.post(m.TOOL_RESULT, {"callId": call_id, "result": started.result}, REPLY_TIMEOUT)
+        else:
+            self._spawn(self._finish_tool_call(client, call_id, started))
+
+    async def _finish_tool_call(
+        self, client: GatewayClient, call_id: str, running: Awaitable[Any]
+    ) -> None:
+        try:
+            reply: dict[str, Any] = {"callId": call_id, "result": await running}
         except GsvError as exc:
             reply = {"callId": call_id, "error": exc.message}
-        await self._reply(client, m.TOOL_RESULT, reply)
+        client.post(m.TOOL_RESULT, reply, REPLY_TIMEOUT)
 
     async def _on_logs_get(self, client: GatewayClient, frame: EventFrame) -> None:
         payload = frame.payload if isinstance(frame.payload, dict) else {}
@@ -249,7 +267,7 @@ class NodeDaemon:
             reply: dict[str, Any] = {"callId": call_id, "lines": lines, "truncated": truncated}
         except OSError as exc:
             reply = {"callId": call_id, "error": f"cannot read the node log: {exc}"}
-        await self._reply(client, m.LOGS_RESULT, reply)
+        client.post(m.LOGS_RESULT, reply, REPLY_TIMEOUT)
 
     async def _on_probe(self, client: GatewayClient, frame: EventFrame) -> None:
         payload = frame.payload if isinstance(frame.payload, dict) else {}
@@ -267,14 +285,7 @@ class NodeDaemon:
             names = [b for b in bins if isinstance(b, str) and BIN_NAME.match(b)]
             found = {name: shutil.which(name) is not None for name in names}
             reply = {"probeId": probe_id, "ok": True, "bins": found}
-        await self._reply(client, m.NODE_PROBE_RESULT, reply)
-
-    async def _reply(self, client: GatewayClient, method: str, params: dict[str, Any]) -> None:
-        try:
-            await client.call(method, params, timeout=REPLY_TIMEOUT)
-        except GsvError as exc:
-            # the gateway already failed the call if we were disconnected; nothing to retry
-            log.warning("%s not delivered: %s", method, exc.message)
+        client.post(m.NODE_PROBE_RESULT, reply, REPLY_TIMEOUT)
 
     # -- background exec events ---------------------------------------------------------
     def queue_exec_event(self, payload: dict[str, Any]) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from gsv_core.approval.binding import call_hash, sign, verify
-from gsv_core.approval.policy import ApprovalPolicy, CallFacts, Protected
+from gsv_core.approval.policy import ApprovalPolicy, CallFacts, Protected, standard_may_ask
 from gsv_core.approval.shell import parse_script
 
 GATEWAY_PID = 4242
@@ -165,6 +165,27 @@ def test_file_tools_outside_the_workspace_ask_and_protected_files_are_denied() -
         "laptop__Edit", "Edit", "laptop", {"path": "/home/me/.config/gsv/config.toml"}
     )
     assert p.decide(config).verdict == "deny"
+
+
+# calls of every node tool, inside and outside the workspace, that the standard preset judges
+SAMPLE_ARGS = [
+    {"path": "src/a.py"}, {"path": "/etc/motd"}, {"path": "../../x"}, {"path": "~/notes"},
+    {"path": "/etc/motd", "content": "x"}, {"path": "/etc/motd", "oldString": "a", "newString": "b"},
+    {"pattern": "**/*.py", "path": "/"}, {"pattern": "secret", "path": "/etc"},
+    {"command": "rm -rf /"}, {"action": "submit", "sessionId": "s", "data": "rm -rf x"},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("tool", ["Read", "Glob", "Grep", "Write", "Edit", "Bash", "Process"])
+def test_standard_may_ask_is_true_for_every_tool_the_preset_can_ask_about(tool: str) -> None:
+    """The gateway signs a binding only where `standard_may_ask` says so: it must never
+    say no for a tool the node's standard policy can put before a human."""
+    p = ApprovalPolicy.from_config({}, PROTECTED)  # what a node's guard runs
+    verdicts = {
+        p.decide(CallFacts(f"laptop__{tool}", tool, "laptop", args, "/home/me/project")).verdict
+        for args in SAMPLE_ARGS
+    }
+    assert standard_may_ask(tool) == ("ask" in verdicts)
 
 
 def test_process_writes_are_judged_like_commands() -> None:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import ClientConnection
 
+from gsv_core.approval.binding import verify
 from gsv_core.errors import Unavailable
 from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
 from gsv_core.protocol.schemas.nodes import NodeExecEventParams
@@ -155,6 +156,35 @@ async def test_tool_invoke_relays_the_call_and_the_result_unchanged(
         assert reply == {"type": "res", "id": "inv", "ok": True, "payload": {"result": structured}}
     finally:
         await node.close()
+        await client.close()
+
+
+async def test_a_client_call_carries_a_binding_only_where_the_node_may_ask(
+    gateway: RunningGateway,
+) -> None:
+    """tool.invoke from a client is the owner's approval: a Bash call carries a binding
+    for exactly its arguments (the node's standard policy may ask); a Read carries none
+    (the node never looks at it), and the gateway spends no signature on it."""
+    bash = {**READ, "name": "Bash", "description": "run a command"}
+    runtime = node_runtime([READ, bash])
+    ws = await open_raw(gateway.url)
+    hello = await handshake(
+        ws, mode="node", client_id="n1", tools=[READ, bash], nodeRuntime=runtime
+    )
+    client = await client_socket(gateway)
+    try:
+        calls = {}
+        for tool, args in (("Read", {"path": "a.txt"}), ("Bash", {"command": "rm -rf build"})):
+            await send_req(client, "tool.invoke", {"tool": f"n1__{tool}", "args": args}, tool)
+            calls[tool] = await next_event(ws, "tool.invoke")
+            await request(ws, "tool.result", {"callId": calls[tool]["callId"], "result": {}})
+        assert "approval" not in calls["Read"]
+        key = hello["approvalKey"]
+        assert verify(key, "Bash", {"command": "rm -rf build"}, calls["Bash"]["approval"])
+        assert not verify(key, "Bash", {"command": "rm -rf /"}, calls["Bash"]["approval"])
+        assert calls["Read"]["callId"] != calls["Bash"]["callId"]
+    finally:
+        await ws.close()
         await client.close()
 
 

@@ -3,8 +3,10 @@
 `Tool.parse()` turns the agent's raw arguments into the params model, or a ToolFailed
 "Invalid arguments: ..." naming each bad field. `Tool.definition()` derives the JSON
 schema advertised in the connect handshake from the same model, so the schema and the
-validation can never disagree. `run_blocking()` moves disk-bound work off the event loop
-and tells the worker to stop when the call is cancelled.
+validation can never disagree. `Tool.run_now()` lets a tool answer a call that needs no
+waiting (a small file) on the spot, without a task or a thread. `run_blocking()` moves
+disk-bound work off the event loop and tells the worker to stop when the call is
+cancelled.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ from gsv_core.errors import ToolFailed
 
 P = TypeVar("P", bound="ToolParams")
 T = TypeVar("T")
+
+# what `Tool.run_now()` returns when the call needs waiting: `run()` does it then
+LATER: Any = object()
 
 
 class ToolParams(BaseModel):
@@ -65,6 +70,11 @@ class Tool(ABC, Generic[P]):
     @abstractmethod
     async def run(self, params: P) -> Any:
         """Do the work; raise ToolFailed with a message for the agent when it fails."""
+
+    def run_now(self, params: P) -> Any:
+        """The result when it can be had at once without blocking the event loop, else
+        LATER (the default: `run()` is the only way)."""
+        return LATER
 
 
 def describe_errors(exc: ValidationError) -> str:

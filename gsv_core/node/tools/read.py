@@ -21,7 +21,7 @@ from typing import Any, BinaryIO
 from pydantic import Field
 
 from gsv_core.errors import ToolFailed
-from gsv_core.node.tools.base import Tool, ToolParams, run_blocking
+from gsv_core.node.tools.base import LATER, Tool, ToolParams, run_blocking
 from gsv_core.node.tools.sniff import HEAD_BYTES, is_image, sniff_mime
 from gsv_core.node.tools.workspace import Workspace
 
@@ -57,12 +57,16 @@ class ReadTool(Tool[ReadParams]):
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
 
-    async def run(self, params: ReadParams) -> dict[str, Any]:
+    def run_now(self, params: ReadParams) -> Any:
+        # a thread hop costs more than reading a few KiB: small files are read inline
         path = self.workspace.resolve(params.path)
         size = _small_file_size(path)
-        if size is not None:
-            # a thread hop costs more than reading a few KiB: small files are read inline
-            return read_small_file(path, size, params.offset, params.limit)
+        if size is None:
+            return LATER
+        return read_small_file(path, size, params.offset, params.limit)
+
+    async def run(self, params: ReadParams) -> dict[str, Any]:
+        path = self.workspace.resolve(params.path)
         return await run_blocking(lambda _: read_file(path, params.offset, params.limit))
 
 

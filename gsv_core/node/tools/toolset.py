@@ -1,21 +1,30 @@
 """The Toolset: the node tools by name, as the daemon advertises and invokes them.
 
-`invoke()` is the one place a tool's exception becomes the caller's error: ToolFailed
+`start()` is the one place a tool's exception becomes the caller's error: ToolFailed
 passes through with its message, anything unexpected is logged with its traceback and
-reported as a short ToolFailed, so a tool bug never takes the node down.
+reported as a short ToolFailed, so a tool bug never takes the node down. It answers at
+once (`Done`) when the tool can (`Tool.run_now`), so the daemon needs no task for it.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from gsv_core.errors import ToolFailed
-from gsv_core.node.tools.base import Tool
+from gsv_core.node.tools.base import LATER, Tool
 from gsv_core.node.tools.processes import ProcessManager
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """A tool call that finished as it started."""
+
+    result: Any
 
 
 class Toolset:
@@ -38,19 +47,38 @@ class Toolset:
 
     async def invoke(self, name: str, args: Any) -> Any:
         """Run a tool by its bare name; every failure is raised as ToolFailed."""
+        started = self.start(name, args)
+        return started.result if isinstance(started, Done) else await started
+
+    def start(self, name: str, args: Any) -> Done | Awaitable[Any]:
+        """Start a tool call: `Done(result)` when it finished at once, else an awaitable
+        of its result. Every failure is raised (now or by the awaitable) as ToolFailed."""
         tool = self._tools.get(name)
         if tool is None:
             raise ToolFailed(f"Tool not found: {name}")
         params = tool.parse(args)
         try:
-            return await tool.run(params)
-        except ToolFailed:
-            raise
+            result = tool.run_now(params)
         except Exception as exc:
-            log.exception("tool %s failed unexpectedly", name)
-            raise ToolFailed(f"{name} failed: internal error ({type(exc).__name__})") from None
+            raise _as_tool_failure(name, exc) from None
+        if result is not LATER:
+            return Done(result)
+        return self._run(tool, params)
+
+    async def _run(self, tool: Tool[Any], params: Any) -> Any:
+        try:
+            return await tool.run(params)
+        except Exception as exc:
+            raise _as_tool_failure(tool.name, exc) from None
 
     async def close(self) -> None:
         """Kill the process groups of background commands; the toolset is done."""
         if self._processes is not None:
             await self._processes.close()
+
+
+def _as_tool_failure(name: str, exc: Exception) -> ToolFailed:
+    if isinstance(exc, ToolFailed):
+        return exc
+    log.error("tool %s failed unexpectedly", name, exc_info=exc)
+    return ToolFailed(f"{name} failed: internal error ({type(exc).__name__})")

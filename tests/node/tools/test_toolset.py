@@ -12,6 +12,8 @@ from pydantic import Field
 from gsv_core.errors import ToolFailed
 from gsv_core.node.tools import Toolset
 from gsv_core.node.tools.base import Tool, ToolParams
+from gsv_core.node.tools.read import INLINE_READ_BYTES
+from gsv_core.node.tools.toolset import Done
 from gsv_core.protocol.schemas.connect import ToolDefinition
 from tests.node.tools.conftest import failure
 
@@ -111,17 +113,52 @@ class _BrokenTool(Tool[_BrokenParams]):
         raise KeyError("secret internals")
 
 
+class _BrokenNowTool(_BrokenTool):
+    name: ClassVar[str] = "BrokenNow"
+
+    def run_now(self, params: _BrokenParams) -> Any:
+        raise KeyError("secret internals")
+
+
+@pytest.mark.parametrize("tool", [_BrokenTool(), _BrokenNowTool()])
 async def test_unexpected_exceptions_become_short_tool_errors(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, tool: Tool[Any]
 ) -> None:
-    """A bug in a tool is a ToolFailed without internals; the traceback goes to the log."""
-    toolset = Toolset([_BrokenTool()])
+    """A bug in a tool, in `run()` or in `run_now()`, is a ToolFailed without internals;
+    the traceback goes to the log."""
+    toolset = Toolset([tool])
     with caplog.at_level(logging.ERROR), pytest.raises(ToolFailed) as caught:
-        await toolset.invoke("Broken", {})
-    assert caught.value.message == "Broken failed: internal error (KeyError)"
+        await toolset.invoke(tool.name, {})
+    assert caught.value.message == f"{tool.name} failed: internal error (KeyError)"
     assert "secret internals" not in caught.value.message
     assert "secret internals" in caplog.text
     await toolset.close()
+
+
+async def test_start_answers_at_once_only_when_nothing_needs_waiting(
+    toolset: Toolset, workspace: Path
+) -> None:
+    """A small file is read on the spot (`Done`); a large file, or a command, is an
+    awaitable with the same result `invoke()` gives; bad calls fail as they start."""
+    (workspace / "small.txt").write_text("one\n")
+    (workspace / "large.txt").write_text("x\n" * INLINE_READ_BYTES)
+    small = toolset.start("Read", {"path": "small.txt"})
+    assert isinstance(small, Done)
+    assert small.result == await toolset.invoke("Read", {"path": "small.txt"})
+    large = toolset.start("Read", {"path": "large.txt", "limit": 2})
+    assert not isinstance(large, Done)
+    assert (await large)["content"] == "1\tx\n2\tx"
+    command = toolset.start("Bash", {"command": "echo hi"})
+    assert not isinstance(command, Done)
+    assert (await command)["output"] == "hi\n"
+    with pytest.raises(ToolFailed, match="Tool not found: Nope"):
+        toolset.start("Nope", {})
+    with pytest.raises(ToolFailed, match="Invalid arguments"):
+        toolset.start("Read", {"path": 3})
+    missing = toolset.start("Read", {"path": "missing.txt"})  # the general reader reports it
+    assert not isinstance(missing, Done)
+    with pytest.raises(ToolFailed, match="No such file"):
+        await missing
 
 
 async def test_tool_failed_is_a_500_tool_error(toolset: Toolset, workspace: Path) -> None:
