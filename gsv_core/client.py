@@ -119,9 +119,9 @@ class ClientIdentity:
 _END = object()
 
 
-def _expire(future: asyncio.Future[Any], message: str) -> None:
+def _expire(future: asyncio.Future[Any], method: str, timeout: float) -> None:
     if not future.done():
-        future.set_exception(TimedOut(message))
+        future.set_exception(TimedOut(f"{method} timed out after {timeout:g}s"))
 
 
 class GatewayClient:
@@ -274,19 +274,24 @@ class GatewayClient:
         if ws is None:
             raise ConnectionClosed("not connected to the gateway")
         frame_id = str(next(self._ids))
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        frame = encode_request(frame_id, method, params)
+        # written first: its answer cannot be read before this task waits for it
+        sent = ws.write_now(frame)
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
         self._pending[frame_id] = future
+        deadline: asyncio.TimerHandle | None = None
         try:
-            frame = encode_request(frame_id, method, params)
-            if not ws.write_now(frame):
+            if not sent:
                 await ws.send(frame)
-            async with asyncio.timeout(timeout):
-                return await future
+            if timeout is not None:  # a plain timer: cheaper than asyncio.timeout()
+                deadline = loop.call_later(timeout, _expire, future, method, timeout)
+            return await future
         except WsConnectionClosed:
             raise ConnectionClosed("Connection closed while sending request") from None
-        except TimeoutError:
-            raise TimedOut(f"{method} timed out after {timeout:g}s") from None
         finally:
+            if deadline is not None:
+                deadline.cancel()
             self._pending.pop(frame_id, None)
 
     def post(self, method: str, params: Any = None, timeout: float = 30.0) -> None:
@@ -297,16 +302,16 @@ class GatewayClient:
         if ws is None or not self._up.is_set():
             log.warning("%s not delivered: not connected to the gateway", method)
             return
-        loop = asyncio.get_running_loop()
         frame_id = str(next(self._ids))
+        frame = encode_request(frame_id, method, params)
+        # written first: its answer cannot be read before we return to the loop
+        sent = ws.write_now(frame)
+        loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
         self._pending[frame_id] = future
-        deadline = loop.call_later(
-            timeout, _expire, future, f"{method} timed out after {timeout:g}s"
-        )
+        deadline = loop.call_later(timeout, _expire, future, method, timeout)
         future.add_done_callback(lambda done: self._posted(frame_id, method, deadline, done))
-        frame = encode_request(frame_id, method, params)
-        if not ws.write_now(frame):  # frames are queued ahead: send in order behind them
+        if not sent:  # frames are queued ahead: send in order behind them
             sending = asyncio.ensure_future(self._send_posted(ws, frame, future))
             self._posting.add(sending)
             sending.add_done_callback(self._posting.discard)

@@ -254,9 +254,11 @@ class NodeService:
         call_id, call = self._start_tool(name, args, timeout, None, approved)
 
         def settled() -> None:
-            self._end(call_id, call)
             error = call.future.exception()
-            on_done(None if error is not None else call.future.result(), error)
+            try:  # the caller's answer first, the bookkeeping after
+                on_done(None if error is not None else call.future.result(), error)
+            finally:
+                self._end(call_id, call)
 
         call.on_settle = settled
         return lambda: self._give_up(call_id, call)
@@ -355,19 +357,16 @@ class NodeService:
         timeout: float,
         timeout_message: str,
     ) -> _Call:
-        """Register a call, arm its deadline and send it to the node."""
+        """Send a call to the node, then register it and arm its deadline (its answer
+        cannot be read before we return to the loop, and the node starts sooner)."""
         if call_id in self._calls:
             raise Conflict(f"call id {call_id} is already in flight")
+        peer.send_event(event, payload)
         call = _Call(node_id, kind)
         self._calls[call_id] = call
         call.deadline = asyncio.get_running_loop().call_later(
             timeout, self._expire, call, timeout_message
         )
-        try:
-            peer.send_event(event, payload)
-        except BaseException:
-            self._give_up(call_id, call)
-            raise
         return call
 
     async def _wait(self, call_id: str, call: _Call) -> Any:
