@@ -334,7 +334,9 @@ class GatewayClient:
         if not future.cancelled() and isinstance(error := future.exception(), GsvError):
             log.warning("%s not delivered: %s", method, error.message)
 
-    async def send_binary(self, data: bytes) -> None:
+    async def send_binary(self, data: bytes | memoryview) -> None:
+        """Send a binary frame; `data` has been copied (masked) when this returns, so the
+        caller may reuse its buffer."""
         ws = self._ws
         if ws is None:
             raise ConnectionClosed("not connected to the gateway")

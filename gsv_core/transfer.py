@@ -1,21 +1,40 @@
 """The file side of a transfer (spec 15), shared by the gateway (workspace endpoints) and
-the node: chunked reads that hash as they go, hashed writes, and the temporary name a file
-is received under until its bytes and sha256 check out."""
+the node: chunked reads that hash as they go, hashed writes, the temporary name a file
+is received under until its bytes and sha256 check out, and the write-behind file it is
+written through."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
-from gsv_core.protocol.frames import MAX_TRANSFER_CHUNK
+from gsv_core.protocol.frames import (
+    MAX_TRANSFER_CHUNK,
+    TRANSFER_HEADER_SIZE,
+    pack_transfer_header,
+)
 
 
-def read_and_hash(handle: Any, hasher: Any) -> bytes:
-    """The next chunk of an open file, added to `hasher` (empty at the end). Blocking:
-    run it in a thread; hashlib releases the GIL for large buffers."""
-    chunk: bytes = handle.read(MAX_TRANSFER_CHUNK)
-    hasher.update(chunk)
-    return chunk
+def new_frame_buffer() -> bytearray:
+    """Room for one binary frame: the transfer id and a full chunk."""
+    return bytearray(TRANSFER_HEADER_SIZE + MAX_TRANSFER_CHUNK)
+
+
+def read_frame_and_hash(
+    handle: Any, hasher: Any, transfer_id: int, buffer: bytearray
+) -> memoryview | None:
+    """Read the next chunk of an open file into `buffer` right after the transfer id and
+    hash it: the binary frame is a view of `buffer` (None at the end of the file), made
+    without a copy. Blocking: run it in a thread. `buffer` is reused by the caller only
+    once the frame has been sent."""
+    view = memoryview(buffer)
+    count = handle.readinto(view[TRANSFER_HEADER_SIZE:])
+    if not count:
+        return None
+    pack_transfer_header(buffer, transfer_id)
+    hasher.update(view[TRANSFER_HEADER_SIZE : TRANSFER_HEADER_SIZE + count])
+    return view[: TRANSFER_HEADER_SIZE + count]
 
 
 def hash_and_write(hasher: Any, handle: Any, chunk: memoryview | bytes) -> None:
@@ -27,3 +46,57 @@ def hash_and_write(hasher: Any, handle: Any, chunk: memoryview | bytes) -> None:
 def temp_path(final: Path, transfer_id: int) -> Path:
     """Where `final` is received: a hidden `.part` file next to it, renamed when whole."""
     return final.with_name(f".{final.name}.gsv-{transfer_id:08x}.part")
+
+
+# how far a received file runs ahead of its write-back (see WriteBehindFile)
+WRITE_BEHIND = 8 * 1024 * 1024
+_FADVISE = getattr(os, "posix_fadvise", None)  # Linux; macOS has none
+
+
+class WriteBehindFile:
+    """A received file, written straight to the kernel. Every WRITE_BEHIND bytes the
+    kernel is told to start writing back the stretch just written and to drop the
+    stretches before it from the page cache (they are on disk by then; pages still
+    dirty are left alone, so nothing is lost), the way `dd oflag=nocache` does.
+
+    A transfer of any size so holds a few stretches of page cache, not the whole file:
+    it does not push the machine's working set out of memory, it recycles the same
+    pages (on a VM, writing into never-touched memory cost more than the disk:
+    bench/transfer.py), and the final fsync finds little left to write."""
+
+    def __init__(self, path: Path) -> None:
+        self._file = open(path, "wb", buffering=0)  # noqa: SIM115 - closed by close()
+        self._written = 0
+        self._mark = 0  # where the stretch not yet handed to write-back starts
+
+    @property
+    def closed(self) -> bool:
+        return self._file.closed
+
+    def fileno(self) -> int:
+        return self._file.fileno()
+
+    def write(self, data: bytes | memoryview) -> int:
+        view = memoryview(data)
+        while view:  # an unbuffered write may take part of it
+            view = view[self._file.write(view) or 0 :]
+        self._written += len(data)
+        if self._written - self._mark >= WRITE_BEHIND:
+            self._write_behind()
+        return len(data)
+
+    def _write_behind(self) -> None:
+        if _FADVISE is not None:
+            fd, dontneed = self._file.fileno(), os.POSIX_FADV_DONTNEED
+            # starts write-back of the new stretch (its pages are dirty: none is dropped)
+            _FADVISE(fd, self._mark, self._written - self._mark, dontneed)
+            # drops the stretches before it whose write-back has finished
+            dropped_from = max(0, self._mark - 4 * WRITE_BEHIND)
+            _FADVISE(fd, dropped_from, self._mark - dropped_from, dontneed)
+        self._mark = self._written
+
+    def flush(self) -> None:
+        """Nothing is buffered here; kept so callers can treat it as a file."""
+
+    def close(self) -> None:
+        self._file.close()

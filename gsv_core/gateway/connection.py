@@ -62,7 +62,7 @@ class Connection:
         self.mode: str | None = None
         self.peer_id: str | None = None
         self._seq = 0
-        self._outbox: asyncio.Queue[str | bytes | _Close] = asyncio.Queue()
+        self._outbox: asyncio.Queue[str | bytes | memoryview | _Close] = asyncio.Queue()
         self._writing = False  # the writer took an item and has not finished writing it
         # binary frames queued but not yet written: senders wait above the high-water mark,
         # so a slow peer slows the transfer instead of filling the gateway's memory
@@ -78,7 +78,7 @@ class Connection:
         self._seq += 1
         self._send(encode_event(event, payload, self._seq))
 
-    async def send_binary(self, data: bytes) -> None:
+    async def send_binary(self, data: bytes | memoryview) -> None:
         while self._queued_bytes > BINARY_HIGH_WATER and not self._closing:
             self._drained.clear()
             await self._drained.wait()
@@ -100,7 +100,7 @@ class Connection:
         if not self._closing and not self._write_now(data):
             self._outbox.put_nowait(data)
 
-    def _write_now(self, data: str | bytes) -> bool:
+    def _write_now(self, data: str | bytes | memoryview) -> bool:
         """Write at once unless frames are queued ahead (order) or the socket is full."""
         if self._writing or not self._outbox.empty():
             return False

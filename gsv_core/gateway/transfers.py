@@ -34,9 +34,15 @@ from typing import Any
 
 from gsv_core.errors import GsvError, InvalidParams, NotFound, TimedOut, ToolFailed, Unavailable
 from gsv_core.protocol import events
-from gsv_core.protocol.frames import encode_binary_frame, parse_binary_frame
+from gsv_core.protocol.frames import TRANSFER_HEADER_SIZE, parse_binary_frame
 from gsv_core.rpc.context import Peer
-from gsv_core.transfer import hash_and_write, read_and_hash, temp_path
+from gsv_core.transfer import (
+    WriteBehindFile,
+    hash_and_write,
+    new_frame_buffer,
+    read_frame_and_hash,
+    temp_path,
+)
 
 log = logging.getLogger(__name__)
 
@@ -232,10 +238,13 @@ class TransferService:
         hasher = hashlib.sha256()
         handle = await asyncio.to_thread(path.open, "rb")
         try:
+            # a new buffer per frame: a queued frame is only a reference until it is written
             while t.failed is None and (
-                chunk := await asyncio.to_thread(read_and_hash, handle, hasher)
+                frame := await asyncio.to_thread(
+                    read_frame_and_hash, handle, hasher, t.id, new_frame_buffer()
+                )
             ):
-                await self._deliver(t, chunk)
+                await self._deliver(t, frame[TRANSFER_HEADER_SIZE:], frame)
         finally:
             await asyncio.to_thread(handle.close)
         if t.failed is not None:
@@ -311,7 +320,7 @@ class TransferService:
         await self._deliver(t, chunk, frame)
 
     async def _deliver(
-        self, t: Transfer, chunk: memoryview | bytes, frame: bytes | None = None
+        self, t: Transfer, chunk: memoryview | bytes, frame: bytes | memoryview
     ) -> None:
         if t.received + len(chunk) > t.size:
             t.fail(f"the source sent more than the announced {t.size} bytes")
@@ -326,7 +335,7 @@ class TransferService:
                 return
         elif t.dest_peer is not None:  # a relay: the two nodes check the bytes
             try:
-                await t.dest_peer.send_binary(frame or encode_binary_frame(t.id, bytes(chunk)))
+                await t.dest_peer.send_binary(frame)
             except GsvError:  # the destination went away: fail this transfer, not the link
                 t.fail(f"Node disconnected: {t.destination.node}")  # the source's reader is on
                 return
@@ -368,4 +377,4 @@ def _file_size(path: Path) -> int | None:
 
 def _open_temp(temp: Path) -> Any:
     temp.parent.mkdir(parents=True, exist_ok=True)
-    return temp.open("wb")
+    return WriteBehindFile(temp)

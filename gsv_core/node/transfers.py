@@ -18,17 +18,19 @@ from typing import Any
 
 from gsv_core.errors import GsvError
 from gsv_core.protocol import methods as m
-from gsv_core.protocol.frames import (
-    FrameError,
-    encode_binary_frame,
-    parse_binary_frame,
+from gsv_core.protocol.frames import FrameError, parse_binary_frame
+from gsv_core.transfer import (
+    WriteBehindFile,
+    hash_and_write,
+    new_frame_buffer,
+    read_frame_and_hash,
+    temp_path,
 )
-from gsv_core.transfer import hash_and_write, read_and_hash, temp_path
 
 log = logging.getLogger(__name__)
 
 Call = Callable[[str, dict[str, Any]], Awaitable[Any]]
-SendBinary = Callable[[bytes], Awaitable[None]]
+SendBinary = Callable[[bytes | memoryview], Awaitable[None]]
 Resolve = Callable[[str], str]  # a path of a transfer -> the real path (workspace rules)
 
 
@@ -172,13 +174,25 @@ async def _stream(
     handle: Any, hasher: Any, transfer_id: int, send_binary: SendBinary, sending: set[int]
 ) -> None:
     """Send the file in chunks, reading (and hashing) the next one in a thread while the
-    current one goes out: disk, hash and socket overlap instead of taking turns. Stops
-    early when the transfer leaves `sending` (it failed elsewhere)."""
-    ahead = asyncio.ensure_future(asyncio.to_thread(read_and_hash, handle, hasher))
+    current one goes out: disk, hash and socket overlap instead of taking turns. Two
+    buffers take turns, each read in place behind its transfer id: `send_binary` has
+    copied (masked) a frame when it returns, so its buffer is free for the read after
+    next. Stops early when the transfer leaves `sending` (it failed elsewhere)."""
+    buffers = (new_frame_buffer(), new_frame_buffer())
+
+    def read_ahead(turn: int) -> asyncio.Future[memoryview | None]:
+        buffer = buffers[turn % 2]
+        return asyncio.ensure_future(
+            asyncio.to_thread(read_frame_and_hash, handle, hasher, transfer_id, buffer)
+        )
+
+    turn = 0
+    ahead = read_ahead(turn)
     try:
-        while (chunk := await ahead) and transfer_id in sending:
-            ahead = asyncio.ensure_future(asyncio.to_thread(read_and_hash, handle, hasher))
-            await send_binary(encode_binary_frame(transfer_id, chunk))
+        while (frame := await ahead) is not None and transfer_id in sending:
+            turn += 1
+            ahead = read_ahead(turn)
+            await send_binary(frame)
     finally:
         if not ahead.done():  # the send failed: let the read finish before the file closes
             await asyncio.wait([ahead])
@@ -194,7 +208,7 @@ def _open_temp(final: Path, temp: Path) -> Any:
     final.parent.mkdir(parents=True, exist_ok=True)
     if final.is_dir():
         raise OSError(f"{final} is a directory")
-    return temp.open("wb")
+    return WriteBehindFile(temp)
 
 
 def _close_and_keep(incoming: _Incoming, keep: bool) -> None:

@@ -171,8 +171,17 @@ MAX_TRANSFER_CHUNK = 256 * 1024
 WRITE_LIMIT = 1024 * 1024
 
 
+TRANSFER_HEADER_SIZE = _TRANSFER_ID.size
+
+
 def encode_binary_frame(transfer_id: int, chunk: bytes) -> bytes:
     return _TRANSFER_ID.pack(transfer_id) + chunk
+
+
+def pack_transfer_header(buffer: bytearray, transfer_id: int) -> None:
+    """Write the transfer id into the first TRANSFER_HEADER_SIZE bytes of `buffer`, for a
+    frame whose chunk was read in place right after them (no concatenation)."""
+    _TRANSFER_ID.pack_into(buffer, 0, transfer_id)
 
 
 def parse_binary_frame(data: bytes) -> tuple[int, memoryview]:

@@ -16,7 +16,7 @@ class Peer(Protocol):
 
     def send_event(self, event: str, payload: Any = None) -> None: ...
 
-    async def send_binary(self, data: bytes) -> None:
+    async def send_binary(self, data: bytes | memoryview) -> None:
         """Queue a binary frame, waiting while too much is queued (backpressure)."""
         ...
 

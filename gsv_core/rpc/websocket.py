@@ -24,6 +24,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import struct
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -33,7 +35,12 @@ from websockets.asyncio.connection import Connection
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.frames import DATA_OPCODES, CloseCode, Frame, Opcode
-from websockets.protocol import State
+from websockets.protocol import Side, State
+
+try:
+    from websockets.speedups import apply_mask
+except ImportError:  # pragma: no cover - websockets without its C extension
+    from websockets.utils import apply_mask
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +50,10 @@ MessageHandler = Callable[[str | bytes], Awaitable[None] | None]
 MAX_FRAGMENTS = 4096
 # messages held back (behind a handler still at work) before reading pauses
 BACKLOG_HIGH = 64
+
+# headers of an unfragmented binary frame (RFC 6455 section 5.2) by payload length
+_BINARY_FIN = 0x80 | Opcode.BINARY
+_SHORT_HEADER, _MEDIUM_HEADER, _LONG_HEADER = (struct.Struct(f) for f in ("!BB", "!BBH", "!BBQ"))
 
 
 class DispatchingConnection(Connection):
@@ -198,7 +209,7 @@ class DispatchingConnection(Connection):
         await super().close(code, reason)
 
     # -- sending --------------------------------------------------------------------------
-    def write_now(self, message: str | bytes) -> bool:
+    def write_now(self, message: str | bytes | memoryview) -> bool:
         """Write one unfragmented message at once if that needs no waiting; False when
         the caller must use `send()` (write buffer full, or the connection not open)."""
         if (
@@ -207,16 +218,35 @@ class DispatchingConnection(Connection):
             or self.send_in_progress is not None
         ):
             return False
-        if isinstance(message, str):
-            self.protocol.send_text(message.encode())
-        else:
-            self.protocol.send_binary(message)
         try:
-            self.send_data()
+            if isinstance(message, str):
+                self.protocol.send_text(message.encode())
+                self.send_data()
+            else:
+                self._write_binary_frame(message)
         except Exception as exc:  # the socket is gone: as send() does, end the connection
             self.set_connection_exc(exc)
             self.transport.abort()
         return True
+
+    def _write_binary_frame(self, data: bytes | bytearray | memoryview) -> None:
+        """The frame websockets' `Frame.serialize` makes, written as header and payload
+        without its two copies of the payload (transfer chunks are 256 KiB each). A
+        client masks, which copies once: the caller may then reuse its buffer. A server
+        hands `data` itself to the transport, which may keep it until it is written."""
+        length = len(data)
+        mask_bit = 0x80 if self.protocol.side is Side.CLIENT else 0
+        if length < 126:
+            header = _SHORT_HEADER.pack(_BINARY_FIN, mask_bit | length)
+        elif length < 65536:
+            header = _MEDIUM_HEADER.pack(_BINARY_FIN, mask_bit | 126, length)
+        else:
+            header = _LONG_HEADER.pack(_BINARY_FIN, mask_bit | 127, length)
+        if mask_bit:
+            key = os.urandom(4)
+            self.transport.writelines((header + key, apply_mask(data, key)))
+        else:
+            self.transport.writelines((header, data))
 
 
 class DispatchingServerConnection(DispatchingConnection, ServerConnection):

@@ -379,3 +379,34 @@ async def test_close_while_a_handler_is_at_work_completes_the_handshake() -> Non
         finally:
             ws.stop_dispatch()
             ws.transport.abort()
+
+
+FRAME_SIZES = [0, 1, 125, 126, 127, 65535, 65536, 256 * 1024 + 4]
+
+
+async def test_binary_frames_written_by_hand_reach_a_plain_peer_intact() -> None:
+    """write_now() writes binary frames itself (header and payload, masked from a client):
+    a plain websockets peer reads every length class, from bytes, bytearray and memoryview."""
+    payloads = [bytes((i * 7 + n) % 256 for i in range(n)) for n in FRAME_SIZES]
+    at_server: list[str | bytes] = []
+    at_client: list[str | bytes] = []
+    async with (
+        serving(at_server.append) as served,
+        raw_client(served.url, create_connection=DispatchingClientConnection) as ws,
+    ):
+        assert isinstance(ws, DispatchingClientConnection)
+        ws.dispatch_to(at_client.append)
+        await until(lambda: at_client == [READY])
+        for data in payloads:  # client -> server: masked
+            buffer = bytearray(data)
+            await until(lambda: not ws.paused)  # write_now() writes only when not paused
+            assert ws.write_now(memoryview(buffer))
+            buffer[:] = b"\xee" * len(buffer)  # masking copied it: reuse cannot leak
+        conn = served.conns[0]
+        for data in payloads:  # server -> client: plain
+            await until(lambda: not conn.paused)
+            assert conn.write_now(data)
+        await until(lambda: len(at_server) == len(payloads) == len(at_client) - 1)
+        assert conn.state is State.OPEN and ws.state is State.OPEN
+    assert at_server == payloads
+    assert at_client[1:] == payloads
