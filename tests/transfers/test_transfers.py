@@ -75,23 +75,33 @@ async def test_node_to_workspace_round_trip_keeps_every_size(
     assert leftovers(workspace_of(gw)) == [] and leftovers(b) == []
 
 
+@pytest.mark.parametrize(
+    ("source", "destination"),
+    [("a:big.bin", "b:big.bin"), ("a:big.bin", "gsv:workspace/big.bin"),
+     ("gsv:workspace/in/big.bin", "b:big.bin")],
+)  # fmt: skip
 async def test_a_50_mb_file_with_bounded_memory(
-    gw: RunningGateway, pair: tuple[Path, Path]
+    gw: RunningGateway, pair: tuple[Path, Path], source: str, destination: str
 ) -> None:
-    """50 MB node to node while the gateway (in this process) never holds more than a few MB."""
+    """50 MB in each mode while the gateway (in this process) never holds more than a
+    few MB, even where it reads or writes the file itself."""
     a, b = pair
+    origin = a / "big.bin" if source.startswith("a:") else workspace_of(gw) / "in" / "big.bin"
+    origin.parent.mkdir(parents=True, exist_ok=True)
     chunk = os.urandom(1024 * 1024)
-    with (a / "big.bin").open("wb") as fh:
+    with origin.open("wb") as fh:
         for _ in range(50):
             fh.write(chunk)
     tracemalloc.start()
     try:
-        result = await transfer(gw, "a:big.bin", "b:big.bin")
+        result = await transfer(gw, source, destination)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
+    target = b / "big.bin" if destination.startswith("b:") else workspace_of(gw) / "big.bin"
     assert result["bytesTransferred"] == 50 * 1024 * 1024
-    assert (b / "big.bin").stat().st_size == 50 * 1024 * 1024
+    assert target.stat().st_size == 50 * 1024 * 1024
+    assert result["sha256"] == hashlib.sha256(chunk * 50).hexdigest()
     assert peak < 24 * 1024 * 1024, f"peak traced memory {peak / 1e6:.1f} MB"
 
 
