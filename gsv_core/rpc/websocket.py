@@ -51,8 +51,8 @@ MAX_FRAGMENTS = 4096
 # messages held back (behind a handler still at work) before reading pauses
 BACKLOG_HIGH = 64
 
-# headers of an unfragmented binary frame (RFC 6455 section 5.2) by payload length
-_BINARY_FIN = 0x80 | Opcode.BINARY
+# headers of an unfragmented data frame (RFC 6455 section 5.2) by payload length
+_TEXT_FIN, _BINARY_FIN = 0x80 | Opcode.TEXT, 0x80 | Opcode.BINARY
 _SHORT_HEADER, _MEDIUM_HEADER, _LONG_HEADER = (struct.Struct(f) for f in ("!BB", "!BBH", "!BBQ"))
 
 
@@ -220,28 +220,28 @@ class DispatchingConnection(Connection):
             return False
         try:
             if isinstance(message, str):
-                self.protocol.send_text(message.encode())
-                self.send_data()
+                self._write_frame(_TEXT_FIN, message.encode())
             else:
-                self._write_binary_frame(message)
+                self._write_frame(_BINARY_FIN, message)
         except Exception as exc:  # the socket is gone: as send() does, end the connection
             self.set_connection_exc(exc)
             self.transport.abort()
         return True
 
-    def _write_binary_frame(self, data: bytes | bytearray | memoryview) -> None:
+    def _write_frame(self, first_byte: int, data: bytes | bytearray | memoryview) -> None:
         """The frame websockets' `Frame.serialize` makes, written as header and payload
-        without its two copies of the payload (transfer chunks are 256 KiB each). A
-        client masks, which copies once: the caller may then reuse its buffer. A server
-        hands `data` itself to the transport, which may keep it until it is written."""
+        without its Frame object and its two copies of the payload (transfer chunks are
+        256 KiB each, and a tool call crosses four sockets). A client masks, which copies
+        once: the caller may then reuse its buffer. A server hands `data` itself to the
+        transport, which may keep it until it is written."""
         length = len(data)
         mask_bit = 0x80 if self.protocol.side is Side.CLIENT else 0
         if length < 126:
-            header = _SHORT_HEADER.pack(_BINARY_FIN, mask_bit | length)
+            header = _SHORT_HEADER.pack(first_byte, mask_bit | length)
         elif length < 65536:
-            header = _MEDIUM_HEADER.pack(_BINARY_FIN, mask_bit | 126, length)
+            header = _MEDIUM_HEADER.pack(first_byte, mask_bit | 126, length)
         else:
-            header = _LONG_HEADER.pack(_BINARY_FIN, mask_bit | 127, length)
+            header = _LONG_HEADER.pack(first_byte, mask_bit | 127, length)
         if mask_bit:
             key = os.urandom(4)
             self.transport.writelines((header + key, apply_mask(data, key)))

@@ -384,10 +384,15 @@ async def test_close_while_a_handler_is_at_work_completes_the_handshake() -> Non
 FRAME_SIZES = [0, 1, 125, 126, 127, 65535, 65536, 256 * 1024 + 4]
 
 
-async def test_binary_frames_written_by_hand_reach_a_plain_peer_intact() -> None:
-    """write_now() writes binary frames itself (header and payload, masked from a client):
-    a plain websockets peer reads every length class, from bytes, bytearray and memoryview."""
-    payloads = [bytes((i * 7 + n) % 256 for i in range(n)) for n in FRAME_SIZES]
+async def test_frames_written_by_hand_reach_a_plain_peer_intact() -> None:
+    """write_now() writes frames itself (header and payload, masked from a client): a
+    plain websockets peer reads every length class, as text and as binary from bytes,
+    bytearray and memoryview."""
+    binary = [bytes((i * 7 + n) % 256 for i in range(n)) for n in FRAME_SIZES]
+    text = [
+        "".join(chr(0x61 + (i + n) % 26) for i in range(n - 2)) + "\u00e9" for n in FRAME_SIZES[1:]
+    ]
+    payloads: list[str | bytes] = [*binary, *text]
     at_server: list[str | bytes] = []
     at_client: list[str | bytes] = []
     async with (
@@ -398,8 +403,11 @@ async def test_binary_frames_written_by_hand_reach_a_plain_peer_intact() -> None
         ws.dispatch_to(at_client.append)
         await until(lambda: at_client == [READY])
         for data in payloads:  # client -> server: masked
-            buffer = bytearray(data)
             await until(lambda: not ws.paused)  # write_now() writes only when not paused
+            if isinstance(data, str):
+                assert ws.write_now(data)
+                continue
+            buffer = bytearray(data)
             assert ws.write_now(memoryview(buffer))
             buffer[:] = b"\xee" * len(buffer)  # masking copied it: reuse cannot leak
         conn = served.conns[0]
