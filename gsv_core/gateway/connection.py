@@ -117,7 +117,7 @@ class Connection:
                     return
                 await self._ws.send(item)
                 self._writing = False
-                if isinstance(item, bytes):
+                if not isinstance(item, str):  # a binary frame: bytes or a view of a buffer
                     self._queued_bytes -= len(item)
                     if self._queued_bytes <= BINARY_LOW_WATER:
                         self._drained.set()

@@ -253,3 +253,49 @@ async def test_the_agent_moves_files_with_gsv_transfer(tmp_path: Path) -> None:
         result = next(m for m in fake.requests[1].messages if m["role"] == "toolResult")
         assert '"bytesTransferred": 5' in result["content"][0]["text"]
         assert (workspace_of(gw) / "notes.txt").read_text() == "hello"
+
+
+async def test_a_slow_destination_slows_a_send_from_the_workspace_and_gets_every_byte(
+    gw: RunningGateway,
+) -> None:
+    """Workspace -> node into a destination that reads nothing for a while: the gateway
+    queues at most its high-water mark, then resumes as the destination drains, and the
+    file arrives whole (the queue's byte count must fall as queued frames are written)."""
+    data = os.urandom(24 * 1024 * 1024)
+    folder = workspace_of(gw)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "big.bin").write_bytes(data)
+    received = bytearray()
+    done = asyncio.Event()
+    async with await open_raw(gw.url, max_size=None) as ws:
+        await handshake(ws, mode="node", client_id="b", tools=[{"name": "Write"}])
+
+        async def slow_node() -> None:
+            async for raw in ws:
+                if isinstance(raw, bytes):
+                    received.extend(raw[4:])
+                    continue
+                frame = json.loads(raw)
+                payload = frame.get("payload") or {}
+                if frame.get("event") == "transfer.receive":
+                    reply = {"transferId": payload["transferId"]}
+                    await ws.send(json.dumps({"type": "req", "id": "acc",
+                                              "method": "transfer.accept", "params": reply}))  # fmt: skip
+                    ws.transport.pause_reading()  # the gateway's sends back up
+                    await asyncio.sleep(1.0)
+                    ws.transport.resume_reading()
+                elif frame.get("event") == "transfer.end":
+                    reply = {"transferId": payload["transferId"], "bytesWritten": len(received),
+                             "sha256": hashlib.sha256(received).hexdigest()}  # fmt: skip
+                    await ws.send(json.dumps({"type": "req", "id": "done",
+                                              "method": "transfer.done", "params": reply}))  # fmt: skip
+                    done.set()
+
+        reader = asyncio.create_task(slow_node())
+        try:
+            result = await asyncio.wait_for(transfer(gw, "gsv:workspace/big.bin", "b:big.bin"), 60)
+        finally:
+            reader.cancel()
+    assert done.is_set() and bytes(received) == data
+    assert result["bytesTransferred"] == len(data)
+    assert result["sha256"] == hashlib.sha256(data).hexdigest()
