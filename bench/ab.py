@@ -1,0 +1,98 @@
+"""A/B of the node tool round trip: this working tree against a git revision, measured
+side by side in one run, so a change of a few percent shows through a noisy machine.
+
+    python -m bench.ab [REV] [--rounds 12] [--block 400]
+
+REV (default HEAD) is checked out into a temporary git worktree. Each side gets its own
+gateway and `gsv node run` process started from its own tree; blocks of `tool.invoke`
+of Read alternate between the two, and the median of the per-round p50 ratios is the
+answer (below 1.0: the working tree is faster). The client is this tree's in both.
+On the 2-core CI VM two identical trees read within about 4% of 1.0 at 12 rounds:
+smaller differences need more rounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from bench.rpc_latency import percentile
+from bench.tool_roundtrip import NODE_ID, invoke_rtts
+
+HERE = Path(__file__).resolve().parent.parent
+
+
+@contextmanager
+def worktree(rev: str) -> Iterator[Path]:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "tree"
+        subprocess.run(["git", "-C", str(HERE), "worktree", "add", "-q", "--detach",
+                        str(path), rev], check=True)  # fmt: skip
+        try:
+            yield path
+        finally:
+            subprocess.run(["git", "-C", str(HERE), "worktree", "remove", "--force",
+                            str(path)], check=False)  # fmt: skip
+
+
+@contextmanager
+def gateway_and_node(tree: Path) -> Iterator[str]:
+    """A gateway and a node serving a small file, both importing from `tree`."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    with tempfile.TemporaryDirectory() as tmp:
+        gateway = subprocess.Popen(
+            [sys.executable, "-m", "bench._servers", "gateway", tmp],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=tree, env=env,
+        )  # fmt: skip
+        assert gateway.stdout is not None and gateway.stdin is not None
+        url = gateway.stdout.readline().strip()
+        workspace = Path(tmp) / "ws"
+        workspace.mkdir()
+        (workspace / "small.txt").write_text("one\ntwo\nthree\n")
+        node = subprocess.Popen(
+            [sys.executable, "-m", "gsv_cli", "--url", url, "node", "run", "--id", NODE_ID,
+             "--workspace", str(workspace), "--no-log-stderr"],
+            cwd=tree, env={**env, "GSV_HOME": str(Path(tmp) / "home")},
+        )  # fmt: skip
+        try:
+            yield url
+        finally:
+            node.terminate()
+            node.wait(timeout=30)
+            gateway.stdin.close()
+            gateway.wait(timeout=30)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("rev", nargs="?", default="HEAD")
+    parser.add_argument("--rounds", type=int, default=12)
+    parser.add_argument("--block", type=int, default=400, help="calls per side per round")
+    args = parser.parse_args(argv)
+    rounds, block = max(2, min(args.rounds, 40)), max(50, min(args.block, 5000))
+    with worktree(args.rev) as base, gateway_and_node(base) as a, gateway_and_node(HERE) as b:
+        asyncio.run(invoke_rtts(a, 100))  # warm up (and wait for the nodes)
+        asyncio.run(invoke_rtts(b, 100))
+        p50_a: list[float] = []
+        p50_b: list[float] = []
+        for turn in range(rounds):
+            # alternate which side goes first, so neither always follows the other
+            for url, p50 in ((a, p50_a), (b, p50_b))[:: 1 if turn % 2 else -1]:
+                p50.append(percentile(asyncio.run(invoke_rtts(url, block)), 0.5))
+    print(f"{rounds} rounds of {block} tool.invoke calls per side, 127.0.0.1")
+    print(f"{args.rev:>14} p50 us: " + " ".join(f"{x * 1e6:5.0f}" for x in p50_a))
+    print(f"{'working tree':>14} p50 us: " + " ".join(f"{x * 1e6:5.0f}" for x in p50_b))
+    ratio = statistics.median(b / a for a, b in zip(p50_a, p50_b, strict=True))
+    print(f"median p50 ratio working tree / {args.rev}: {ratio:.3f}")
+
+
+if __name__ == "__main__":
+    main()
