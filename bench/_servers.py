@@ -9,6 +9,7 @@ Each prints its ws:// URL on the first stdout line and serves until stdin closes
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -84,13 +85,16 @@ async def _gateway(data_dir: str) -> None:
 
 
 @contextmanager
-def server_process(*args: str) -> Iterator[str]:
-    """Start a benchmark server in a child process; yields its URL; stops it on exit."""
+def server_process(*args: str, tree: Path | None = None) -> Iterator[str]:
+    """Start a benchmark server in a child process; yields its URL; stops it on exit.
+    With `tree`, it runs that checkout's code (bench/ab.py)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "bench._servers", *args],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
+        cwd=tree,
+        env=_code_from(tree),
     )
     try:
         assert proc.stdout is not None
@@ -105,6 +109,30 @@ def server_process(*args: str) -> Iterator[str]:
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+@contextmanager
+def node_process(
+    url: str, node_id: str, workspace: Path, home: Path, tree: Path | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
+    """`gsv node run` for the gateway at `url`, serving `workspace` (created if missing)
+    with GSV_HOME `home`; with `tree`, that checkout's code. Stopped on exit."""
+    workspace.mkdir(parents=True, exist_ok=True)
+    node = subprocess.Popen(
+        [sys.executable, "-m", "gsv_cli", "--url", url, "node", "run", "--id", node_id,
+         "--workspace", str(workspace), "--no-log-stderr"],
+        cwd=tree, env={**_code_from(tree), "GSV_HOME": str(home)}, stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        yield node
+    finally:
+        node.terminate()
+        node.wait(timeout=30)
+
+
+def _code_from(tree: Path | None) -> dict[str, str]:
+    """The environment of a child process importing gsv from `tree` (else this one)."""
+    return {**os.environ, "PYTHONPATH": str(tree)} if tree is not None else dict(os.environ)
 
 
 @asynccontextmanager

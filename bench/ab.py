@@ -15,17 +15,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
 import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from bench._servers import node_process, server_process
 from bench.rpc_latency import percentile
-from bench.tool_roundtrip import NODE_ID, invoke_rtts
+from bench.tool_roundtrip import NODE_ID, invoke_rtts, serving_small_file
 
 HERE = Path(__file__).resolve().parent.parent
 
@@ -45,30 +44,11 @@ def worktree(rev: str) -> Iterator[Path]:
 
 @contextmanager
 def gateway_and_node(tree: Path) -> Iterator[str]:
-    """A gateway and a node serving a small file, both importing from `tree`."""
-    env = {**os.environ, "PYTHONPATH": str(tree)}
-    with tempfile.TemporaryDirectory() as tmp:
-        gateway = subprocess.Popen(
-            [sys.executable, "-m", "bench._servers", "gateway", tmp],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=tree, env=env,
-        )  # fmt: skip
-        assert gateway.stdout is not None and gateway.stdin is not None
-        url = gateway.stdout.readline().strip()
-        workspace = Path(tmp) / "ws"
-        workspace.mkdir()
-        (workspace / "small.txt").write_text("one\ntwo\nthree\n")
-        node = subprocess.Popen(
-            [sys.executable, "-m", "gsv_cli", "--url", url, "node", "run", "--id", NODE_ID,
-             "--workspace", str(workspace), "--no-log-stderr"],
-            cwd=tree, env={**env, "GSV_HOME": str(Path(tmp) / "home")},
-        )  # fmt: skip
-        try:
+    """A gateway and a node serving a small file, both running `tree`'s code."""
+    with tempfile.TemporaryDirectory() as tmp, server_process("gateway", tmp, tree=tree) as url:
+        workspace = serving_small_file(Path(tmp))
+        with node_process(url, NODE_ID, workspace, Path(tmp) / "home", tree=tree):
             yield url
-        finally:
-            node.terminate()
-            node.wait(timeout=30)
-            gateway.stdin.close()
-            gateway.wait(timeout=30)
 
 
 def main(argv: list[str] | None = None) -> None:

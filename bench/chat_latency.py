@@ -14,16 +14,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import subprocess
-import sys
 import tempfile
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
-from bench._servers import loop_name, server_process
+from bench._servers import loop_name, node_process, server_process
 from bench.rpc_latency import echo_rtts, percentile
 from tests.fakes.llm_server import FakeLLMServer, ToolCall, fake_llm_server, reply
 
@@ -115,18 +112,10 @@ def main(argv: list[str] | None = None) -> None:
         workspace = Path(tmp) / "ws"
         workspace.mkdir()
         (workspace / "small.txt").write_text("one\ntwo\n")
-        node = subprocess.Popen(
-            [sys.executable, "-m", "gsv_cli", "--url", url, "node", "run", "--id", NODE_ID,
-             "--workspace", str(workspace), "--no-log-stderr"],
-            env={**os.environ, "GSV_HOME": str(Path(tmp) / "home")}, stdout=subprocess.DEVNULL,
-        )  # fmt: skip
-        try:
+        with node_process(url, NODE_ID, workspace, Path(tmp) / "home"):
             asyncio.run(wait_for_node(url))
             plain = asyncio.run(measure(url, llm, count, with_tool=False))
             tooled = asyncio.run(measure(url, llm, count, with_tool=True))
-        finally:
-            node.terminate()
-            node.wait(timeout=30)
     print(f"{count} runs each, 127.0.0.1, servers on {loop_name()}")
     print(f"raw websockets echo RTT             p50 {percentile(echo, 0.5) * 1e3:7.2f} ms")
     figures = report("one-turn reply", plain)

@@ -11,14 +11,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from bench._servers import loop_name, server_process
+from bench._servers import loop_name, node_process, server_process
 from bench.rpc_latency import echo_rtts, percentile, summary
 
 NODE_ID = "bench"
@@ -43,6 +40,14 @@ async def invoke_rtts(url: str, count: int) -> list[float]:
             samples.append(time.perf_counter() - start)
         assert result["result"]["lines"] == 3
     return samples
+
+
+def serving_small_file(folder: Path) -> Path:
+    """The node workspace under `folder`, holding the small file the calls read."""
+    workspace = folder / "ws"
+    workspace.mkdir(parents=True, exist_ok=True)
+    (workspace / "small.txt").write_text("one\ntwo\nthree\n")
+    return workspace
 
 
 async def relay_rtts(url: str, count: int) -> list[float]:
@@ -84,24 +89,13 @@ def main(argv: list[str] | None = None) -> None:
         tempfile.TemporaryDirectory() as tmp,
         server_process("gateway", tmp) as gw_url,
     ):
-        workspace = Path(tmp) / "ws"
-        workspace.mkdir()
-        (workspace / "small.txt").write_text("one\ntwo\nthree\n")
-        env = {**os.environ, "GSV_HOME": str(Path(tmp) / "home")}
-        node = subprocess.Popen(
-            [sys.executable, "-m", "gsv_cli", "--url", gw_url, "node", "run", "--id", NODE_ID,
-             "--workspace", str(workspace), "--no-log-stderr"],
-            env=env,
-        )  # fmt: skip
-        try:
+        workspace = serving_small_file(Path(tmp))
+        with node_process(gw_url, NODE_ID, workspace, Path(tmp) / "home"):
             # interleaved blocks, so a burst of noise on a shared machine hits all three alike
             for _ in range(rounds):
                 echo += asyncio.run(echo_rtts(echo_url, block))
                 relay += asyncio.run(relay_rtts(relay_url, block))
                 samples += asyncio.run(invoke_rtts(gw_url, block))
-        finally:
-            node.terminate()
-            node.wait(timeout=30)
     print(
         f"{len(samples)} sequential calls in {rounds} rounds, 127.0.0.1, servers on {loop_name()}"
     )

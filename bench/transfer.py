@@ -15,13 +15,11 @@ import argparse
 import asyncio
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from bench._servers import loop_name, raw_socket, server_process
+from bench._servers import loop_name, node_process, raw_socket, server_process
 
 CHUNK = 256 * 1024
 
@@ -73,15 +71,6 @@ def disk_write_throughput(folder: Path, size: int) -> float:
     return (size // CHUNK) * CHUNK / elapsed
 
 
-def start_node(url: str, node_id: str, folder: Path, home: Path) -> subprocess.Popen[bytes]:
-    folder.mkdir(parents=True, exist_ok=True)
-    return subprocess.Popen(
-        [sys.executable, "-m", "gsv_cli", "--url", url, "node", "run", "--id", node_id,
-         "--workspace", str(folder), "--no-log-stderr"],
-        env={**os.environ, "GSV_HOME": str(home / node_id)}, stdout=subprocess.DEVNULL,
-    )  # fmt: skip
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=int, default=200)
@@ -100,8 +89,10 @@ def main(argv: list[str] | None = None) -> None:
         server_process("gateway", tmp) as url,
     ):
         root = Path(tmp)
-        nodes = [start_node(url, "a", root / "a", root), start_node(url, "b", root / "b", root)]
-        try:
+        with (
+            node_process(url, "a", root / "a", root / "home-a"),
+            node_process(url, "b", root / "b", root / "home-b"),
+        ):
             with (root / "a" / "big.bin").open("wb") as fh:
                 block = os.urandom(1024 * 1024)
                 for _ in range(megabytes):
@@ -116,10 +107,6 @@ def main(argv: list[str] | None = None) -> None:
                         transfer_throughput(url, "a:big.bin", "gsv:workspace/big.bin", size)
                     )
                 )
-        finally:
-            for proc in nodes:
-                proc.terminate()
-                proc.wait(timeout=30)
     base = statistics.median(raw)
     print(f"{megabytes} MB, 127.0.0.1, servers on {loop_name()}, median of {rounds} rounds")
     print(f"raw websockets binary       {base / 1e6:8.1f} MB/s")
