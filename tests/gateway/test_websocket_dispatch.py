@@ -21,6 +21,7 @@ from gsv_core.rpc.websocket import (
     DispatchingClientConnection,
     DispatchingServerConnection,
     MessageHandler,
+    _MaskKeys,
 )
 
 READY = "ready"  # written by the server right after dispatch_to()
@@ -418,3 +419,12 @@ async def test_frames_written_by_hand_reach_a_plain_peer_intact() -> None:
         assert conn.state is State.OPEN and ws.state is State.OPEN
     assert at_server == payloads
     assert at_client[1:] == payloads
+
+
+def test_client_mask_keys_are_cut_from_a_random_pool_and_refilled() -> None:
+    """A client's masks come four bytes at a time from one os.urandom pool, refilled
+    when it runs out; no key repeats a neighbour (the pool is random, not a counter)."""
+    keys = _MaskKeys(pool_size=12)
+    taken = [keys.take() for _ in range(30)]  # ten refills
+    assert all(isinstance(key, bytes) and len(key) == 4 for key in taken)
+    assert len(set(taken)) > 25  # 30 random 32-bit keys: a collision is ~1e-7 likely

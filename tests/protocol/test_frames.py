@@ -106,6 +106,35 @@ def test_encode_frame_round_trips_valid_frames(text: str, frame: object) -> None
     assert parse_frame(encode_frame(frame)) == frame  # type: ignore[arg-type]
 
 
+ENCODED_VALUES = [
+    {"tool": "n__Read", "args": {"path": 'caf\u00e9 \u2028 "q"\n\t\\'}},
+    {"n": [1, -2.5, 1e300, None, True, False, float("inf")], "": {}, "e": []},
+    {"\U0001f600": "\x00\x1f", "nested": {"a": [{"b": [[]]}]}},
+]
+
+
+@pytest.mark.parametrize("params", ENCODED_VALUES)
+def test_encoders_write_what_compact_json_dumps_writes(params: dict[str, object]) -> None:
+    """The encoder made once (no new encoder per frame) writes byte for byte what
+    `json.dumps(..., separators=(",", ":"), ensure_ascii=False)` writes."""
+    expected = {"type": "req", "id": "1", "method": "m", "params": params}
+    assert encode_request("1", "m", params) == json.dumps(
+        expected, separators=(",", ":"), ensure_ascii=False
+    )
+
+
+def test_encoders_refuse_circular_and_unknown_values_as_json_does() -> None:
+    """A circular payload is a ValueError and an unknown type a TypeError naming it,
+    as from json.dumps (a response encoder turns both into a 500)."""
+    loop: dict[str, object] = {}
+    loop["self"] = loop
+    with pytest.raises(ValueError, match="Circular reference"):
+        encode_event("e", loop)
+    with pytest.raises(TypeError, match="Object of type set is not JSON serializable"):
+        encode_response("1", {"x": {1}})
+    assert encode_event("e", {"ok": 1}) == '{"type":"evt","event":"e","payload":{"ok":1}}'
+
+
 def test_binary_frames_are_a_little_endian_id_then_the_chunk() -> None:
     """Spec 2.2: bytes 0..3 = transfer id (u32 LE), then raw data."""
     data = encode_binary_frame(0x01020304, b"abc")
