@@ -62,10 +62,29 @@ def _usable_id(value: Any) -> TypeGuard[FrameId]:
     return (isinstance(value, str) and value != "") or isinstance(value, int)
 
 
+# (text, index) -> (value, end): the scanner json.loads runs, without its wrappers
+_SCAN: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
+def _loads(text: str | bytes) -> Any:
+    """`json.loads` without its two whitespace regex matches for the common frame: a
+    str holding exactly one JSON value. Anything else (bytes, surrounding whitespace,
+    trailing data, bad JSON) goes to `json.loads`, which decides and words the error."""
+    if isinstance(text, str):
+        try:
+            data, end = _SCAN(text, 0)
+        except (StopIteration, ValueError):  # no value at 0, or bad JSON
+            pass
+        else:
+            if end == len(text):
+                return data
+    return json.loads(text)
+
+
 def parse_frame(text: str | bytes) -> Frame:
     """Parse one JSON text message into a frame; raise FrameError if it is not one."""
     try:
-        data = json.loads(text)
+        data = _loads(text)
     except (ValueError, UnicodeDecodeError) as exc:
         raise FrameError(f"invalid JSON: {exc}") from None
     if not isinstance(data, dict):

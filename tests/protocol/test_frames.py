@@ -106,6 +106,37 @@ def test_encode_frame_round_trips_valid_frames(text: str, frame: object) -> None
     assert parse_frame(encode_frame(frame)) == frame  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        ' \n{"type":"evt","event":"chat"}',
+        '{"type":"evt","event":"chat"}\r\n ',
+        b'{"type":"evt","event":"chat"}',
+    ],
+)
+def test_whitespace_around_a_frame_and_bytes_parse_as_json_loads_reads_them(
+    text: str | bytes,
+) -> None:
+    """The fast path takes a str holding exactly one value; other input still parses
+    as json.loads reads it."""
+    assert parse_frame(text) == EventFrame("chat")
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ('{"type":"evt","event":"chat"}x', "Extra data: line 1 column 30"),
+        ('{"type":"evt","event":', "Expecting value: line 1 column 23"),
+        ("", "Expecting value: line 1 column 1"),
+        ("nul", "Expecting value: line 1 column 1"),
+    ],
+)
+def test_bad_json_is_a_frame_error_in_json_s_words(text: str, words: str) -> None:
+    with pytest.raises(FrameError, match=f"invalid JSON: {words}") as caught:
+        parse_frame(text)
+    assert caught.value.reply_id is None
+
+
 ENCODED_VALUES = [
     {"tool": "n__Read", "args": {"path": 'caf\u00e9 \u2028 "q"\n\t\\'}},
     {"n": [1, -2.5, 1e300, None, True, False, float("inf")], "": {}, "e": []},
