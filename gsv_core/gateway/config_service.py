@@ -36,6 +36,8 @@ class ConfigService:
         self.overrides = overrides
         self.effective = cfg.effective_config(overrides)
         self._masked: dict[str, Any] = cfg.mask_secrets(self.effective)
+        # setting() answers from here until the next change (read on every tool call)
+        self._looked_up: dict[str, tuple[bool, Any]] = {}
 
     @property
     def masked(self) -> dict[str, Any]:
@@ -43,7 +45,10 @@ class ConfigService:
 
     def setting(self, path: str) -> Any:
         """The effective value at a dotted path (raw, secrets included: for gateway code)."""
-        found, value = cfg.get_path(self.effective, path)
+        looked_up = self._looked_up.get(path)
+        if looked_up is None:
+            looked_up = self._looked_up[path] = cfg.get_path(self.effective, path)
+        found, value = looked_up
         if not found:
             raise KeyError(path)
         return value

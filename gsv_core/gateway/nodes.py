@@ -64,8 +64,11 @@ class OnlineNode:
     # signs approval bindings for this connection (sent to the node in hello-ok)
     approval_key: str = field(default_factory=new_key)
 
+    def __post_init__(self) -> None:
+        self._names = frozenset(tool.name for tool in self.tools)  # looked up per call
+
     def has_tool(self, name: str) -> bool:
-        return any(tool.name == name for tool in self.tools)
+        return name in self._names
 
 
 @dataclass

@@ -99,11 +99,15 @@ async def test_malformed_paths_are_refused(gateway: RunningGateway, path: str) -
 
 async def test_setting_null_restores_the_default(gateway: RunningGateway) -> None:
     """Fix of 18.29: `config.set PATH null` removes the override."""
+    tool_timeout = gateway.gateway.tool_timeout  # read through the looked-up settings
     async with GatewayClient(gateway.url) as client:
+        assert tool_timeout() == 60.0
         await client.call("config.set", {"path": "timeouts.toolMs", "value": 5000})
         assert (await client.call("config.get", {"path": "timeouts.toolMs"}))["value"] == 5000
+        assert tool_timeout() == 5.0
         await client.call("config.set", {"path": "timeouts.toolMs", "value": None})
         assert (await client.call("config.get", {"path": "timeouts.toolMs"}))["value"] == 60000
+        assert tool_timeout() == 60.0
         await client.call(
             "config.set", {"path": "model", "value": {"provider": "openai", "id": "gpt"}}
         )

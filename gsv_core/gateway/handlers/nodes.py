@@ -40,8 +40,12 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+# a node's answers are acknowledged once per tool call: two shared, never-changed acks
+_KEPT, _DROPPED = AckResult(), AckResult(dropped=True)
+
+
 def _ack(dropped: bool) -> AckResult:
-    return AckResult(dropped=True if dropped else None)
+    return _DROPPED if dropped else _KEPT
 
 
 def register(router: Router, gateway: Gateway) -> None:
