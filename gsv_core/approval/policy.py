@@ -139,11 +139,16 @@ class CallFacts:
     workspace: str | None = None  # the node's workspace, when it reported one
 
 
+# distinct (tool, node) names whose matching rules a policy keeps
+NAMED_RULES_KEPT = 1024
+
+
 class ApprovalPolicy:
     def __init__(self, rules: list[Rule], default: str, protected: Protected) -> None:
         self.rules = rules
         self.default = default if default in SEVERITY else ALLOW
         self.protected = protected
+        self._by_name: dict[tuple[str, str, str | None], tuple[Rule, ...]] = {}
 
     @classmethod
     def from_config(cls, config: dict[str, Any], protected: Protected) -> ApprovalPolicy:
@@ -161,11 +166,11 @@ class ApprovalPolicy:
         guarded = self._protection(call, None)
         if guarded is not None:
             return Decision(DENY, guarded, "gsv-protected", summary)
-        for rule in self.rules:
+        for rule in self._named(call):
             if (
                 not rule.programs
                 and not rule.writes_outside_workspace
-                and _matches(rule, call, None)
+                and _args_match(rule, call, None)
             ):
                 return Decision(rule.decision, rule.reason or f"rule {rule.id}", rule.id, summary)
         return Decision(self.default, "default decision", None, summary)
@@ -190,10 +195,21 @@ class ApprovalPolicy:
         return Decision(outcome.verdict, outcome.reason, outcome.rule_id, script)
 
     def _command_decision(self, call: CallFacts, command: SimpleCommand) -> Decision:
-        for rule in self.rules:
-            if _matches(rule, call, command):
+        for rule in self._named(call):
+            if _args_match(rule, call, command):
                 return Decision(rule.decision, rule.reason or f"rule {rule.id}", rule.id)
         return Decision(self.default, "default decision")
+
+    def _named(self, call: CallFacts) -> tuple[Rule, ...]:
+        """The rules whose tool and node patterns take this call, in order. Kept per
+        name: the fnmatch calls were most of a file tool's check on the node."""
+        key = (call.tool, call.bare, call.node)
+        named = self._by_name.get(key)
+        if named is None:
+            if len(self._by_name) >= NAMED_RULES_KEPT:  # names come from callers: bounded
+                self._by_name.clear()
+            named = self._by_name[key] = tuple(r for r in self.rules if _names_match(r, call))
+        return named
 
     # -- built-in protections -----------------------------------------------------------
     def _protection(self, call: CallFacts, command: SimpleCommand | None) -> str | None:
@@ -244,13 +260,16 @@ def _path_args(call: CallFacts) -> list[Any]:
     ]
 
 
-def _matches(rule: Rule, call: CallFacts, command: SimpleCommand | None) -> bool:
+def _names_match(rule: Rule, call: CallFacts) -> bool:
     if not fnmatch.fnmatchcase(call.tool, rule.tool) and not fnmatch.fnmatchcase(
         call.bare, rule.tool
     ):
         return False
-    if rule.node is not None and not fnmatch.fnmatchcase(call.node or "", rule.node):
-        return False
+    return rule.node is None or fnmatch.fnmatchcase(call.node or "", rule.node)
+
+
+def _args_match(rule: Rule, call: CallFacts, command: SimpleCommand | None) -> bool:
+    """The rest of a rule (its name already matched): conditions, programs, paths."""
     if not all(_condition(c, call.args) for c in rule.when):
         return False
     if rule.programs and (command is None or not any(_runs(command, p) for p in rule.programs)):

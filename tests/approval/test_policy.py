@@ -8,7 +8,13 @@ from typing import Any
 import pytest
 
 from gsv_core.approval.binding import call_hash, sign, verify
-from gsv_core.approval.policy import ApprovalPolicy, CallFacts, Protected, standard_may_ask
+from gsv_core.approval.policy import (
+    NAMED_RULES_KEPT,
+    ApprovalPolicy,
+    CallFacts,
+    Protected,
+    standard_may_ask,
+)
 from gsv_core.approval.shell import parse_script
 
 GATEWAY_PID = 4242
@@ -144,6 +150,26 @@ def test_rules_match_tools_nodes_conditions_and_paths() -> None:
         p.decide(CallFacts("gsv__WriteFile", "gsv__WriteFile", None, {"path": "x"})).rule_id
         == "first"
     )
+
+
+def test_rules_kept_per_name_stay_right_for_many_names() -> None:
+    """The rules matching a (tool, node) name are kept per name: the same call decides
+    the same again, each node its own way, and more names than are kept still decide
+    right (the kept set is emptied, never wrong)."""
+    rules = [{"id": "deny-prod", "tool": "*", "node": "prod-*", "decision": "deny"}]
+    p = policy(rules=rules)
+    for round_ in range(2):
+        for n in range(NAMED_RULES_KEPT + 50):
+            node = f"prod-{n}" if n % 2 else f"dev-{n}"
+            decided = p.decide(CallFacts(f"{node}__Read", "Read", node, {"path": "a"}))
+            assert decided.verdict == ("deny" if n % 2 else "allow"), (round_, node)
+        assert len(p._by_name) <= NAMED_RULES_KEPT
+    assert bash_decision(p, "rm -rf build", "prod-1") == "deny"
+    assert bash_decision(p, "rm -rf build", "dev-2") == "ask"
+
+
+def bash_decision(p: ApprovalPolicy, command: str, node: str) -> str:
+    return p.decide(CallFacts(f"{node}__Bash", "Bash", node, {"command": command})).verdict
 
 
 def test_file_tools_outside_the_workspace_ask_and_protected_files_are_denied() -> None:
