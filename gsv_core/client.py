@@ -47,6 +47,7 @@ from gsv_core.protocol.frames import (
     parse_frame,
 )
 from gsv_core.protocol.methods import CLIENT, CONNECT
+from gsv_core.rpc.deadlines import Deadlines
 from gsv_core.rpc.websocket import DispatchingClientConnection
 
 log = logging.getLogger(__name__)
@@ -159,6 +160,7 @@ class GatewayClient:
         self._ws: DispatchingClientConnection | None = None
         self._ids = itertools.count(1)  # frame ids need only be unique on this connection
         self._pending: dict[str, asyncio.Future[Any]] = {}
+        self._deadlines = Deadlines()  # of requests and posts: one timer for all
         self._posting: set[asyncio.Task[None]] = set()  # posts waiting for the socket
         self._events: asyncio.Queue[Any] = asyncio.Queue()
         self._up = asyncio.Event()
@@ -232,6 +234,7 @@ class GatewayClient:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reconnector
         await self._drop_socket()
+        self._deadlines.close()
         self._events.put_nowait(_END)
 
     async def _drop_socket(self) -> None:
@@ -277,21 +280,18 @@ class GatewayClient:
         frame = encode_request(frame_id, method, params)
         # written first: its answer cannot be read before this task waits for it
         sent = ws.write_now(frame)
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[Any] = loop.create_future()
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[frame_id] = future
-        deadline: asyncio.TimerHandle | None = None
         try:
             if not sent:
                 await ws.send(frame)
-            if timeout is not None:  # a plain timer: cheaper than asyncio.timeout()
-                deadline = loop.call_later(timeout, _expire, future, method, timeout)
+            if timeout is not None:  # cheaper than asyncio.timeout() or a timer each
+                self._deadlines.add(future, timeout, _expire, future, method, timeout)
             return await future
         except WsConnectionClosed:
             raise ConnectionClosed("Connection closed while sending request") from None
         finally:
-            if deadline is not None:
-                deadline.cancel()
+            self._deadlines.discard(future)
             self._pending.pop(frame_id, None)
 
     def post(self, method: str, params: Any = None, timeout: float = 30.0) -> None:
@@ -306,11 +306,10 @@ class GatewayClient:
         frame = encode_request(frame_id, method, params)
         # written first: its answer cannot be read before we return to the loop
         sent = ws.write_now(frame)
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[Any] = loop.create_future()
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[frame_id] = future
-        deadline = loop.call_later(timeout, _expire, future, method, timeout)
-        future.add_done_callback(lambda done: self._posted(frame_id, method, deadline, done))
+        self._deadlines.add(future, timeout, _expire, future, method, timeout)
+        future.add_done_callback(lambda done: self._posted(frame_id, method, done))
         if not sent:  # frames are queued ahead: send in order behind them
             sending = asyncio.ensure_future(self._send_posted(ws, frame, future))
             self._posting.add(sending)
@@ -325,10 +324,8 @@ class GatewayClient:
             if not future.done():
                 future.set_exception(ConnectionClosed("Connection closed while sending request"))
 
-    def _posted(
-        self, frame_id: str, method: str, deadline: asyncio.TimerHandle, future: asyncio.Future[Any]
-    ) -> None:
-        deadline.cancel()
+    def _posted(self, frame_id: str, method: str, future: asyncio.Future[Any]) -> None:
+        self._deadlines.discard(future)
         if self._pending.get(frame_id) is future:
             del self._pending[frame_id]
         if not future.cancelled() and isinstance(error := future.exception(), GsvError):

@@ -1,7 +1,7 @@
 """The node registry: which nodes are online with which tools, the catalog of nodes seen
 before, and the calls in flight to them (tool calls, log fetches, bin probes).
 
-A call is a future keyed by a fresh id, with a timer for its deadline; the node answers
+A call is a future keyed by a fresh id, with a deadline (`rpc.deadlines`); the node answers
 with `tool.result`, `logs.result` or `node.probe.result`, which resolves it. Callers
 await `invoke()` / `fetch_logs()` / `probe_bins()`; a client's `tool.invoke` uses
 `begin_invoke()`, the same call with a callback that runs the moment it settles, so the
@@ -46,6 +46,7 @@ from gsv_core.protocol.schemas.nodes import (
     split_tool_name,
 )
 from gsv_core.rpc.context import Peer
+from gsv_core.rpc.deadlines import Deadlines
 from gsv_core.storage.nodes import NodeRecord, NodeStore
 
 log = logging.getLogger(__name__)
@@ -78,7 +79,6 @@ class _Call:
     future: asyncio.Future[Any] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
-    deadline: asyncio.TimerHandle | None = None
     expired: bool = False
     # called as soon as the future is settled (begin_invoke's callers)
     on_settle: Callable[[], None] | None = None
@@ -97,6 +97,7 @@ class NodeService:
         # call ids: unique per gateway run and across restarts, without a uuid4 syscall
         self._id_prefix = new_key()[:12]
         self._ids = itertools.count(1)
+        self._deadlines = Deadlines()  # of calls in flight, by call id
 
     async def load(self) -> None:
         self._catalog = {record.node_id: record for record in await self._store.list()}
@@ -367,9 +368,7 @@ class NodeService:
         peer.send_event(event, payload)
         call = _Call(node_id, kind)
         self._calls[call_id] = call
-        call.deadline = asyncio.get_running_loop().call_later(
-            timeout, self._expire, call, timeout_message
-        )
+        self._deadlines.add(call_id, timeout, self._expire, call, timeout_message)
         return call
 
     async def _wait(self, call_id: str, call: _Call) -> Any:
@@ -391,8 +390,7 @@ class NodeService:
     def _end(self, call_id: str, call: _Call) -> None:
         if self._calls.get(call_id) is call:
             del self._calls[call_id]
-        if call.deadline is not None:
-            call.deadline.cancel()
+        self._deadlines.discard(call_id)
         # the caller gave up (timeout or cancelled): the future was not answered
         if call.expired or call.future.cancelled() or not call.future.done():
             self._abandon(call_id, call)
