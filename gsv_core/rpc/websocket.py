@@ -113,6 +113,9 @@ class DispatchingConnection(Connection):
         self._failing: asyncio.Task[None] | None = None
         # the start of a data frame not yet whole, read by us (see data_received)
         self._partial = bytearray()
+        # a longer data frame is left to websockets, which refuses it (1009)
+        limits = (self.protocol.max_message_size, self.protocol.max_fragment_size)
+        self._size_limit = min((limit for limit in limits if limit is not None), default=math.inf)
 
     # -- receiving ------------------------------------------------------------------------
     def dispatch_to(self, handler: MessageHandler) -> None:
@@ -203,11 +206,11 @@ class DispatchingConnection(Connection):
             simple = (
                 first in _DATA_FIN
                 and (key is not None) is (self.protocol.side is Side.SERVER)
-                and end - start <= self._size_limit()
+                and end - start <= self._size_limit
             )
-            if not simple or end > size:
-                if simple:  # a simple frame still coming: wait for the rest
-                    break
+            if simple and end > size:  # the rest of this frame is still coming
+                break
+            if not simple:
                 if end > size:  # websockets must see it arrive (and may refuse it)
                     self._to_websockets(buffer, offset, size)
                     return
@@ -228,11 +231,6 @@ class DispatchingConnection(Connection):
                 return
             self._receive(message)
         self._keep(buffer, offset, size)
-
-    def _size_limit(self) -> float:
-        protocol = self.protocol
-        limits = (protocol.max_message_size, protocol.max_fragment_size)
-        return min((limit for limit in limits if limit is not None), default=math.inf)
 
     def _decoded(self, payload: bytes, is_text: bool) -> str | bytes | None:
         """A text message decoded (invalid UTF-8 fails the connection: None), or bytes."""
