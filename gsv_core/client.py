@@ -17,8 +17,10 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import os
 import platform
 import random
+import ssl
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -91,6 +93,9 @@ class ClientIdentity:
     account_id: str | None = None
     tools: list[dict[str, Any]] | None = None
     node_runtime: dict[str, Any] | None = None
+    # a one-time code from `auth.invite`, sent instead of a token: a node or channel
+    # adapter's first connect, which returns its own credential in hello-ok
+    join_code: str | None = None
 
     def connect_params(self, token: str | None) -> dict[str, Any]:
         client: dict[str, Any] = {
@@ -114,6 +119,8 @@ class ClientIdentity:
             params["nodeRuntime"] = self.node_runtime
         if token:
             params["auth"] = {"token": token}
+        elif self.join_code:
+            params["auth"] = {"joinCode": self.join_code}
         return params
 
 
@@ -140,9 +147,12 @@ class GatewayClient:
         on_connected: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
         on_event: Callable[[EventFrame], None] | None = None,
         ping_interval: float = 20.0,
+        tls_ca: str | None = None,
     ) -> None:
         self.url = url
         self.token = token
+        # a wss gateway with its own certificate (no public CA): trust this PEM file
+        self.tls_ca = tls_ca or os.environ.get("GSV_TLS_CA") or None
         self.identity = identity or ClientIdentity()
         self.reconnect = reconnect
         self.backoff = backoff or Backoff()
@@ -180,6 +190,15 @@ class GatewayClient:
         await self.close()
 
     # -- connection ---------------------------------------------------------------------
+    def _tls_option(self) -> dict[str, ssl.SSLContext]:
+        """`ssl=` for connect: absent means websockets' defaults (system CAs for wss://)."""
+        if not self.tls_ca or not self.url.startswith("wss://"):
+            return {}
+        try:
+            return {"ssl": ssl.create_default_context(cafile=self.tls_ca)}
+        except (OSError, ssl.SSLError) as exc:
+            raise InvalidParams(f"cannot use GSV_TLS_CA {self.tls_ca}: {exc}") from exc
+
     async def connect(self) -> dict[str, Any]:
         """Open the socket and complete the handshake; returns the hello-ok payload."""
         self._closed = False
@@ -191,6 +210,7 @@ class GatewayClient:
                 compression=None,
                 write_limit=WRITE_LIMIT,
                 proxy=None,
+                **self._tls_option(),
                 open_timeout=self.connect_timeout,
                 ping_interval=self.ping_interval,
                 ping_timeout=self.ping_interval,

@@ -15,9 +15,17 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+)
 
 from gsv_core.errors import InvalidParams
 
@@ -57,6 +65,24 @@ class TimeoutsConfig(_Section):
 
 class AuthConfig(_Section):
     token: str | None = None
+
+
+def _origin(value: str) -> str:
+    """`https://host[:port]` exactly as a browser sends it in `Origin` (no path, no slash)."""
+    parts = urlsplit(value)
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or value.rstrip("/") != (f"{parts.scheme}://{parts.netloc}")
+    ):
+        raise ValueError(f"{value!r} is not an origin like https://chat.example.com")
+    return value.rstrip("/")
+
+
+class GatewaySection(_Section):
+    # browser pages allowed to open /ws (issue 21); native clients send no Origin.
+    # Read when the gateway starts: restart it to apply a change.
+    allowedOrigins: list[Annotated[str, AfterValidator(_origin)]] = Field(default_factory=list)
 
 
 class TranscriptionConfig(_Section):
@@ -212,6 +238,7 @@ class GsvConfig(_Section):
     apiKeys: ApiKeysConfig = Field(default_factory=ApiKeysConfig)
     timeouts: TimeoutsConfig = Field(default_factory=TimeoutsConfig)
     auth: AuthConfig = Field(default_factory=AuthConfig)
+    gateway: GatewaySection = Field(default_factory=GatewaySection)
     transcription: TranscriptionConfig = Field(default_factory=TranscriptionConfig)
     channels: dict[str, ChannelConfig] = Field(default_factory=_default_channels)
     systemPrompt: str | None = None

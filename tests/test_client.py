@@ -36,7 +36,7 @@ async def test_call_returns_payloads_and_raises_the_handlers_error_class(
     gateway: RunningGateway,
 ) -> None:
     """call() gives the payload, or raises the GsvError subclass for the wire code."""
-    async with GatewayClient(gateway.url) as client:
+    async with GatewayClient(gateway.url, token=gateway.token) as client:
         assert client.hello is not None and client.hello["type"] == "hello-ok"
         value = await client.call("config.get", {"path": "session.mainKey"})
         assert value == {"path": "session.mainKey", "value": "main"}
@@ -68,7 +68,7 @@ async def test_handshake_failures_raise_their_error(tmp_path: Path) -> None:
 async def test_events_are_delivered_in_order(gateway: RunningGateway) -> None:
     """events() yields the gateway's evt frames with their seq."""
     identity = ClientIdentity(id="evt-client")
-    async with GatewayClient(gateway.url, identity=identity) as client:
+    async with GatewayClient(gateway.url, token=gateway.token, identity=identity) as client:
         peer = gateway.gateway.registry.clients["evt-client"]
         peer.send_event("chat", {"state": "delta", "text": "he"})
         peer.send_event("chat", {"state": "delta", "text": "llo"})
@@ -83,7 +83,7 @@ async def test_events_are_delivered_in_order(gateway: RunningGateway) -> None:
 
 async def test_calls_after_close_fail_and_events_end(gateway: RunningGateway) -> None:
     """A closed client refuses calls with ConnectionClosed and its events() iterator ends."""
-    client = GatewayClient(gateway.url)
+    client = GatewayClient(gateway.url, token=gateway.token)
     await client.connect()
     await client.close()
     with pytest.raises(ConnectionClosed):
@@ -93,7 +93,9 @@ async def test_calls_after_close_fail_and_events_end(gateway: RunningGateway) ->
 
 async def test_a_call_waits_no_longer_than_its_timeout(gateway: RunningGateway) -> None:
     """With the gateway gone and reconnect on, a call ends with TimedOut at its timeout."""
-    client = GatewayClient(gateway.url, reconnect=True, backoff=Backoff(base=60, cap=60))
+    client = GatewayClient(
+        gateway.url, token=gateway.token, reconnect=True, backoff=Backoff(base=60, cap=60)
+    )
     await client.connect()
     gateway.server.close()  # stop accepting and drop the connection
     await gateway.server.wait_closed()
@@ -146,7 +148,7 @@ async def test_concurrent_calls_on_one_connection_each_get_their_answer(
     gateway: RunningGateway,
 ) -> None:
     """Many calls in flight at once are matched to their responses by id."""
-    async with GatewayClient(gateway.url) as client:
+    async with GatewayClient(gateway.url, token=gateway.token) as client:
         paths = ["model.provider", "model.id", "userTimezone", "session.mainKey"] * 25
         results = await asyncio.gather(*(client.call("config.get", {"path": p}) for p in paths))
     assert [r["path"] for r in results] == paths
@@ -157,7 +159,7 @@ async def test_post_sends_at_once_and_logs_only_what_went_wrong(
 ) -> None:
     """post() sends a request nobody waits for: an accepted one leaves nothing behind, a
     refused one is logged with the gateway's message, and so is a post with no connection."""
-    client = GatewayClient(gateway.url)
+    client = GatewayClient(gateway.url, token=gateway.token)
     await client.connect()
     with caplog.at_level(logging.WARNING, logger="gsv_core.client"):
         client.post("config.get", {"path": "model.id"})

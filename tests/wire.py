@@ -8,10 +8,23 @@ from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
 
+# the owner token a gateway started in this test keeps in the local secret store
+FROM_STORE = "<from the local secret store>"
+
+
+def owner_token() -> str | None:
+    from gsv_core.localconfig import get_secret
+
+    return get_secret("gateway.token")
+
 
 def connect_params(
-    mode: str = "client", client_id: str | None = None, token: str | None = None, **extra: Any
+    mode: str = "client",
+    client_id: str | None = None,
+    token: str | None = FROM_STORE,
+    **extra: Any,
 ) -> dict[str, Any]:
+    """Connect params as a foreign peer sends them; `token=None` sends no auth at all."""
     params: dict[str, Any] = {
         "minProtocol": 1,
         "maxProtocol": 1,
@@ -22,6 +35,8 @@ def connect_params(
             "mode": mode,
         },
     }
+    if token == FROM_STORE:
+        token = owner_token()
     if token is not None:
         params["auth"] = {"token": token}
     params.update(extra)
@@ -58,6 +73,25 @@ async def request(
 
 
 async def handshake(ws: ClientConnection, **kwargs: Any) -> dict[str, Any]:
+    """`connect`; a node or channel with no token given first joins the way a real one
+    does: the owner asks for a one-time code on this socket, then it connects with it."""
+    mode = kwargs.get("mode", "client")
+    if mode != "client" and "token" not in kwargs and "auth" not in kwargs:
+        params = connect_params(**kwargs)
+        subject = params["client"].get("channel") if mode == "channel" else params["client"]["id"]
+        await handshake(ws)
+        invite = await request(ws, "auth.invite", {"role": mode, "subject": subject})
+        assert invite["ok"], invite
+        kwargs = {**kwargs, "token": None, "auth": {"joinCode": invite["payload"]["code"]}}
     reply = await request(ws, "connect", connect_params(**kwargs))
     assert reply["ok"], reply
     return reply["payload"]
+
+
+async def credential(gateway: Any, role: str, subject: str) -> str:
+    """A node or channel credential, minted the way a join code mints one."""
+    auth = gateway.gateway.auth
+    code, _ = await auth.invite(role, subject)
+    redeemed = await auth.store.redeem(code, role, subject, gateway.gateway.now_ms())
+    assert redeemed is not None
+    return str(redeemed.token)

@@ -206,3 +206,34 @@ def pairing_reject(
 
     result = _call(ctx, PAIR_REJECT, {"channel": channel, "senderId": sender})
     _done(ctx, json_output, result, f"rejected {result['senderId']} on {channel}")
+
+
+@app.command("invite")
+def invite(ctx: typer.Context, channel: Channel) -> None:
+    """A one-time join code for an external adapter of CHANNEL (`mode: channel`)."""
+    from gsv_cli import credentials
+
+    credentials.invite(ctx.obj, "channel", channel)
+
+
+@app.command("credentials")
+def list_credentials(ctx: typer.Context, json_output: JsonOpt = False) -> None:
+    """The credentials of external channel adapters."""
+    from gsv_cli import credentials
+
+    found = credentials.credentials(ctx.obj, "channel")
+    if _json(ctx, json_output):
+        output.print_json(found)
+        return
+    credentials.print_credentials(found, "channel")
+
+
+@app.command("revoke")
+def revoke(
+    ctx: typer.Context,
+    ident: Annotated[str, typer.Argument(metavar="ID", help="Channel or credential id.")],
+) -> None:
+    """End an external adapter's credential and disconnect it at once."""
+    from gsv_cli import credentials
+
+    credentials.revoke(ctx.obj, ident)

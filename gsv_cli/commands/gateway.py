@@ -16,6 +16,7 @@ import enum
 import logging
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -25,6 +26,7 @@ from gsv_cli import output, services
 from gsv_cli.state import CliState
 
 if TYPE_CHECKING:
+    import ssl
     from contextlib import AbstractAsyncContextManager, AsyncExitStack
 
     from gsv_core.gateway.server import RunningGateway
@@ -54,17 +56,55 @@ Host = Annotated[str, typer.Option("--host", help="Address to listen on.")]
 Port = Annotated[
     int, typer.Option("--port", min=0, max=65535, help="Port to listen on (0: any free port).")
 ]
-Insecure = Annotated[
-    bool,
-    typer.Option("--insecure", help="Allow listening beyond loopback without a token."),
+TlsCert = Annotated[
+    Path | None,
+    typer.Option("--tls-cert", help="PEM certificate chain: serve wss:// (with --tls-key)."),
 ]
+TlsKey = Annotated[Path | None, typer.Option("--tls-key", help="PEM private key of --tls-cert.")]
+InsecureNoTls = Annotated[
+    bool,
+    typer.Option(
+        "--insecure-no-tls",
+        help="Allow plain ws:// beyond loopback (only on a LAN or VPN you trust).",
+    ),
+]
+
+
+@dataclass(frozen=True)
+class Listen:
+    """Where and how `gsv gateway run` listens (also carried by start and install)."""
+
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    insecure_no_tls: bool = False
+
+    def argv(self) -> list[str]:
+        argv = ["--host", self.host, "--port", str(self.port)]
+        if self.tls_cert and self.tls_key:
+            argv += ["--tls-cert", str(self.tls_cert), "--tls-key", str(self.tls_key)]
+        if self.insecure_no_tls:
+            argv.append("--insecure-no-tls")
+        return argv
+
+
+def _listen_options(
+    host: str, port: int, tls_cert: Path | None, tls_key: Path | None, insecure_no_tls: bool
+) -> Listen:
+    if (tls_cert is None) != (tls_key is None):
+        output.fail("--tls-cert and --tls-key go together", "Give both PEM files, or neither.")
+    cert, key = (p.expanduser().resolve() if p else None for p in (tls_cert, tls_key))
+    return Listen(host, port, cert, key, insecure_no_tls)
 
 
 @app.command("run")
 def run(
     host: Host = DEFAULT_HOST,
     port: Port = DEFAULT_PORT,
-    insecure: Insecure = False,
+    tls_cert: TlsCert = None,
+    tls_key: TlsKey = None,
+    insecure_no_tls: InsecureNoTls = False,
     log_level: Annotated[
         LogLevel, typer.Option("--log-level", help="Least severe level logged.")
     ] = LogLevel.info,
@@ -75,18 +115,26 @@ def run(
     from gsv_cli.runner import run as run_async
     from gsv_core.paths import resolve_paths
 
+    listen = _listen_options(host, port, tls_cert, tls_key, insecure_no_tls)
     configure_logging(resolve_paths().log_file(NAME), level=log_level.value, stderr=log_stderr)
-    run_async(lambda: _serve_until_signalled(host, port, insecure), fast=True)
+    run_async(lambda: _serve_until_signalled(listen), fast=True)
 
 
 @app.command("start")
-def start(host: Host = DEFAULT_HOST, port: Port = DEFAULT_PORT, insecure: Insecure = False) -> None:
+def start(
+    host: Host = DEFAULT_HOST,
+    port: Port = DEFAULT_PORT,
+    tls_cert: TlsCert = None,
+    tls_key: TlsKey = None,
+    insecure_no_tls: InsecureNoTls = False,
+) -> None:
     """Start the gateway in the background and wait until it answers /health."""
     from gsv_core.errors import Conflict
     from gsv_core.service import background
 
+    listen = _listen_options(host, port, tls_cert, tls_key, insecure_no_tls)
     try:
-        pid = background.start(NAME, _run_argv(host, port, insecure, log_stderr=False))
+        pid = background.start(NAME, _run_argv(listen, log_stderr=False))
     except Conflict as exc:
         output.fail(exc.message, "Stop it with `gsv gateway stop`, or see `gsv gateway status`.")
     url = _wait_until_healthy(pid)
@@ -152,11 +200,16 @@ def logs(
 
 @app.command("install")
 def install(
-    host: Host = DEFAULT_HOST, port: Port = DEFAULT_PORT, insecure: Insecure = False
+    host: Host = DEFAULT_HOST,
+    port: Port = DEFAULT_PORT,
+    tls_cert: TlsCert = None,
+    tls_key: TlsKey = None,
+    insecure_no_tls: InsecureNoTls = False,
 ) -> None:
     """Install the gateway as a user service (systemd on Linux, launchd on macOS), start it."""
+    listen = _listen_options(host, port, tls_cert, tls_key, insecure_no_tls)
     result = services.install(
-        NAME, "gsv gateway", lambda stderr: _run_argv(host, port, insecure, log_stderr=stderr)
+        NAME, "gsv gateway", lambda stderr: _run_argv(listen, log_stderr=stderr)
     )
     if result.activated:
         output.write_text("see `gsv gateway status`\n")
@@ -171,22 +224,22 @@ def uninstall() -> None:
 # -- run: the foreground server ----------------------------------------------------------
 
 
-async def _serve_until_signalled(host: str, port: int, insecure: bool) -> None:
+async def _serve_until_signalled(listen: Listen) -> None:
     """Serve until SIGINT or SIGTERM, then close cleanly."""
     import signal
     from contextlib import AsyncExitStack
 
     from gsv_cli.logsetup import FILE_ONLY
     from gsv_core.errors import GsvError
-    from gsv_core.gateway.server import ServerConfig, serve
-    from gsv_core.localconfig import get_secret
+    from gsv_core.gateway.server import ServerConfig, is_loopback, serve
     from gsv_core.paths import resolve_paths
 
     config = ServerConfig(
         database=resolve_paths().database,
-        insecure=insecure,
-        bootstrap_token=get_secret("gateway.token"),
+        tls=_tls_context(listen),
+        insecure_no_tls=listen.insecure_no_tls,
     )
+    host, port = listen.host, listen.port
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     signals = (signal.SIGINT, signal.SIGTERM)
@@ -196,6 +249,8 @@ async def _serve_until_signalled(host: str, port: int, insecure: bool) -> None:
         async with AsyncExitStack() as stack:
             running = await _listen(stack, serve(config, host, port), host, port)
             output.write_text(f"{LISTENING}{running.url} (health: {running.http_url}/health)\n")
+            if not is_loopback(host):
+                output.write_text(_exposure(running.url, listen))
             await stopping.wait()
             log.info("gateway shutting down")
     except GsvError as exc:
@@ -232,11 +287,42 @@ async def _listen(
     return running
 
 
-def _run_argv(host: str, port: int, insecure: bool, *, log_stderr: bool) -> list[str]:
+def _tls_context(listen: Listen) -> ssl.SSLContext | None:
+    """The server's TLS context from --tls-cert/--tls-key; a bad file is a one-line error."""
+    import ssl
+
+    from gsv_core.errors import InvalidParams
+
+    if listen.tls_cert is None or listen.tls_key is None:
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    try:
+        context.load_cert_chain(listen.tls_cert, listen.tls_key)
+    except (OSError, ssl.SSLError) as exc:
+        raise InvalidParams(
+            f"cannot use --tls-cert {listen.tls_cert} / --tls-key {listen.tls_key}: {exc}"
+        ) from exc
+    return context
+
+
+def _exposure(url: str, listen: Listen) -> str:
+    """What listening beyond loopback exposes, said once at start."""
+    transport = (
+        "TLS (wss): traffic is encrypted"
+        if listen.tls_cert
+        else "PLAIN ws (--insecure-no-tls): anyone on the network path can read traffic"
+    )
+    return (
+        f"exposed beyond this machine at {url}\n"
+        f"  transport: {transport}\n"
+        "  access:    only with the owner token or a node/channel credential; browsers only "
+        "from gateway.allowedOrigins\n"
+    )
+
+
+def _run_argv(listen: Listen, *, log_stderr: bool) -> list[str]:
     """The command line of `gsv gateway run` with these options, for start and install."""
-    argv = [sys.executable, "-m", "gsv_cli", NAME, "run", "--host", host, "--port", str(port)]
-    if insecure:
-        argv.append("--insecure")
+    argv = [sys.executable, "-m", "gsv_cli", NAME, "run", *listen.argv()]
     if not log_stderr:
         argv.append("--no-log-stderr")
     return argv

@@ -6,8 +6,14 @@
     gsv node start|stop|status|logs           a background process with a pid file
 
 Id: --id > local config node.id > node-<hostname>. Workspace: --workspace >
-node.workspace > the current directory. The gateway URL and token come from the global
-options (--url/GSV_URL/local config, --token/GSV_TOKEN/secret store).
+node.workspace > the current directory. The gateway URL comes from the global options
+(--url/GSV_URL/local config).
+
+Credential (issue 21): each node connects with its own, kept in the secret store as
+`node.credentials.<id>`. A node on another machine gets it once with
+`gsv node --join CODE --url ws://host:port/ws` (the code from `gsv nodes invite`); on the
+gateway's own machine the node asks for it with the owner token (--token/GSV_TOKEN/secret
+store), so nothing needs typing.
 """
 
 from __future__ import annotations
@@ -15,12 +21,15 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from gsv_cli import output, services
 from gsv_cli.state import CliState
+
+if TYPE_CHECKING:
+    from gsv_core.node.daemon import NodeSettings
 
 app = typer.Typer(
     help="Run this machine as a node: its tools become the agent's hands here.",
@@ -61,6 +70,17 @@ def _settings(node_id: str | None, workspace: Path | None, restrict: bool | None
     }
 
 
+Join = Annotated[
+    str | None,
+    typer.Option("--join", help="One-time code from `gsv nodes invite` on the gateway's machine."),
+]
+
+
+def credential_name(node_id: str) -> str:
+    """Where this node's own credential is kept in the secret store."""
+    return f"node.credentials.{node_id}"
+
+
 @app.callback()
 def node(
     ctx: typer.Context,
@@ -70,10 +90,13 @@ def node(
     node_id: NodeId = None,
     workspace: Workspace = None,
     restrict: Restrict = None,
+    join: Join = None,
 ) -> None:
     """Without a subcommand: install and start the node service (or --foreground: run here)."""
     if ctx.invoked_subcommand is not None:
         return
+    if join:
+        _join(ctx.obj, _settings(node_id, workspace, restrict), join)
     if foreground:
         run(ctx, node_id, workspace, restrict)
     else:
@@ -86,6 +109,7 @@ def run(
     node_id: NodeId = None,
     workspace: Workspace = None,
     restrict: Restrict = None,
+    join: Join = None,
     log_stderr: Annotated[bool, typer.Option("--log-stderr/--no-log-stderr", hidden=True)] = True,
 ) -> None:
     """Run the node daemon in the foreground until Ctrl-C or SIGTERM."""
@@ -96,6 +120,8 @@ def run(
     chosen = _settings(node_id, workspace, restrict)
     if not chosen["workspace"].is_dir():
         output.fail(f"workspace {chosen['workspace']} is not a directory")
+    if join:
+        _join(state, chosen, join)
     log_file = services.log_file(NAME)
     configure_logging(
         log_file,
@@ -110,16 +136,9 @@ async def _run_until_signalled(state: CliState, chosen: dict[str, Any], log_file
     import asyncio
     import signal
 
-    from gsv_core.node.daemon import NodeDaemon, NodeSettings
+    from gsv_core.node.daemon import NodeDaemon
 
-    settings = NodeSettings(
-        url=state.url(),
-        token=state.token(),
-        node_id=chosen["node_id"],
-        workspace=chosen["workspace"],
-        restrict_to_workspace=chosen["restrict"],
-        log_file=log_file,
-    )
+    settings = _node_settings(state, chosen, log_file)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -128,6 +147,54 @@ async def _run_until_signalled(state: CliState, chosen: dict[str, Any], log_file
         f"gsv node {settings.node_id} serving {settings.workspace} to {settings.url}\n"
     )
     await NodeDaemon(settings).run(stop)
+
+
+def _node_settings(
+    state: CliState, chosen: dict[str, Any], log_file: Path | None = None
+) -> NodeSettings:
+    """Settings with this node's credential, or the owner token to get one with."""
+    from gsv_core.localconfig import get_secret, set_secret
+    from gsv_core.node.daemon import NodeSettings
+
+    name = credential_name(chosen["node_id"])
+
+    def keep(credential: str) -> None:
+        set_secret(name, credential)
+
+    return NodeSettings(
+        url=state.url(),
+        token=get_secret(name),
+        owner_token=state.token(),
+        on_credential=keep,
+        node_id=chosen["node_id"],
+        workspace=chosen["workspace"],
+        restrict_to_workspace=chosen["restrict"],
+        log_file=log_file,
+    )
+
+
+def _join(state: CliState, chosen: dict[str, Any], code: str) -> None:
+    """Exchange a one-time code for this node's credential and keep it; exit 1 if refused."""
+    import asyncio
+
+    from gsv_core.node.daemon import NodeDaemon
+
+    settings = _node_settings(state, chosen)
+    settings.join_code = code
+
+    async def join() -> None:
+        daemon = NodeDaemon(settings)
+        try:
+            await daemon.join()
+        finally:
+            await daemon.toolset.close()
+
+    with output.reporting_errors():
+        asyncio.run(join())
+    output.write_text(
+        f"joined {settings.url} as node {chosen['node_id']}; its credential is in the "
+        "secret store\n"
+    )
 
 
 def _run_argv(state: CliState, chosen: dict[str, Any], *, log_stderr: bool) -> list[str]:

@@ -1,4 +1,5 @@
-"""`gsv nodes list|forget` and `gsv logs`: the nodes the gateway knows and their logs."""
+"""`gsv nodes list|invite|revoke|forget` and `gsv logs`: the nodes the gateway knows, their
+credentials and their logs."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from gsv_cli import output
+from gsv_cli import credentials, output
 from gsv_cli.state import CliState
 
 app = typer.Typer(help="Nodes the gateway knows, online or not.", no_args_is_help=True)
@@ -23,7 +24,10 @@ def list_nodes(
 
     state: CliState = ctx.obj
     nodes: list[dict[str, Any]] = call(state, NODES_LIST)["nodes"]
+    issued = credentials.credentials(state, "node")
     if json_output or state.json:
+        for node in nodes:
+            node["credentials"] = [c for c in issued if c["subject"] == node["nodeId"]]
         output.print_json(nodes)
         return
     rows = [
@@ -39,6 +43,28 @@ def list_nodes(
     ]
     columns = ["node", "state", "platform", "version", "capabilities", "last seen"]
     output.print_table(columns, rows, empty="no nodes yet: start one with `gsv node --foreground`")
+    output.write_text("\n")
+    credentials.print_credentials(issued, "node")
+
+
+@app.command("invite")
+def invite(
+    ctx: typer.Context,
+    node_id: Annotated[
+        str | None, typer.Option("--id", help="Only this node id may join with the code.")
+    ] = None,
+) -> None:
+    """Print a one-time join code for a node on another machine (single use, 10 minutes)."""
+    credentials.invite(ctx.obj, "node", node_id)
+
+
+@app.command("revoke")
+def revoke(
+    ctx: typer.Context,
+    ident: Annotated[str, typer.Argument(metavar="ID", help="Node id or credential id.")],
+) -> None:
+    """End a node's credential and disconnect it at once (it must join again)."""
+    credentials.revoke(ctx.obj, ident)
 
 
 @app.command("forget")

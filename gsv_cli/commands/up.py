@@ -93,7 +93,7 @@ def _ensure_gateway(state: CliState, started: dict[str, Any]) -> None:
         output.write_text(f"gateway: already running at {url}\n")
         return
     host, port = _local_address(url)
-    gateway.start(host=host, port=port, insecure=False)  # prints; exits 1 on failure
+    gateway.start(host=host, port=port)  # prints; exits 1 on failure
     recorded = background.read_state(gateway.NAME) or {}
     started[gateway.NAME] = {"pid": recorded.get("pid"), "url": recorded.get("url", url)}
     _save_started(started)  # now: a failing node start must not hide it from `gsv down`

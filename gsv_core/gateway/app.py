@@ -23,10 +23,12 @@ from gsv_core.channels.test_channel import TestChannel
 from gsv_core.cron.service import CronService
 from gsv_core.errors import InvalidParams
 from gsv_core.gateway.agent_host import GatewayAgentHost, ProviderFactory
+from gsv_core.gateway.auth import Authenticator
 from gsv_core.gateway.channel_host import GatewayChannelHost
 from gsv_core.gateway.config_service import ConfigService
 from gsv_core.gateway.exec_events import ExecEventRouter
 from gsv_core.gateway.handlers import approvals as approval_handlers
+from gsv_core.gateway.handlers import auth as auth_handlers
 from gsv_core.gateway.handlers import channels as channel_handlers
 from gsv_core.gateway.handlers import chat as chat_handlers
 from gsv_core.gateway.handlers import config as config_handlers
@@ -63,6 +65,7 @@ from gsv_core.rpc.dispatch import Router
 from gsv_core.skills import SkillService
 from gsv_core.storage.channels import ChannelStore
 from gsv_core.storage.config_store import ConfigStore
+from gsv_core.storage.credentials import CredentialStore
 from gsv_core.storage.cron import CronStore
 from gsv_core.storage.db import Database
 from gsv_core.storage.media import MediaStore
@@ -76,6 +79,7 @@ log = logging.getLogger(__name__)
 
 HANDLER_MODULES = (
     connect_handlers,
+    auth_handlers,
     config_handlers,
     tools_handlers,
     node_handlers,
@@ -113,6 +117,7 @@ class Gateway:
     exec_events: ExecEventRouter = field(init=False)
     native_tools: NativeToolRegistry = field(default_factory=NativeToolRegistry)
     approvals: ApprovalService = field(init=False)
+    auth: Authenticator = field(init=False)
     workspace: Workspace = field(init=False)
     skills: SkillService = field(init=False)
     sessions: SessionManager = field(init=False)
@@ -127,6 +132,9 @@ class Gateway:
     def __post_init__(self) -> None:
         self.exec_events = ExecEventRouter(self.now_ms)
         self.approvals = ApprovalService(self.now_ms)
+        self.auth = Authenticator(
+            CredentialStore(self.db), lambda: self.config.auth_token, self.now_ms
+        )
         self._jobs: set[asyncio.Task[None]] = set()
 
     def spawn(self, coro: Coroutine[Any, Any, None]) -> None:

@@ -19,7 +19,8 @@ class ConfigService:
     def __init__(self, store: ConfigStore, overrides: dict[str, Any]) -> None:
         self._store = store
         self._lock = asyncio.Lock()
-        self.token_required = False  # set by the server when bound beyond loopback
+        # set by the server: a running gateway always needs its owner token (issue 21)
+        self.token_required = False
         # called after every stored change (config.set and gsv__ConfigSet alike): parts that
         # cache a schedule from the config (the heartbeat timer) look again at once
         self.listeners: list[Callable[[str], None]] = []
@@ -68,8 +69,8 @@ class ConfigService:
             cfg.validate_config(effective)
             if self.token_required and not _token_of(effective):
                 raise Conflict(
-                    "auth.token cannot be removed while the gateway listens beyond "
-                    "loopback; restart it with --insecure first"
+                    "auth.token cannot be removed: the gateway always needs an owner "
+                    "token. Set a new one instead (`gsv security audit --fix` makes one)"
                 )
             top = cfg.split_path(path)[0]
             await self._store.save(overrides, top)

@@ -61,6 +61,8 @@ class Connection:
         self.connected = False
         self.mode: str | None = None
         self.peer_id: str | None = None
+        # for logs of refused connects: "host:port" of the socket's other end
+        self.remote = _describe_address(ws.remote_address)
         self._seq = 0
         self._outbox: asyncio.Queue[str | bytes | memoryview | _Close] = asyncio.Queue()
         self._writing = False  # the writer took an item and has not finished writing it
@@ -126,8 +128,7 @@ class Connection:
 
     # -- reading ----------------------------------------------------------------------
     async def run(self) -> None:
-        remote = self._ws.remote_address
-        log.debug("connection %s opened from %s", self.connection_id, remote)
+        log.debug("connection %s opened from %s", self.connection_id, self.remote)
         writer = asyncio.create_task(self._write_loop(), name=f"gsv-writer-{self.connection_id}")
         reader = asyncio.create_task(
             self._ws.dispatch_done(), name=f"gsv-reader-{self.connection_id}"
@@ -203,3 +204,9 @@ class Connection:
         self._send(await self._gateway.router.handle(ctx, frame.method, frame.params))
         if ctx.close_after_reply is not None:
             self.close(*ctx.close_after_reply)
+
+
+def _describe_address(address: object) -> str:
+    if isinstance(address, tuple) and len(address) >= 2:
+        return f"{address[0]}:{address[1]}"
+    return str(address) if address else "unknown"

@@ -5,16 +5,23 @@
 
 HTTP surface: `GET /ws` upgrades to the WebSocket protocol, `GET /health` answers
 `{"status":"healthy"}`, `GET|POST /channels/{name}/webhook` goes to the channel's webhook
-(see `http_front`), anything else is 404. The server refuses to listen beyond
-loopback without a token unless `insecure` is set.
+(see `http_front`), anything else is 404.
+
+Secure by default (issue 21): every `connect` needs a credential (the owner token is
+generated on first start and kept in the local secret store, where the CLI, the TUI and a
+local node find it); a browser handshake is refused (403) unless its Origin is in
+`gateway.allowedOrigins`; beyond loopback the server speaks TLS, or plain ws only when
+`insecure_no_tls` says the network is trusted.
 """
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import json
 import logging
 import socket
+import ssl
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -29,6 +36,7 @@ from gsv_core.gateway.agent_host import ProviderFactory
 from gsv_core.gateway.app import Gateway, build_gateway
 from gsv_core.gateway.connection import Connection
 from gsv_core.gateway.http_front import HttpFront
+from gsv_core.localconfig import generate_token, get_secret, set_secret
 from gsv_core.protocol.frames import WRITE_LIMIT
 from gsv_core.rpc.websocket import DispatchingServerConnection
 
@@ -44,9 +52,9 @@ DEFAULT_MAX_SIZE = 32 * 1024 * 1024
 class ServerConfig:
     database: Path
     max_size: int = DEFAULT_MAX_SIZE
-    insecure: bool = False
-    # adopted as auth.token when the gateway config has none (from `gsv init`)
-    bootstrap_token: str | None = None
+    # wss: required to listen beyond loopback unless insecure_no_tls (a trusted LAN/VPN)
+    tls: ssl.SSLContext | None = None
+    insecure_no_tls: bool = False
     ping_interval: float | None = 20.0
     # tests put an in-process fake LLM here; None: providers from the config
     provider_factory: ProviderFactory | None = None
@@ -60,15 +68,23 @@ class RunningGateway:
     server: Server
     host: str
     port: int
+    tls: bool = False
 
     @property
     def url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"ws://{host}:{self.port}/ws"
+        return f"{'wss' if self.tls else 'ws'}://{host}:{self.port}/ws"
 
     @property
     def http_url(self) -> str:
-        return self.url.replace("ws://", "http://", 1).removesuffix("/ws")
+        return self.url.replace("ws", "http", 1).removesuffix("/ws")
+
+    @property
+    def token(self) -> str:
+        """The owner token (clients connect with it)."""
+        token = self.gateway.config.auth_token
+        assert token is not None  # serve() made sure of one before listening
+        return token
 
 
 def is_loopback(host: str) -> bool:
@@ -105,15 +121,9 @@ async def serve(
     gateway = await build_gateway(config.database, config.provider_factory, config.now_ms)
     front = HttpFront(gateway)  # webhooks (POST /channels/{name}/webhook) on this port
     try:
-        await _adopt_bootstrap_token(gateway, config)
-        if not is_loopback(host):
-            if gateway.config.auth_token is None and not config.insecure:
-                raise InvalidParams(
-                    f"refusing to listen on {host} without a token: set one with "
-                    "`gsv init --generate-token` (or `gsv config set auth.token ...`), "
-                    "or pass --insecure"
-                )
-            gateway.config.token_required = not config.insecure
+        _check_exposure(host, config)
+        await _ensure_owner_token(gateway)
+        gateway.config.token_required = True
 
         async def handler(ws: ServerConnection) -> None:
             assert isinstance(ws, DispatchingServerConnection)  # create_connection below
@@ -124,6 +134,8 @@ async def serve(
             host,
             port,
             process_request=_process_request,
+            origins=_allowed_origins(gateway),
+            ssl=config.tls,
             create_connection=front.connection_type(),
             max_size=config.max_size,
             compression=None,
@@ -132,12 +144,13 @@ async def serve(
             server_header=f"gsv/{gateway.version}",
         ) as server:
             bound = _bound_port(server, port)
-            log.info("gateway listening on ws://%s:%d/ws", host, bound)
+            scheme = "wss" if config.tls else "ws"
+            log.info("gateway listening on %s://%s:%d/ws", scheme, host, bound)
             await gateway.sessions.recover()
             gateway.cron.start()  # after recovery: a missed job runs once now
             gateway.heartbeat.start()  # first beats one interval from now
             await gateway.channels.restore()
-            yield RunningGateway(gateway, server, host, bound)
+            yield RunningGateway(gateway, server, host, bound, tls=config.tls is not None)
             server.close()
             await server.wait_closed()
     finally:
@@ -153,7 +166,38 @@ def _bound_port(server: Server, requested: int) -> int:
     return requested
 
 
-async def _adopt_bootstrap_token(gateway: Gateway, config: ServerConfig) -> None:
-    if config.bootstrap_token and gateway.config.auth_token is None:
-        await gateway.config.set("auth.token", config.bootstrap_token)
-        log.info("adopted the token from the local config as auth.token")
+def _check_exposure(host: str, config: ServerConfig) -> None:
+    if is_loopback(host) or config.tls is not None or config.insecure_no_tls:
+        return
+    raise InvalidParams(
+        f"refusing to listen on {host} without TLS: anyone on that network could read the "
+        "token and every message. Give --tls-cert and --tls-key (wss), put the gateway "
+        "behind Tailscale or a TLS reverse proxy on 127.0.0.1, or pass --insecure-no-tls "
+        "on a network you trust"
+    )
+
+
+def _allowed_origins(gateway: Gateway) -> list[str | None]:
+    """None admits native clients (they send no Origin); browsers only from the list."""
+    listed = gateway.config.setting("gateway.allowedOrigins")
+    return [None, *(origin.rstrip("/") for origin in listed)]
+
+
+MIN_TOKEN_LENGTH = 24
+
+
+async def _ensure_owner_token(gateway: Gateway) -> None:
+    """First start: generate a strong owner token. Either way, keep it in the local
+    secret store, where the CLI, the TUI and a local node look (no typing)."""
+    stored = await asyncio.to_thread(get_secret, "gateway.token")
+    token = gateway.config.auth_token
+    if token is None:
+        token = stored or generate_token()
+        await gateway.config.set("auth.token", token)
+        log.info(
+            "owner token %s the local secret store", "taken from" if stored else "made; kept in"
+        )
+    if stored != token:
+        await asyncio.to_thread(set_secret, "gateway.token", token)
+    if len(token) < MIN_TOKEN_LENGTH:
+        log.warning("the owner token is short: `gsv security audit --fix` replaces it")

@@ -22,14 +22,14 @@ import re
 import shutil
 import socket
 from collections import deque
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gsv_core import __version__
 from gsv_core.client import Backoff, ClientIdentity, GatewayClient, local_platform
-from gsv_core.errors import GsvError
+from gsv_core.errors import GsvError, Unauthorized
 from gsv_core.node.guard import NodeGuard
 from gsv_core.node.logtail import tail_lines
 from gsv_core.node.tools import Done, Toolset, build_toolset
@@ -59,7 +59,13 @@ class NodeSettings:
     url: str
     node_id: str
     workspace: Path
-    token: str | None = None
+    token: str | None = None  # this node's own credential
+    # how to get a credential when there is none: a one-time join code from the owner
+    # (`gsv nodes invite`), or the owner token itself on the gateway's own machine
+    join_code: str | None = None
+    owner_token: str | None = None
+    # told the credential a join just minted, to keep it (the secret store)
+    on_credential: Callable[[str], None] | None = None
     restrict_to_workspace: bool = False
     log_file: Path | None = None
     ping_interval: float = 20.0
@@ -116,10 +122,27 @@ class NodeDaemon:
             await self.toolset.close()
             log.info("node %s stopped", self.settings.node_id)
 
+    async def join(self) -> str:
+        """Exchange `settings.join_code` for this node's credential (one short connect);
+        `on_credential` is told it and it is returned. Raises the gateway's refusal."""
+        if not self.settings.join_code:
+            raise Unauthorized("no join code: ask the owner for one (`gsv nodes invite`)")
+        self.settings.token = None
+        client = self._new_client()
+        try:
+            await client.connect()
+        finally:
+            await client.close()
+        if self.settings.token is None:
+            raise Unauthorized("the gateway accepted the join code but sent no credential")
+        return self.settings.token
+
     async def _session(self, stop: asyncio.Event) -> None:
         """One connection: connect, serve until it drops or we stop, then back off."""
         client = self._new_client()
         try:
+            if client.token is None and client.identity.join_code is None:
+                client.identity.join_code = await self._enroll_code()
             await client.connect()
         except GsvError as exc:
             await client.close()
@@ -159,6 +182,8 @@ class NodeDaemon:
             tools=self.toolset.definitions(),
             node_runtime=runtime_info(self.toolset, self.settings.workspace),
         )
+        if self.settings.token is None:
+            identity.join_code = self.settings.join_code
         client = GatewayClient(
             self.settings.url,
             token=self.settings.token,
@@ -175,6 +200,32 @@ class NodeDaemon:
         # before any event is handed over: the guard checks bindings from the first call
         key = hello.get("approvalKey")
         self.guard.key = key if isinstance(key, str) and key else None
+        credential = hello.get("credential")
+        if isinstance(credential, str) and credential:
+            self._keep_credential(credential)
+
+    def _keep_credential(self, credential: str) -> None:
+        """A join minted our credential: use it from now on (the code is spent)."""
+        self.settings.token = credential
+        self.settings.join_code = None
+        if self.settings.on_credential is not None:
+            self.settings.on_credential(credential)
+        log.info("node %s joined: its credential is kept for the next connects",
+                 self.settings.node_id)  # fmt: skip
+
+    async def _enroll_code(self) -> str:
+        """On the owner's machine, with no credential yet: ask the gateway, as the owner,
+        for a one-time code for this node id (the same path as a remote join)."""
+        if not self.settings.owner_token:
+            raise Unauthorized(
+                "this node has no credential: on the gateway's machine run "
+                "`gsv nodes invite`, then here `gsv node --join CODE`"
+            )
+        async with GatewayClient(self.settings.url, token=self.settings.owner_token) as owner:
+            invite = await owner.call(
+                m.AUTH_INVITE, {"role": m.NODE, "subject": self.settings.node_id}
+            )
+        return str(invite["code"])
 
     def _spawn(self, coro: Awaitable[None]) -> asyncio.Task[None]:
         task: asyncio.Task[None] = asyncio.ensure_future(coro)

@@ -35,6 +35,10 @@ TOOL_APPROVE: Final = "tool.approve"
 TOOL_APPROVALS: Final = "tool.approvals"
 
 NODE_FORGET: Final = "node.forget"
+# gsv additions (issue 21): join codes and the credentials of nodes and channel adapters
+AUTH_INVITE: Final = "auth.invite"
+AUTH_LIST: Final = "auth.list"
+AUTH_REVOKE: Final = "auth.revoke"
 # not in seed 001: the node inventory for `gsv nodes list` (online, platform, last seen)
 NODES_LIST: Final = "nodes.list"
 NODE_PROBE_RESULT: Final = "node.probe.result"
@@ -164,5 +168,8 @@ METHODS: Final[dict[str, MethodSpec]] = {
         _spec(TRANSFER_COMPLETE, NODE),
         _spec(TRANSFER_DONE, NODE),
         _spec(TRANSFER_REQUEST, CLIENT),
+        _spec(AUTH_INVITE, CLIENT),
+        _spec(AUTH_LIST, CLIENT),
+        _spec(AUTH_REVOKE, CLIENT),
     )
 }

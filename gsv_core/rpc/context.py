@@ -13,6 +13,7 @@ class Peer(Protocol):
     connected: bool
     mode: str | None
     peer_id: str | None
+    remote: str  # the other end's address, for logs
 
     def send_event(self, event: str, payload: Any = None) -> None: ...
 

@@ -147,6 +147,28 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX cron_runs_by_job ON cron_runs (job_id, id);
     """,
+    # 6: credentials of nodes and channel adapters (only a hash of each secret is kept) and
+    # the one-time join codes that mint them
+    """
+    CREATE TABLE credentials (
+        id TEXT PRIMARY KEY,
+        role TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        secret_hash TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        last_used_at INTEGER,
+        revoked_at INTEGER
+    );
+    CREATE INDEX credentials_by_subject ON credentials (role, subject);
+    CREATE TABLE join_codes (
+        code_hash TEXT PRIMARY KEY,
+        role TEXT NOT NULL,
+        subject TEXT,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        used_at INTEGER
+    );
+    """,
 ]
 
 _STOP = object()

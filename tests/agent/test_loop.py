@@ -187,7 +187,10 @@ async def test_a_missing_api_key_tells_the_user_the_command(tmp_path: Any) -> No
     from gsv_core.gateway.server import ServerConfig, serve
 
     config = ServerConfig(database=tmp_path / "k" / "gsv.db")
-    async with serve(config, port=0) as running, GatewayClient(running.url) as c:
+    async with (
+        serve(config, port=0) as running,
+        GatewayClient(running.url, token=running.token) as c,
+    ):
         events = EventLog(c)
         await c.call(
             "config.set", {"path": "model", "value": {"provider": "openrouter", "id": "x"}}

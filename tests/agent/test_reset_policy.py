@@ -91,7 +91,7 @@ async def test_an_idle_session_resets_and_keeps_the_triggering_message(tmp_path:
     config = ServerConfig(
         database=tmp_path / "d" / "gsv.db", provider_factory=fake.factory, now_ms=lambda: now[0]
     )
-    async with serve(config, port=0) as gw, GatewayClient(gw.url) as client:
+    async with serve(config, port=0) as gw, GatewayClient(gw.url, token=gw.token) as client:
         log = EventLog(client)
         await client.call(
             "session.patch", {"sessionKey": KEY, "resetPolicy": {"mode": "idle", "idleMinutes": 60}}
@@ -119,7 +119,7 @@ async def test_a_manual_session_never_resets_on_its_own(tmp_path: Path) -> None:
     config = ServerConfig(
         database=tmp_path / "d" / "gsv.db", provider_factory=fake.factory, now_ms=lambda: now[0]
     )
-    async with serve(config, port=0) as gw, GatewayClient(gw.url) as client:
+    async with serve(config, port=0) as gw, GatewayClient(gw.url, token=gw.token) as client:
         log = EventLog(client)
         await client.call("session.patch", {"sessionKey": KEY, "resetPolicy": {"mode": "manual"}})
         await log.ended((await send(client, "one"))["runId"])

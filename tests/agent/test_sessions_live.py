@@ -152,7 +152,7 @@ async def test_an_interrupted_run_is_closed_and_the_queue_goes_on_after_a_restar
     fake = FakeProvider()
     fake.enqueue("working", asyncio.Event())  # never finishes before the restart
     config = ServerConfig(database=config_path, provider_factory=fake.factory)
-    async with serve(config, port=0) as gw, GatewayClient(gw.url) as c:
+    async with serve(config, port=0) as gw, GatewayClient(gw.url, token=gw.token) as c:
         await send(c, "first")
         queued = await send(c, "second")
         assert queued["queued"]

@@ -658,7 +658,7 @@ async def test_a_discord_user_pairs_and_chats_with_the_agent(tmp_path: Path) -> 
     and the token is masked in config.get."""
     provider, discord_fake = FakeProvider(), FakeDiscord()
     config = ServerConfig(database=tmp_path / "data" / "gsv.db", provider_factory=provider.factory)
-    async with serve(config, port=0) as gw, GatewayClient(gw.url) as client:
+    async with serve(config, port=0) as gw, GatewayClient(gw.url, token=gw.token) as client:
         gw.gateway.channels.adapters["discord"] = DiscordChannel(discord_fake.build)
         settings = {"botToken": TOKEN, "sendRatePerMinute": 600}
         await client.call("config.set", {"path": "channels.discord", "value": settings})

@@ -60,7 +60,7 @@ async def gw(tmp_path: Path, fake: FakeProvider) -> AsyncIterator[RunningGateway
 
 @pytest.fixture
 async def client(gw: RunningGateway) -> AsyncIterator[GatewayClient]:
-    async with GatewayClient(gw.url) as connected:
+    async with GatewayClient(gw.url, token=gw.token) as connected:
         yield connected
 
 
@@ -220,7 +220,7 @@ async def test_a_message_is_answered_exactly_once_across_a_crash(tmp_path: Path)
     first = FakeProvider()
     first.enqueue("working", asyncio.Event())  # the reply never finishes before the crash
     async with serve(ServerConfig(database=database, provider_factory=first.factory), port=0) as gw:
-        async with GatewayClient(gw.url) as c:
+        async with GatewayClient(gw.url, token=gw.token) as c:
             await open_policy(c)
             await c.call("channel.start", {"channel": "test"})
         adapter = gw.gateway.channels.adapters["test"]

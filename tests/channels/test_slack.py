@@ -52,7 +52,7 @@ async def gw(tmp_path: Path, fake: FakeProvider) -> AsyncIterator[RunningGateway
 
 @pytest.fixture
 async def client(gw: RunningGateway) -> AsyncIterator[GatewayClient]:
-    async with GatewayClient(gw.url) as connected:
+    async with GatewayClient(gw.url, token=gw.token) as connected:
         yield connected
 
 

@@ -734,7 +734,7 @@ async def test_a_telegram_dm_is_answered_through_the_gateway(
     as HTML answering the DM, with typing shown while the run works."""
     fake = FakeProvider()
     config = ServerConfig(database=tmp_path / "gw" / "gsv.db", provider_factory=fake.factory)
-    async with serve(config, port=0) as gw, GatewayClient(gw.url) as client:
+    async with serve(config, port=0) as gw, GatewayClient(gw.url, token=gw.token) as client:
         value = {**bot_config(api), "dmPolicy": "open"}
         await client.call("config.set", {"path": "channels.telegram", "value": value})
         await client.call("channel.start", {"channel": "telegram"})
@@ -761,7 +761,7 @@ async def test_a_stranger_pairs_then_talks_in_dms_and_groups_through_the_gateway
     is not answered; with one it is; Bob (never approved) is not, even mentioning the bot."""
     fake = FakeProvider()
     config = ServerConfig(database=tmp_path / "gw" / "gsv.db", provider_factory=fake.factory)
-    async with serve(config, port=0) as gw, GatewayClient(gw.url) as client:
+    async with serve(config, port=0) as gw, GatewayClient(gw.url, token=gw.token) as client:
         await client.call("config.set", {"path": "channels.telegram", "value": bot_config(api)})
         await client.call("channel.start", {"channel": "telegram"})
         api.enqueue_update(message=api.message(private_chat(ADA), "let me in"))

@@ -59,7 +59,7 @@ async def gw(database: Path, fake: FakeProvider, clock: Clock) -> AsyncIterator[
 
 @pytest.fixture
 async def client(gw: RunningGateway) -> AsyncIterator[GatewayClient]:
-    async with GatewayClient(gw.url) as connected:
+    async with GatewayClient(gw.url, token=gw.token) as connected:
         yield connected
 
 

@@ -17,7 +17,7 @@ async def test_a_restart_keeps_jobs_and_fires_missed_ones_once(
     """Down for five hours: an hourly job and a one-shot each run once at start-up."""
     async with (
         serve(server_config(database, fake, clock), port=0) as gw,
-        GatewayClient(gw.url) as client,
+        GatewayClient(gw.url, token=gw.token) as client,
     ):
         hourly = (await client.call("cron.add", {**task_job("hourly"),
                   "schedule": {"kind": "every", "everyMs": HOUR}}))["job"]  # fmt: skip
@@ -25,7 +25,7 @@ async def test_a_restart_keeps_jobs_and_fires_missed_ones_once(
     clock.advance(5 * HOUR)
     async with (
         serve(server_config(database, fake, clock), port=0) as gw,
-        GatewayClient(gw.url) as client,
+        GatewayClient(gw.url, token=gw.token) as client,
     ):
 
         async def both_ran() -> bool:
@@ -52,7 +52,7 @@ async def test_a_run_cut_short_by_a_shutdown_is_recorded_as_interrupted(
     fake.enqueue("working", asyncio.Event())  # never finishes
     async with (
         serve(server_config(database, fake, clock), port=0) as gw,
-        GatewayClient(gw.url) as client,
+        GatewayClient(gw.url, token=gw.token) as client,
     ):
         job = (await client.call("cron.add", {**task_job(),
                "schedule": {"kind": "every", "everyMs": HOUR}}))["job"]  # fmt: skip
@@ -63,7 +63,7 @@ async def test_a_run_cut_short_by_a_shutdown_is_recorded_as_interrupted(
     await asyncio.gather(pending, return_exceptions=True)
     async with (
         serve(server_config(database, fake, clock), port=0) as gw,
-        GatewayClient(gw.url) as client,
+        GatewayClient(gw.url, token=gw.token) as client,
     ):
         runs = (await client.call("cron.runs", {"jobId": job["id"]}))["runs"]
         assert [r["status"] for r in runs] == ["error"]

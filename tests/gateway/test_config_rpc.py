@@ -15,12 +15,13 @@ from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
 
 async def test_full_config_read_returns_defaults(gateway: RunningGateway) -> None:
     """Without a path, config.get returns the effective config (spec 13 defaults)."""
-    async with GatewayClient(gateway.url) as client:
+    async with GatewayClient(gateway.url, token=gateway.token) as client:
         payload = await client.call("config.get")
     assert payload["config"]["model"] == {"provider": "anthropic", "id": "claude-sonnet-4-20250514"}
     assert payload["config"]["timeouts"] == {"llmMs": 300000, "toolMs": 60000}
     assert payload["config"]["cron"]["maxJobs"] == 200
-    assert payload["config"] == DEFAULTS
+    # the one value every gateway has set: the owner token made on first start, masked
+    assert payload["config"] == {**DEFAULTS, "auth": {"token": "***"}}
 
 
 @pytest.mark.parametrize(
@@ -37,7 +38,7 @@ async def test_secrets_are_masked_in_every_read(
     gateway: RunningGateway, path: str, secret: str
 ) -> None:
     """Fix of 18.5: the whole config, the parent object and the exact path all show ***."""
-    async with GatewayClient(gateway.url) as client:
+    async with GatewayClient(gateway.url, token=gateway.token) as client:
         await client.call("config.set", {"path": path, "value": secret})
         whole = await client.call("config.get")
         exact = await client.call("config.get", {"path": path})
@@ -50,7 +51,7 @@ async def test_secrets_are_masked_in_every_read(
 
 async def test_set_then_get_by_path_and_nested_merge(gateway: RunningGateway) -> None:
     """A dotted set changes one leaf; its siblings keep their defaults."""
-    async with GatewayClient(gateway.url) as client:
+    async with GatewayClient(gateway.url, token=gateway.token) as client:
         assert await client.call("config.set", {"path": "model.id", "value": "gpt-5"}) == {
             "ok": True,
             "path": "model.id",
@@ -77,7 +78,7 @@ async def test_bad_values_are_refused_with_400_naming_the_field(
     gateway: RunningGateway, path: str, value: Any, field: str
 ) -> None:
     """Type errors, out-of-range values and unknown keys are 400; nothing is changed."""
-    async with GatewayClient(gateway.url) as client:
+    async with GatewayClient(gateway.url, token=gateway.token) as client:
         before = await client.call("config.get")
         with pytest.raises(InvalidParams) as caught:
             await client.call("config.set", {"path": path, "value": value})
@@ -90,7 +91,7 @@ async def test_bad_values_are_refused_with_400_naming_the_field(
 @pytest.mark.parametrize("path", ["", "model..id", ".model", "model.", "a b"])
 async def test_malformed_paths_are_refused(gateway: RunningGateway, path: str) -> None:
     """Empty segments and spaces are not config paths."""
-    async with GatewayClient(gateway.url) as client:
+    async with GatewayClient(gateway.url, token=gateway.token) as client:
         with pytest.raises(InvalidParams):
             await client.call("config.set", {"path": path, "value": 1})
         with pytest.raises(InvalidParams):
@@ -100,7 +101,7 @@ async def test_malformed_paths_are_refused(gateway: RunningGateway, path: str) -
 async def test_setting_null_restores_the_default(gateway: RunningGateway) -> None:
     """Fix of 18.29: `config.set PATH null` removes the override."""
     tool_timeout = gateway.gateway.tool_timeout  # read through the looked-up settings
-    async with GatewayClient(gateway.url) as client:
+    async with GatewayClient(gateway.url, token=gateway.token) as client:
         assert tool_timeout() == 60.0
         await client.call("config.set", {"path": "timeouts.toolMs", "value": 5000})
         assert (await client.call("config.get", {"path": "timeouts.toolMs"}))["value"] == 5000
@@ -119,10 +120,16 @@ async def test_setting_null_restores_the_default(gateway: RunningGateway) -> Non
 async def test_overrides_survive_a_gateway_restart(tmp_path: Path) -> None:
     """config.set is on disk before it is acknowledged; a new gateway on the same file sees it."""
     config = ServerConfig(database=tmp_path / "persist.db")
-    async with serve(config, port=0) as first, GatewayClient(first.url) as client:
+    async with (
+        serve(config, port=0) as first,
+        GatewayClient(first.url, token=first.token) as client,
+    ):
         await client.call("config.set", {"path": "userTimezone", "value": "Europe/Berlin"})
         await client.call("config.set", {"path": "apiKeys.anthropic", "value": "sk-ant"})
-    async with serve(config, port=0) as second, GatewayClient(second.url) as client:
+    async with (
+        serve(config, port=0) as second,
+        GatewayClient(second.url, token=second.token) as client,
+    ):
         tz = await client.call("config.get", {"path": "userTimezone"})
         key = await client.call("config.get", {"path": "apiKeys.anthropic"})
     assert tz["value"] == "Europe/Berlin"
@@ -130,20 +137,20 @@ async def test_overrides_survive_a_gateway_restart(tmp_path: Path) -> None:
     assert second.gateway.config.effective["apiKeys"]["anthropic"] == "sk-ant"
 
 
-async def test_a_public_bind_refuses_to_drop_its_token(tmp_path: Path) -> None:
-    """With a token required (non-loopback bind), auth.token cannot be set to null."""
-    config = ServerConfig(database=tmp_path / "pub.db", bootstrap_token="t0ken-value")
-    async with serve(config, port=0) as running:
-        running.gateway.config.token_required = True  # what serve() sets for a public host
-        async with GatewayClient(running.url, token="t0ken-value") as client:
-            with pytest.raises(Conflict):
-                await client.call("config.set", {"path": "auth.token", "value": None})
-    assert running.gateway.config.auth_token == "t0ken-value"
+async def test_the_owner_token_cannot_be_removed(gateway: RunningGateway) -> None:
+    """A credential is always required (issue 21): auth.token can change, never go."""
+    token = gateway.token
+    async with GatewayClient(gateway.url, token=token) as client:
+        with pytest.raises(Conflict, match="always needs"):
+            await client.call("config.set", {"path": "auth.token", "value": None})
+        with pytest.raises(Conflict):
+            await client.call("config.set", {"path": "auth", "value": {}})
+    assert gateway.gateway.config.auth_token == token
 
 
-async def test_serve_refuses_a_public_host_without_a_token(tmp_path: Path) -> None:
-    """Binding beyond loopback needs a token or --insecure (no socket is opened)."""
-    with pytest.raises(InvalidParams, match="--insecure"):
+async def test_serve_refuses_a_public_host_without_tls(tmp_path: Path) -> None:
+    """Beyond loopback: TLS, or --insecure-no-tls for a trusted network (no socket opened)."""
+    with pytest.raises(InvalidParams, match="--insecure-no-tls"):
         async with serve(ServerConfig(database=tmp_path / "x.db"), host="0.0.0.0", port=0):
             pass
 
@@ -172,7 +179,7 @@ async def test_stored_changes_notify_listeners_and_refused_ones_do_not(
     path; a refused value changes nothing and tells no one."""
     heard: list[str] = []
     gateway.gateway.config.listeners.append(heard.append)
-    async with GatewayClient(gateway.url) as client:
+    async with GatewayClient(gateway.url, token=gateway.token) as client:
         await client.call("config.set", {"path": "agents.defaultHeartbeat.every", "value": "1h"})
         with pytest.raises(InvalidParams, match="cannot read 'hourly' as an interval"):
             await client.call(

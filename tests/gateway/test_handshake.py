@@ -87,8 +87,11 @@ async def test_requests_before_connect_get_101_even_for_unknown_methods(
 
 @pytest.fixture
 async def token_gateway(tmp_path: Path):  # type: ignore[no-untyped-def]
-    config = ServerConfig(database=tmp_path / "tok.db", bootstrap_token="s3cret-token")
-    async with serve(config, port=0) as running:
+    """A gateway whose owner put their own token in the local secret store first."""
+    from gsv_core.localconfig import set_secret
+
+    set_secret("gateway.token", "s3cret-token-of-the-owner-0123")
+    async with serve(ServerConfig(database=tmp_path / "tok.db"), port=0) as running:
         yield running
 
 
@@ -98,7 +101,7 @@ async def test_a_bad_or_missing_token_gets_401_before_the_4001_close(
 ) -> None:
     """The 401 response arrives first, then the socket closes with 4001 (fix of 18.5)."""
     async with await open_raw(token_gateway.url) as ws:
-        params = connect_params(token=token) if token is not None else connect_params()
+        params = connect_params(token=token)
         await ws.send(
             json.dumps({"type": "req", "id": "c1", "method": "connect", "params": params})
         )
@@ -116,7 +119,7 @@ async def test_a_bad_or_missing_token_gets_401_before_the_4001_close(
 async def test_the_right_token_is_accepted(token_gateway: RunningGateway) -> None:
     """A configured token is required and the matching one connects."""
     async with await open_raw(token_gateway.url) as ws:
-        hello = await handshake(ws, token="s3cret-token")
+        hello = await handshake(ws, token="s3cret-token-of-the-owner-0123")
         assert hello["type"] == "hello-ok"
         reply = await request(ws, "config.get", {"path": "auth.token"})
     assert reply["payload"]["value"] == "***"

@@ -125,7 +125,7 @@ async def test_health_and_websocket_still_work_beside_webhooks(
     """/health answers, a GatewayClient connects over /ws, other paths stay 404."""
     status, _, body = await asyncio.to_thread(_request, gateway, "GET", "/health")
     assert (status, json.loads(body)) == (200, {"status": "healthy"})
-    async with GatewayClient(gateway.url) as client:
+    async with GatewayClient(gateway.url, token=gateway.token) as client:
         listed = await client.call("channels.list")
     assert "channels" in listed
     status, _, body = await asyncio.to_thread(_request, gateway, "GET", "/channels/hooked")

@@ -55,7 +55,7 @@ async def gw(tmp_path: Path, fake: FakeProvider, clock: Clock) -> AsyncIterator[
 
 @pytest.fixture
 async def client(gw: RunningGateway) -> AsyncIterator[GatewayClient]:
-    async with GatewayClient(gw.url) as connected:
+    async with GatewayClient(gw.url, token=gw.token) as connected:
         yield connected
 
 

@@ -56,7 +56,10 @@ async def test_every_tool_works_through_the_gateway(
     """Write, Read, Edit, Glob, Grep, Bash and Process answer tool.invoke with seed shapes."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    async with running_node(gateway.url, workspace), GatewayClient(gateway.url) as client:
+    async with (
+        running_node(gateway.url, workspace),
+        GatewayClient(gateway.url, token=gateway.token) as client,
+    ):
         await node_online(gateway)
         tools = {t["name"] for t in (await client.call("tools.list"))["tools"]}
         assert {
@@ -88,7 +91,10 @@ async def test_tool_errors_reach_the_caller_and_the_node_survives(
     gateway: RunningGateway, tmp_path: Path
 ) -> None:
     """A failing tool answers with its message; the node keeps serving afterwards."""
-    async with running_node(gateway.url, tmp_path), GatewayClient(gateway.url) as client:
+    async with (
+        running_node(gateway.url, tmp_path),
+        GatewayClient(gateway.url, token=gateway.token) as client,
+    ):
         await node_online(gateway)
         with pytest.raises(Exception, match="command must not be empty") as failed:
             await client.call("tool.invoke", {"tool": "n1__Bash", "args": {"command": ""}})
@@ -111,7 +117,7 @@ async def test_the_node_reconnects_after_a_gateway_restart(tmp_path: Path) -> No
         await until(lambda: not daemon.connected.is_set(), "node noticing the gateway went away")
         async with serve(config, port=port) as gw2:
             await node_online(gw2)
-            async with GatewayClient(gw2.url) as client:
+            async with GatewayClient(gw2.url, token=gw2.token) as client:
                 names = [t["name"] for t in (await client.call("tools.list"))["tools"]]
             assert "n1__Read" in names
     finally:
@@ -157,7 +163,7 @@ async def test_logs_get_returns_the_nodes_log_tail(gateway: RunningGateway, tmp_
     log_file.write_text("".join(f"line {i}\n" for i in range(10)))
     async with (
         running_node(gateway.url, tmp_path, log_file=log_file),
-        GatewayClient(gateway.url) as client,
+        GatewayClient(gateway.url, token=gateway.token) as client,
     ):
         await node_online(gateway)
         logs = await client.call("logs.get", {"lines": 3})
@@ -186,7 +192,10 @@ async def test_background_exec_events_reach_the_gateway(
     async def sink(completion: dict[str, Any]) -> None:
         received.append(completion)
 
-    async with running_node(gateway.url, tmp_path), GatewayClient(gateway.url) as client:
+    async with (
+        running_node(gateway.url, tmp_path),
+        GatewayClient(gateway.url, token=gateway.token) as client,
+    ):
         await node_online(gateway)
         started = await client.call(
             "tool.invoke",
@@ -202,7 +211,7 @@ async def test_a_node_that_goes_away_mid_call_fails_it_with_503(
     gateway: RunningGateway, tmp_path: Path
 ) -> None:
     """Stopping the node during a long Bash call answers the caller with 503 at once."""
-    async with GatewayClient(gateway.url) as client:
+    async with GatewayClient(gateway.url, token=gateway.token) as client:
         async with running_node(gateway.url, tmp_path):
             await node_online(gateway)
             call = asyncio.create_task(

@@ -125,7 +125,7 @@ async def test_the_skills_list_is_snapshotted_per_run(
     fake.enqueue(call("gsv__WriteFile", {"path": "skills/second/SKILL.md",
                                          "content": skill_text(description="the second skill")}))  # fmt: skip
     fake.enqueue("done")
-    async with GatewayClient(gw.url) as client:
+    async with GatewayClient(gw.url, token=gw.token) as client:
         await run_to_end(client, gw, "add a skill")
         await run_to_end(client, gw, "again")
     await until(lambda: len(fake.requests) >= 3, "three model calls")
@@ -141,7 +141,7 @@ async def test_a_commissioning_agent_gets_no_skills_section(
 ) -> None:
     """While BOOTSTRAP.md exists the skills section is left out (spec 7.4)."""
     write_skill(workspace_dir(gw), "first", skill_text(description="the first skill"))
-    async with GatewayClient(gw.url) as client:
+    async with GatewayClient(gw.url, token=gw.token) as client:
         await run_to_end(client, gw, "hello")
     assert "Skills (Mandatory Scan)" not in fake.requests[0].system
 
@@ -153,7 +153,7 @@ async def test_snapshots_of_ended_runs_are_forgotten(
     behind: the map of per-run skills sections does not grow with each session."""
     await gw.gateway.workspace.delete("main", "BOOTSTRAP.md")
     write_skill(workspace_dir(gw), "first", skill_text(description="the first skill"))
-    async with GatewayClient(gw.url) as client:
+    async with GatewayClient(gw.url, token=gw.token) as client:
         for n in range(5):
             fake.enqueue(f"answer {n}")
             key = f"agent:main:cron:job:run{n}"

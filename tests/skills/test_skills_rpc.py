@@ -51,7 +51,7 @@ async def gw(tmp_path: Path, clock: Clock) -> AsyncIterator[RunningGateway]:
 
 @pytest.fixture
 async def client(gw: RunningGateway) -> AsyncIterator[GatewayClient]:
-    async with GatewayClient(gw.url) as connected:
+    async with GatewayClient(gw.url, token=gw.token) as connected:
         yield connected
 
 

@@ -41,7 +41,7 @@ def workspace_of(gw: RunningGateway) -> Path:
 
 
 async def transfer(gw: RunningGateway, source: str, destination: str) -> dict[str, Any]:
-    async with GatewayClient(gw.url) as client:
+    async with GatewayClient(gw.url, token=gw.token) as client:
         result: dict[str, Any] = await client.call(
             "transfer.request", {"source": source, "destination": destination}, timeout=300
         )

@@ -178,7 +178,7 @@ async def test_a_destination_that_vanishes_stops_a_send_from_the_workspace(
     folder = workspace_of(gw)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "big.bin").write_bytes(os.urandom(40 * 1024 * 1024))
-    async with GatewayClient(gw.url) as client:
+    async with GatewayClient(gw.url, token=gw.token) as client:
         params = {"source": "gsv:workspace/big.bin", "destination": "b:big.bin"}
         async with raw_destination(gw.url, "b") as accepted:
             task = asyncio.create_task(client.call("transfer.request", params, timeout=40))
@@ -244,7 +244,7 @@ async def test_the_agent_moves_files_with_gsv_transfer(tmp_path: Path) -> None:
     config = ServerConfig(database=tmp_path / "data" / "gsv.db", provider_factory=fake.factory)
     async with serve(config, port=0) as gw, node(gw.url, tmp_path / "a", "a"):
         (tmp_path / "a" / "notes.txt").write_text("hello")
-        async with GatewayClient(gw.url) as client:
+        async with GatewayClient(gw.url, token=gw.token) as client:
             await client.call("chat.send", {"sessionKey": "main", "message": "copy"})
             for _ in range(1000):
                 if len(fake.requests) >= 2:

@@ -326,7 +326,7 @@ async def test_events_of_other_sessions_are_ignored(
     """A run in another session (another client) leaves this chat untouched."""
     fake.enqueue("not for you")
     fake.enqueue("for you")
-    async with app.run_test(size=SIZE) as pilot, GatewayClient(gw.url) as other:
+    async with app.run_test(size=SIZE) as pilot, GatewayClient(gw.url, token=gw.token) as other:
         await wait_until(pilot, app.synced.is_set, "the session to load")
         events = other.events()
         sent = await other.call(

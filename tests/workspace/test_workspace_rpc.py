@@ -16,7 +16,7 @@ from gsv_core.gateway.server import RunningGateway
 
 @pytest.fixture
 async def client(gateway: RunningGateway) -> AsyncIterator[GatewayClient]:
-    async with GatewayClient(gateway.url) as connected:
+    async with GatewayClient(gateway.url, token=gateway.token) as connected:
         yield connected
 
 

@@ -159,7 +159,7 @@ async def test_daily_memory_follows_the_users_timezone(
     await workspace.write("main", "memory/2025-01-31.md", "user's yesterday")
     await workspace.write("main", "memory/2025-01-30.md", "too old")
     await workspace.write("main", "MEMORY.md", "likes tea")
-    async with GatewayClient(kiribati.url) as client:
+    async with GatewayClient(kiribati.url, token=kiribati.token) as client:
         events = EventLog(client)
         await run_turn(client, events, "morning")
         await events.close()

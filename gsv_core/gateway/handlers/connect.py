@@ -1,19 +1,26 @@
 """`connect`: the handshake of spec 2.3, with our fixes.
 
-Order: params shape (103) -> protocol range contains 1 (102) -> token (401, then the
-socket closes with 4001 *after* the response is sent, fix of 18.5) -> mode specifics
-(103) -> registration, replacing an older connection with the same id.
+Order: params shape (103) -> protocol range contains 1 (102) -> mode specifics (103) ->
+credential for that mode (401/403/429, see `gateway.auth`; the socket then closes with
+4001 *after* the response is sent, fix of 18.5) -> registration, replacing an older
+connection with the same id. A credential is always required (issue 21).
 """
 
 from __future__ import annotations
 
-import hmac
 import re
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from gsv_core.errors import InvalidConnectParams, Unauthorized, UnsupportedProtocol
+from gsv_core.errors import (
+    Forbidden,
+    InvalidConnectParams,
+    RateLimited,
+    Unauthorized,
+    UnsupportedProtocol,
+)
+from gsv_core.gateway.auth import Admission
 from gsv_core.protocol import PROTOCOL_VERSION
 from gsv_core.protocol.methods import CHANNEL, CLIENT, CONNECT, NODE
 from gsv_core.protocol.schemas.connect import (
@@ -23,7 +30,7 @@ from gsv_core.protocol.schemas.connect import (
     ServerInfo,
     ToolDefinition,
 )
-from gsv_core.protocol.schemas.nodes import validate_node_runtime
+from gsv_core.protocol.schemas.nodes import NodeRuntime, validate_node_runtime
 from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router, params_error
 
@@ -41,8 +48,9 @@ def register(router: Router, gateway: Gateway) -> None:
     async def connect(ctx: RequestContext, raw: Any) -> ConnectResult:
         params = _parse(raw)
         _check_protocol(params)
-        _check_token(ctx, params, gateway.config.auth_token)
-        await _register(ctx, params, gateway)
+        node_shape = _check_mode(params)
+        admission = await _admit(ctx, params, gateway)
+        await _register(ctx, params, gateway, node_shape)
         ctx.peer.connected = True
         ctx.peer.mode = params.client.mode
         node = gateway.nodes.online(params.client.id) if params.client.mode == NODE else None
@@ -51,6 +59,7 @@ def register(router: Router, gateway: Gateway) -> None:
             server=ServerInfo(version=gateway.version, connectionId=ctx.peer.connection_id),
             features=Features(methods=router.methods(), events=sorted(gateway.events)),
             approvalKey=node.approval_key if node is not None else None,
+            credential=admission.issued.token if admission.issued else None,
         )
 
     router.add(CONNECT, connect)
@@ -74,36 +83,51 @@ def _check_protocol(params: ConnectParams) -> None:
         )
 
 
-def _check_token(ctx: RequestContext, params: ConnectParams, expected: str | None) -> None:
-    if expected is None:
-        return
-    given = (params.auth.token if params.auth else None) or ""
-    if not hmac.compare_digest(given.encode(), expected.encode()):
-        ctx.close_after_reply = CLOSE_UNAUTHORIZED
-        raise Unauthorized("Unauthorized: invalid or missing token")
+NodeShape = tuple[list[ToolDefinition], NodeRuntime]
 
 
-async def _register(ctx: RequestContext, params: ConnectParams, gateway: Gateway) -> None:
+def _check_mode(params: ConnectParams) -> NodeShape | None:
+    """Mode-specific shape checks, before any credential is looked at: a node's tools
+    and runtime (so a malformed node hears 103, whatever its credential)."""
     client = params.client
     if client.mode not in (CLIENT, NODE, CHANNEL):
         raise InvalidConnectParams(
             f"Invalid client mode: {client.mode!r} (expected client, node or channel)"
         )
+    if client.mode == NODE:
+        tools = _node_tools(client.id, params)
+        return tools, validate_node_runtime(client.id, tools, params.nodeRuntime)
+    if client.mode == CHANNEL and not client.channel:
+        raise InvalidConnectParams("Channel mode requires channel field")
+    return None
+
+
+async def _admit(ctx: RequestContext, params: ConnectParams, gateway: Gateway) -> Admission:
+    try:
+        return await gateway.auth.admit(params, ctx.peer.remote)
+    except (Unauthorized, Forbidden, RateLimited):
+        ctx.close_after_reply = CLOSE_UNAUTHORIZED
+        raise
+
+
+async def _register(
+    ctx: RequestContext, params: ConnectParams, gateway: Gateway, node: NodeShape | None
+) -> None:
+    client = params.client
     if ctx.peer.connected:  # a second `connect` on one socket re-registers it
         await gateway.on_disconnect(ctx.peer)
     if client.mode == CLIENT:
         gateway.registry.register_client(ctx.peer, client.id)
-    elif client.mode == NODE:
-        tools = _node_tools(client.id, params)
-        runtime = validate_node_runtime(client.id, tools, params.nodeRuntime)
+    elif node is not None:
+        tools, runtime = node
         ctx.peer.peer_id = client.id
         await gateway.nodes.attach(
             ctx.peer, client.id, tools, runtime, (client.platform, client.version)
         )
     else:
-        if not client.channel:
-            raise InvalidConnectParams("Channel mode requires channel field")
-        gateway.registry.register_channel(ctx.peer, client.channel, client.accountId or client.id)
+        gateway.registry.register_channel(
+            ctx.peer, client.channel or "", client.accountId or client.id
+        )
     ctx.peer.peer_id = client.id
 
 

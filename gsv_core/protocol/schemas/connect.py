@@ -25,7 +25,10 @@ class ToolDefinition(WireModel):
 
 
 class ConnectAuth(WireModel):
-    token: str | None = None
+    token: str | None = Field(default=None, max_length=4096)
+    # gsv addition (nodes and channel adapters): a one-time code from `auth.invite`,
+    # exchanged for the peer's own credential (returned once in hello-ok `credential`)
+    joinCode: str | None = Field(default=None, max_length=64)
 
 
 class ConnectParams(WireModel):
@@ -54,3 +57,5 @@ class ConnectResult(WireModel):
     features: Features
     # gsv addition, node connections only: the key approval bindings are signed with
     approvalKey: str | None = None
+    # gsv addition, only after a join code: the credential to connect with from now on
+    credential: str | None = None

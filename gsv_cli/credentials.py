@@ -1,0 +1,79 @@
+"""Join codes and credentials on the command line (`gsv nodes invite|revoke`,
+`gsv channels invite|revoke`, the credentials table of `gsv nodes list`)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from gsv_cli import output
+from gsv_cli.state import CliState
+
+HOW_TO_JOIN = {
+    "node": "on the other machine: gsv node --join {code} --url {url}",
+    "channel": "give the adapter this code as auth.joinCode in its first connect",
+}
+
+
+def invite(state: CliState, role: str, subject: str | None) -> None:
+    """Ask the gateway for a one-time code and say how to use it."""
+    from gsv_cli.runner import call
+    from gsv_core.protocol.methods import AUTH_INVITE
+
+    params: dict[str, Any] = {"role": role}
+    if subject:
+        params["subject"] = subject
+    result = call(state, AUTH_INVITE, params)
+    if state.json:
+        output.print_json(result)
+        return
+    minutes = max(1, round((result["expiresAt"] - time.time() * 1000) / 60000))
+    bound = f" for {role} {subject}" if subject else ""
+    output.write_text(
+        f"join code{bound}: {result['code']}  (single use, expires in {minutes} minutes)\n"
+    )
+    output.print_hint(HOW_TO_JOIN[role].format(code=result["code"], url=state.url()))
+
+
+def revoke(state: CliState, ident: str) -> None:
+    """End a credential (or every credential of a node/channel) and disconnect it."""
+    from gsv_cli.runner import call
+    from gsv_core.protocol.methods import AUTH_REVOKE
+
+    result = call(state, AUTH_REVOKE, {"id": ident})
+    if state.json:
+        output.print_json(result)
+        return
+    for credential in result["revoked"]:
+        output.write_text(
+            f"revoked {credential['role']} credential {credential['id']} "
+            f"({credential['subject']})\n"
+        )
+    if result["disconnected"]:
+        output.write_text(f"disconnected {result['disconnected']} connection(s)\n")
+
+
+def credentials(state: CliState, role: str) -> list[dict[str, Any]]:
+    from gsv_cli.runner import call
+    from gsv_core.protocol.methods import AUTH_LIST
+
+    found: list[dict[str, Any]] = call(state, AUTH_LIST, {})["credentials"]
+    return [c for c in found if c["role"] == role]
+
+
+def print_credentials(found: list[dict[str, Any]], role: str) -> None:
+    rows = [
+        [
+            c["subject"],
+            c["id"],
+            output.when(c.get("createdAt")),
+            output.when(c.get("lastUsedAt")) if c.get("lastUsedAt") else "never",
+            "yes" if c.get("connected") else "no",
+        ]
+        for c in found
+    ]
+    output.print_table(
+        [role, "credential", "issued", "last used", "connected"],
+        rows,
+        empty=f"no {role} credentials: `gsv {role}s invite` makes a join code",
+    )

@@ -1,0 +1,81 @@
+"""`auth.invite`, `auth.list`, `auth.revoke`: the owner hands out one-time join codes and
+ends credentials (issue 21). Revoking disconnects the node or adapter at once."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gsv_core.errors import NotFound
+from gsv_core.protocol import methods as m
+from gsv_core.protocol.methods import CHANNEL, NODE
+from gsv_core.protocol.schemas.auth import (
+    AuthInviteParams,
+    AuthInviteResult,
+    AuthListParams,
+    AuthListResult,
+    AuthRevokeParams,
+    AuthRevokeResult,
+    CredentialInfo,
+)
+from gsv_core.rpc.context import Peer, RequestContext
+from gsv_core.rpc.dispatch import Router
+from gsv_core.storage.credentials import Credential
+
+if TYPE_CHECKING:
+    from gsv_core.gateway.app import Gateway
+
+CLOSE_REVOKED = (4001, "Credential revoked")
+
+
+def register(router: Router, gateway: Gateway) -> None:
+    auth = gateway.auth
+
+    async def invite(ctx: RequestContext, params: AuthInviteParams) -> AuthInviteResult:
+        code, expires = await auth.invite(params.role, params.subject)
+        return AuthInviteResult(
+            code=code, role=params.role, subject=params.subject, expiresAt=expires
+        )
+
+    async def list_credentials(ctx: RequestContext, params: AuthListParams) -> AuthListResult:
+        found = await auth.store.list(include_revoked=params.includeRevoked)
+        return AuthListResult(credentials=[_info(gateway, c) for c in found])
+
+    async def revoke(ctx: RequestContext, params: AuthRevokeParams) -> AuthRevokeResult:
+        revoked = await auth.store.revoke(params.id, gateway.now_ms())
+        if not revoked:
+            raise NotFound(
+                f"no active credential or node named {params.id!r} (see `gsv nodes list`)"
+            )
+        peers = [peer for c in revoked for peer in _peers_of(gateway, c)]
+        for peer in peers:
+            peer.close(*CLOSE_REVOKED)
+        return AuthRevokeResult(
+            revoked=[_info(gateway, c) for c in revoked], disconnected=len(peers)
+        )
+
+    router.add(m.AUTH_INVITE, invite, AuthInviteParams)
+    router.add(m.AUTH_LIST, list_credentials, AuthListParams)
+    router.add(m.AUTH_REVOKE, revoke, AuthRevokeParams)
+
+
+def _peers_of(gateway: Gateway, credential: Credential) -> list[Peer]:
+    """The live connections that belong to a credential's node or channel."""
+    if credential.role == NODE:
+        node = gateway.nodes.online(credential.subject)
+        return [node.peer] if node is not None else []
+    if credential.role == CHANNEL:
+        entries = gateway.registry.channels.values()
+        return [e.peer for e in entries if e.channel == credential.subject]
+    return []
+
+
+def _info(gateway: Gateway, credential: Credential) -> CredentialInfo:
+    return CredentialInfo(
+        id=credential.id,
+        role=credential.role,
+        subject=credential.subject,
+        createdAt=credential.created_at,
+        lastUsedAt=credential.last_used_at,
+        revokedAt=credential.revoked_at,
+        connected=credential.active and bool(_peers_of(gateway, credential)),
+    )
