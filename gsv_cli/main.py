@@ -23,6 +23,7 @@ from gsv_cli.commands import (
     local_config,
     node,
     nodes,
+    security,
     sessions,
     skills,
     tools,
@@ -81,6 +82,7 @@ app.add_typer(channels.app, name="channel", hidden=True)
 app.add_typer(channels.pairing_app, name="pairing")
 app.add_typer(channels.pairing_app, name="pair", hidden=True)
 app.add_typer(approvals.app, name="approvals")
+app.add_typer(security.app, name="security")
 app.command("transfer")(transfer.transfer)
 app.command("logs")(nodes.logs)
 app.add_typer(config.app, name="config")

@@ -77,6 +77,16 @@ async def gateway_client(state: CliState, **kwargs: Any) -> AsyncIterator[Gatewa
         await client.close()
 
 
+def call_quietly(state: CliState, method: str, params: Any = None, timeout: float = 30.0) -> Any:
+    """As `call`, but a failure is raised (GsvError) for the command to handle."""
+
+    async def once() -> Any:
+        async with gateway_client(state) as client:
+            return await client.call(method, params, timeout=timeout)
+
+    return asyncio.run(once())
+
+
 def call(state: CliState, method: str, params: Any = None, timeout: float = 30.0) -> Any:
     """Connect, make one call, return its payload (the common shape of admin commands)."""
 

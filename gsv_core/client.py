@@ -190,7 +190,7 @@ class GatewayClient:
         await self.close()
 
     # -- connection ---------------------------------------------------------------------
-    def _tls_option(self) -> dict[str, ssl.SSLContext]:
+    def _tls_option(self) -> dict[str, Any]:
         """`ssl=` for connect: absent means websockets' defaults (system CAs for wss://)."""
         if not self.tls_ca or not self.url.startswith("wss://"):
             return {}

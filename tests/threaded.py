@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -41,3 +42,9 @@ def threaded_gateway(database: Path, **config: object) -> Iterator[RunningGatewa
         loop.call_soon_threadsafe(stop.set)
         thread.join(timeout=30)
         loop.close()
+
+
+def owner_env(running: RunningGateway) -> dict[str, str]:
+    """The environment for a CLI subprocess of this test: it cannot see the in-process
+    memory keyring, so the owner token goes in GSV_TOKEN (as a user could pass it)."""
+    return {**os.environ, "GSV_TOKEN": running.token}

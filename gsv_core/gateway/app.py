@@ -23,6 +23,7 @@ from gsv_core.channels.test_channel import TestChannel
 from gsv_core.cron.service import CronService
 from gsv_core.errors import InvalidParams
 from gsv_core.gateway.agent_host import GatewayAgentHost, ProviderFactory
+from gsv_core.gateway.audit import Listening
 from gsv_core.gateway.auth import Authenticator
 from gsv_core.gateway.channel_host import GatewayChannelHost
 from gsv_core.gateway.config_service import ConfigService
@@ -37,6 +38,7 @@ from gsv_core.gateway.handlers import cron as cron_handlers
 from gsv_core.gateway.handlers import heartbeat as heartbeat_handlers
 from gsv_core.gateway.handlers import nodes as node_handlers
 from gsv_core.gateway.handlers import pairing as pairing_handlers
+from gsv_core.gateway.handlers import security as security_handlers
 from gsv_core.gateway.handlers import sessions as session_handlers
 from gsv_core.gateway.handlers import skills as skill_handlers
 from gsv_core.gateway.handlers import tools as tools_handlers
@@ -80,6 +82,7 @@ log = logging.getLogger(__name__)
 HANDLER_MODULES = (
     connect_handlers,
     auth_handlers,
+    security_handlers,
     config_handlers,
     tools_handlers,
     node_handlers,
@@ -118,6 +121,7 @@ class Gateway:
     native_tools: NativeToolRegistry = field(default_factory=NativeToolRegistry)
     approvals: ApprovalService = field(init=False)
     auth: Authenticator = field(init=False)
+    listening: Listening | None = None  # how `serve` listens (for the security audit)
     workspace: Workspace = field(init=False)
     skills: SkillService = field(init=False)
     sessions: SessionManager = field(init=False)

@@ -30,10 +30,12 @@ from pathlib import Path
 from websockets.asyncio.server import Server, ServerConnection
 from websockets.asyncio.server import serve as ws_serve
 from websockets.http11 import Request, Response
+from websockets.typing import Origin
 
 from gsv_core.errors import InvalidParams
 from gsv_core.gateway.agent_host import ProviderFactory
 from gsv_core.gateway.app import Gateway, build_gateway
+from gsv_core.gateway.audit import MIN_TOKEN_LENGTH, Listening
 from gsv_core.gateway.connection import Connection
 from gsv_core.gateway.http_front import HttpFront
 from gsv_core.localconfig import generate_token, get_secret, set_secret
@@ -144,6 +146,7 @@ async def serve(
             server_header=f"gsv/{gateway.version}",
         ) as server:
             bound = _bound_port(server, port)
+            gateway.listening = Listening(host, is_loopback(host), config.tls is not None)
             scheme = "wss" if config.tls else "ws"
             log.info("gateway listening on %s://%s:%d/ws", scheme, host, bound)
             await gateway.sessions.recover()
@@ -177,13 +180,10 @@ def _check_exposure(host: str, config: ServerConfig) -> None:
     )
 
 
-def _allowed_origins(gateway: Gateway) -> list[str | None]:
+def _allowed_origins(gateway: Gateway) -> list[Origin | None]:
     """None admits native clients (they send no Origin); browsers only from the list."""
     listed = gateway.config.setting("gateway.allowedOrigins")
-    return [None, *(origin.rstrip("/") for origin in listed)]
-
-
-MIN_TOKEN_LENGTH = 24
+    return [None, *(Origin(origin.rstrip("/")) for origin in listed)]
 
 
 async def _ensure_owner_token(gateway: Gateway) -> None:

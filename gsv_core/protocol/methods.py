@@ -39,6 +39,8 @@ NODE_FORGET: Final = "node.forget"
 AUTH_INVITE: Final = "auth.invite"
 AUTH_LIST: Final = "auth.list"
 AUTH_REVOKE: Final = "auth.revoke"
+# gsv addition (issue 21): the gateway's half of `gsv security audit [--fix]`
+SECURITY_AUDIT: Final = "security.audit"
 # not in seed 001: the node inventory for `gsv nodes list` (online, platform, last seen)
 NODES_LIST: Final = "nodes.list"
 NODE_PROBE_RESULT: Final = "node.probe.result"
@@ -171,5 +173,6 @@ METHODS: Final[dict[str, MethodSpec]] = {
         _spec(AUTH_INVITE, CLIENT),
         _spec(AUTH_LIST, CLIENT),
         _spec(AUTH_REVOKE, CLIENT),
+        _spec(SECURITY_AUDIT, CLIENT),
     )
 }

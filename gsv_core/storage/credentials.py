@@ -163,7 +163,7 @@ class CredentialStore:
         await self._db.write(touch)
         return credential
 
-    async def list(self, include_revoked: bool = False) -> list[Credential]:
+    async def list_all(self, include_revoked: bool = False) -> list[Credential]:
         where = "" if include_revoked else "WHERE revoked_at IS NULL"
 
         def read(conn: sqlite3.Connection) -> list[Credential]:
@@ -187,7 +187,7 @@ class CredentialStore:
             conn.executemany(
                 "UPDATE credentials SET revoked_at = ? WHERE id = ?", [(now, r[0]) for r in rows]
             )
-            return [_credential(r[:5] + (now,)) for r in rows]
+            return [_credential((*r[:5], now)) for r in rows]
 
         revoked: list[Credential] = await self._db.write(write)
         return revoked

@@ -19,7 +19,7 @@ from gsv_cli.main import app
 from gsv_core.gateway.server import RunningGateway
 from gsv_core.localconfig import load_local_config
 from gsv_core.service import background
-from tests.threaded import threaded_gateway
+from tests.threaded import owner_env, threaded_gateway
 
 
 def gsv(url: str, *args: str) -> Result:
@@ -49,7 +49,7 @@ def node_process(live: RunningGateway, tmp_path: Path) -> Iterator[subprocess.Po
     proc = subprocess.Popen(
         [sys.executable, "-m", "gsv_cli", "--url", live.url, "node", "run", "--id", "n1",
          "--workspace", str(workspace)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=owner_env(live),
     )  # fmt: skip
     try:
         wait_for(lambda: "n1" in live.gateway.nodes.online_ids(), "the node to connect")
@@ -135,7 +135,7 @@ def test_node_start_status_stop_as_a_background_process(
         started = subprocess.run(
             [sys.executable, "-m", "gsv_cli", "--url", live.url, "node", "start", "--id", "bg",
              "--workspace", str(tmp_path)],
-            capture_output=True, text=True, timeout=60,
+            capture_output=True, text=True, timeout=60, env=owner_env(live),
         )  # fmt: skip
         assert started.returncode == 0, started.stderr
         assert "gsv node bg started" in started.stdout

@@ -15,7 +15,7 @@ from typer.testing import CliRunner, Result
 
 from gsv_cli.main import app
 from gsv_core.gateway.server import RunningGateway
-from tests.threaded import threaded_gateway
+from tests.threaded import owner_env, threaded_gateway
 
 
 @pytest.fixture
@@ -31,7 +31,7 @@ def workspace(live: RunningGateway, tmp_path: Path) -> Iterator[Path]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "gsv_cli", "--url", live.url, "node", "run", "--id", "n1",
          "--workspace", str(folder), "--no-log-stderr"],
-        stdout=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, env=owner_env(live),
     )  # fmt: skip
     deadline = time.monotonic() + 30
     while "n1" not in live.gateway.nodes.online_ids():

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from gsv_cli.main import app
 from gsv_core.gateway.server import RunningGateway
 from tests.fakes.llm_server import FakeLLMServer, ToolCall, fake_llm_server, reply
-from tests.threaded import threaded_gateway
+from tests.threaded import owner_env, threaded_gateway
 
 
 @pytest.fixture
@@ -38,7 +38,7 @@ def node(live: RunningGateway, tmp_path: Path) -> Iterator[Path]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "gsv_cli", "--url", live.url, "node", "run", "--id", "laptop",
          "--workspace", str(workspace), "--no-log-stderr"],
-        stdout=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, env=owner_env(live),
     )  # fmt: skip
     deadline = time.monotonic() + 30
     while "laptop" not in live.gateway.nodes.online_ids():

@@ -183,7 +183,7 @@ async def test_a_channel_adapter_joins_for_its_channel_only(gateway: RunningGate
         assert list(gateway.gateway.registry.channels) == ["matrix:bridge"]
     finally:
         await joining.close()
-    listed = await gateway.gateway.auth.store.list()
+    listed = await gateway.gateway.auth.store.list_all()
     assert [(c.role, c.subject) for c in listed] == [("channel", "matrix")]
     # the adapter reconnects with its credential; as another channel it is refused
     again = ClientIdentity(mode="channel", id="bridge", channel="matrix")

@@ -83,6 +83,7 @@ def test_gsv_chat_runs_in_a_real_terminal(
     exit_file = tmp_path / "exit-code"
     # the test's isolated GSV_HOME, HOME and XDG dirs, whatever the tmux server inherited
     isolated = [f"{k}={v}" for k, v in os.environ.items() if k.startswith(ISOLATION)]
+    isolated.append(f"GSV_TOKEN={live.token}")  # the in-process keyring is not shared
     chat = shlex.join(
         ["env", *isolated, sys.executable, "-m", "gsv_cli", "--url", live.url, "chat"]
     )

@@ -37,7 +37,7 @@ def register(router: Router, gateway: Gateway) -> None:
         )
 
     async def list_credentials(ctx: RequestContext, params: AuthListParams) -> AuthListResult:
-        found = await auth.store.list(include_revoked=params.includeRevoked)
+        found = await auth.store.list_all(include_revoked=params.includeRevoked)
         return AuthListResult(credentials=[_info(gateway, c) for c in found])
 
     async def revoke(ctx: RequestContext, params: AuthRevokeParams) -> AuthRevokeResult:

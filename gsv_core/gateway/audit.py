@@ -1,0 +1,193 @@
+"""The gateway's half of `gsv security audit` (issue 21): what only the running gateway
+knows (how it listens, its token, config, nodes and credentials), as findings, each with
+the command that fixes it; `fix_findings` repairs those it safely can.
+
+The CLI adds what only the local machine knows (file modes, the secret store).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from gsv_core.localconfig import generate_token, set_secret
+
+if TYPE_CHECKING:
+    from gsv_core.gateway.app import Gateway
+
+log = logging.getLogger(__name__)
+
+MIN_TOKEN_LENGTH = 24
+STALE_AFTER_MS = 30 * 24 * 3600 * 1000  # a credential unused this long is likely forgotten
+_LOCAL_ORIGIN_HOSTS = {"localhost", "127.0.0.1", "::1"}
+
+
+@dataclass(frozen=True)
+class Listening:
+    """How the gateway listens (set by `serve`)."""
+
+    host: str
+    loopback: bool
+    tls: bool
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str  # token | bind | origins | channels | approvals | credentials
+    message: str
+    fix: str  # the command (or step) that fixes it
+    fixable: bool = False  # `gsv security audit --fix` repairs it
+    subject: str | None = None  # what a fix acts on: a channel, a credential id, an origin
+
+
+async def audit(gateway: Gateway) -> list[Finding]:
+    """Every finding, in a stable order (one per problem)."""
+    return [
+        *_token(gateway),
+        *_bind(gateway.listening),
+        *_origins(gateway),
+        *_channels(gateway),
+        *_approvals(gateway),
+        *await _credentials(gateway),
+    ]
+
+
+def _token(gateway: Gateway) -> list[Finding]:
+    token = gateway.config.auth_token or ""
+    if len(token) >= MIN_TOKEN_LENGTH and len(set(token)) >= 8:
+        return []
+    return [
+        Finding(
+            "token",
+            f"the owner token is weak ({len(token)} characters)",
+            "gsv security audit --fix (makes a strong one; local clients pick it up)",
+            fixable=True,
+        )
+    ]
+
+
+def _bind(listening: Listening | None) -> list[Finding]:
+    if listening is None or listening.loopback or listening.tls:
+        return []
+    return [
+        Finding(
+            "bind",
+            f"listening on {listening.host} with plain ws (no TLS): tokens and messages "
+            "cross the network readable",
+            "restart with --tls-cert/--tls-key, or bind 127.0.0.1 behind Tailscale or a TLS "
+            "reverse proxy (README: Exposing the gateway)",
+        )
+    ]
+
+
+def _origins(gateway: Gateway) -> list[Finding]:
+    findings = []
+    for origin in gateway.config.setting("gateway.allowedOrigins"):
+        parts = urlsplit(origin)
+        if parts.scheme == "http" and parts.hostname not in _LOCAL_ORIGIN_HOSTS:
+            findings.append(
+                Finding(
+                    "origins",
+                    f"allowed origin {origin} is plain http: any network hop can inject a "
+                    "page that drives the agent",
+                    "gsv security audit --fix (removes it), or allow its https:// origin",
+                    fixable=True,
+                    subject=origin,
+                )
+            )
+    return findings
+
+
+def _channels(gateway: Gateway) -> list[Finding]:
+    channels: dict[str, Any] = gateway.config.setting("channels")
+    return [
+        Finding(
+            "channels",
+            f"channel {name} has dmPolicy: open: any stranger who writes to it drives the agent",
+            f"gsv config set channels.{name}.dmPolicy pairing",
+            fixable=True,
+            subject=name,
+        )
+        for name, settings in sorted(channels.items())
+        if isinstance(settings, dict) and settings.get("dmPolicy") == "open"
+    ]
+
+
+def _approvals(gateway: Gateway) -> list[Finding]:
+    nodes = gateway.nodes.online_ids()
+    if not nodes:
+        return []
+    approval: dict[str, Any] = gateway.config.setting("toolApproval")
+    mode = approval.get("mode")
+    weak = mode in ("denylist", "off") if mode else approval.get("defaultDecision") == "allow"
+    if not weak:
+        return []
+    what = f"toolApproval.mode is {mode}" if mode else "toolApproval.defaultDecision is allow"
+    return [
+        Finding(
+            "approvals",
+            f"{what} with {len(nodes)} node(s) connected: shell commands the parser does "
+            "not recognise as dangerous run without asking",
+            "gsv config set toolApproval.mode allowlist"
+            if mode
+            else "gsv config set toolApproval.defaultDecision ask",
+            fixable=True,
+        )
+    ]
+
+
+async def _credentials(gateway: Gateway) -> list[Finding]:
+    now = gateway.now_ms()
+    findings = []
+    for credential in await gateway.auth.store.list_all():
+        last = credential.last_used_at or credential.created_at
+        if now - last > STALE_AFTER_MS:
+            days = (now - last) // (24 * 3600 * 1000)
+            findings.append(
+                Finding(
+                    "credentials",
+                    f"{credential.role} credential {credential.id} ({credential.subject}) "
+                    f"unused for {days} days",
+                    f"gsv {credential.role}s revoke {credential.id}",
+                    fixable=True,
+                    subject=credential.id,
+                )
+            )
+    return findings
+
+
+async def fix_findings(gateway: Gateway, findings: list[Finding]) -> list[Finding]:
+    """Repair what can be repaired in place; returns the findings that were fixed."""
+    fixed = []
+    for finding in findings:
+        if finding.fixable and await _fix(gateway, finding):
+            log.info("security audit fixed: %s", finding.message)
+            fixed.append(finding)
+    return fixed
+
+
+async def _fix(gateway: Gateway, finding: Finding) -> bool:
+    config = gateway.config
+    if finding.check == "token":
+        token = generate_token()
+        await config.set("auth.token", token)
+        await asyncio.to_thread(set_secret, "gateway.token", token)
+    elif finding.check == "origins":
+        kept = [o for o in config.setting("gateway.allowedOrigins") if o != finding.subject]
+        await config.set("gateway.allowedOrigins", kept)
+    elif finding.check == "channels":
+        await config.set(f"channels.{finding.subject}.dmPolicy", "pairing")
+    elif finding.check == "approvals":
+        mode = config.setting("toolApproval").get("mode")
+        if mode:
+            await config.set("toolApproval.mode", "allowlist")
+        else:
+            await config.set("toolApproval.defaultDecision", "ask")
+    elif finding.check == "credentials" and finding.subject:
+        await gateway.auth.store.revoke(finding.subject, gateway.now_ms())
+    else:
+        return False
+    return True
