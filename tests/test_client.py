@@ -24,6 +24,7 @@ from gsv_core.errors import (
     Unauthorized,
 )
 from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
+from gsv_core.localconfig import generate_token, get_secret, set_secret
 
 
 def _free_port() -> int:
@@ -55,13 +56,13 @@ async def test_nothing_listening_raises_gateway_unreachable() -> None:
 
 async def test_handshake_failures_raise_their_error(tmp_path: Path) -> None:
     """A wrong token raises Unauthorized; a node without tools raises 103."""
-    config = ServerConfig(database=tmp_path / "g.db", bootstrap_token="right-token")
+    config = ServerConfig(database=tmp_path / "g.db")
     async with serve(config, port=0) as running:
         with pytest.raises(Unauthorized):
             await GatewayClient(running.url, token="wrong").connect()
         with pytest.raises(InvalidConnectParams, match="requires tools"):
             await GatewayClient(
-                running.url, token="right-token", identity=ClientIdentity(mode="node")
+                running.url, token=running.token, identity=ClientIdentity(mode="node")
             ).connect()
 
 
@@ -116,9 +117,11 @@ async def test_the_client_reconnects_after_a_gateway_restart(tmp_path: Path) -> 
         reconnects.append(str(hello["server"]["connectionId"]))  # type: ignore[index]
 
     backoff = Backoff(base=0.01, cap=0.05, rng=random.Random(1))
+    set_secret("gateway.token", generate_token())  # both gateways adopt the owner's token
     client = GatewayClient(
-        f"ws://127.0.0.1:{port}/ws", reconnect=True, backoff=backoff, on_connected=on_connected
-    )
+        f"ws://127.0.0.1:{port}/ws", token=get_secret("gateway.token"), reconnect=True,
+        backoff=backoff, on_connected=on_connected,
+    )  # fmt: skip
     try:
         async with serve(config, port=port):
             await client.connect()

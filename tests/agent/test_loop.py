@@ -259,7 +259,7 @@ async def test_logs_get_returns_the_node_log(
     log_file = tmp_path / "node.log"
     log_file.write_text("".join(f"line {i}\n" for i in range(1, 8)))
     settings = NodeSettings(url=gw.url, node_id="n1", workspace=tmp_path, log_file=log_file,
-                            backoff=Backoff(base=0.05, cap=0.2))  # fmt: skip
+                            backoff=Backoff(base=0.05, cap=0.2), owner_token=gw.token)  # fmt: skip
     daemon = NodeDaemon(settings)
     stop = asyncio.Event()
     task = asyncio.create_task(daemon.run(stop))

@@ -23,7 +23,11 @@ async def node(
     gw: RunningGateway, workspace: Path, node_id: str = "n1"
 ) -> AsyncIterator[NodeDaemon]:
     settings = NodeSettings(
-        url=gw.url, node_id=node_id, workspace=workspace, backoff=Backoff(base=0.05, cap=0.2)
+        url=gw.url,
+        node_id=node_id,
+        workspace=workspace,
+        backoff=Backoff(base=0.05, cap=0.2),
+        owner_token=gw.token,
     )
     daemon = NodeDaemon(settings)
     stop = asyncio.Event()

@@ -22,12 +22,16 @@ from gsv_core.gateway.server import RunningGateway
 from gsv_core.node.daemon import NodeDaemon, NodeSettings
 from tests.agent.conftest import EventLog, send
 from tests.fakes.provider import FakeProvider, call
+from tests.wire import owner_token
 
 
 @asynccontextmanager
-async def node(url: str, workspace: Path, node_id: str = "n1") -> AsyncIterator[NodeDaemon]:
+async def node(
+    url: str, workspace: Path, node_id: str = "n1", token: str | None = None
+) -> AsyncIterator[NodeDaemon]:
     daemon = NodeDaemon(NodeSettings(url=url, node_id=node_id, workspace=workspace,
-                                     backoff=Backoff(base=0.05, cap=0.2)))  # fmt: skip
+                                     backoff=Backoff(base=0.05, cap=0.2), token=token,
+                                     owner_token=owner_token()))  # fmt: skip
     stop = asyncio.Event()
     task = asyncio.create_task(daemon.run(stop))
     await asyncio.wait_for(daemon.connected.wait(), 30)
@@ -236,7 +240,7 @@ async def test_the_node_refuses_calls_its_binding_does_not_cover(tmp_path: Path)
     (tmp_path / "victim").mkdir()
     async with ws_serve(fake_gateway, "127.0.0.1", 0, compression=None) as server:
         port = next(iter(server.sockets)).getsockname()[1]
-        async with node(f"ws://127.0.0.1:{port}/ws", tmp_path):
+        async with node(f"ws://127.0.0.1:{port}/ws", tmp_path, token="n0.anything"):
             await asyncio.wait_for(sent.wait(), 30)
     assert "does not cover exactly this call" in results[0]["error"]
     assert "does not cover exactly this call" in results[1]["error"]

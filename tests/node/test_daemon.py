@@ -18,6 +18,7 @@ from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
 from gsv_core.node.daemon import NodeDaemon, NodeSettings, default_node_id
 from gsv_core.node.logtail import tail_lines
 from tests.fakes.tcp_proxy import freezable_proxy
+from tests.wire import credential, owner_token
 
 
 async def until(predicate: Any, what: str, tries: int = 500) -> None:
@@ -33,6 +34,7 @@ async def until(predicate: Any, what: str, tries: int = 500) -> None:
 async def running_node(
     url: str, workspace: Path, node_id: str = "n1", **kw: Any
 ) -> AsyncIterator[NodeDaemon]:
+    kw.setdefault("owner_token", owner_token())  # a local node: it enrolls as the owner
     settings = NodeSettings(
         url=url, node_id=node_id, workspace=workspace, backoff=Backoff(base=0.05, cap=0.2), **kw
     )
@@ -129,14 +131,14 @@ async def test_a_refused_connect_and_a_bad_token_are_retried_and_logged(
 ) -> None:
     """The daemon logs why it cannot connect and keeps trying until the gateway lets it in."""
     caplog.set_level(logging.WARNING, logger="gsv_core.node.daemon")
-    config = ServerConfig(database=tmp_path / "gsv.db", bootstrap_token="right")
+    config = ServerConfig(database=tmp_path / "gsv.db")
     async with (
         serve(config, port=0) as gw,
-        running_node(gw.url, tmp_path, token="wrong") as daemon,
+        running_node(gw.url, tmp_path, token="n0.wrong") as daemon,
     ):
         await until(lambda: "Unauthorized" in caplog.text, "a logged Unauthorized")
         assert not daemon.connected.is_set()
-        daemon.settings.token = "right"
+        daemon.settings.token = await credential(gw, "node", "n1")
         await node_online(gw)
     async with running_node("ws://127.0.0.1:9/ws", tmp_path):
         await until(lambda: "cannot reach the gateway" in caplog.text, "a logged refused connect")

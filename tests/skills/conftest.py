@@ -60,7 +60,7 @@ async def running_node(
 ) -> AsyncIterator[NodeDaemon]:
     """A real node daemon connected to `gw`, online when the block starts."""
     settings = NodeSettings(url=gw.url, node_id=node_id, workspace=workspace,
-                            backoff=Backoff(base=0.05, cap=0.2))  # fmt: skip
+                            backoff=Backoff(base=0.05, cap=0.2), owner_token=gw.token)  # fmt: skip
     daemon = NodeDaemon(settings)
     stop = asyncio.Event()
     task = asyncio.create_task(daemon.run(stop))

@@ -18,14 +18,15 @@ from gsv_core.client import Backoff, GatewayClient
 from gsv_core.gateway.server import RunningGateway
 from gsv_core.node.daemon import NodeDaemon, NodeSettings
 from gsv_core.protocol.frames import MAX_TRANSFER_CHUNK, encode_binary_frame
-from tests.wire import handshake, open_raw
+from tests.wire import handshake, open_raw, owner_token
 
 
 @asynccontextmanager
 async def node(url: str, workspace: Path, node_id: str) -> AsyncIterator[NodeDaemon]:
     workspace.mkdir(parents=True, exist_ok=True)
     daemon = NodeDaemon(NodeSettings(url=url, node_id=node_id, workspace=workspace,
-                                     backoff=Backoff(base=0.05, cap=0.2)))  # fmt: skip
+                                     backoff=Backoff(base=0.05, cap=0.2),
+                                     owner_token=owner_token()))  # fmt: skip
     stop = asyncio.Event()
     task = asyncio.create_task(daemon.run(stop))
     await asyncio.wait_for(daemon.connected.wait(), 30)

@@ -13,6 +13,7 @@ from textual.pilot import Pilot
 from gsv_cli.tui.app import ChatApp, make_app
 from gsv_core.client import Backoff, GatewayClient
 from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
+from gsv_core.localconfig import get_secret
 from tests.fakes.provider import FakeProvider
 
 KEY = "agent:main:main"
@@ -39,8 +40,10 @@ async def gw(database: Path, fake: FakeProvider) -> AsyncIterator[RunningGateway
 
 
 def quick_client(url: str) -> GatewayClient:
-    """A client that reconnects fast (tests restart gateways)."""
-    return GatewayClient(url, reconnect=True, backoff=Backoff(base=0.05, cap=0.2))
+    """A client that reconnects fast (tests restart gateways), with the owner token the
+    test's gateway keeps in the secret store."""
+    token = get_secret("gateway.token")
+    return GatewayClient(url, token=token, reconnect=True, backoff=Backoff(base=0.05, cap=0.2))
 
 
 @pytest.fixture

@@ -23,6 +23,7 @@ from gsv_cli.tui.widgets.status import Activity, Banner
 from gsv_core.client import GatewayClient
 from gsv_core.errors import ProviderFailed
 from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
+from gsv_core.localconfig import generate_token, set_secret
 from tests.fakes.provider import Fail, FakeProvider, call
 from tests.tui.conftest import KEY, SIZE, URL_LABEL, quick_client, type_and_send, wait_until
 
@@ -441,6 +442,7 @@ async def test_no_gateway_shows_how_to_start_it_then_connects(
     """Connection refused at start: a banner says how to start the gateway; when one starts,
     the chat connects by itself."""
     port = _free_port()
+    set_secret("gateway.token", generate_token())  # the owner's, adopted by the gateway
     client = quick_client(f"ws://127.0.0.1:{port}/ws")
     app = make_app(client, KEY, url_label=URL_LABEL)
     try:
