@@ -181,3 +181,18 @@ def test_listings_show_hostile_text_as_written(
         assert hostile.shown in shown.stdout, f"{hostile.name} not shown as written"
     leaked = RAW_CONTROL.findall(shown.stdout + shown.stderr)
     assert not leaked, f"raw control characters reached the terminal: {leaked}"
+
+
+def test_chat_streams_hostile_replies_and_tool_errors_as_written(
+    live: RunningGateway, fake: FakeProvider
+) -> None:
+    """`gsv chat "message"`: the streamed reply on stdout and a failed tool's line on
+    stderr (the model named the tool) show every string as written, nothing obeyed."""
+    fake.enqueue(*(f"{hostile.written} | " for hostile in HOSTILE), call("gsv__No[/]\x1b[2J"))
+    fake.enqueue("done")
+    chatted = gsv(live.url, "chat", "show me")
+    assert chatted.exit_code == 0, chatted.stderr
+    assert chatted.stdout.startswith(" | ".join(hostile.shown for hostile in HOSTILE))
+    assert "Unknown native tool: gsv__No[/]␛[2J" in chatted.stderr
+    leaked = RAW_CONTROL.findall(chatted.stdout + chatted.stderr)
+    assert not leaked, f"raw control characters reached the terminal: {leaked}"
