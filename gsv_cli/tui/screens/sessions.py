@@ -146,7 +146,7 @@ class SessionPicker(ModalScreen[str | None]):
         if key is None:
             return
         entry = next((s for s in self.sessions if s.get("sessionKey") == key), {})
-        self._open_input("rename", str(entry.get("label") or ""), f"Label for {key}")
+        self._open_input("rename", str(entry.get("label") or ""), neutralise(f"Label for {key}"))
 
     def _highlighted_key(self) -> str | None:
         options = self.query_one(OptionList)
