@@ -4,8 +4,8 @@ tool calls as collapsible one-liners, and notices (command answers, errors, setu
 States are spelled out in text and symbols (queued, ✓, ✗), never by colour alone, so
 the chat reads the same under NO_COLOR. Every text here comes from elsewhere (the agent,
 tools, the gateway), so it is shown through `gsv_cli.safe_text`: literally, with control
-characters visible and inert; Markdown links are not opened on a click (the app shows
-their target first).
+characters visible and inert; a click on a Markdown link does not open it (ChatView
+shows its target first).
 """
 
 from __future__ import annotations
