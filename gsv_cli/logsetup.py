@@ -12,6 +12,8 @@ import sys
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
 
+from gsv_cli.safe_text import neutralise
+
 LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMAT = "%(asctime)s.%(msecs)03d %(levelname)s %(name)s: %(message)s"
 DATE_FORMAT = "%Y-%m-%dT%H:%M:%S"
@@ -37,7 +39,7 @@ def configure_logging(
         if handler.get_name() in _HANDLER_NAMES:
             root.removeHandler(handler)
             handler.close()
-    formatter = logging.Formatter(LOG_FORMAT, DATE_FORMAT)
+    formatter = NeutralisingFormatter(LOG_FORMAT, DATE_FORMAT)
     handlers: list[logging.Handler] = []
     if stderr:
         console = _named(logging.StreamHandler(sys.stderr), "gsv.stderr")
@@ -55,6 +57,15 @@ def configure_logging(
     root.setLevel(level.upper())
     # websockets logs every connection and every plain HTTP answer (/health) at INFO
     logging.getLogger("websockets").setLevel(logging.WARNING)
+
+
+class NeutralisingFormatter(logging.Formatter):
+    """Records quote remote text (a sender's name, a tool's output) and are read on a
+    terminal (stderr, `tail -f`): its control characters are shown, never obeyed, and a
+    lone surrogate cannot break the write."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return neutralise(super().format(record))
 
 
 def _named(handler: logging.Handler, name: str) -> logging.Handler:

@@ -1,4 +1,9 @@
-"""Where CLI output goes: data to stdout (as rich tables or `--json`), errors to stderr."""
+"""Where CLI output goes: data to stdout (as rich tables or `--json`), errors to stderr.
+
+Everything printed here may hold text from elsewhere (a stranger's pairing request, a
+cron reply, a file name), so it goes through `gsv_cli.safe_text`: never parsed as rich
+markup, control characters shown rather than obeyed.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
+
+from gsv_cli.safe_text import escape_json, neutralise, plain_text
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -34,13 +41,14 @@ def err() -> Console:
 
 def print_json(data: Any) -> None:
     """Machine-readable output: plain JSON on stdout, nothing else."""
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.write(escape_json(json.dumps(data, indent=2, ensure_ascii=False)) + "\n")
     sys.stdout.flush()
 
 
 def print_json_line(data: Any) -> None:
     """One compact JSON document per line (streams of events for scripts)."""
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n")
+    dumped = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    sys.stdout.write(escape_json(dumped) + "\n")
     sys.stdout.flush()
 
 
@@ -49,11 +57,12 @@ def print_data(data: Any, as_json: bool) -> None:
     if as_json or isinstance(data, dict | list):
         print_json(data)
     else:
-        sys.stdout.write(f"{data}\n")
+        write_text(f"{data}\n")
 
 
 def print_table(columns: list[str], rows: list[list[str]], empty: str = "(none)") -> None:
-    """A rich table on stdout (plain text when stdout is not a terminal)."""
+    """A rich table on stdout (plain text when stdout is not a terminal); every cell is
+    shown literally (a plain str cell would be parsed as markup)."""
     if not rows:
         write_text(empty + "\n")
         return
@@ -63,7 +72,7 @@ def print_table(columns: list[str], rows: list[list[str]], empty: str = "(none)"
     for column in columns:
         table.add_column(column, overflow="fold")
     for row in rows:
-        table.add_row(*row)
+        table.add_row(*(plain_text(cell) for cell in row))
     out().print(table)
 
 
@@ -78,17 +87,33 @@ def when(epoch_ms: int | None) -> str:
 
 
 def print_error(message: str) -> None:
+    from rich.text import Text
+
+    line = Text.assemble(("error:", "red"), " ", plain_text(message))
     # soft wrap: a long error stays one line (the terminal wraps it; copies stay whole)
-    err().print(f"[red]error:[/red] {message}", markup=True, highlight=False, soft_wrap=True)
+    err().print(line, highlight=False, soft_wrap=True)
 
 
 def print_hint(message: str) -> None:
-    err().print(message, markup=False, highlight=False)
+    err().print(plain_text(message), highlight=False)
 
 
 def write_text(text: str) -> None:
-    """Raw text on stdout, exactly as given (scripts, file contents)."""
-    sys.stdout.write(text)
+    """Text for a person on stdout, not parsed as markup; control characters are shown,
+    never obeyed."""
+    sys.stdout.write(neutralise(text))
+    sys.stdout.flush()
+
+
+def write_content(text: str) -> None:
+    """A file's text on stdout: exact when redirected or piped (scripts, `> copy.md`), and
+    neutralised on a terminal, where its escape sequences would be obeyed (GNU ls shows
+    control characters in names the same way). Lone surrogates cannot be encoded either
+    way, so they are always written as escapes."""
+    if sys.stdout.isatty():
+        write_text(text)
+        return
+    sys.stdout.write(text.encode("utf-8", "backslashreplace").decode("utf-8"))
     sys.stdout.flush()
 
 

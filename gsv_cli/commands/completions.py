@@ -74,7 +74,7 @@ def _ensure_zsh_fpath(zfunc: Path) -> Path | None:
 @app.command("show")
 def show(shell: Annotated[Shell, typer.Argument(help="bash, zsh or fish.")]) -> None:
     """Print the completion script for SHELL."""
-    output.write_text(completion_script(shell))
+    output.write_content(completion_script(shell))
 
 
 @app.command("install")
@@ -88,9 +88,9 @@ def install(
     target = install_target(chosen, Path.home())
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(completion_script(chosen))
-    output.out().print(f"installed {chosen.value} completions to {target}", markup=False)
+    output.write_text(f"installed {chosen.value} completions to {target}\n")
     if chosen is Shell.zsh:
         changed = _ensure_zsh_fpath(target.parent)
         if changed is not None:
-            output.out().print(f"added {target.parent} to fpath in {changed}", markup=False)
-    output.out().print("open a new shell to use them", markup=False)
+            output.write_text(f"added {target.parent} to fpath in {changed}\n")
+    output.write_text("open a new shell to use them\n")

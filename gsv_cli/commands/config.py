@@ -58,4 +58,4 @@ def set_(
     if state.json:
         output.print_json(payload)
     else:
-        output.out().print(f"set {path}", markup=False)
+        output.write_text(f"set {path}\n")

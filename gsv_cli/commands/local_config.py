@@ -45,14 +45,8 @@ def show(ctx: typer.Context, json_output: JsonOption = False) -> None:
     if wants_json(ctx, json_output):
         output.print_json({row.key: row.value for row in rows})
         return
-    from rich.table import Table
-
-    table = Table(box=None, show_header=True, header_style="bold")
-    for column in ("key", "value", "source"):
-        table.add_column(column)
-    for row in rows:
-        table.add_row(row.key, render_value(row.value), row.source)
-    output.out().print(table)
+    table = [[row.key, render_value(row.value), row.source] for row in rows]
+    output.print_table(["key", "value", "source"], table)
 
 
 @app.command("get")

@@ -126,7 +126,7 @@ def show(
         output.print_json(skill)
         return
     content = skill["content"]
-    output.write_text(content if content.endswith("\n") else content + "\n")
+    output.write_content(content if content.endswith("\n") else content + "\n")
 
 
 NO_SKILLS = "no skills yet: add one as skills/<name>/SKILL.md with `gsv workspace put`"

@@ -92,7 +92,7 @@ def cat(
     else:
         whole = all(value is None for value in extra.values())
         text = result["content"]
-        output.write_text(text if whole or text.endswith("\n") else text + "\n")
+        output.write_content(text if whole or text.endswith("\n") else text + "\n")
 
 
 @app.command("put")

@@ -17,6 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from gsv_cli.safe_text import neutralise, plain_content
 from gsv_cli.tui import session_info
 from gsv_cli.tui.transcript import AssistantItem, ToolItem, UserItem, history_items
 from gsv_core.client import GatewayClient
@@ -85,7 +86,7 @@ class SessionPicker(ModalScreen[str | None]):
                 Content("Sessions — Enter switch · n new · r rename · Esc close"), id="picker-title"
             )
             yield OptionList(id="session-list")
-            yield Static("", id="session-preview", markup=False)
+            yield Static("", id="session-preview")
             yield Input(id="session-input")
 
     def on_mount(self) -> None:
@@ -98,7 +99,8 @@ class SessionPicker(ModalScreen[str | None]):
         try:
             self.sessions = await session_info.list_sessions(self.client)
         except GsvError as exc:
-            self.query_one("#session-preview", Static).update(f"cannot list sessions: {exc}")
+            box = self.query_one("#session-preview", Static)
+            box.update(plain_content(f"cannot list sessions: {exc}"))
             return
         if not any(s.get("sessionKey") == self.current for s in self.sessions):
             current: dict[str, Any] = {"sessionKey": self.current, "label": self.current_label}
@@ -107,7 +109,7 @@ class SessionPicker(ModalScreen[str | None]):
         options.clear_options()
         for entry in self.sessions:
             line = session_line(entry, self.current)
-            options.add_option(Option(Content(line), id=str(entry["sessionKey"])))
+            options.add_option(Option(plain_content(line), id=str(entry["sessionKey"])))
         keys = [s.get("sessionKey") for s in self.sessions]
         options.highlighted = keys.index(self.current) if self.current in keys else 0
 
@@ -122,9 +124,9 @@ class SessionPicker(ModalScreen[str | None]):
         try:
             messages = await session_info.preview(self.client, key, PREVIEW_MESSAGES * 3)
         except GsvError as exc:
-            box.update(f"cannot preview {key}: {exc}")
+            box.update(plain_content(f"cannot preview {key}: {exc}"))
             return
-        box.update(preview_lines(messages))
+        box.update(plain_content(preview_lines(messages)))
 
     @on(OptionList.OptionSelected)
     def _selected(self, event: OptionList.OptionSelected) -> None:
@@ -144,7 +146,7 @@ class SessionPicker(ModalScreen[str | None]):
         if key is None:
             return
         entry = next((s for s in self.sessions if s.get("sessionKey") == key), {})
-        self._open_input("rename", str(entry.get("label") or ""), f"Label for {key}")
+        self._open_input("rename", str(entry.get("label") or ""), neutralise(f"Label for {key}"))
 
     def _highlighted_key(self) -> str | None:
         options = self.query_one(OptionList)
@@ -182,7 +184,7 @@ class SessionPicker(ModalScreen[str | None]):
         try:
             await session_info.rename(self.client, key, label)
         except GsvError as exc:
-            self.notify(f"rename failed: {exc}", severity="error")
+            self.notify(neutralise(f"rename failed: {exc}"), severity="error", markup=False)
             return
         if key == self.current:
             self.current_label = label or None

@@ -14,10 +14,11 @@ from typing import Any
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal
-from textual.content import Content
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button, Static
+
+from gsv_cli.safe_text import plain_content
 
 # the wire's settled states and how the prompt says them
 OUTCOMES = {
@@ -50,7 +51,7 @@ class ApprovalPrompt(Widget):
         self.outcome: str | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static(Content(self.describe()), classes="approval-text")
+        yield Static(plain_content(self.describe()), classes="approval-text")
         with Horizontal(classes="approval-buttons"):
             yield Button("Allow", id="allow", variant="success", compact=True)
             yield Button("Allow for this session", id="allow-session", compact=True)
@@ -89,4 +90,4 @@ class ApprovalPrompt(Widget):
         self.outcome = outcome
         self.set_class(True, f"-{outcome}")
         await self.query(".approval-buttons").remove()
-        self.query_one(".approval-text", Static).update(Content(self.describe()))
+        self.query_one(".approval-text", Static).update(plain_content(self.describe()))

@@ -13,9 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from textual import on
 from textual.containers import VerticalScroll
 from textual.widget import Widget
+from textual.widgets import Markdown
 
+from gsv_cli.safe_text import neutralise
 from gsv_cli.tui.transcript import (
     AssistantItem,
     Item,
@@ -32,6 +35,8 @@ from gsv_cli.tui.widgets.messages import (
     ToolBlock,
     UserMessage,
 )
+
+WEB_LINKS = ("https://", "http://")
 
 
 @dataclass
@@ -56,6 +61,7 @@ class ChatView(VerticalScroll):
         # runs that already ended: a late chat.send answer must not revive them
         self.ended: set[str] = set()
         self.approvals: dict[str, ApprovalPrompt] = {}
+        self.shown_link: str | None = None  # the link whose target was shown last
 
     def on_mount(self) -> None:
         self.anchor()  # stay at the bottom while content grows, until the user scrolls up
@@ -63,6 +69,19 @@ class ChatView(VerticalScroll):
     @property
     def busy(self) -> bool:
         return bool(self.runs)
+
+    @on(Markdown.LinkClicked)
+    def _link_clicked(self, event: Markdown.LinkClicked) -> None:
+        """A reply's link text may hide where it goes: the first click shows the target,
+        a second click on the same link opens it (web links only)."""
+        event.stop()
+        if event.href == self.shown_link and event.href.startswith(WEB_LINKS):
+            self.shown_link = None
+            self.app.open_url(event.href)
+            return
+        self.shown_link = event.href
+        again = "\nClick it again to open it." if event.href.startswith(WEB_LINKS) else ""
+        self.notify(neutralise(event.href) + again, title="Link", markup=False)
 
     # -- building blocks ----------------------------------------------------------------
     async def add(self, widget: Widget) -> Widget:

@@ -2,18 +2,21 @@
 tool calls as collapsible one-liners, and notices (command answers, errors, setup help).
 
 States are spelled out in text and symbols (queued, ✓, ✗), never by colour alone, so
-the chat reads the same under NO_COLOR.
+the chat reads the same under NO_COLOR. Every text here comes from elsewhere (the agent,
+tools, the gateway), so it is shown through `gsv_cli.safe_text`: literally, with control
+characters visible and inert; a click on a Markdown link does not open it (ChatView
+shows its target first).
 """
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.content import Content
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
+from gsv_cli.safe_text import neutralise, plain_content
 from gsv_cli.tui.transcript import ToolView
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -32,8 +35,8 @@ class UserMessage(Widget):
         self.queue_position: int | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static(self.text, markup=False, classes="text")
-        yield Static("", markup=False, classes="state")
+        yield Static(plain_content(self.text), classes="text")
+        yield Static("", classes="state")
 
     @property
     def queued(self) -> bool:
@@ -56,7 +59,7 @@ class UserMessage(Widget):
 
     def _state(self, text: str) -> None:
         state = self.query_one(".state", Static)
-        state.update(Content(text))
+        state.update(plain_content(text))
         state.display = bool(text)
 
 
@@ -66,7 +69,7 @@ class AssistantMessage(Markdown):
     DEFAULT_CLASSES = "message"
 
     def __init__(self, markdown: str = "") -> None:
-        super().__init__(markdown)
+        super().__init__(neutralise(markdown), open_links=False)
         self._stream: MarkdownStream | None = None
         self.streamed = ""
 
@@ -74,7 +77,7 @@ class AssistantMessage(Markdown):
         if self._stream is None:
             self._stream = Markdown.get_stream(self)
         self.streamed += text
-        await self._stream.write(text)
+        await self._stream.write(neutralise(text))
 
     async def settle(self, final_text: str | None = None) -> None:
         """End the stream; show `final_text` instead when the deltas were missed."""
@@ -83,7 +86,7 @@ class AssistantMessage(Markdown):
             self._stream = None
         if final_text and final_text.strip() != self.streamed.strip():
             self.streamed = final_text
-            await self.update(final_text)
+            await self.update(neutralise(final_text))
 
 
 class Notice(Static):
@@ -91,7 +94,7 @@ class Notice(Static):
 
     def __init__(self, text: str, kind: str = "info") -> None:
         prefix = {"error": "✗ ", "info": "", "dim": ""}.get(kind, "")
-        super().__init__(Content(prefix + text), classes=f"notice -{kind}")
+        super().__init__(plain_content(prefix + text), classes=f"notice -{kind}")
         self.kind = kind
         self.text = text
 
@@ -100,7 +103,7 @@ class MarkdownNotice(Markdown):
     """A longer answer worth Markdown: /help, /status, the model setup commands."""
 
     def __init__(self, markdown: str, kind: str = "info") -> None:
-        super().__init__(markdown, classes=f"notice -{kind}")
+        super().__init__(neutralise(markdown), classes=f"notice -{kind}", open_links=False)
         self.kind = kind
         self.text = markdown
 
@@ -114,7 +117,7 @@ class ToolBlock(Collapsible):
         self._frame = 0
         self._timer: Timer | None = None
         super().__init__(
-            Static(Content(view.body()), classes="tool-body"),
+            Static(plain_content(view.body()), classes="tool-body"),
             title="",
             collapsed=view.ok is not False,
             classes="tool",
@@ -133,7 +136,7 @@ class ToolBlock(Collapsible):
         if not ok:
             self.collapsed = False  # an error is worth seeing without a click
         self._show()
-        self.query_one(".tool-body", Static).update(Content(self.view.body()))
+        self.query_one(".tool-body", Static).update(plain_content(self.view.body()))
 
     @property
     def symbol(self) -> str:
@@ -149,4 +152,4 @@ class ToolBlock(Collapsible):
         self.set_class(self.view.ok is None, "-running")
         self.set_class(self.view.ok is False, "-error")
         self.set_class(bool(self.view.ok), "-ok")
-        self.title = Content(f"{self.symbol} {self.view.title()}")  # type: ignore[assignment]
+        self.title = plain_content(f"{self.symbol} {self.view.title()}")  # type: ignore[assignment]

@@ -10,6 +10,7 @@ from textual.content import Content
 from textual.timer import Timer
 from textual.widgets import Static
 
+from gsv_cli.safe_text import plain_content
 from gsv_cli.tui.widgets.messages import SPIN_SECONDS, SPINNER
 
 CONNECTION_SYMBOLS = {
@@ -62,7 +63,7 @@ class StatusBar(Static):
         self.show()
 
     def show(self) -> None:
-        self.update(Content(self.status.render()))
+        self.update(plain_content(self.status.render()))
         self.set_class(self.status.connection != "connected", "-trouble")
 
 
@@ -76,7 +77,7 @@ class Banner(Static):
 
     def show(self, text: str, kind: str = "warning") -> None:
         self.text = text
-        self.update(Content(text))
+        self.update(plain_content(text))
         self.set_classes(f"-{kind}")
         self.display = True
 
