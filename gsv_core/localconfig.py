@@ -344,6 +344,18 @@ def get_secret(name: str) -> str | None:
     return found.value if found else None
 
 
+def stored_secret(name: str) -> str | None:
+    """The secret as the store keeps it (keyring, else the 0600 file), without the
+    environment override or a legacy config.toml value: for the gateway, whose config
+    refers to entries it wrote there itself (gsv_core.config_secrets)."""
+    return _keyring_get(name) or _file_secret(name)
+
+
+def _file_secret(name: str) -> str | None:
+    value = _lookup(_read_toml(resolve_paths().secrets_file), _split(name))
+    return value if isinstance(value, str) and value else None
+
+
 def _find_secret(name: str, config: LocalConfig | None) -> FoundSecret | None:
     env = os.environ.get(secret_env_var(name), "").strip()
     if env:
@@ -351,8 +363,8 @@ def _find_secret(name: str, config: LocalConfig | None) -> FoundSecret | None:
     from_keyring = _keyring_get(name)
     if from_keyring:
         return FoundSecret(from_keyring, "keyring")
-    from_file = _lookup(_read_toml(resolve_paths().secrets_file), _split(name))
-    if isinstance(from_file, str) and from_file:
+    from_file = _file_secret(name)
+    if from_file:
         return FoundSecret(from_file, "file")
     legacy = (config or load_local_config()).stored(name)
     if isinstance(legacy, str) and legacy:
