@@ -13,7 +13,7 @@ the store I/O around them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,16 +47,28 @@ class Split:
     invalid: list[str] = field(default_factory=list)  # secret paths whose value is no string
 
 
-def split_secrets(tree: Mapping[str, Any]) -> Split:
+NameOf = Callable[[str], str]
+
+
+def split_secrets(tree: Mapping[str, Any], name_of: NameOf = secret_name) -> Split:
     """Markers in place of every secret string; values are stripped (as the store keeps
     them). A secret key holding anything else than a non-empty string is listed in
-    `invalid` and left in place (the caller refuses it or reports it)."""
+    `invalid` and left in place (the caller refuses it or reports it). `name_of` gives
+    the store name of a dotted path (trees other than the config use their own names)."""
     split = Split(stored={})
-    split.stored = _split_dict(tree, [], None, split)
+    split.stored = _split_dict(tree, [], None, _Splitter(split, name_of))
     return split
 
 
-def _split_dict(tree: Mapping[str, Any], at: list[str], parent: str | None, split: Split) -> Any:
+@dataclass
+class _Splitter:
+    split: Split
+    name_of: NameOf
+
+
+def _split_dict(
+    tree: Mapping[str, Any], at: list[str], parent: str | None, split: _Splitter
+) -> Any:
     result: dict[str, Any] = {}
     for key, value in tree.items():
         path = [*at, key]
@@ -69,7 +81,7 @@ def _split_dict(tree: Mapping[str, Any], at: list[str], parent: str | None, spli
     return result
 
 
-def _split_value(value: Any, at: list[str], name: str, split: Split) -> Any:
+def _split_value(value: Any, at: list[str], name: str, split: _Splitter) -> Any:
     if isinstance(value, dict):
         return _split_dict(value, at, name, split)
     if isinstance(value, list):  # list items are masked by their own keys (mask_secrets)
@@ -77,16 +89,16 @@ def _split_value(value: Any, at: list[str], name: str, split: Split) -> Any:
     return value
 
 
-def _take(path: list[str], value: Any, split: Split) -> Any:
+def _take(path: list[str], value: Any, split: _Splitter) -> Any:
     dotted = ".".join(path)
     if value is None:
         return None
     storable_path = all(p.strip() and "." not in p for p in path)  # names are dotted
     if not isinstance(value, str) or not value.strip() or not storable_path:
-        split.invalid.append(dotted)
+        split.split.invalid.append(dotted)
         return value
-    name = secret_name(dotted)
-    split.secrets[name] = value.strip()
+    name = split.name_of(dotted)
+    split.split.secrets[name] = value.strip()
     return marker(name)
 
 
@@ -121,47 +133,53 @@ def _marker_paths(value: Any, at: list[str]) -> Iterator[str]:
             yield from _marker_paths(child, [*at, str(i)])
 
 
-def referenced_names(stored: Mapping[str, Any]) -> dict[str, str]:
-    """{store name: config path} of every marker at a secret key that names the secret
-    its path gets (`secret_name`)."""
-    return {name: path for path, name in _markers(stored, [], None) if name is not None}
+def referenced_names(stored: Mapping[str, Any], name_of: NameOf = secret_name) -> dict[str, str]:
+    """{store name: path} of every marker at a secret key that names the secret its path
+    gets (`name_of`)."""
+    found = _markers(stored, [], None, name_of)
+    return {name: path for path, name in found if name is not None}
 
 
-def join_secrets(stored: Mapping[str, Any], values: Mapping[str, str]) -> tuple[Any, list[str]]:
+def join_secrets(
+    stored: Mapping[str, Any], values: Mapping[str, str], name_of: NameOf = secret_name
+) -> tuple[Any, list[str]]:
     """(the tree with every marker replaced by its value, the paths whose secret is
     missing from `values` or whose marker is not the one that path gets). Those keys are
     left out, so they read as unset."""
-    missing = [path for path, name in _markers(stored, [], None) if name not in values]
-    # (a marker naming another path's secret counts as missing: name is None)
-    return _join(stored, values, [], None), missing
+    markers = dict(_markers(stored, [], None, name_of))
+    # a marker naming another path's secret is never followed: its name reads as None
+    missing = [path for path, name in markers.items() if name is None or name not in values]
+    return _join(stored, [], None, lambda path: values.get(markers[path] or "")), missing
 
 
-def _markers(tree: Any, at: list[str], parent: str | None) -> Iterator[tuple[str, str | None]]:
+def _markers(
+    tree: Any, at: list[str], parent: str | None, name_of: NameOf
+) -> Iterator[tuple[str, str | None]]:
     if isinstance(tree, list):
         for i, item in enumerate(tree):
-            yield from _markers(item, [*at, str(i)], "")
+            yield from _markers(item, [*at, str(i)], "", name_of)
         return
     if not isinstance(tree, dict):
         return
     for key, value in tree.items():
         path = ".".join([*at, key])
         if is_secret_key(key, parent) and is_marker(value):
-            yield path, secret_name(path) if value[MARKER_KEY] == secret_name(path) else None
+            yield path, name_of(path) if value[MARKER_KEY] == name_of(path) else None
         else:
-            yield from _markers(value, [*at, key], key)
+            yield from _markers(value, [*at, key], key, name_of)
 
 
-def _join(tree: Any, values: Mapping[str, str], at: list[str], parent: str | None) -> Any:
+def _join(tree: Any, at: list[str], parent: str | None, value_at: Callable[[str], Any]) -> Any:
     if isinstance(tree, list):
-        return [_join(item, values, [*at, str(i)], "") for i, item in enumerate(tree)]
+        return [_join(item, [*at, str(i)], "", value_at) for i, item in enumerate(tree)]
     if not isinstance(tree, dict):
         return tree
     result: dict[str, Any] = {}
     for key, value in tree.items():
         if is_secret_key(key, parent) and is_marker(value):
-            name = value[MARKER_KEY]
-            if name == secret_name(".".join([*at, key])) and name in values:
-                result[key] = values[name]
+            found = value_at(".".join([*at, key]))
+            if found is not None:
+                result[key] = found
         else:
-            result[key] = _join(value, values, [*at, key], key)
+            result[key] = _join(value, [*at, key], key, value_at)
     return result

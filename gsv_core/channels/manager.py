@@ -93,6 +93,7 @@ class ChannelManager:
     async def restore(self) -> None:
         """Start again the accounts that were running when the gateway stopped, then take
         up the journal (messages received but not answered before the stop)."""
+        await self.store.move_plaintext_secrets()  # left by an older gsv
         for record in await self.store.accounts():
             if not record.running or record.channel not in self.adapters:
                 continue

@@ -20,8 +20,8 @@ from typing import Any
 from gsv_core import config as cfg
 from gsv_core import config_secrets as secrets
 from gsv_core.errors import Conflict
-from gsv_core.gateway.secret_store import LocalSecretStore, SecretStore
 from gsv_core.storage.config_store import ConfigStore
+from gsv_core.storage.secret_store import LocalSecretStore, SecretStore
 
 log = logging.getLogger(__name__)
 

@@ -297,3 +297,46 @@ async def test_a_failed_store_write_is_undone(tmp_path: Path) -> None:
         assert reloaded.overrides == service.overrides
     finally:
         await db.close()
+
+
+# -- channel accounts ----------------------------------------------------------------------
+
+
+async def test_call_time_channel_tokens_are_kept_in_the_store(
+    tmp_path: Path, memory_keyring: MemoryKeyring
+) -> None:
+    """A token passed in channel.start's config goes to the store (the account row keeps
+    a marker), comes back for the restart, and leaves the store at logout."""
+    token, database = f"s3cr3t-{uuid.uuid4().hex}", tmp_path / "gsv.db"
+    config = {"botToken": token, "mode": "polling"}
+    async with gateway_at(database) as gw, GatewayClient(gw.url) as client:
+        await client.call(
+            "channel.start", {"channel": "test", "accountId": "w.1", "config": config}
+        )
+        assert leaks([token], [tmp_path]) == []
+    assert memory_keyring.store == {("gsv", "channel.test.w%2E1.botToken"): token}
+    async with gateway_at(database) as gw, GatewayClient(gw.url) as client:
+        assert [r.config for r in await gw.gateway.channels.accounts()] == [config]
+        await client.call("channel.logout", {"channel": "test", "accountId": "w.1"})
+    assert memory_keyring.store == {}
+
+
+async def test_plain_text_channel_tokens_of_an_old_database_are_moved(
+    tmp_path: Path, memory_keyring: MemoryKeyring
+) -> None:
+    """An account row an older gsv wrote with its token in plain text: the token moves
+    to the store at start, the account still gets it, the database bytes lose it."""
+    token, database = f"s3cr3t-{uuid.uuid4().hex}", tmp_path / "gsv.db"
+    old_database(database, {})
+    conn = sqlite3.connect(database, isolation_level=None)
+    conn.execute(
+        "INSERT INTO channel_accounts (channel, account_id, running, config) "
+        "VALUES ('test', 'default', 1, ?)",
+        (json.dumps({"appSecret": token}),),
+    )
+    conn.close()  # the last connection checkpoints the WAL into the file
+    assert token.encode() in database.read_bytes()
+    async with gateway_at(database) as gw:
+        assert [r.config for r in await gw.gateway.channels.accounts()] == [{"appSecret": token}]
+        assert leaks([token], [tmp_path]) == []
+    assert memory_keyring.store == {("gsv", "channel.test.default.appSecret"): token}

@@ -1,8 +1,9 @@
-"""Where the gateway keeps config secrets: the local secret store the CLI uses.
+"""Where the gateway keeps secrets: the local secret store the CLI uses.
 
 `LocalSecretStore` is gsv_core.localconfig's store (the system keyring where one works,
 else the 0600 secrets file). Every call may block (D-Bus, file I/O): callers run it in a
-thread. A `SecretStore` Protocol so the config service does not care which store it is.
+thread. A `SecretStore` Protocol so the config service and the channel store do not care
+which store it is (tests pass an in-memory one that fails on demand).
 """
 
 from __future__ import annotations
