@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -82,7 +83,8 @@ def test_the_schema_s_secret_fields_are_exactly_the_credentials() -> None:
     }
 
 
-def _tree(paths: dict[str, Any]) -> dict[str, Any]:
+def tree_of(paths: Mapping[str, Any]) -> dict[str, Any]:
+    """The nested config tree with `paths` (dotted) set."""
     tree: dict[str, Any] = {}
     for path, value in paths.items():
         *parents, name = path.split(".")
@@ -96,7 +98,7 @@ def _tree(paths: dict[str, Any]) -> dict[str, Any]:
 def test_split_takes_out_every_secret_and_join_puts_it_back() -> None:
     """Markers named by path replace the values; joining with the values restores the tree."""
     values = {path: f"value-of-{i}" for i, path in enumerate(SECRET_PATHS)}
-    tree = _tree({**values, "channels.whatsapp.phoneNumberId": "123", "model.id": "m"})
+    tree = tree_of({**values, "channels.whatsapp.phoneNumberId": "123", "model.id": "m"})
     split = cs.split_secrets(tree)
     assert split.invalid == []
     assert split.stored["auth"]["token"] == {"$secret": "gateway.token"}
@@ -110,7 +112,7 @@ def test_split_takes_out_every_secret_and_join_puts_it_back() -> None:
 
 def test_masked_keys_and_split_keys_agree() -> None:
     """Whatever masking hides is what split takes out, lists of objects included."""
-    tree = _tree({p: f"v{i}" for i, p in enumerate(SECRET_PATHS)})
+    tree = tree_of({p: f"v{i}" for i, p in enumerate(SECRET_PATHS)})
     tree["agents"] = {"list": [{"id": "a", "apiKey": "in-a-list"}]}
     split = cs.split_secrets(tree)
     assert split.secrets["config.agents.list.0.apiKey"] == "in-a-list"
@@ -169,6 +171,6 @@ def test_a_missing_or_foreign_marker_reads_as_unset() -> None:
 
 def test_split_leaves_markers_as_they_are() -> None:
     """A stored tree split again (as at every start) keeps its markers, finds no secret."""
-    stored = cs.split_secrets(_tree({p: "v" for p in SECRET_PATHS})).stored
+    stored = cs.split_secrets(tree_of({p: "v" for p in SECRET_PATHS})).stored
     again = cs.split_secrets(stored)
     assert again.stored == stored and again.secrets == {} and again.invalid == []

@@ -25,7 +25,7 @@ from gsv_core.storage.config_store import ConfigStore
 from gsv_core.storage.db import Database, migrate
 from tests.fakes.memory_keyring import MemoryKeyring
 from tests.fakes.provider import FakeProvider, call
-from tests.test_config_secrets import SECRET_PATHS
+from tests.test_config_secrets import SECRET_PATHS, tree_of
 
 
 def fresh_values() -> dict[str, str]:
@@ -119,17 +119,6 @@ def old_database(path: Path, rows: Mapping[str, Any]) -> None:
     conn.close()
 
 
-def as_rows(values: Mapping[str, Any]) -> dict[str, Any]:
-    rows: dict[str, Any] = {}
-    for path, value in values.items():
-        *parents, name = path.split(".")
-        node = rows
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[name] = value
-    return rows
-
-
 async def test_plain_text_secrets_of_an_old_database_are_moved(
     tmp_path: Path, memory_keyring: MemoryKeyring, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -137,7 +126,7 @@ async def test_plain_text_secrets_of_an_old_database_are_moved(
     gateway, and are gone from the database file and its WAL; one line counts them."""
     values = fresh_values()
     database = tmp_path / "old" / "gsv.db"
-    old_database(database, as_rows({**values, "model.id": "kept-model"}))
+    old_database(database, tree_of({**values, "model.id": "kept-model"}))
     assert all(v.encode() in database.read_bytes() for v in values.values())  # the control
     caplog.set_level(logging.INFO)
     token = values["auth.token"]
