@@ -102,6 +102,14 @@ def _take(path: list[str], value: Any, split: _Splitter) -> Any:
     return marker(name)
 
 
+def plaintext_paths(stored: Mapping[str, Any], name_of: NameOf = secret_name) -> list[str]:
+    """The paths of a stored tree whose secret is in plain text, not a marker (what
+    `gsv security audit` reports; the gateway moves them at start)."""
+    split = split_secrets(stored, name_of)
+    found = referenced_names(split.stored, name_of)
+    return sorted(path for name, path in found.items() if name in split.secrets)
+
+
 def check_secrets(split: Split) -> None:
     """InvalidParams naming the first secret key whose value cannot be stored (the value
     itself is never quoted: it may be a real secret put in the wrong place)."""

@@ -174,3 +174,13 @@ def test_split_leaves_markers_as_they_are() -> None:
     stored = cs.split_secrets(tree_of({p: "v" for p in SECRET_PATHS})).stored
     again = cs.split_secrets(stored)
     assert again.stored == stored and again.secrets == {} and again.invalid == []
+
+
+def test_plaintext_paths_name_what_is_left_in_plain_text() -> None:
+    """A tree mixing markers and plain values: only the plain ones are reported."""
+    stored = {
+        "apiKeys": {"openai": {"$secret": "config.apiKeys.openai"}, "google": "plain"},
+        "auth": {"token": "also-plain"},
+        "model": {"id": "not-a-secret"},
+    }
+    assert cs.plaintext_paths(stored) == ["apiKeys.google", "auth.token"]
