@@ -50,7 +50,10 @@ class ConfigService:
         wanted = [n for n in secrets.referenced_names(split.stored) if n not in split.secrets]
         found = await asyncio.to_thread(vault.load, wanted)
         if split.secrets:
-            await _move_plaintext(store, vault, stored, split)
+            try:
+                await _move_plaintext(store, vault, stored, split)
+            except Exception:  # the values still work from memory; the next start retries
+                log.exception("could not move plain-text secrets to the secret store")
         overrides, missing = secrets.join_secrets(split.stored, {**found, **split.secrets})
         for path in missing:
             log.warning("config key %s: its secret is missing from the secret store; "

@@ -329,3 +329,20 @@ async def test_plain_text_channel_tokens_of_an_old_database_are_moved(
         assert [r.config for r in await gw.gateway.channels.accounts()] == [{"appSecret": token}]
         assert leaks([token], [tmp_path]) == []
     assert memory_keyring.store == {("gsv", "channel.test.default.appSecret"): token}
+
+
+async def test_a_failed_migration_does_not_stop_the_gateway(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The store refusing the plain-text values at start: the config still loads with
+    them, the rows stay as they were (the next start tries again), the error is logged."""
+    database = tmp_path / "gsv.db"
+    old_database(database, {"apiKeys": {"openai": "sk-plain"}})
+    db = await Database.open(database)
+    try:
+        service = await ConfigService.load(ConfigStore(db), FlakyVault("config.apiKeys.openai"))
+        assert service.setting("apiKeys.openai") == "sk-plain"
+        assert await ConfigStore(db).load() == {"apiKeys": {"openai": "sk-plain"}}
+    finally:
+        await db.close()
+    assert any("could not move plain-text secrets" in r.getMessage() for r in caplog.records)
