@@ -49,11 +49,7 @@ class ConfigService:
         split = secrets.split_secrets(stored)  # plain text an older gsv left in the rows
         wanted = [n for n in secrets.referenced_names(split.stored) if n not in split.secrets]
         found = await asyncio.to_thread(vault.load, wanted)
-        if split.secrets:
-            try:
-                await _move_plaintext(store, vault, stored, split)
-            except Exception:  # the values still work from memory; the next start retries
-                log.exception("could not move plain-text secrets to the secret store")
+        moved = not split.secrets or await _move_plaintext(store, vault, stored, split)
         overrides, missing = secrets.join_secrets(split.stored, {**found, **split.secrets})
         for path in missing:
             log.warning("config key %s: its secret is missing from the secret store; "
@@ -63,7 +59,11 @@ class ConfigService:
                         "database", ", ".join(split.invalid))  # fmt: skip
         # a stored override that no longer validates must not stop the gateway: it is
         # reported by validation on the next write; reads still see it.
-        return cls(store, overrides, vault)
+        service = cls(store, overrides, vault)
+        if not moved:  # not in the store: the next write stores them before any marker
+            for name in split.secrets:
+                service._secrets.pop(name, None)
+        return service
 
     def _apply(self, overrides: dict[str, Any]) -> None:
         self.overrides = overrides
@@ -142,19 +142,25 @@ class ConfigService:
 
 async def _move_plaintext(
     store: ConfigStore, vault: SecretStore, stored: dict[str, Any], split: secrets.Split
-) -> None:
+) -> bool:
     """Move the plain-text secrets of an older gsv to the store; leave no trace in the
-    database file or its WAL."""
-    await asyncio.to_thread(vault.save, split.secrets)
-    for top, value in split.stored.items():
-        if value != stored[top]:
-            await store.save(split.stored, top)
+    database file or its WAL. False when the store failed: the values still work from
+    memory, the rows stay as they were and the next start tries again."""
+    try:
+        await asyncio.to_thread(vault.save, split.secrets)
+        for top, value in split.stored.items():
+            if value != stored[top]:
+                await store.save(split.stored, top)
+    except Exception:
+        log.exception("could not move plain-text secrets to the secret store")
+        return False
     cleared = await store.scrub()
     log.info("moved %d plain-text secret(s) from the database to the secret store",
              len(split.secrets))  # fmt: skip
     if not cleared:
         log.warning("the database's write-ahead log was in use: the old values leave it "
                     "at its next checkpoint")  # fmt: skip
+    return True
 
 
 def _token_of(effective: dict[str, Any]) -> str | None:

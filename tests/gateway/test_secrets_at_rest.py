@@ -340,9 +340,16 @@ async def test_a_failed_migration_does_not_stop_the_gateway(
     old_database(database, {"apiKeys": {"openai": "sk-plain"}})
     db = await Database.open(database)
     try:
-        service = await ConfigService.load(ConfigStore(db), FlakyVault("config.apiKeys.openai"))
+        vault = FlakyVault("config.apiKeys.openai")
+        service = await ConfigService.load(ConfigStore(db), vault)
         assert service.setting("apiKeys.openai") == "sk-plain"
         assert await ConfigStore(db).load() == {"apiKeys": {"openai": "sk-plain"}}
+        vault.fail_on = "nothing"  # the store works again: the next write stores it first
+        await service.set("apiKeys.google", "g-key")
+        assert vault.entries == {
+            "config.apiKeys.openai": "sk-plain",
+            "config.apiKeys.google": "g-key",
+        }
     finally:
         await db.close()
     assert any("could not move plain-text secrets" in r.getMessage() for r in caplog.records)
