@@ -8,11 +8,13 @@ file under the log directory.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
 
 from gsv_cli.safe_text import neutralise
+from gsv_core.fsmodes import create_private_file
 
 LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMAT = "%(asctime)s.%(msecs)03d %(levelname)s %(name)s: %(message)s"
@@ -46,10 +48,11 @@ def configure_logging(
         console.addFilter(lambda record: not getattr(record, "file_only", False))
         handlers.append(console)
     if log_file is not None:
-        log_file.parent.mkdir(parents=True, exist_ok=True)
+        create_private_file(log_file)  # the handler appends to it, so it stays 0600
         rotating = RotatingFileHandler(
             log_file, maxBytes=max_bytes, backupCount=backups, encoding="utf-8"
         )
+        rotating.rotator = _rotate_private
         handlers.append(_named(rotating, "gsv.file"))
     for handler in handlers:
         handler.setFormatter(formatter)
@@ -68,6 +71,13 @@ class NeutralisingFormatter(logging.Formatter):
         return neutralise(super().format(record))
 
 
+def _rotate_private(source: str, dest: str) -> None:
+    """Rotation that leaves a fresh 0600 file behind: the handler would create it with
+    the umask's mode (logs can quote secrets a user typed by mistake)."""
+    os.rename(source, dest)
+    create_private_file(Path(source))
+
+
 def _named(handler: logging.Handler, name: str) -> logging.Handler:
     handler.set_name(name)
     return handler
@@ -75,8 +85,6 @@ def _named(handler: logging.Handler, name: str) -> logging.Handler:
 
 def env_int(name: str, default: int, minimum: int = 1) -> int:
     """An integer setting from the environment (e.g. GSV_NODE_LOG_MAX_BYTES); bad -> default."""
-    import os
-
     try:
         return max(minimum, int(os.environ.get(name, "")))
     except ValueError:

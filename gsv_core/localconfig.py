@@ -35,6 +35,7 @@ from tomlkit.exceptions import TOMLKitError
 from tomlkit.toml_document import TOMLDocument
 
 from gsv_core.errors import Conflict, InvalidParams
+from gsv_core.fsmodes import FILE_MODE, make_private_dir
 from gsv_core.paths import resolve_paths
 
 log = logging.getLogger(__name__)
@@ -148,7 +149,7 @@ def _read_toml(path: Path) -> TOMLDocument:
 def _write_atomic(path: Path, text: str, mode: int) -> None:
     """Write via a temp file in the same directory and os.replace, so a crash never leaves
     a half-written file; the temp file gets `mode` before any content is written."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dir(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, mode)
@@ -255,9 +256,8 @@ class LocalConfig:
         return _remove(self._doc, parts)
 
     def save(self) -> None:
-        """Write the file atomically, keeping its comments, order and permissions."""
-        mode = self.path.stat().st_mode & 0o777 if self.path.exists() else 0o644
-        _write_atomic(self.path, self._doc.as_string(), mode)
+        """Write the file atomically, keeping its comments and order; owner-only (0600)."""
+        _write_atomic(self.path, self._doc.as_string(), FILE_MODE)
 
     def as_dict(self) -> dict[str, Any]:
         """The file's contents as plain nested dicts (no defaults, no tomlkit types)."""
@@ -293,7 +293,7 @@ def write_initial_config(url: str | None = None, *, overwrite: bool = False) -> 
     gateway_url = _url("gateway.url", url) if url is not None else DEFAULT_GATEWAY_URL
     if path.exists() and not overwrite:
         raise Conflict(f"{path} already exists")
-    _write_atomic(path, _initial_document(gateway_url).as_string(), 0o644)
+    _write_atomic(path, _initial_document(gateway_url).as_string(), FILE_MODE)
     return path
 
 
@@ -344,6 +344,18 @@ def get_secret(name: str) -> str | None:
     return found.value if found else None
 
 
+def stored_secret(name: str) -> str | None:
+    """The secret as the store keeps it (keyring, else the 0600 file), without the
+    environment override or a legacy config.toml value: for the gateway, whose config
+    refers to entries it wrote there itself (gsv_core.config_secrets)."""
+    return _keyring_get(name) or _file_secret(name)
+
+
+def _file_secret(name: str) -> str | None:
+    value = _lookup(_read_toml(resolve_paths().secrets_file), _split(name))
+    return value if isinstance(value, str) and value else None
+
+
 def _find_secret(name: str, config: LocalConfig | None) -> FoundSecret | None:
     env = os.environ.get(secret_env_var(name), "").strip()
     if env:
@@ -351,8 +363,8 @@ def _find_secret(name: str, config: LocalConfig | None) -> FoundSecret | None:
     from_keyring = _keyring_get(name)
     if from_keyring:
         return FoundSecret(from_keyring, "keyring")
-    from_file = _lookup(_read_toml(resolve_paths().secrets_file), _split(name))
-    if isinstance(from_file, str) and from_file:
+    from_file = _file_secret(name)
+    if from_file:
         return FoundSecret(from_file, "file")
     legacy = (config or load_local_config()).stored(name)
     if isinstance(legacy, str) and legacy:
@@ -374,7 +386,7 @@ def set_secret(name: str, value: str) -> str:
     path = resolve_paths().secrets_file
     doc = _read_toml(path)
     _assign(doc, _split(name), value)
-    _write_atomic(path, doc.as_string(), 0o600)
+    _write_atomic(path, doc.as_string(), FILE_MODE)
     _forget_in_config(name)
     log.info("no usable keyring (%s): stored %s in %s", failure, name, path)
     return f"no usable keyring ({failure}): stored {name} in {path} (mode 0600)"
@@ -398,7 +410,7 @@ def _forget_in_file(name: str) -> bool:
     doc = _read_toml(path)
     if not _remove(doc, _split(name)):
         return False
-    _write_atomic(path, doc.as_string(), 0o600)
+    _write_atomic(path, doc.as_string(), FILE_MODE)
     return True
 
 

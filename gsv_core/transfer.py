@@ -64,8 +64,11 @@ class WriteBehindFile:
     pages (on a VM, writing into never-touched memory cost more than the disk:
     bench/transfer.py), and the final fsync finds little left to write."""
 
-    def __init__(self, path: Path) -> None:
-        self._file = open(path, "wb", buffering=0)  # noqa: SIM115 - closed by close()
+    def __init__(self, path: Path, mode: int = 0o666) -> None:
+        # `mode` (before the umask) for a new file: 0600 for the gateway's own files
+        self._file = open(  # noqa: SIM115 - closed by close()
+            path, "wb", buffering=0, opener=lambda name, flags: os.open(name, flags, mode)
+        )
         self._written = 0
         self._mark = 0  # where the stretch not yet handed to write-back starts
 

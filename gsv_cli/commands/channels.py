@@ -138,13 +138,14 @@ def _save_qr(data_url: str, channel: str, account: str) -> str:
     """Write a `data:image/...;base64,` QR code to a file next to the logs."""
     import base64
 
+    from gsv_core.fsmodes import write_private_file
     from gsv_core.paths import resolve_paths
 
     header, _, payload = data_url.partition(",")
     extension = header.split("/")[-1].split(";")[0] or "png"
     path = resolve_paths().run_dir / f"{channel}-{account}-login.{extension}"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(base64.b64decode(payload) if ";base64" in header else payload.encode())
+    # a login QR code is a credential while it lasts: owner-only like the rest of run/
+    write_private_file(path, base64.b64decode(payload) if ";base64" in header else payload.encode())
     return str(path)
 
 

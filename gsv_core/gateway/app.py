@@ -22,6 +22,7 @@ from gsv_core.channels.manager import ChannelManager
 from gsv_core.channels.test_channel import TestChannel
 from gsv_core.cron.service import CronService
 from gsv_core.errors import InvalidParams
+from gsv_core.fsmodes import tighten_gsv_modes
 from gsv_core.gateway.agent_host import GatewayAgentHost, ProviderFactory
 from gsv_core.gateway.audit import Listening
 from gsv_core.gateway.auth import Authenticator
@@ -185,6 +186,7 @@ async def build_gateway(
 ) -> Gateway:
     """Open the database at `database` and assemble a gateway around it. The workspace and
     the media store live next to the database (the data directory)."""
+    await asyncio.to_thread(tighten_gsv_modes, database)  # before anything is read
     db = await Database.open(database)
     try:
         config = await ConfigService.load(ConfigStore(db))

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from gsv_core.errors import GsvError, InvalidParams, NotFound, TimedOut, ToolFailed, Unavailable
+from gsv_core.fsmodes import FILE_MODE, make_private_dir
 from gsv_core.protocol import events
 from gsv_core.protocol.frames import TRANSFER_HEADER_SIZE, parse_binary_frame
 from gsv_core.rpc.context import Peer
@@ -376,5 +377,5 @@ def _file_size(path: Path) -> int | None:
 
 
 def _open_temp(temp: Path) -> Any:
-    temp.parent.mkdir(parents=True, exist_ok=True)
-    return WriteBehindFile(temp)
+    make_private_dir(temp.parent)  # the workspace, under the gateway's data directory
+    return WriteBehindFile(temp, FILE_MODE)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from gsv_core.errors import Conflict, GsvError, NotFound
+from gsv_core.fsmodes import make_private_dir, open_private, write_private_file
 from gsv_core.paths import resolve_paths
 
 # how long stop() waits after SIGKILL before giving up on the process
@@ -60,11 +61,11 @@ def start(name: str, argv: Sequence[str], *, env: Mapping[str, str] | None = Non
     if existing is not None:
         raise Conflict(f"{name} is already running (pid {existing})")
     console = output_file(name)
-    console.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dir(console.parent)
     pid_path = pid_file(name)
-    pid_path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dir(pid_path.parent)
     try:
-        with console.open("wb") as out:
+        with os.fdopen(open_private(console, os.O_WRONLY | os.O_TRUNC), "wb") as out:
             proc = subprocess.Popen(
                 list(argv),
                 stdin=subprocess.DEVNULL,
@@ -182,9 +183,7 @@ def running_pid(name: str) -> int | None:
 
 def write_state(name: str, state: Mapping[str, Any]) -> None:
     """Record facts about the running process (its URL, port ...) for later commands."""
-    path = state_file(name)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _write_atomically(path, json.dumps(dict(state), indent=2) + "\n")
+    _write_atomically(state_file(name), json.dumps(dict(state), indent=2) + "\n")
 
 
 def read_state(name: str) -> dict[str, Any] | None:
@@ -196,9 +195,7 @@ def read_state(name: str) -> dict[str, Any] | None:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
+    write_private_file(path, text.encode())
 
 
 # -- reading logs ------------------------------------------------------------------------

@@ -12,13 +12,13 @@ import functools
 import hashlib
 import json
 import logging
-import os
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
 
 from gsv_core.errors import GsvError
+from gsv_core.fsmodes import write_private_file
 from gsv_core.skills.discovery import SKILL_FILE
 from gsv_core.workspace.backend import StorageBackend
 from gsv_core.workspace.paths import SKILLS_DIR, join
@@ -101,9 +101,7 @@ def _load_state(path: Path) -> dict[str, str | None]:
 
 def _save_state(path: Path, state: dict[str, str | None]) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temp = path.with_name(path.name + ".tmp")
-        temp.write_text(json.dumps({"seeded": state}, indent=2, sort_keys=True), encoding="utf-8")
-        os.replace(temp, path)
+        text = json.dumps({"seeded": state}, indent=2, sort_keys=True)
+        write_private_file(path, text.encode("utf-8"))
     except OSError as exc:
         log.warning("bundled skills state %s not saved: %s", path, exc)

@@ -8,19 +8,16 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 from pathlib import Path
 from typing import Any
 
+from gsv_core.fsmodes import write_private_file
+
 
 def write_archive(path: Path, messages: list[dict[str, Any]], meta: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(path.name + ".tmp")
-    with gzip.open(temp, "wt", encoding="utf-8") as fh:
-        fh.write(json.dumps({"meta": meta}, ensure_ascii=False) + "\n")
-        for message in messages:
-            fh.write(json.dumps(message, ensure_ascii=False) + "\n")
-    os.replace(temp, path)
+    lines = [json.dumps({"meta": meta}, ensure_ascii=False)]
+    lines.extend(json.dumps(message, ensure_ascii=False) for message in messages)
+    write_private_file(path, gzip.compress(("\n".join(lines) + "\n").encode("utf-8")))
 
 
 def read_archive(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:

@@ -6,16 +6,26 @@ stored here before the adapter is told it was received; its state then moves
 `received` -> `dispatched` (it is in its session, under `run_id`) -> `answered` (the
 reply went out) or `dropped` (refused by policy, a duplicate...). After a restart every
 entry not yet answered or dropped is taken up again.
+
+An account's call-time config (`channel.start` params) may carry its tokens: those go to
+the secret store like the gateway config's (gsv_core.config_secrets), named
+`channel.<channel>.<account>.<key>`; the row keeps markers.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from gsv_core import config_secrets as secrets
 from gsv_core.storage.db import Database
+from gsv_core.storage.secret_store import LocalSecretStore, SecretStore
+
+log = logging.getLogger(__name__)
 
 RECEIVED = "received"
 DISPATCHED = "dispatched"
@@ -46,12 +56,28 @@ class JournalEntry:
     session_key: str | None
 
 
+def secret_names(channel: str, account_id: str) -> secrets.NameOf:
+    """Store names for the secrets of one account's call-time config."""
+    prefix = f"channel.{_name_part(channel)}.{_name_part(account_id)}"
+    return lambda path: f"{prefix}.{path}"
+
+
+def _name_part(text: str) -> str:
+    return text.replace("%", "%25").replace(".", "%2E")  # names are dotted
+
+
 class ChannelStore:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, vault: SecretStore | None = None) -> None:
         self._db = db
+        self._vault = vault or LocalSecretStore()
+        # call-time secrets by store name, read from the store once (it may block)
+        self._secrets: dict[str, str] = {}
 
     # -- accounts -----------------------------------------------------------------------
     async def accounts(self) -> list[AccountRecord]:
+        return [await self._with_secrets(record) for record in await self._stored_accounts()]
+
+    async def _stored_accounts(self) -> list[AccountRecord]:
         def read(conn: sqlite3.Connection) -> list[AccountRecord]:
             rows = conn.execute(
                 "SELECT channel, account_id, running, config, connected_at, last_message_at "
@@ -63,7 +89,62 @@ class ChannelStore:
 
         return await self._db.read(read)
 
+    async def _with_secrets(self, record: AccountRecord) -> AccountRecord:
+        name_of = secret_names(record.channel, record.account_id)
+        names = secrets.referenced_names(record.config, name_of)
+        if not names:
+            return record
+        unknown = [name for name in names if name not in self._secrets]
+        if unknown:
+            self._secrets.update(await asyncio.to_thread(self._vault.load, unknown))
+        record.config, missing = secrets.join_secrets(record.config, self._secrets, name_of)
+        for path in missing:
+            log.warning("%s account %s: the secret of %s is missing from the secret store",
+                        record.channel, record.account_id, path)  # fmt: skip
+        return record
+
     async def save_account(self, record: AccountRecord) -> None:
+        """Store the record; secrets of its config go to the secret store first, and
+        those its previous config had and this one has not are deleted after."""
+        name_of = secret_names(record.channel, record.account_id)
+        split = secrets.split_secrets(record.config, name_of)
+        before = await self._stored_names(record.channel, record.account_id)
+        written = {n: v for n, v in split.secrets.items() if self._secrets.get(n) != v}
+        if written:
+            await asyncio.to_thread(self._vault.save, written)
+            self._secrets.update(written)
+        stored = replace(record, config=split.stored)
+        await self._save_row(stored)
+        await self._forget([name for name in before if name not in split.secrets])
+
+    async def _stored_names(self, channel: str, account_id: str) -> list[str]:
+        for record in await self._stored_accounts():
+            if (record.channel, record.account_id) == (channel, account_id):
+                return list(secrets.referenced_names(record.config, secret_names(*_ids(record))))
+        return []
+
+    async def _forget(self, names: list[str]) -> None:
+        if names:
+            await asyncio.to_thread(self._vault.delete, names)
+            for name in names:
+                self._secrets.pop(name, None)
+
+    async def move_plaintext_secrets(self) -> int:
+        """Move tokens an older gsv stored in plain text in account rows to the secret
+        store, scrub the database file; returns how many moved."""
+        moved = 0
+        for record in await self._stored_accounts():
+            split = secrets.split_secrets(record.config, secret_names(*_ids(record)))
+            if split.secrets:
+                await asyncio.to_thread(self._vault.save, split.secrets)
+                await self._save_row(replace(record, config=split.stored))
+                moved += len(split.secrets)
+        if moved:
+            await self._db.scrub()
+            log.info("moved %d plain-text channel account secret(s) to the secret store", moved)
+        return moved
+
+    async def _save_row(self, record: AccountRecord) -> None:
         def write(conn: sqlite3.Connection) -> None:
             conn.execute(
                 "INSERT INTO channel_accounts (channel, account_id, running, config, connected_at, "
@@ -77,12 +158,14 @@ class ChannelStore:
         await self._db.write(write)
 
     async def delete_account(self, channel: str, account_id: str) -> None:
+        names = await self._stored_names(channel, account_id)
         await self._db.write(
             lambda conn: conn.execute(
                 "DELETE FROM channel_accounts WHERE channel = ? AND account_id = ?",
                 (channel, account_id),
             )
         )
+        await self._forget(names)
 
     # -- journal ------------------------------------------------------------------------
     async def record(
@@ -167,3 +250,7 @@ class ChannelStore:
             ).rowcount
 
         return await self._db.write(write)
+
+
+def _ids(record: AccountRecord) -> tuple[str, str]:
+    return record.channel, record.account_id

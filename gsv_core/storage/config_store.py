@@ -38,3 +38,9 @@ class ConfigStore:
                 )
 
         await self._db.write(write)
+
+    async def scrub(self) -> bool:
+        """Leave no bytes of replaced values in the database file or its WAL; False when
+        the WAL was in use and could not be cleared completely."""
+        busy, _, _ = await self._db.scrub()
+        return not busy

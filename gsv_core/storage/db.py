@@ -20,8 +20,11 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, InvalidStateError
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
+
+from gsv_core.fsmodes import create_private_file, make_private_dir, owner_only
 
 log = logging.getLogger(__name__)
 
@@ -175,6 +178,14 @@ _STOP = object()
 _Job = tuple[Callable[[sqlite3.Connection], Any], "Future[Any]"]
 
 
+@dataclass(frozen=True)
+class _Alone:
+    """A writer-thread job that cannot run inside a transaction (VACUUM, checkpoints)."""
+
+    fn: Callable[[sqlite3.Connection], Any]
+    future: Future[Any]
+
+
 def _open(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     if readonly:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
@@ -185,6 +196,16 @@ def _open(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA busy_timeout=5000")
     return conn
+
+
+def _narrow_sidecars(path: Path) -> None:
+    """The WAL and shared-memory files of a database created before files were 0600."""
+    for suffix in ("-wal", "-shm"):
+        sidecar = path.with_name(path.name + suffix)
+        with contextlib.suppress(FileNotFoundError):
+            mode = sidecar.stat().st_mode
+            if owner_only(mode) != mode & 0o7777:
+                sidecar.chmod(owner_only(mode))
 
 
 def migrate(conn: sqlite3.Connection, migrations: list[str] = MIGRATIONS) -> int:
@@ -229,8 +250,12 @@ class Database:
     @classmethod
     async def open(cls, path: Path) -> Database:
         def setup() -> sqlite3.Connection:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            # sqlite gives the -wal and -shm files the database file's mode: creating the
+            # file 0600 first keeps all three owner-only whatever the umask
+            make_private_dir(path.parent)
+            create_private_file(path)
             conn = _open(path)
+            _narrow_sidecars(path)
             migrate(conn)
             return conn
 
@@ -242,6 +267,23 @@ class Database:
             raise RuntimeError("database is closed")
         future: Future[T] = Future()
         self._queue.put((fn, future))
+        return await asyncio.wrap_future(future)
+
+    async def scrub(self) -> tuple[int, int, int]:
+        """Leave no bytes of deleted or replaced rows in the files: checkpoint the WAL and
+        truncate it, VACUUM (rewrites the file without its free pages), truncate the WAL
+        again. Returns the last checkpoint's (busy, wal pages, checkpointed pages)."""
+        if self._closed:
+            raise RuntimeError("database is closed")
+
+        def scrub(conn: sqlite3.Connection) -> tuple[int, int, int]:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            conn.execute("VACUUM")
+            busy, pages, done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            return busy, pages, done
+
+        future: Future[tuple[int, int, int]] = Future()
+        self._queue.put(_Alone(scrub, future))
         return await asyncio.wrap_future(future)
 
     async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
@@ -278,13 +320,31 @@ class Database:
             while not self._queue.empty():  # group commit: take everything already waiting
                 batch.append(self._queue.get_nowait())
             stop = any(item is _STOP for item in batch)
-            jobs = [item for item in batch if item is not _STOP]
-            if jobs:
-                self._commit_batch(jobs)
+            jobs: list[_Job] = []
+            for item in batch:
+                if isinstance(item, _Alone):  # what was queued before it commits first
+                    self._commit_batch(jobs)
+                    jobs = []
+                    self._run_alone(item)
+                elif item is not _STOP:
+                    jobs.append(item)
+            self._commit_batch(jobs)
             if stop:
                 return
 
+    def _run_alone(self, job: _Alone) -> None:
+        try:
+            result = job.fn(self._writer_conn)
+        except Exception as exc:
+            with contextlib.suppress(InvalidStateError):
+                job.future.set_exception(exc)
+            return
+        with contextlib.suppress(InvalidStateError):
+            job.future.set_result(result)
+
     def _commit_batch(self, jobs: list[_Job]) -> None:
+        if not jobs:
+            return
         conn = self._writer_conn
         outcomes: list[tuple[Future[Any], bool, Any]] = []
         try:

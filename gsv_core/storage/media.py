@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import os
 import shutil
 import uuid
 from pathlib import Path
 
 from gsv_core.errors import InvalidParams
+from gsv_core.fsmodes import write_private_file
 
 EXTENSIONS = {
     "image/png": "png",
@@ -44,10 +44,7 @@ class MediaStore:
 
     @staticmethod
     def _write(path: Path, data: bytes) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temp = path.with_suffix(path.suffix + ".tmp")
-        temp.write_bytes(data)
-        os.replace(temp, path)
+        write_private_file(path, data)
 
     def _resolve(self, media_path: str) -> Path:
         parts = media_path.split("/")

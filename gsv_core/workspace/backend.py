@@ -23,6 +23,7 @@ from stat import S_ISDIR
 from typing import Protocol
 
 from gsv_core.errors import InvalidParams
+from gsv_core.fsmodes import make_private_dir
 from gsv_core.workspace.paths import TEMP_PREFIX, parent_of, scope_of
 
 
@@ -67,7 +68,7 @@ class FilesystemBackend:
     """Workspace keys as files under `root`."""
 
     def __init__(self, root: Path) -> None:
-        root.mkdir(parents=True, exist_ok=True)
+        make_private_dir(root)
         self.root = os.path.realpath(root)
 
     # -- the protocol -------------------------------------------------------------------
@@ -147,7 +148,7 @@ class FilesystemBackend:
 
     def _make_folders(self, folder: str, key: str) -> None:
         try:
-            os.makedirs(folder, exist_ok=True)
+            make_private_dir(Path(folder))
         except (FileExistsError, NotADirectoryError):
             raise InvalidParams(
                 f"cannot write {key}: a file stands where a folder is needed"

@@ -284,7 +284,9 @@ async def test_wrong_settings_are_named(client: GatewayClient, graph: FakeGraph)
     with pytest.raises(InvalidParams, match="whatsapp refused the request: Unsupported get"):
         await client.call("channel.start", {"channel": "whatsapp"})
     calls = len(graph.requests)
-    await configure(client, graph.api_url, appSecret="")
+    with pytest.raises(InvalidParams, match=r"channels\.whatsapp\.appSecret"):
+        await configure(client, graph.api_url, appSecret="")  # no empty secrets stored
+    await configure(client, graph.api_url, appSecret=None)
     with pytest.raises(InvalidParams, match=r"channels\.whatsapp\.appSecret"):
         await client.call("channel.start", {"channel": "whatsapp"})
     await configure(client, graph.api_url, phoneNumberId="+1555")

@@ -75,10 +75,12 @@ def test_missing_paths_exit_1(live: RunningGateway) -> None:
 
 
 def test_a_gateway_with_a_token_needs_it(tmp_path: Path) -> None:
-    """Without the token: exit 1 with Unauthorized; with --token or GSV_TOKEN: it works."""
+    """A wrong token: exit 1 with Unauthorized; with --token or GSV_TOKEN: it works; with
+    none, the CLI reads auth.token from the secret store it shares with the gateway."""
     with threaded_gateway(tmp_path / "t.db", bootstrap_token="sesame") as gw:
-        refused = gsv(gw.url, "config", "get", "model.id")
+        refused = gsv(gw.url, "--token", "wrong", "config", "get", "model.id")
         assert refused.exit_code == 1 and "Unauthorized" in refused.stderr
+        assert gsv(gw.url, "config", "get", "model.id").exit_code == 0
         by_flag = CliRunner().invoke(
             app, ["--url", gw.url, "--token", "sesame", "config", "get", "model.id"]
         )
