@@ -16,7 +16,8 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from gsv_core.agent.tools import ToolCallContext
-from gsv_core.approval.policy import ASK, DENY, ApprovalPolicy, CallFacts, Decision, Protected
+from gsv_core.approval.policy import ASK, DENY, ApprovalPolicy, CallFacts, Decision
+from gsv_core.approval.protected import Protected, protected_files
 from gsv_core.approval.service import (
     APPROVED,
     CANCELLED,
@@ -76,11 +77,7 @@ class GatewayToolRouter:
         pids = {os.getpid()} | {
             n.runtime.pid for n in self._gateway.nodes.online_nodes() if n.runtime.pid
         }
-        return Protected(
-            pids=frozenset(pids),
-            secret_paths=frozenset({str(paths.secrets_file), str(database), "gsv/secrets.toml"}),
-            config_paths=frozenset({str(paths.config_file)}),
-        )
+        return protected_files(paths, database, pids)
 
     def _facts(self, name: str, args: dict[str, Any]) -> CallFacts:
         parts = split_tool_name(name)

@@ -1,7 +1,8 @@
 """The node's own check before it runs a tool (issue 13): decisions are enforced where
 the tool runs. Built-in protections (this node's processes, gsv's secret and config
-files on this machine) always refuse. A call the standard policy would put before a
-human runs only with the gateway's approval binding for exactly these arguments."""
+files on this machine) always refuse. A call the default policy (allowlist mode) would
+put before a human runs only with the gateway's approval binding for exactly these
+arguments."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import os
 from typing import Any
 
 from gsv_core.approval.binding import verify
-from gsv_core.approval.policy import ALLOW, DENY, ApprovalPolicy, CallFacts, Protected
+from gsv_core.approval.policy import ALLOW, DENY, ApprovalPolicy, CallFacts
+from gsv_core.approval.protected import protected_files
 from gsv_core.errors import ToolFailed
 from gsv_core.paths import resolve_paths
 
@@ -23,14 +25,10 @@ class NodeGuard:
         self.workspace = workspace
         self.key = key  # from hello-ok; None: the gateway does not sign (older gateway)
         paths = resolve_paths()
-        protected = Protected(
-            pids=frozenset({os.getpid()}),
-            secret_paths=frozenset(
-                {str(paths.secrets_file), str(paths.database), "gsv/secrets.toml"}
-            ),
-            config_paths=frozenset({str(paths.config_file)}),
-        )
-        self.policy = ApprovalPolicy.from_config({}, protected)  # the standard preset
+        protected = protected_files(paths, paths.database, {os.getpid()})
+        # the defaults: allowlist mode. The gateway's own mode and rules are its to
+        # apply; whatever it approves arrives with a binding for exactly that call
+        self.policy = ApprovalPolicy.from_config({}, protected)
 
     def check(self, tool: str, args: Any, binding: Any) -> None:
         """Raise ToolFailed unless this call may run here."""

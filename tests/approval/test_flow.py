@@ -58,7 +58,8 @@ async def test_a_dangerous_command_waits_and_runs_once_approved(
         run = (await send(client, "clean up"))["runId"]
         request = await approval_event(log)
         assert request["tool"] == "n1__Bash" and request["summary"] == "rm -rf build"
-        assert request["ruleId"] == "gsv-destructive" and request["state"] == "pending"
+        assert request["reason"] == "rm is not on the read-only allowlist"
+        assert request["state"] == "pending"
         paused = next(p for p in log.of_run(run) if p["state"] == "paused")
         assert "rm -rf build" in paused["message"]["content"][0]["text"]
         assert (tmp_path / "build").exists()  # nothing ran yet
