@@ -75,3 +75,9 @@ def load_rules(raw: object) -> tuple[tuple[str, ...], ...]:
         except ValueError:
             continue
     return tuple(rules)
+
+
+def add_rules(current: object, new: tuple[str, ...]) -> list[str]:
+    """`toolApproval.allow` with `new` appended (each rule once)."""
+    existing = [str(r) for r in current] if isinstance(current, list) else []
+    return list(dict.fromkeys([*existing, *new]))
