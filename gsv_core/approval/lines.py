@@ -95,7 +95,10 @@ def layers(command: SimpleCommand) -> Iterator[Layer]:
             yield Layer(argv, privileged, blind)
             return
         yield Layer(argv, privileged, blind, inner.writes, inner.assignments, inner.problem)
-        if inner.problem is not None or not inner.argv:
+        if inner.problem is not None:
+            return
+        if not inner.argv:  # `command -v git`, a bare `nohup`: runs nothing more
+            yield Layer((), privileged, blind)
             return
         argv, privileged = inner.argv, privileged or inner.privileged
         blind = blind or inner.unseen_args
@@ -187,7 +190,7 @@ def _allowlist_command(command: SimpleCommand, ctx: LineContext) -> tuple[Decisi
     written = [w for w in writes if w not in HARMLESS_WRITES]
     if written:
         return Decision(ask, f"writes to {written[0]}"), None
-    last = stack[-1] if stack else Layer(())
+    last = stack[-1]
     if not last.argv:
         return _runs_nothing(stack, ask), None
     if not last.privileged and any(always.covers(r, last.argv) for r in ctx.allow_rules):

@@ -82,6 +82,8 @@ NOTHING = _opts()
 def unwrap(argv: tuple[str, ...]) -> Unwrapped | None:
     """The command `argv` runs if its program is a wrapper, else None."""
     name = os.path.basename(argv[0]) if argv else ""
+    if argv[1:] in (("--version",), ("--help",)):
+        return None  # the wrapper describes itself
     reader = _READERS.get(name)
     return None if reader is None else reader(list(argv[1:]))
 
