@@ -201,6 +201,13 @@ class ApprovalPolicy:
                 return Decision(rule.decision, rule.reason or f"rule {rule.id}", rule.id, summary)
         return Decision(self.default, "default decision", None, summary)
 
+    def too_long(self, call: CallFacts) -> bool:
+        """A shell line over `maxCommandBytes`: it asks without being read (cheap)."""
+        script = _shell_script(call)
+        return script is not None and len(script.encode("utf-8", "surrogatepass")) > (
+            self.shell.max_bytes
+        )
+
     def _line_context(self, call: CallFacts) -> LineContext:
         return LineContext(
             mode=self.shell.mode,

@@ -18,6 +18,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from gsv_core.agent.tools import ToolCallContext
+from gsv_core.approval.judge import judge_in_child
 from gsv_core.approval.modes import approval_timeout
 from gsv_core.approval.policy import ASK, DENY, ApprovalPolicy, CallFacts, Decision
 from gsv_core.approval.protected import Protected, protected_files
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from gsv_core.gateway.app import Gateway
 
 log = logging.getLogger(__name__)
-# shell lines longer than this are judged in a worker thread, so the loop keeps serving
+# shell lines longer than this are judged in a child process, so the loop keeps serving
 # other clients (lines over toolApproval.maxCommandBytes are not read at all)
 OFF_LOOP_CHARS = 16_384
 
@@ -69,8 +70,8 @@ class GatewayToolRouter:
 
     async def decide(self, name: str, args: dict[str, Any]) -> Decision:
         policy, facts = self.policy(), self._facts(name, args)
-        if _long_line(args):
-            return await asyncio.to_thread(policy.decide, facts)
+        if _long_line(args) and not policy.too_long(facts):
+            return await judge_in_child(self._gateway.config.effective, policy.protected, facts)
         return policy.decide(facts)
 
     def policy(self) -> ApprovalPolicy:
