@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import logging
 import os
+from dataclasses import replace
 from typing import Any
 
 from gsv_core.approval.binding import verify
-from gsv_core.approval.policy import ALLOW, DENY, ApprovalPolicy, CallFacts
+from gsv_core.approval.policy import ALLOW, DENY, ApprovalPolicy, CallFacts, Decision
 from gsv_core.approval.protected import protected_files
 from gsv_core.errors import ToolFailed
 from gsv_core.paths import resolve_paths
 
 log = logging.getLogger(__name__)
+LINKED_FILE_TOOLS = frozenset({"Read", "Write", "Edit", "Grep"})
 
 
 class NodeGuard:
@@ -35,6 +37,8 @@ class NodeGuard:
         arguments = args if isinstance(args, dict) else {}
         facts = CallFacts(f"{self.node_id}__{tool}", tool, self.node_id, arguments, self.workspace)
         decision = self.policy.decide(facts)
+        if decision.verdict != DENY:
+            decision = self._through_links(facts) or decision
         if decision.verdict == DENY:
             raise ToolFailed(f"refused on this node: {decision.reason}")
         if decision.verdict == ALLOW or self.key is None:
@@ -45,3 +49,16 @@ class NodeGuard:
                 f"refused on this node: {decision.reason} and the gateway's approval does not "
                 "cover exactly this call"
             )
+
+    def _through_links(self, facts: CallFacts) -> Decision | None:
+        """The decision for where a file tool's path really leads, when a symlink on the
+        way changes it (a link in the workspace to gsv's secret store)."""
+        path = facts.args.get("path")
+        if facts.bare not in LINKED_FILE_TOOLS or not isinstance(path, str) or not path:
+            return None
+        named = os.path.normpath(os.path.join(self.workspace, os.path.expanduser(path)))
+        real = os.path.realpath(named)
+        if real == named:
+            return None
+        decided = self.policy.decide(replace(facts, args={**facts.args, "path": real}))
+        return decided if decided.verdict == DENY else None
