@@ -6,7 +6,6 @@ the node alone, with no gateway approval at all, refuses every one of them itsel
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import stat
 import subprocess
@@ -21,7 +20,7 @@ from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
 from tests.agent.conftest import EventLog, send
 from tests.approval.lines_table import DANGEROUS, render
-from tests.approval.test_flow import node
+from tests.approval.test_flow import greet_node, invoke_bash, node
 from tests.fakes.provider import FakeProvider, call
 
 JOB = "import os\nos.remove({canary!r})\n"
@@ -106,17 +105,9 @@ async def test_the_node_refuses_every_dangerous_line_without_an_approval(tmp_pat
     done = asyncio.Event()
 
     async def gateway_without_approvals(ws: ServerConnection) -> None:
-        hello = json.loads(await ws.recv())
-        await ws.send(json.dumps({"type": "res", "id": hello["id"], "ok": True, "payload": {
-            "type": "hello-ok", "protocol": 1, "server": {"version": "t", "connectionId": "c"},
-            "features": {"methods": [], "events": []}, "approvalKey": "k" * 64}}))  # fmt: skip
+        await greet_node(ws, "k" * 64)
         for index, line in enumerate(lines):
-            payload = {"callId": f"c{index}", "tool": "Bash", "args": {"command": line}}
-            await ws.send(json.dumps({"type": "evt", "event": "tool.invoke", "payload": payload}))
-            reply = json.loads(await ws.recv())
-            replies.append(reply["params"])
-            await ws.send(json.dumps({"type": "res", "id": reply["id"], "ok": True,
-                                      "payload": {"ok": True}}))  # fmt: skip
+            replies.append(await invoke_bash(ws, f"c{index}", {"command": line}))
         done.set()
         await ws.wait_closed()
 

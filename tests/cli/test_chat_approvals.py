@@ -8,8 +8,6 @@ import asyncio
 import io
 import sys
 import threading
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,18 +19,6 @@ from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
 from tests.cli.test_approvals_commands import RULE, rpc, wait_for
 from tests.fakes.provider import FakeProvider, call
-from tests.threaded import threaded_gateway
-
-
-@pytest.fixture
-def fake() -> FakeProvider:
-    return FakeProvider()
-
-
-@pytest.fixture
-def live(tmp_path: Path, fake: FakeProvider) -> Iterator[RunningGateway]:
-    with threaded_gateway(tmp_path / "data" / "gsv.db", provider_factory=fake.factory) as running:
-        yield running
 
 
 def test_without_a_terminal_the_prompt_says_how_to_answer(
