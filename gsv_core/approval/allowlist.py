@@ -40,6 +40,14 @@ def _find(args: tuple[str, ...]) -> str | None:
     return None
 
 
+def _date(args: tuple[str, ...]) -> str | None:
+    """`date +%F` prints; `date 0101000020` (and `-s`) set the clock."""
+    setting = [a for a in _operands(args) if not a.startswith("+")]
+    if setting or refused_option(args, ("-s", "--set"), "date"):
+        return "date with a time to set changes the system clock"
+    return None
+
+
 GIT_GLOBAL_FLAGS = frozenset({"--no-pager", "-P", "-p", "--paginate", "--no-optional-locks",
     "--literal-pathspecs", "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs",
     "--no-replace-objects"})  # fmt: skip
@@ -107,7 +115,7 @@ TABLE: dict[str, ReadOnly] = {
     # names, sizes and the system: nothing of a file's contents
     **dict.fromkeys(
         _names("""
-            ls wc stat du df realpath readlink basename dirname pwd echo printf true false
+            ls wc stat du df realpath readlink basename dirname pwd echo true false
             test [ whoami id groups uname which type nproc uptime free ps pgrep lscpu lsblk
             locale seq sleep cd pushd popd dirs
         """),
@@ -117,9 +125,11 @@ TABLE: dict[str, ReadOnly] = {
     "xxd": ReadOnly(max_operands=1, refused=("-r", "--revert")),
     "sort": ReadOnly(refused=("-o", "--output", "--compress-program")),
     "rg": ReadOnly(refused=("--pre", "--hostname-bin")),
-    "tree": ReadOnly(refused=("-o",)),
+    "tree": ReadOnly(refused=("-o", "--output")),
     "file": ReadOnly(refused=("-C", "--compile"), blind=True),
-    "date": ReadOnly(refused=("-s", "--set"), max_operands=1),
+    "date": ReadOnly(check=_date),
+    # the bash builtin's -v sets a variable (PATH, say) for the commands after it
+    "printf": ReadOnly(refused=("-v",), blind=True),
     "hostname": ReadOnly(refused=("-F", "--file", "-b", "--boot"), max_operands=0),
     "find": ReadOnly(check=_find),
     "git": ReadOnly(check=_git),
@@ -158,8 +168,8 @@ def judge(command: SimpleCommand, argv: tuple[str, ...], blind: bool = False) ->
     if blind and not spec.blind:
         return f"{program} would read files named by input nobody has seen"
     args = argv[1:]
-    if spec.refused and _globbed_option(command, argv):
-        return f"a pattern could turn into an option of {program}"
+    if (spec.refused or spec.check) and _globbed(command, argv):
+        return f"a pattern or {{a,b}} could turn into an option of {program}"
     problem = spec.check(args) if spec.check else refused_option(args, spec.refused, program)
     too_many = spec.max_operands is not None and len(_operands(args)) > spec.max_operands
     if problem is None and too_many:
@@ -201,8 +211,8 @@ def _operands(args: tuple[str, ...]) -> list[str]:
     return [a for a in args if not a.startswith("-") or a == "-"]
 
 
-def _globbed_option(command: SimpleCommand, argv: tuple[str, ...]) -> bool:
-    """An unquoted pattern that could match a file named like an option (`sort *`
-    with a file called `-o x`)."""
-    globbed = {w.text for w in command.words if w.glob and w.text[:1] in "*?[{"}
+def _globbed(command: SimpleCommand, argv: tuple[str, ...]) -> bool:
+    """An unquoted pattern or brace expansion among the arguments of a program with
+    options that write or run: `sort *` with a file called `-o x`, `find . {-delete,}`."""
+    globbed = {w.text for w in command.words if w.glob}
     return any(word in globbed for word in argv[1:])

@@ -114,8 +114,9 @@ def _protection(parsed: ShellParse, ctx: LineContext) -> str | None:
                 return KILLS
         if _touches(command, check):
             return SECRETS
-        if command.program in ("cd", "pushd"):
-            check.change_dir(command.argv)
+        if command.program in ("cd", "pushd", "popd"):
+            target = command.argv if command.program != "popd" else ("popd", "-")
+            check.change_dir(target, any(w.glob or w.dynamic for w in command.words))
     return None
 
 

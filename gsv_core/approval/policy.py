@@ -38,7 +38,8 @@ __all__ = ["ALLOW", "ALLOWLIST", "ASK", "DENY", "DENYLIST", "OFF", "SEVERITY", "
 SHELL_TOOLS = frozenset({"Bash", "Process"})
 WRITING_FILE_TOOLS = frozenset({"Write", "Edit"})
 # a repository's config and hooks decide what `git status` runs (core.fsmonitor ...)
-GIT_CONTROL = r"(^|/)\.git/(config|hooks/)"
+# (a `.git` file may point git at a config anywhere: `gitdir: ../elsewhere`)
+GIT_CONTROL = r"(^|/)\.git($|/(config|hooks/))"
 
 
 @dataclass

@@ -52,12 +52,17 @@ def protected_files(paths: GsvPaths, database: Path | str, pids: Iterable[int]) 
 
 
 class SecretCheck:
-    """Judges words against the protected paths, resolving relative ones against `cwd`."""
+    """Judges words against the protected paths, resolving relative ones against `cwd`.
+    After a `cd` it cannot follow (`cd -`, `cd ~/.c*/gsv`) the directory is unknown:
+    then a relative word naming a secret file's name touches it, and a searcher given
+    no path covers it."""
 
     def __init__(self, protected: Protected, cwd: str | None) -> None:
         self.protected = protected
         self.absolute = tuple(p for p in protected.secret_paths if p.startswith("/"))
+        self.names = frozenset(posixpath.basename(p) for p in self.absolute)
         self.cwd = _norm(cwd) if cwd else None
+        self.lost = False  # a `cd` went somewhere unknown
         self.home = os.path.expanduser("~")
 
     def touches(self, word: str, glob: bool = False) -> bool:
@@ -68,7 +73,7 @@ class SecretCheck:
             return True
         resolved = self.resolve(word)
         if resolved is None:
-            return False
+            return self.lost and posixpath.basename(word) in self.names
         if glob:
             return any(fnmatch.fnmatchcase(p, resolved) for p in self.absolute)
         return any(resolved == p or resolved.startswith(p + "-") for p in self.absolute)
@@ -77,7 +82,7 @@ class SecretCheck:
         """`word` names a directory above a secret file (or could, as a pattern)."""
         resolved = self.resolve(word) if word else None
         if resolved is None:
-            return False
+            return self.lost and word.rstrip("/") in (".", "..")
         if glob:
             return any(fnmatch.fnmatchcase(d, resolved) for p in self.absolute for d in _dirs(p))
         prefix = resolved.rstrip("/") + "/"
@@ -93,10 +98,11 @@ class SecretCheck:
             return None
         return _norm(posixpath.join(self.cwd, word))
 
-    def change_dir(self, argv: tuple[str, ...]) -> None:
+    def change_dir(self, argv: tuple[str, ...], glob: bool) -> None:
         """Follow `cd` for later relative words (`cd ~/.config/gsv && cat secrets.toml`)."""
         target = argv[1] if len(argv) > 1 else "~"
-        self.cwd = None if target == "-" else self.resolve(target)
+        self.cwd = None if target == "-" or glob else self.resolve(target)
+        self.lost = self.cwd is None
 
 
 def kills_gsv(argv: tuple[str, ...], pids: frozenset[int]) -> bool:

@@ -280,3 +280,48 @@ def test_timeout_ms_wins_over_the_older_seconds() -> None:
     assert approval_timeout({}) == 300
     assert approval_timeout({"toolApproval": {"timeoutSeconds": 20}}) == 20
     assert approval_timeout({"toolApproval": {"timeoutSeconds": 20, "timeoutMs": 1500}}) == 1.5
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "find . {-delete,-print}",
+        'find . "-"{delete,}',
+        "sort {-o,x} y",
+        "git -C {a,b} clean -fdx",
+        "rg x {--pre=./job.sh,.}",
+        "date 0101000020",
+        "sudo date -s 2020-01-01",
+        "printf -v PATH /tmp/evil; ls",
+        "tree --output=x",
+    ],
+)
+def test_expansions_and_setters_that_hide_an_option_ask(line: str) -> None:
+    """Brace and glob expansion can spell an option the table refuses; `date` with a
+    time and `printf -v` change state."""
+    assert verdict(line) == "ask"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "cd ~/.c*/gsv && cat secrets.toml",
+        "cd - && cat config.toml",
+        "cd ~/.config/g?v; grep -r KEY .",
+        "pushd ~/.local/share/gsv && cat gsv.db-wal",
+    ],
+)
+def test_a_cd_gsv_cannot_follow_still_protects_the_secrets(line: str) -> None:
+    """After a `cd` to somewhere unknown, a secret file's name is enough to refuse."""
+    assert verdict(line, mode="off") == "deny"
+
+
+def test_a_git_pointer_file_is_a_write_that_asks() -> None:
+    """Writing `.git` (a `gitdir:` pointer), `.git/config` or a hook asks, even inside
+    the workspace: they decide what `git status` runs."""
+    p = policy()
+    for path in ["sub/.git", ".git/config", "a/.git/hooks/pre-commit"]:
+        call = CallFacts("n__Write", "Write", "n", {"path": path, "content": "x"}, WORKSPACE)
+        assert p.decide(call).verdict == "ask", path
+    ok = CallFacts("n__Write", "Write", "n", {"path": "src/git.py", "content": "x"}, WORKSPACE)
+    assert p.decide(ok).verdict == "allow"
