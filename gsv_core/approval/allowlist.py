@@ -48,7 +48,8 @@ def _date(args: tuple[str, ...]) -> str | None:
     return None
 
 
-GIT_GLOBAL_FLAGS = frozenset({"--no-pager", "-P", "-p", "--paginate", "--no-optional-locks",
+# (not -p/--paginate: it starts a pager even without a terminal)
+GIT_GLOBAL_FLAGS = frozenset({"--no-pager", "-P", "--no-optional-locks",
     "--literal-pathspecs", "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs",
     "--no-replace-objects"})  # fmt: skip
 GIT_READS = frozenset({"status", "diff", "log", "show", "rev-parse", "ls-files", "blame",
@@ -125,7 +126,7 @@ TABLE: dict[str, ReadOnly] = {
     "xxd": ReadOnly(max_operands=1, refused=("-r", "--revert")),
     "sort": ReadOnly(refused=("-o", "--output", "--compress-program")),
     "rg": ReadOnly(refused=("--pre", "--hostname-bin")),
-    "tree": ReadOnly(refused=("-o", "--output")),
+    "tree": ReadOnly(refused=("-o", "--output", "-R")),  # -R writes 00Tree.html files
     "file": ReadOnly(refused=("-C", "--compile"), blind=True),
     "date": ReadOnly(check=_date),
     # the bash builtin's -v sets a variable (PATH, say) for the commands after it

@@ -39,6 +39,7 @@ DEFAULT_MAX_BYTES = 65_536
 # assignments that only change language, time zone or layout
 SAFE_ASSIGNMENT = re.compile(r"(LC_[A-Z]+|LANG|LANGUAGE|TZ|NO_COLOR|COLUMNS|LINES|TERM)\+?=")
 HARMLESS_WRITES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+NETWORK_FILES = ("/dev/tcp/", "/dev/udp/")  # bash opens a connection for these
 SHELL_C = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash"})
 UNSURE = frozenset({"eval", "source", ".", "exec", "alias"})
 MAX_UNWRAP = 8
@@ -191,6 +192,8 @@ def _allowlist_command(command: SimpleCommand, ctx: LineContext) -> tuple[Decisi
     written = [w for w in writes if w not in HARMLESS_WRITES]
     if written:
         return Decision(ask, f"writes to {written[0]}"), None
+    if any(r.startswith(NETWORK_FILES) for r in command.reads):
+        return Decision(ask, "reads from the network"), None
     last = stack[-1]
     if not last.argv:
         return _runs_nothing(stack, ask), None

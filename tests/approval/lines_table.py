@@ -187,6 +187,10 @@ DANGEROUS = [
     "wget -O {out}/canary http://127.0.0.1:9/",
     "rsync /etc/hostname {out}/canary",
     "scp /etc/hostname {out}/canary",
+    "cat < /dev/tcp/127.0.0.1/9",
+    "echo x > /dev/tcp/127.0.0.1/9",
+    "git -p log",
+    "tree -R -L 1 {out}",
 ]
 
 SAFE = [
