@@ -16,6 +16,7 @@ line built to hide a path (`python3 -c` with the name spelled in pieces) is beyo
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import posixpath
 from collections.abc import Iterable
@@ -59,11 +60,9 @@ class SecretCheck:
 
     def __init__(self, protected: Protected, cwd: str | None) -> None:
         self.protected = protected
-        self.absolute = tuple(p for p in protected.secret_paths if p.startswith("/"))
-        self.names = frozenset(posixpath.basename(p) for p in self.absolute)
+        self.absolute, self.names = _layout(protected)
         self.cwd = _norm(cwd) if cwd else None
         self.lost = False  # a `cd` went somewhere unknown
-        self.home = os.path.expanduser("~")
 
     def touches(self, word: str, glob: bool = False) -> bool:
         """`word` names a secret file (or could, as a pattern)."""
@@ -89,7 +88,9 @@ class SecretCheck:
         return any(p.startswith(prefix) for p in self.absolute)
 
     def resolve(self, word: str) -> str | None:
-        word = word.replace("${HOME}", self.home).replace("$HOME", self.home)
+        if "HOME" in word:
+            home = os.path.expanduser("~")
+            word = word.replace("${HOME}", home).replace("$HOME", home)
         if word.startswith("~"):
             return _norm(os.path.expanduser(word))
         if word.startswith("/"):
@@ -103,6 +104,13 @@ class SecretCheck:
         target = argv[1] if len(argv) > 1 else "~"
         self.cwd = None if target == "-" or glob else self.resolve(target)
         self.lost = self.cwd is None
+
+
+@functools.lru_cache(maxsize=16)
+def _layout(protected: Protected) -> tuple[tuple[str, ...], frozenset[str]]:
+    """The absolute secret paths and their file names (kept: read on every call)."""
+    absolute = tuple(p for p in protected.secret_paths if p.startswith("/"))
+    return absolute, frozenset(posixpath.basename(p) for p in absolute)
 
 
 def kills_gsv(argv: tuple[str, ...], pids: frozenset[int]) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from dataclasses import replace
 from typing import Any
 
@@ -24,7 +25,7 @@ LINKED_FILE_TOOLS = frozenset({"Read", "Write", "Edit", "Grep"})
 class NodeGuard:
     def __init__(self, node_id: str, workspace: str, key: str | None = None) -> None:
         self.node_id = node_id
-        self.workspace = workspace
+        self.workspace = os.path.normpath(workspace)
         self.key = key  # from hello-ok; None: the gateway does not sign (older gateway)
         paths = resolve_paths()
         protected = protected_files(paths, paths.database, {os.getpid()})
@@ -57,8 +58,20 @@ class NodeGuard:
         if facts.bare not in LINKED_FILE_TOOLS or not isinstance(path, str) or not path:
             return None
         named = os.path.normpath(os.path.join(self.workspace, os.path.expanduser(path)))
+        if not self._may_be_linked(named):
+            return None
         real = os.path.realpath(named)
         if real == named:
             return None
         decided = self.policy.decide(replace(facts, args={**facts.args, "path": real}))
         return decided if decided.verdict == DENY else None
+
+    def _may_be_linked(self, named: str) -> bool:
+        """Whether following links could change `named`. A plain file right in the
+        workspace is told by one lstat (the common Read); anything deeper is resolved."""
+        try:
+            if stat.S_ISLNK(os.lstat(named).st_mode):
+                return True
+        except OSError:
+            return False  # nothing there to read through a link
+        return os.path.dirname(named) != self.workspace
