@@ -173,28 +173,17 @@ def _asking(ctx: LineContext) -> str:
 def _allowlist_command(command: SimpleCommand, ctx: LineContext) -> tuple[Decision, str | None]:
     """The decision for one simple command, and the rule the prompt may offer for it."""
     ask = _asking(ctx)
-    if command.dynamic:
-        return Decision(
-            ask, "uses $ expansion or a substitution, which gsv cannot read ahead"
-        ), None
-    unsafe = _unsafe_assignment(command.assignments)
-    if unsafe:
-        return Decision(ask, f"sets {unsafe}, which changes what programs do"), None
     stack = list(layers(command))
-    configured = _configured(stack, command, ctx)
+    configured = None if command.dynamic else _configured(stack, command, ctx)
+    if configured is not None and configured.verdict != ALLOW:
+        return configured, None
+    # no rule lifts these: an allowed program still may not write through `>`
+    problem = _unreadable(command, stack)
+    if problem is not None:
+        return Decision(ask, problem), None
+    last = stack[-1]
     if configured is not None:
         return configured, None
-    for layer in stack:
-        problem = layer.problem or _unsafe_assignment(words_of(layer.assignments))
-        if problem:
-            return Decision(ask, problem), None
-    writes = [w for layer in stack for w in layer.writes] + list(command.writes)
-    written = [w for w in writes if w not in HARMLESS_WRITES]
-    if written:
-        return Decision(ask, f"writes to {written[0]}"), None
-    if any(r.startswith(NETWORK_FILES) for r in command.reads):
-        return Decision(ask, "reads from the network"), None
-    last = stack[-1]
     if not last.argv:
         return _runs_nothing(stack, ask), None
     if not last.privileged and any(always.covers(r, last.argv) for r in ctx.allow_rules):
@@ -204,6 +193,27 @@ def _allowlist_command(command: SimpleCommand, ctx: LineContext) -> tuple[Decisi
         return Decision(ALLOW), None
     offer = None if last.privileged or last.blind else always.rule_for(last.argv)
     return Decision(ask, problem), offer
+
+
+def _unreadable(command: SimpleCommand, stack: list[Layer]) -> str | None:
+    """Why a command cannot run unasked whatever its program: expansions, assignments,
+    wrapper options gsv does not know, redirections into files, network reads."""
+    if command.dynamic:
+        return "uses $ expansion or a substitution: gsv cannot read it ahead"
+    unsafe = _unsafe_assignment(command.assignments)
+    if unsafe:
+        return f"sets {unsafe}, which changes what programs do"
+    for layer in stack:
+        problem = layer.problem or _unsafe_assignment(words_of(layer.assignments))
+        if problem:
+            return problem if layer.problem else f"sets {problem}, which changes what programs do"
+    writes = [w for layer in stack for w in layer.writes] + list(command.writes)
+    written = [w for w in writes if w not in HARMLESS_WRITES]
+    if written:
+        return f"writes to {written[0]}"
+    if any(r.startswith(NETWORK_FILES) for r in command.reads):
+        return "reads from the network"
+    return None
 
 
 def _configured(stack: list[Layer], command: SimpleCommand, ctx: LineContext) -> Decision | None:

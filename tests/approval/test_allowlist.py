@@ -325,3 +325,15 @@ def test_a_git_pointer_file_is_a_write_that_asks() -> None:
         assert p.decide(call).verdict == "ask", path
     ok = CallFacts("n__Write", "Write", "n", {"path": "src/git.py", "content": "x"}, WORKSPACE)
     assert p.decide(ok).verdict == "allow"
+
+
+def test_a_configured_allow_rule_does_not_lift_the_redirection_check() -> None:
+    """A rule allowing `make` runs `make build`; `make build > /etc/motd` still asks, and
+    a configured deny rule for `rm` also catches it behind a wrapper."""
+    rules = [
+        {"id": "make", "tool": "*__Bash", "programs": ["make"], "decision": "allow"},
+        {"id": "no-rm", "tool": "*__Bash", "programs": ["rm"], "decision": "deny"},
+    ]
+    assert verdict("make build", rules=rules) == "allow"
+    assert verdict("make build > /etc/motd", rules=rules) == "ask"
+    assert verdict("nice -n 5 rm -f x", rules=rules) == "deny"
