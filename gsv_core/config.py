@@ -144,7 +144,8 @@ class ToolApprovalConfig(_Section):
         """Refused when set: a rule the policy would have to skip protects nothing."""
         for rule in value:
             words = rule.split()
-            if not words or len(words) > 8 or not all(_RULE_WORD.fullmatch(w) for w in words):
+            too_many = len(words) > MAX_RULE_WORDS
+            if not words or too_many or not all(RULE_WORD.fullmatch(w) for w in words):
                 raise ValueError(
                     f"cannot read {rule!r} as a rule: give a program and its subcommand or "
                     "script (git commit, npm test, python3 job.py), plain words only"
@@ -153,7 +154,8 @@ class ToolApprovalConfig(_Section):
 
 
 # a word of an "always allow" rule: nothing the shell would interpret (gsv_core.approval.always)
-_RULE_WORD = re.compile(r"[A-Za-z0-9_./:@%+,=~-]+")
+RULE_WORD = re.compile(r"[A-Za-z0-9_./:@%+,=~-]+")
+MAX_RULE_WORDS = 8
 
 
 # a heartbeat interval as gsv_core.heartbeat.duration reads it

@@ -12,13 +12,9 @@ They live in `toolApproval.allow` (shown by `gsv approvals rules`).
 
 from __future__ import annotations
 
-import re
-
 from gsv_core.approval.allowlist import INTERPRETERS, SHELLS, program_name
+from gsv_core.config import MAX_RULE_WORDS, RULE_WORD
 
-# also checked by the config schema (gsv_core.config.ToolApprovalConfig)
-RULE_WORD = re.compile(r"[A-Za-z0-9_./:@%+,=~-]+")
-MAX_RULE_WORDS = 8
 # a blanket rule for these would let options in that change everything (`git -c ...`)
 NO_BLANKET = frozenset({"git", "env", "sudo", "doas", "xargs", "find"})
 
