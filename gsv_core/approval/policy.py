@@ -229,7 +229,9 @@ class ApprovalPolicy:
     def _touches_secrets(self, call: CallFacts) -> bool:
         """A file tool naming a secret; Grep also searching a directory above one."""
         check = SecretCheck(self.protected, _cwd(call))
-        if any(check.touches(str(p)) for p in _path_args(call, pattern=call.bare != "Glob")):
+        # (a Glob or Grep `pattern` is a name pattern or a regex, not a path to read)
+        named = _path_args(call, pattern=call.bare not in ("Glob", "Grep"))
+        if any(check.touches(str(p)) for p in named):
             return True
         if call.bare == "Grep":
             path = call.args.get("path")
