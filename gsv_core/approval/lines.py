@@ -40,9 +40,9 @@ DEFAULT_MAX_BYTES = 65_536
 SAFE_ASSIGNMENT = re.compile(r"(LC_[A-Z]+|LANG|LANGUAGE|TZ|NO_COLOR|COLUMNS|LINES|TERM)\+?=")
 HARMLESS_WRITES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 NETWORK_FILES = ("/dev/tcp/", "/dev/udp/")  # bash opens a connection for these
-SHELL_C = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash"})
 UNSURE = frozenset({"eval", "source", ".", "exec", "alias"})
 MAX_UNWRAP = 8
+SUMMARY_CHARS = 1000  # of a line too long to read: the prompt shows its start
 
 
 @dataclass
@@ -73,7 +73,7 @@ def judge_line(script: str, ctx: LineContext) -> Decision:
     size = len(script.encode("utf-8", "surrogatepass"))
     if size > ctx.max_bytes:
         reason = f"too long to read ({size} bytes; toolApproval.maxCommandBytes is {ctx.max_bytes})"
-        return Decision(ASK, reason, None, script)
+        return Decision(ASK, reason, None, script[:SUMMARY_CHARS] + "...")
     parsed = parse_script(script)
     denied = _protection(parsed, ctx)
     if denied is not None:
@@ -285,7 +285,7 @@ def _look_inside(
     program = allowlist.program_name(argv[0]) or argv[0]
     if program in UNSURE:
         parsed.doubt(f"{program} runs code gsv cannot read")
-    elif program in SHELL_C:
+    elif program in allowlist.SHELLS:
         script = _inline_script(argv)
         if script is not None and depth < 4:
             inner = parse_script(script)
