@@ -266,6 +266,22 @@ def test_no_line_built_from_a_dangerous_piece_runs_unasked(case: tuple[str, bool
         assert verdict(line) != "allow", line
 
 
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(
+    st.lists(st.sampled_from(SAFE), min_size=1, max_size=4),
+    st.lists(st.sampled_from([" ; ", " && ", " || ", " | ", "\n"]), min_size=3, max_size=3),
+    st.lists(st.booleans(), min_size=4, max_size=4),
+)
+def test_lines_built_only_from_everyday_pieces_still_run(
+    pieces: list[str], joiners: list[str], subshells: list[bool]
+) -> None:
+    """The other half: joining read-only pieces (and subshells of them) never asks."""
+    line = pieces[0]
+    for piece, joiner, sub in zip(pieces[1:], joiners, subshells, strict=False):
+        line += joiner + (f"( {piece} )" if sub else piece)
+    assert verdict(line) == "allow", line
+
+
 # -- reading the mode for the audit; timeouts --------------------------------------------
 def test_the_audit_sees_weak_modes_with_nodes_connected() -> None:
     """denylist and off are weak; flagged only when a node is connected."""
