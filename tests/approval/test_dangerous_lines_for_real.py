@@ -19,7 +19,7 @@ from websockets.asyncio.server import serve as ws_serve
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
 from tests.agent.conftest import EventLog, send
-from tests.approval.lines_table import DANGEROUS, render
+from tests.approval.lines_table import DANGEROUS, SAFE, render
 from tests.approval.test_flow import greet_node, invoke_bash, node
 from tests.fakes.provider import FakeProvider, call
 
@@ -94,13 +94,9 @@ async def test_every_dangerous_line_waits_for_the_owner_and_the_canaries_survive
     assert (workspace / "job.py").exists() and (workspace / "job.sh").exists()
 
 
-@pytest.mark.timeout(240)
-async def test_the_node_refuses_every_dangerous_line_without_an_approval(tmp_path: Path) -> None:
-    """A gateway that sends the lines with no approval binding (a bypass of the gateway's
-    own check) gets a refusal for each from the node's guard; the canaries survive."""
-    workspace, out = prepare(tmp_path)
-    before = snapshot(out)
-    lines = [render(line, str(out)) for line in DANGEROUS]
+async def without_approvals(workspace: Path, lines: list[str]) -> list[dict[str, Any]]:
+    """Send each line to a real node from a gateway that attaches no approval binding
+    (as if the gateway's own check were bypassed); the node's replies."""
     replies: list[dict[str, Any]] = []
     done = asyncio.Event()
 
@@ -115,9 +111,30 @@ async def test_the_node_refuses_every_dangerous_line_without_an_approval(tmp_pat
         port = next(iter(server.sockets)).getsockname()[1]
         async with node(f"ws://127.0.0.1:{port}/ws", workspace):
             await asyncio.wait_for(done.wait(), 200)
+    return replies
+
+
+@pytest.mark.timeout(240)
+async def test_the_node_refuses_every_dangerous_line_without_an_approval(tmp_path: Path) -> None:
+    """The node's guard alone refuses each dangerous line; the canaries survive."""
+    workspace, out = prepare(tmp_path)
+    before = snapshot(out)
+    lines = [render(line, str(out)) for line in DANGEROUS]
+    replies = await without_approvals(workspace, lines)
     refused = [r for r in replies if "refused on this node" in str(r.get("error"))]
     assert len(refused) == len(lines), [r for r in replies if r not in refused][:3]
     assert snapshot(out) == before
+
+
+@pytest.mark.timeout(240)
+async def test_the_node_runs_every_everyday_line_without_an_approval(tmp_path: Path) -> None:
+    """The read-only lines run on the node with no approval at all (they may fail: there
+    is no git repository or package.json here, but none is refused)."""
+    workspace, _ = prepare(tmp_path)
+    (workspace / "README.md").write_text("hello\n")
+    replies = await without_approvals(workspace, SAFE)
+    refused = [(line, r) for line, r in zip(SAFE, replies, strict=True) if "error" in r]
+    assert refused == []
 
 
 async def test_the_canary_does_die_when_the_owner_says_yes(
