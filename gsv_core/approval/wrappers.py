@@ -11,10 +11,10 @@ human. Every wrapper and option is documented in docs/approvals.md.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from gsv_core.approval.allowlist import program_name
 from gsv_core.approval.shell import ASSIGNMENT
 
 
@@ -80,10 +80,11 @@ NOTHING = _opts()
 
 
 def unwrap(argv: tuple[str, ...]) -> Unwrapped | None:
-    """The command `argv` runs if its program is a wrapper, else None."""
-    name = os.path.basename(argv[0]) if argv else ""
-    if argv[1:] in (("--version",), ("--help",)):
-        return None  # the wrapper describes itself
+    """The command `argv` runs if its program is a wrapper, else None. Only the system's
+    wrappers count: `./nice ls` or `/tmp/x/env ls` is a program of its own."""
+    name = program_name(argv[0]) if argv else None
+    if name is None or argv[1:] in (("--version",), ("--help",)):
+        return None  # a script, or the wrapper describing itself
     reader = _READERS.get(name)
     return None if reader is None else reader(list(argv[1:]))
 

@@ -150,6 +150,8 @@ DANGEROUS = [
     "/usr/bin/env python3 job.py",
     "env python3 job.py",
     "rg --pre ./job.sh x .",
+    "./env ls",
+    "{out}/nice ls",
     "rg --pre=./job.sh x .",
     # substitutions, variables, eval
     "echo $(rm -f {out}/canary)",
