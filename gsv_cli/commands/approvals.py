@@ -11,7 +11,10 @@ import typer
 from gsv_cli import output
 from gsv_cli.state import CliState
 
-app = typer.Typer(help="Tool calls waiting for your approval.", no_args_is_help=True)
+app = typer.Typer(
+    help="Tool calls waiting for your approval; the programs you always allow.",
+    no_args_is_help=True,
+)
 
 ApprovalId = Annotated[str, typer.Argument(metavar="ID", help="Approval id (the short code).")]
 
@@ -123,8 +126,9 @@ def rules(
 
 @app.command("allow")
 def allow(ctx: typer.Context, words: RuleWords) -> None:
-    """Always allow a program with its subcommand or script (`git commit`, `npm test`,
-    `python3 job.py`). A rule for an interpreter alone never allows `-c` code."""
+    """Always allow a program with its subcommand or script: git commit, python3 job.py.
+
+    A rule for an interpreter alone (python3) never allows inline code (python3 -c)."""
     rule = " ".join(words)
     listed = _rules(ctx)
     if rule not in listed:
