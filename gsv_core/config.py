@@ -146,14 +146,42 @@ class SkillsConfig(_Section):
 
 
 class ToolApprovalConfig(_Section):
-    """Approval policy (gsv_core.approval.policy): rules first, then the preset."""
+    """Approval policy (gsv_core.approval.policy; the model: docs/approvals.md)."""
 
+    # allowlist: only known read-only shell commands run unasked; denylist: the older,
+    # weaker list of dangerous programs; off: nothing asks (secrets stay protected)
+    mode: Literal["allowlist", "denylist", "off"] = "allowlist"
     defaultDecision: Literal["allow", "ask", "deny"] = "allow"
     rules: list[dict[str, Any]] = Field(default_factory=list)
-    # "standard": dangerous shell commands and writes outside the workspace ask
+    # "standard": writes outside the workspace ask (and in denylist mode, the list of
+    # dangerous programs)
     preset: Literal["standard", "none"] = "standard"
-    # an unanswered approval expires closed after this long
+    # the owner's "always allow" rules: a program and its subcommand or script
+    allow: list[str] = Field(default_factory=list)
+    # an unanswered approval expires closed after this long; timeoutMs wins when set
+    timeoutMs: int | None = Field(default=None, ge=1000, le=86_400_000)
     timeoutSeconds: int = Field(default=300, ge=1, le=86_400)
+    # longer shell lines ask ("too long to read") without being read
+    maxCommandBytes: int = Field(default=65_536, ge=1024, le=16 * 1024 * 1024)
+
+    @field_validator("allow")
+    @classmethod
+    def _rules(cls, value: list[str]) -> list[str]:
+        """Refused when set: a rule the policy would have to skip protects nothing."""
+        for rule in value:
+            words = rule.split()
+            too_many = len(words) > MAX_RULE_WORDS
+            if not words or too_many or not all(RULE_WORD.fullmatch(w) for w in words):
+                raise ValueError(
+                    f"cannot read {rule!r} as a rule: give a program and its subcommand or "
+                    "script (git commit, npm test, python3 job.py), plain words only"
+                )
+        return [" ".join(rule.split()) for rule in value]
+
+
+# a word of an "always allow" rule: nothing the shell would interpret (gsv_core.approval.always)
+RULE_WORD = re.compile(r"[A-Za-z0-9_./:@%+,=~-]+")
+MAX_RULE_WORDS = 8
 
 
 # a heartbeat interval as gsv_core.heartbeat.duration reads it

@@ -1,4 +1,6 @@
-"""`gsv approvals list|approve ID|deny ID`: tool calls waiting for you."""
+"""`gsv approvals list|approve ID|deny ID`: tool calls waiting for you;
+`gsv approvals rules|allow|remove`: the programs you always allow (`toolApproval.allow`,
+docs/approvals.md)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,10 @@ import typer
 from gsv_cli import output
 from gsv_cli.state import CliState
 
-app = typer.Typer(help="Tool calls waiting for your approval.", no_args_is_help=True)
+app = typer.Typer(
+    help="Tool calls waiting for your approval; the programs you always allow.",
+    no_args_is_help=True,
+)
 
 ApprovalId = Annotated[str, typer.Argument(metavar="ID", help="Approval id (the short code).")]
 
@@ -42,12 +47,12 @@ def list_approvals(
                        empty="nothing waits for approval")  # fmt: skip
 
 
-def _answer(ctx: typer.Context, approval_id: str, decision: str, remember: bool) -> None:
+def _answer(ctx: typer.Context, approval_id: str, decision: str, remember: str | None) -> None:
     from gsv_core.protocol.methods import TOOL_APPROVE
 
     params: dict[str, Any] = {"approvalId": approval_id, "decision": decision}
     if remember:
-        params["remember"] = "session"
+        params["remember"] = remember
     result = _call(ctx, TOOL_APPROVE, params)
     state: CliState = ctx.obj
     if state.json:
@@ -55,6 +60,8 @@ def _answer(ctx: typer.Context, approval_id: str, decision: str, remember: bool)
         return
     verb = "approved" if decision == "allow" else "denied"
     output.write_text(f"{verb} {result['tool']} ({result['approvalId']})\n")
+    for rule in result.get("rulesAdded") or []:
+        output.write_text(f"always allowed from now on: {rule}\n")
 
 
 @app.command("approve")
@@ -64,12 +71,77 @@ def approve(
     remember: Annotated[
         bool, typer.Option("--remember", help="Also allow this exact call again in the session.")
     ] = False,
+    always: Annotated[
+        bool,
+        typer.Option(
+            "--always", help="Also always allow its program and subcommand (gsv approvals rules)."
+        ),
+    ] = False,
 ) -> None:
     """Let the call run."""
-    _answer(ctx, approval_id, "allow", remember)
+    _answer(ctx, approval_id, "allow", "always" if always else "session" if remember else None)
 
 
 @app.command("deny")
 def deny(ctx: typer.Context, approval_id: ApprovalId) -> None:
     """Refuse the call (the agent is told it was denied)."""
-    _answer(ctx, approval_id, "deny", False)
+    _answer(ctx, approval_id, "deny", None)
+
+
+ALLOW_PATH = "toolApproval.allow"
+RuleWords = Annotated[
+    list[str], typer.Argument(metavar="PROGRAM [SUBCOMMAND]...", help="e.g. git commit")
+]
+
+
+def _rules(ctx: typer.Context) -> list[str]:
+    from gsv_core.protocol.methods import CONFIG_GET
+
+    return list(_call(ctx, CONFIG_GET, {"path": ALLOW_PATH}).get("value") or [])
+
+
+def _store(ctx: typer.Context, rules: list[str]) -> None:
+    from gsv_core.protocol.methods import CONFIG_SET
+
+    _call(ctx, CONFIG_SET, {"path": ALLOW_PATH, "value": rules})
+
+
+@app.command("rules")
+def rules(
+    ctx: typer.Context,
+    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """The programs you always allow, as added from a prompt or with `allow`."""
+    from gsv_core.protocol.methods import CONFIG_GET
+
+    state: CliState = ctx.obj
+    listed = _rules(ctx)
+    if json_output or state.json:
+        output.print_json(listed)
+        return
+    mode = _call(ctx, CONFIG_GET, {"path": "toolApproval.mode"}).get("value")
+    output.print_table(["rule"], [[rule] for rule in listed], empty="no rules yet")
+    output.print_hint(f"mode: {mode} (gsv config set toolApproval.mode allowlist|denylist|off)")
+
+
+@app.command("allow")
+def allow(ctx: typer.Context, words: RuleWords) -> None:
+    """Always allow a program with its subcommand or script: git commit, python3 job.py.
+
+    A rule for an interpreter alone (python3) never allows inline code (python3 -c)."""
+    rule = " ".join(words)
+    listed = _rules(ctx)
+    if rule not in listed:
+        _store(ctx, [*listed, rule])
+    output.write_text(f"always allowed: {rule}\n")
+
+
+@app.command("remove")
+def remove(ctx: typer.Context, words: RuleWords) -> None:
+    """Remove a rule (the program asks again)."""
+    rule = " ".join(words)
+    listed = _rules(ctx)
+    if rule not in listed:
+        output.fail(f"no rule {rule!r}", hint="gsv approvals rules lists them")
+    _store(ctx, [r for r in listed if r != rule])
+    output.write_text(f"removed: {rule}\n")

@@ -5,7 +5,9 @@
     echo "message" | gsv chat -                  the message from stdin
 
 The reply's text streams to stdout as it arrives; tool activity goes to stderr, one line
-per call. Exit 0 when the run ends with a final answer, 1 on an error (also from a
+per call. A call that needs your approval is asked on the terminal (allow once, always
+allow its program, deny); without a terminal the prompt says how to answer with
+`gsv approvals`. Exit 0 when the run ends with a final answer, 1 on an error (also from a
 command such as `/think bad`), 130 on Ctrl-C (which stops the run first). `--json`
 prints the chat.send result and then every event of the run as JSON lines.
 """
@@ -107,7 +109,7 @@ async def _one_shot(state: CliState, key: str, text: str, as_json: bool) -> int:
         if result.get("status") != "started":
             return _print_immediate(result, as_json)
         try:
-            return await printer.follow(events, run_id)
+            return await printer.follow(events, run_id, client)
         except BaseException:
             await _stop_run(client, key)
             raise
@@ -142,13 +144,16 @@ class _Printer:
         self.as_json = as_json
         self.at_line_start = True
 
-    async def follow(self, events: Any, run_id: str) -> int:
+    async def follow(self, events: Any, run_id: str, client: GatewayClient) -> int:
         from gsv_core.errors import ConnectionClosed
+        from gsv_core.protocol.events import TOOL_APPROVAL
 
         async for frame in events:
             payload = frame.payload if isinstance(frame.payload, dict) else {}
             if payload.get("runId") != run_id:
                 continue
+            if frame.event == TOOL_APPROVAL and payload.get("state") == "pending":
+                await _approve(client, payload, interactive=not self.as_json and _interactive())
             done = self.show(frame)
             if done is not None:
                 return done
@@ -198,3 +203,38 @@ class _Printer:
             output.print_hint(f"[tool] {name} failed ({took}): {tool.get('summary', '')}")
         else:
             output.print_hint(f"[tool] {name} ({took})")
+
+
+async def _approve(client: GatewayClient, approval: dict[str, Any], interactive: bool) -> None:
+    """Ask on the terminal: once, always (when a rule is offered), or deny. Without a
+    terminal, say how to answer from another shell."""
+    import asyncio
+
+    from gsv_core.errors import GsvError
+    from gsv_core.protocol.methods import TOOL_APPROVE
+
+    approval_id, rules = approval["approvalId"], approval.get("alwaysAllow") or []
+    output.print_hint(f"Approval needed ({approval_id}): {approval.get('tool')}")
+    output.print_hint(f"  {str(approval.get('summary', ''))[:400]}")
+    output.print_hint(f"  why: {approval.get('reason', '')}")
+    if not interactive:
+        output.print_hint(f"  answer: gsv approvals approve {approval_id} | deny {approval_id}")
+        return
+    always = f" / [a]lways allow {', '.join(rules)}" if rules else ""
+    question = f"Allow? [o]nce{always} / [d]eny: "
+    answer = (await asyncio.to_thread(_read_answer, question)).strip().lower()[:1]
+    params: dict[str, Any] = {"approvalId": approval_id, "decision": "allow"}
+    if answer == "a" and rules:
+        params["remember"] = "always"
+    elif answer != "o":
+        params["decision"] = "deny"
+    try:
+        await client.call(TOOL_APPROVE, params)
+    except GsvError as exc:
+        output.print_error(f"cannot answer the approval: {exc.message}")
+
+
+def _read_answer(question: str) -> str:
+    sys.stderr.write(question)
+    sys.stderr.flush()
+    return sys.stdin.readline()

@@ -1,14 +1,11 @@
-"""The approval policy: for a tool call, allow, ask a human, or deny (spec 7.7, hardened).
+"""The approval policy: for a tool call, allow, ask a human, or deny (spec 7.7, hardened;
+the model in one page: docs/approvals.md).
 
-Order: built-in protections first (killing gsv, reading its secrets, editing its config
-behind `config.set`'s back: always denied, no rule can allow them); then the user's
-rules, then the standard preset (unless `toolApproval.preset` is "none"), first match
-wins; then `defaultDecision`.
-
-Shell calls (Bash, and Process write/submit) are judged command by command: every simple
-command of the line (see `shell.parse_script`) gets its own first-matching rule, and the
-most cautious outcome wins, so `ls && rm -rf x` cannot ride on an allow rule for `ls`.
-A line gsv cannot read with confidence is at least `ask`.
+Order: built-in protections first (killing gsv, reading or writing its secrets: always
+denied, in every mode, no rule can allow them); then, for shell lines, the mode
+(`toolApproval.mode`: `allowlist` by default, `denylist`, `off`; see `lines.py`); for
+other tools the user's rules, then the standard preset (unless `toolApproval.preset` is
+"none"), first match wins; then `defaultDecision`.
 """
 
 from __future__ import annotations
@@ -21,26 +18,28 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from gsv_core.approval.shell import SimpleCommand, parse_script
+from gsv_core.approval import always
+from gsv_core.approval.decision import ALLOW, ASK, DENY, SEVERITY, Decision
+from gsv_core.approval.lines import (
+    ALLOWLIST,
+    DEFAULT_MAX_BYTES,
+    DENYLIST,
+    MODES,
+    OFF,
+    LineContext,
+    judge_line,
+)
+from gsv_core.approval.protected import SECRETS, Protected, SecretCheck
+from gsv_core.approval.shell import SimpleCommand
 
-ALLOW, ASK, DENY = "allow", "ask", "deny"
-SEVERITY = {ALLOW: 0, ASK: 1, DENY: 2}
+__all__ = ["ALLOW", "ALLOWLIST", "ASK", "DENY", "DENYLIST", "OFF", "SEVERITY", "ApprovalPolicy",
+           "CallFacts", "Decision", "Protected", "Rule", "standard_may_ask"]  # fmt: skip
+
 SHELL_TOOLS = frozenset({"Bash", "Process"})
-FILE_TOOLS = frozenset({"Read", "Write", "Edit", "Glob", "Grep"})
 WRITING_FILE_TOOLS = frozenset({"Write", "Edit"})
-KILLERS = frozenset({"kill", "pkill", "killall", "skill"})
-
-
-@dataclass(frozen=True)
-class Decision:
-    verdict: str
-    reason: str = ""
-    rule_id: str | None = None
-    summary: str = ""  # what was judged (the command line, the path)
-
-    @property
-    def needs_human(self) -> bool:
-        return self.verdict == ASK
+# a repository's config and hooks decide what `git status` runs (core.fsmonitor ...)
+# (a `.git` file may point git at a config anywhere: `gitdir: ../elsewhere`)
+GIT_CONTROL = r"(^|/)\.git($|/(config|hooks/))"
 
 
 @dataclass
@@ -75,7 +74,21 @@ class Rule:
         )
 
 
-def _preset() -> list[Rule]:
+def _preset(shell: bool = True) -> list[Rule]:
+    """The standard rules: with `shell`, the denylist of dangerous programs too."""
+    files = [
+        Rule("gsv-file-outside", ASK, tool="*__Write", outside_workspace=True,
+             reason="writes outside the node workspace"),
+        Rule("gsv-edit-outside", ASK, tool="*__Edit", outside_workspace=True,
+             reason="edits outside the node workspace"),
+        *(Rule(f"gsv-git-{tool.lower()}", ASK, tool=f"*__{tool}", reason="changes what git runs",
+               when=[{"path": "path", "op": "regex", "value": GIT_CONTROL}])
+          for tool in ("Write", "Edit")),
+    ]  # fmt: skip
+    return _dangerous_programs() + files if shell else files
+
+
+def _dangerous_programs() -> list[Rule]:
     def rule(rule_id: str, reason: str, programs: str = "", **extra: Any) -> Rule:
         listed = [tuple(p.split()) for p in programs.split(",") if p.strip()]
         return Rule(rule_id, ASK, programs=listed, reason=reason, **extra)
@@ -95,10 +108,6 @@ def _preset() -> list[Rule]:
              "python -c,python3 -c,perl -e,ruby -e,node -e,osascript"),
         Rule("gsv-write-outside", ASK, tool="*__Bash", writes_outside_workspace=True,
              reason="writes outside the node workspace"),
-        Rule("gsv-file-outside", ASK, tool="*__Write", outside_workspace=True,
-             reason="writes outside the node workspace"),
-        Rule("gsv-edit-outside", ASK, tool="*__Edit", outside_workspace=True,
-             reason="edits outside the node workspace"),
     ]  # fmt: skip
 
 
@@ -119,15 +128,6 @@ def standard_may_ask(bare_tool: str) -> bool:
     )  # fmt: skip
 
 
-@dataclass(frozen=True)
-class Protected:
-    """What no rule may allow: gsv's own processes, secret files and config files."""
-
-    pids: frozenset[int] = frozenset()
-    secret_paths: frozenset[str] = frozenset()  # never read or written
-    config_paths: frozenset[str] = frozenset()  # never written (use config.set)
-
-
 @dataclass
 class CallFacts:
     """What the policy knows about one call."""
@@ -143,29 +143,56 @@ class CallFacts:
 NAMED_RULES_KEPT = 1024
 
 
+@dataclass(frozen=True)
+class ShellSettings:
+    """How shell lines are judged (`toolApproval.mode`, `.allow`, `.maxCommandBytes`)."""
+
+    mode: str = ALLOWLIST
+    allow: tuple[tuple[str, ...], ...] = ()
+    max_bytes: int = DEFAULT_MAX_BYTES
+
+    @classmethod
+    def from_section(cls, section: dict[str, Any]) -> ShellSettings:
+        mode = section.get("mode", ALLOWLIST)
+        max_bytes = section.get("maxCommandBytes", DEFAULT_MAX_BYTES)
+        return cls(
+            mode if mode in MODES else ALLOWLIST,
+            always.load_rules(section.get("allow")),
+            max_bytes if isinstance(max_bytes, int) and max_bytes > 0 else DEFAULT_MAX_BYTES,
+        )
+
+
 class ApprovalPolicy:
-    def __init__(self, rules: list[Rule], default: str, protected: Protected) -> None:
+    def __init__(
+        self,
+        rules: list[Rule],
+        default: str,
+        protected: Protected,
+        shell: ShellSettings | None = None,
+    ) -> None:
         self.rules = rules
         self.default = default if default in SEVERITY else ALLOW
         self.protected = protected
+        self.shell = shell or ShellSettings()
         self._by_name: dict[tuple[str, str, str | None], tuple[Rule, ...]] = {}
 
     @classmethod
     def from_config(cls, config: dict[str, Any], protected: Protected) -> ApprovalPolicy:
         section = config.get("toolApproval") or {}
+        shell = ShellSettings.from_section(section)
         rules = [Rule.from_config(raw, i) for i, raw in enumerate(section.get("rules") or [])]
-        if section.get("preset", "standard") != "none":
-            rules += _preset()
-        return cls(rules, str(section.get("defaultDecision", ALLOW)), protected)
+        if section.get("preset", "standard") != "none" and shell.mode != OFF:
+            rules += _preset(shell=shell.mode == DENYLIST)
+        default = ALLOW if shell.mode == OFF else str(section.get("defaultDecision", ALLOW))
+        return cls(rules, default, protected, shell)
 
     def decide(self, call: CallFacts) -> Decision:
         script = _shell_script(call)
         if script is not None:
-            return self._decide_shell(call, script)
+            return judge_line(script, self._line_context(call))
         summary = _describe(call)
-        guarded = self._protection(call, None)
-        if guarded is not None:
-            return Decision(DENY, guarded, "gsv-protected", summary)
+        if self._touches_secrets(call):
+            return Decision(DENY, SECRETS, "gsv-protected", summary)
         for rule in self._named(call):
             if (
                 not rule.programs
@@ -175,30 +202,41 @@ class ApprovalPolicy:
                 return Decision(rule.decision, rule.reason or f"rule {rule.id}", rule.id, summary)
         return Decision(self.default, "default decision", None, summary)
 
-    def _decide_shell(self, call: CallFacts, script: str) -> Decision:
-        parsed = parse_script(script)
-        outcome = Decision(ALLOW, "", None, script)
-        for command in parsed.commands:
-            guarded = self._protection(call, command)
-            if guarded is not None:
-                return Decision(DENY, guarded, "gsv-protected", script)
-            judged = self._command_decision(call, command)
-            if SEVERITY[judged.verdict] > SEVERITY[outcome.verdict]:
-                outcome = judged
-        if not parsed.confident and SEVERITY[outcome.verdict] < SEVERITY[ASK]:
-            doubt = "; ".join(parsed.doubts)
-            verdict = DENY if self.default == DENY else ASK
-            reason = f"cannot read the command with confidence ({doubt})"
-            outcome = Decision(verdict, reason, None, script)
-        if not parsed.commands and parsed.confident:  # an empty line
-            outcome = Decision(self.default, "default decision", None, script)
-        return Decision(outcome.verdict, outcome.reason, outcome.rule_id, script)
+    def too_long(self, call: CallFacts) -> bool:
+        """A shell line over `maxCommandBytes`: it asks without being read (cheap)."""
+        script = _shell_script(call)
+        return script is not None and len(script.encode("utf-8", "surrogatepass")) > (
+            self.shell.max_bytes
+        )
 
-    def _command_decision(self, call: CallFacts, command: SimpleCommand) -> Decision:
+    def _line_context(self, call: CallFacts) -> LineContext:
+        return LineContext(
+            mode=self.shell.mode,
+            default=self.default,
+            allow_rules=self.shell.allow,
+            rule=lambda command: self._command_rule(call, command),
+            secrets=SecretCheck(self.protected, _cwd(call)),
+            pids=self.protected.pids,
+            max_bytes=self.shell.max_bytes,
+        )
+
+    def _command_rule(self, call: CallFacts, command: SimpleCommand) -> Decision | None:
         for rule in self._named(call):
             if _args_match(rule, call, command):
                 return Decision(rule.decision, rule.reason or f"rule {rule.id}", rule.id)
-        return Decision(self.default, "default decision")
+        return None
+
+    def _touches_secrets(self, call: CallFacts) -> bool:
+        """A file tool naming a secret; Grep also searching a directory above one."""
+        check = SecretCheck(self.protected, _cwd(call))
+        # (a Glob or Grep `pattern` is a name pattern or a regex, not a path to read)
+        named = _path_args(call, pattern=call.bare not in ("Glob", "Grep"))
+        if any(check.touches(str(p)) for p in named):
+            return True
+        if call.bare == "Grep":
+            path = call.args.get("path")
+            return check.covers(path if isinstance(path, str) and path else ".")
+        return False
 
     def _named(self, call: CallFacts) -> tuple[Rule, ...]:
         """The rules whose tool and node patterns take this call, in order. Kept per
@@ -211,28 +249,16 @@ class ApprovalPolicy:
             named = self._by_name[key] = tuple(r for r in self.rules if _names_match(r, call))
         return named
 
-    # -- built-in protections -----------------------------------------------------------
-    def _protection(self, call: CallFacts, command: SimpleCommand | None) -> str | None:
-        words = list(command.argv) if command else [str(v) for v in _path_args(call)]
-        writes = list(command.writes) if command else (
-            [str(call.args.get("path", ""))] if call.bare in WRITING_FILE_TOOLS else []
-        )  # fmt: skip
-        if command is not None and command.program in KILLERS and self._kills_gsv(command):
-            return "would stop the gsv gateway or node"
-        for word in [*words, *writes]:
-            if _mentions(word, self.protected.secret_paths):
-                return "touches gsv's secret files"
-        for target in writes:
-            if _mentions(target, self.protected.config_paths):
-                return "edits gsv's config files (use gsv config set)"
-        if command is not None and _edits_in_place(command, self.protected.config_paths):
-            return "edits gsv's config files (use gsv config set)"
-        return None
 
-    def _kills_gsv(self, command: SimpleCommand) -> bool:
-        targets = [w for w in command.argv[1:] if not w.startswith("-") or w == "-1"]
-        pids = {str(pid) for pid in self.protected.pids}
-        return any(t in pids or t in ("-1", "0") or "gsv" in t.lower() for t in targets)
+def _cwd(call: CallFacts) -> str | None:
+    """Where the call's relative paths start: its workdir, inside the node workspace."""
+    workdir = call.args.get("workdir")
+    base = call.workspace
+    if isinstance(workdir, str) and workdir:
+        if workdir.startswith(("/", "~")):
+            return posixpath.normpath(os.path.expanduser(workdir))
+        return posixpath.join(base, workdir) if base else None
+    return base
 
 
 def _shell_script(call: CallFacts) -> str | None:
@@ -254,10 +280,9 @@ def _describe(call: CallFacts) -> str:
     return call.bare
 
 
-def _path_args(call: CallFacts) -> list[Any]:
-    return [
-        call.args[k] for k in ("path", "pattern", "workdir") if isinstance(call.args.get(k), str)
-    ]
+def _path_args(call: CallFacts, pattern: bool = True) -> list[Any]:
+    keys = ("path", "pattern", "workdir") if pattern else ("path", "workdir")
+    return [call.args[k] for k in keys if isinstance(call.args.get(k), str)]
 
 
 def _names_match(rule: Rule, call: CallFacts) -> bool:
@@ -272,7 +297,9 @@ def _args_match(rule: Rule, call: CallFacts, command: SimpleCommand | None) -> b
     """The rest of a rule (its name already matched): conditions, programs, paths."""
     if not all(_condition(c, call.args) for c in rule.when):
         return False
-    if rule.programs and (command is None or not any(_runs(command, p) for p in rule.programs)):
+    if rule.programs and (
+        command is None or not any(_runs(command, p, rule.decision) for p in rule.programs)
+    ):
         return False
     if rule.paths and not any(
         _under(str(p), prefix) for p in _path_args(call) for prefix in rule.paths
@@ -285,10 +312,13 @@ def _args_match(rule: Rule, call: CallFacts, command: SimpleCommand | None) -> b
     )
 
 
-def _runs(command: SimpleCommand, program: tuple[str, ...]) -> bool:
+def _runs(command: SimpleCommand, program: tuple[str, ...], decision: str) -> bool:
     """`rm` matches `rm -rf x`; `git push` matches `git push origin`; `find -delete`
-    matches a find with -delete anywhere."""
+    matches a find with -delete anywhere. An allow rule for an interpreter alone never
+    matches inline code (`python3` does not allow `python3 -c`, see `always.covers`)."""
     argv = (command.program, *command.argv[1:])
+    if decision == ALLOW:
+        return always.covers(program, argv)
     if len(program) == 2 and program[1].startswith("-") and program[0] == "find":
         return argv[0] == "find" and program[1] in argv
     return argv[: len(program)] == program
@@ -345,27 +375,3 @@ def _outside(call: CallFacts, paths: list[Any]) -> bool:
         if call.workspace is None or not _under(path, call.workspace):
             return True
     return False
-
-
-def _mentions(word: str, paths: frozenset[str]) -> bool:
-    if not word:
-        return False
-    normalised = _norm(word)
-    return any(normalised == p or normalised.endswith(p) or p in word for p in paths)
-
-
-def _edits_in_place(command: SimpleCommand, paths: frozenset[str]) -> bool:
-    """`sed -i`, `tee`, `truncate`, `dd of=` and the destination of `cp`/`mv`/`install`/`ln`
-    aimed at a protected config file."""
-    program, args = command.program, command.argv[1:]
-    operands = [a for a in args if not a.startswith("-")]
-    in_place = program == "sed" and any(a.startswith("-i") or a == "--in-place" for a in args)
-    if in_place or program in ("tee", "truncate"):
-        targets = operands
-    elif program in ("cp", "mv", "install", "ln"):
-        targets = operands[-1:]
-    elif program == "dd":
-        targets = [a.removeprefix("of=") for a in args if a.startswith("of=")]
-    else:
-        return False
-    return any(_mentions(target, paths) for target in targets)

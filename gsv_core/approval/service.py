@@ -2,8 +2,10 @@
 
 A waiting call holds a future; `resolve()` (the `tool.approve` RPC, a "yes"/"no" reply,
 `gsv approvals approve`) settles it. Approvals expire *closed* after
-`toolApproval.timeoutSeconds`: the tool then fails with "approval timed out" (fix of
-18.16). "Remember for this session" approves the same exact call again without asking.
+`toolApproval.timeoutMs` (or the older `timeoutSeconds`): the tool then fails with
+"approval timed out" (fix of 18.16). "Remember for this session" approves the same exact
+call again without asking; "always" is a rule in the config, added by the gateway
+(`gsv_core.gateway.approval_answers`) before the approval is resolved.
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ class PendingApproval:
             "summary": self.decision.summary,
             "reason": self.decision.reason,
             "ruleId": self.decision.rule_id,
+            # the rules "always allow" would add (empty: only "allow once" is offered)
+            "alwaysAllow": list(self.decision.always),
             "requestedAt": self.requested_at,
             "expiresAt": self.expires_at,
             "state": state,
@@ -106,15 +110,20 @@ class ApprovalService:
         except TimeoutError:
             return EXPIRED
 
+    def get(self, approval_id: str) -> PendingApproval:
+        """A pending approval; 404 if unknown or closed."""
+        approval = self._pending.get(approval_id.strip().lower())
+        if approval is None or approval.outcome.done():
+            raise NotFound(f"No pending approval {approval_id!r} (it may have expired)")
+        return approval
+
     def resolve(
         self, approval_id: str, decision: str, remember: str | None = None
     ) -> PendingApproval:
         """Settle a pending approval (`decision` allow or deny); 404 if unknown or closed."""
         if decision not in ("allow", "deny"):
             raise InvalidParams("decision must be allow or deny")
-        approval = self._pending.get(approval_id.strip().lower())
-        if approval is None or approval.outcome.done():
-            raise NotFound(f"No pending approval {approval_id!r} (it may have expired)")
+        approval = self.get(approval_id)
         if decision == "allow" and remember == "session":
             self._remembered.add((approval.session_key, call_hash(approval.tool, approval.args)))
         approval.outcome.set_result(APPROVED if decision == "allow" else DENIED)

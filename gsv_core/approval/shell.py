@@ -1,63 +1,64 @@
-"""A conservative reading of shell command lines for approval decisions.
+"""A conservative, linear-time reading of shell command lines for approval decisions.
 
-`parse_script()` splits a command line into the simple commands it would run -- across
-`;`, `&&`, `||`, `|`, `&`, subshells, `$(...)` and backticks, `sh -c '...'`, and wrappers
-such as `env`, `sudo`, `xargs`, `nohup`, `timeout` -- with their write redirections. It
-never executes anything. When the line uses something it cannot follow with confidence
-(heredocs, `eval`, variables as command names, control structures, unbalanced quotes) it
-says so (`confident=False`) and the caller asks a human instead of guessing.
+`parse_script()` splits a line into the simple commands it would run -- across `;`, `&&`,
+`||`, `|`, `&`, newlines, subshells, `$(...)`, backticks and process substitutions -- with
+their redirections. It never executes anything and reads each character a bounded number
+of times (a substitution's inside is read once more per level of nesting, at most
+`MAX_DEPTH`), so a long line costs time in proportion to its length; the old `shlex`
+reader was quadratic (issue 29).
+
+It does not try to understand everything bash does. Whatever it cannot read with
+confidence -- heredocs, line continuations, `$'...'` quoting, control structures, function
+definitions, unbalanced quotes or parentheses -- it records as a doubt (`confident=False`),
+and the policy asks a human instead of guessing. Words that bash would change before
+running them (`$VAR`, `$(...)`, unquoted globs) are marked, so the allowlist can refuse to
+vouch for them.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shlex
 from dataclasses import dataclass, field
 
-SEPARATORS = frozenset({";", "&&", "||", "|", "&", "|&", "\n", ";;"})
-REDIRECTS_OUT = frozenset({">", ">>", ">|", "&>", "&>>", ">&"})
-REDIRECTS_IN = frozenset({"<", "<&", "<>"})
-HEREDOC = frozenset({"<<", "<<-", "<<<"})
-KEYWORDS = frozenset(
-    {
-        "if",
-        "then",
-        "else",
-        "elif",
-        "fi",
-        "for",
-        "while",
-        "until",
-        "do",
-        "done",
-        "case",
-        "esac",
-        "select",
-        "function",
-        "{",
-        "}",
-        "[[",
-        "]]",
-        "!",
-    }
-)
-SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "ash"})
-UNSURE_PROGRAMS = frozenset({"eval", "source", ".", "exec"})
 MAX_DEPTH = 6
-ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-SUBSTITUTION = re.compile(r"\$\(|`|<\(|>\(")
-PUNCTUATION = frozenset(";&|()<>")
+KEYWORDS = frozenset({"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done",
+    "case", "esac", "select", "function", "coproc", "{", "}", "[[", "]]", "!"})  # fmt: skip
+ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+# a run of characters with no meaning to the shell; read in one step (what keeps it fast)
+_PLAIN = re.compile(r"[^\s'\"\\$`;&|()<>*?\[{]+")
+_DOUBLE_PLAIN = re.compile(r'[^"\\$`]+')
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
+_BLANKS = frozenset(" \t\r")
+_REDIRECT = re.compile(r"<<<|<<-|<<|<>|<&|<|>>|>&|>\||>")
+_ENDS_WORD = frozenset(" \t\r\n;&|()<>")
+
+
+@dataclass(frozen=True)
+class Word:
+    text: str  # quotes removed; expansions kept as written (`$HOME/x`)
+    dynamic: bool = False  # bash changes it before running: `$...`, `$(...)`, backticks
+    glob: bool = False  # an unquoted `*`, `?`, `[` or `{`: may become other words
 
 
 @dataclass(frozen=True)
 class SimpleCommand:
-    argv: tuple[str, ...]
-    writes: tuple[str, ...] = ()  # redirection targets written to
+    words: tuple[Word, ...]
+    writes: tuple[str, ...] = ()  # targets of output redirections (`>`, `>>`, `&>` ...)
+    reads: tuple[str, ...] = ()  # targets of input redirections (`<`)
+    assignments: tuple[Word, ...] = ()  # leading NAME=value
+
+    @property
+    def argv(self) -> tuple[str, ...]:
+        return tuple(w.text for w in self.words)
 
     @property
     def program(self) -> str:
-        return os.path.basename(self.argv[0]) if self.argv else ""
+        return os.path.basename(self.words[0].text) if self.words else ""
+
+    @property
+    def dynamic(self) -> bool:
+        return any(w.dynamic for w in (*self.words, *self.assignments))
 
 
 @dataclass
@@ -68,188 +69,280 @@ class ShellParse:
 
     def doubt(self, why: str) -> None:
         self.confident = False
-        self.doubts.append(why)
+        if why not in self.doubts and len(self.doubts) < 8:
+            self.doubts.append(why)
 
 
 def parse_script(script: str) -> ShellParse:
     result = ShellParse()
-    _parse_into(script, result, depth=0)
+    _Lexer(script, result, 0).read_commands(stop=None)
     if not result.commands and result.confident and script.strip():
         result.doubt("no command found")
     return result
 
 
-def _parse_into(script: str, result: ShellParse, depth: int) -> None:
-    if depth > MAX_DEPTH:
-        result.doubt("commands nested too deeply")
-        return
-    for inner in _substitutions(script):
-        _parse_into(inner, result, depth + 1)
-    tokens = _tokens(script, result)
-    if tokens is None:
-        return
-    for words in _split(tokens, result):
-        command = _simple(words, result)
-        if command is not None:
-            _expand(command, result, depth)
+def words_of(argv: list[str] | tuple[str, ...]) -> tuple[Word, ...]:
+    """Literal words, for commands built from text that was already read (`sh -c`)."""
+    return tuple(Word(a) for a in argv)
 
 
-def _tokens(script: str, result: ShellParse) -> list[str] | None:
-    lexer = shlex.shlex(script.replace("\n", " ; "), posix=True, punctuation_chars=";&|()<>")
-    lexer.whitespace_split = True
-    lexer.commenters = "#"
-    try:
-        return list(lexer)
-    except ValueError as exc:  # unbalanced quotes
-        result.doubt(f"cannot tokenize: {exc}")
-        return None
+class _Lexer:
+    """Reads one source from `pos`; substitutions are read by a nested lexer at the same
+    position (so nothing is read twice at one level)."""
 
+    def __init__(self, src: str, result: ShellParse, depth: int, pos: int = 0) -> None:
+        self.src, self.result, self.depth, self.pos = src, result, depth, pos
+        self.parens = 0
 
-def _substitutions(script: str) -> list[str]:
-    """The insides of `$(...)`, `<(...)`, `>(...)` and backticks (nested ones included
-    through recursion), read from the raw text so quoting cannot hide them."""
-    found: list[str] = []
-    index = 0
-    while (match := SUBSTITUTION.search(script, index)) is not None:
-        start = match.end()
-        if match.group() == "`":
-            end = script.find("`", start)
-            if end == -1:
-                found.append(script[start:])
+    # -- commands ---------------------------------------------------------------------
+    def read_commands(self, stop: str | None) -> None:
+        """Read commands up to the end, or up to the `)` closing a `$(` (stop=")")."""
+        if self.depth > MAX_DEPTH:  # the line asks anyway; do not recurse further
+            self.result.doubt("commands nested too deeply")
+            self.pos = len(self.src)
+            return
+        while self.pos < len(self.src):
+            if self._read_command(stop):
+                return
+        if stop is not None:
+            self.result.doubt("unclosed substitution")
+
+    def _read_command(self, stop: str | None) -> bool:
+        """One simple command; True when the closing `)` of a substitution was reached."""
+        words: list[Word] = []
+        assignments: list[Word] = []
+        writes: list[str] = []
+        reads: list[str] = []
+        closed = False
+        while self.pos < len(self.src):
+            char = self.src[self.pos]
+            if char in _BLANKS:
+                self.pos += 1
+            elif char == "#":  # between words: a comment
+                end = self.src.find("\n", self.pos)
+                self.pos = len(self.src) if end == -1 else end
+            elif char in "\n;&|":
+                if self._separator(writes):
+                    continue
                 break
-            found.append(script[start:end])
-            index = end + 1
-            continue
-        depth, position = 1, start
-        while position < len(script) and depth:
-            depth += {"(": 1, ")": -1}.get(script[position], 0)
-            position += 1
-        found.append(script[start : position - 1] if depth == 0 else script[start:])
-        index = position
-    return found
+            elif char == "(":
+                self._open_paren(bool(words or assignments))
+                break
+            elif char == ")":
+                closed = self._close_paren(stop)
+                break
+            elif char in "<>":
+                self._redirection(writes, reads)
+            else:
+                word, fd = self._word()
+                if fd is not None:
+                    self._redirection(writes, reads)  # `2>x` writes x too
+                elif not words and ASSIGNMENT.match(word.text):
+                    assignments.append(word)
+                else:
+                    words.append(word)
+        self._finish(words, assignments, writes, reads)
+        return closed
+
+    def _separator(self, writes: list[str]) -> bool:
+        """Consume `;`, `&&`, `|`, newline ...; True if it was `&>` (a redirection)."""
+        src, pos = self.src, self.pos
+        if src.startswith("&>", pos):
+            self.pos += 1
+            self._redirection(writes, [])
+            return True
+        two = src[pos : pos + 2]
+        if two == ";&" or two == ";;":
+            self.result.doubt("case statement")
+        self.pos += 2 if two in ("&&", "||", "|&", ";;", ";&") else 1
+        return False
+
+    def _open_paren(self, after_words: bool) -> None:
+        self.pos += 1
+        if after_words:
+            self.result.doubt("function definition or unexpected '('")
+        elif self.src.startswith("(", self.pos):
+            self.result.doubt("arithmetic command")
+        self.parens += 1
+
+    def _close_paren(self, stop: str | None) -> bool:
+        self.pos += 1
+        if self.parens:
+            self.parens -= 1
+            return False
+        if stop == ")":
+            return True
+        self.result.doubt("unbalanced ')'")
+        return False
+
+    def _finish(
+        self, words: list[Word], assignments: list[Word], writes: list[str], reads: list[str]
+    ) -> None:
+        if not (words or assignments or writes or reads):
+            return
+        if words and not words[0].dynamic and words[0].text in KEYWORDS:
+            self.result.doubt(f"shell control structure {words[0].text!r}")
+        if words and words[0].dynamic:
+            self.result.doubt("the command name comes from a variable or substitution")
+        self.result.commands.append(
+            SimpleCommand(tuple(words), tuple(writes), tuple(reads), tuple(assignments))
+        )
+
+    # -- redirections -----------------------------------------------------------------
+    def _redirection(self, writes: list[str], reads: list[str]) -> None:
+        match = _REDIRECT.match(self.src, self.pos)
+        op = match.group() if match else self.src[self.pos]
+        self.pos += len(op)
+        if op.startswith("<<") and op != "<<<":
+            self.result.doubt("heredoc")
+        if op in ("<", ">") and self.src.startswith("(", self.pos):
+            self.result.doubt("process substitution")
+            self._substitution(self.pos + 1)
+            return
+        target = self._target()
+        if target is None:
+            self.result.doubt(f"redirection {op} without a target")
+            return
+        if target.dynamic or target.glob:
+            self.result.doubt("a redirection target that bash expands")
+        if op.endswith("&") and _fd_like(target.text):
+            return  # `2>&1`, `<&0`, `>&-`: file descriptors, not files
+        if op in ("<", "<&", "<>"):
+            reads.append(target.text)
+        if ">" in op:
+            writes.append(target.text)
+
+    def _target(self) -> Word | None:
+        while self.pos < len(self.src) and self.src[self.pos] in _BLANKS:
+            self.pos += 1
+        if self.pos >= len(self.src) or self.src[self.pos] in _ENDS_WORD:
+            return None
+        return self._word()[0]
+
+    # -- words ------------------------------------------------------------------------
+    def _word(self) -> tuple[Word, str | None]:
+        """A word, and the file descriptor it names when it is `2` in `2>`."""
+        src, parts = self.src, []
+        dynamic = glob = quoted = False
+        while self.pos < len(src):
+            match = _PLAIN.match(src, self.pos)
+            if match:
+                parts.append(match.group())
+                self.pos = match.end()
+                continue
+            char = src[self.pos]
+            if char in _ENDS_WORD:
+                if char in "<>" and not quoted and "".join(parts).isdigit():
+                    return Word("".join(parts)), "".join(parts)
+                break
+            if char == "'":
+                parts.append(self._single_quoted())
+                quoted = True
+            elif char == '"':
+                text, expands = self._double_quoted()
+                parts.append(text)
+                dynamic, quoted = dynamic or expands, True
+            elif char == "\\":
+                parts.append(self._escaped())
+            elif char in "$`":
+                parts.append(self._expansion())
+                dynamic = True
+            else:  # * ? [ {
+                glob = True
+                parts.append(char)
+                self.pos += 1
+        return Word("".join(parts), dynamic, glob), None
+
+    def _single_quoted(self) -> str:
+        end = self.src.find("'", self.pos + 1)
+        if end == -1:
+            self.result.doubt("unclosed quote")
+            text, self.pos = self.src[self.pos + 1 :], len(self.src)
+            return text
+        text, self.pos = self.src[self.pos + 1 : end], end + 1
+        return text
+
+    def _double_quoted(self) -> tuple[str, bool]:
+        src, parts, expands = self.src, [], False
+        self.pos += 1
+        while self.pos < len(src):
+            match = _DOUBLE_PLAIN.match(src, self.pos)
+            if match:
+                parts.append(match.group())
+                self.pos = match.end()
+                continue
+            char = src[self.pos]
+            if char == '"':
+                self.pos += 1
+                return "".join(parts), expands
+            if char == "\\":
+                following = src[self.pos + 1 : self.pos + 2]
+                if following == "\n":
+                    self.result.doubt("line continuation")
+                keep = following if following in '$`"\\\n' else "\\" + following
+                parts.append(keep)
+                self.pos += 2
+            else:
+                parts.append(self._expansion())
+                expands = True
+        self.result.doubt("unclosed quote")
+        return "".join(parts), expands
+
+    def _escaped(self) -> str:
+        following = self.src[self.pos + 1 : self.pos + 2]
+        self.pos += 2
+        if following in ("\n", ""):
+            self.result.doubt("line continuation" if following else "a trailing backslash")
+            return ""
+        return following
+
+    def _expansion(self) -> str:
+        """`$name`, `${...}`, `$(...)`, `$((...))`, `$'...'`, backticks: kept as written."""
+        src, start = self.src, self.pos
+        if src[start] == "`":
+            end = src.find("`", start + 1)
+            if end == -1:
+                self.result.doubt("unclosed backtick")
+                end = len(src)
+            _Lexer(src[start + 1 : end], self.result, self.depth + 1).read_commands(stop=None)
+            self.pos = min(end + 1, len(src))
+        elif src.startswith("$((", start):
+            self.result.doubt("arithmetic expansion")
+            self._skip_balanced(start + 1)
+        elif src.startswith("$(", start):
+            self._substitution(start + 2)
+        elif src.startswith("${", start):
+            end = src.find("}", start)
+            self.pos = len(src) if end == -1 else end + 1
+            if "(" in src[start : self.pos] or "`" in src[start : self.pos]:
+                self.result.doubt("a substitution inside ${...}")
+        elif src.startswith("$'", start) or src.startswith('$"', start):
+            self.result.doubt("$'...' or $\"...\" quoting")
+            self.pos += 1
+            return "$" + (
+                self._single_quoted() if src[self.pos] == "'" else self._double_quoted()[0]
+            )
+        else:
+            match = _NAME.match(src, start + 1)
+            self.pos = match.end() if match else start + 1
+        return src[start : self.pos]
+
+    def _substitution(self, inner: int) -> None:
+        """Read `$(...)` / `<(...)` from its inside to its `)` as commands of their own."""
+        lexer = _Lexer(self.src, self.result, self.depth + 1, inner)
+        lexer.read_commands(stop=")")
+        self.pos = lexer.pos
+
+    def _skip_balanced(self, start: int) -> None:
+        depth, pos, src = 0, start, self.src
+        while pos < len(src):
+            char = src[pos]
+            depth += (char == "(") - (char == ")")
+            pos += 1
+            if depth == 0:
+                break
+        self.pos = pos
 
 
-def _split(tokens: list[str], result: ShellParse) -> list[list[str]]:
-    """Simple commands between separators; parentheses (subshells, process
-    substitution) are boundaries too, their insides read like any other command."""
-    commands: list[list[str]] = []
-    current: list[str] = []
-    for token in tokens:
-        operator = set(token) <= PUNCTUATION
-        grouping = operator and bool(set(token) & {"(", ")"})
-        redirect = token in REDIRECTS_OUT or token in REDIRECTS_IN or token in HEREDOC
-        if token in SEPARATORS or grouping or (operator and not redirect):
-            if operator and not grouping and token not in SEPARATORS:
-                result.doubt(f"unusual operator {token!r}")
-            if current:
-                commands.append(current)
-            current = []
-            continue
-        current.append(token)
-    if current:
-        commands.append(current)
-    return commands
-
-
-def _simple(words: list[str], result: ShellParse) -> SimpleCommand | None:
-    argv: list[str] = []
-    writes: list[str] = []
-    index = 0
-    while index < len(words):
-        word = words[index]
-        following = words[index + 1] if index + 1 < len(words) else None
-        if word in HEREDOC:
-            result.doubt("heredoc or here-string")
-            index += 2
-            continue
-        if word in REDIRECTS_OUT or word in REDIRECTS_IN:
-            if following is None:
-                result.doubt(f"redirection {word} without a target")
-            elif word in REDIRECTS_OUT and not (word == ">&" and following.isdigit()):
-                writes.append(following)
-            if argv and argv[-1].isdigit():  # `2>` : the digit was a file descriptor
-                argv.pop()
-            index += 2
-            continue
-        if not argv and ASSIGNMENT.match(word):
-            index += 1  # leading VAR=value
-            continue
-        argv.append(word)
-        index += 1
-    if not argv:
-        return SimpleCommand((), tuple(writes)) if writes else None
-    if argv[0] in KEYWORDS or argv[0].endswith("()"):
-        result.doubt(f"shell control structure {argv[0]!r}")
-    if argv[0].startswith("$") or "$" in os.path.basename(argv[0]):
-        result.doubt("the command name comes from a variable")
-    return SimpleCommand(tuple(argv), tuple(writes))
-
-
-def _expand(command: SimpleCommand, result: ShellParse, depth: int) -> None:
-    """Record a command, and also what it runs (wrappers, `sh -c`)."""
-    result.commands.append(command)
-    argv = list(command.argv)
-    if not argv:
-        return
-    program = command.program
-    if program in UNSURE_PROGRAMS:
-        result.doubt(f"{program} runs code gsv cannot read")
-        return
-    if program in SHELLS:
-        script = _inline_script(argv)
-        if script is not None:
-            _parse_into(script, result, depth + 1)
-        elif len(argv) > 1 and not argv[1].startswith("-"):
-            result.doubt(f"{program} runs the script file {argv[1]}")
-        return
-    inner = _unwrap(argv)
-    if inner:
-        _expand(SimpleCommand(tuple(inner), command.writes), result, depth + 1)
-
-
-def _inline_script(argv: list[str]) -> str | None:
-    for index, word in enumerate(argv[1:], start=1):
-        if word == "-c" or (word.startswith("-") and not word.startswith("--") and "c" in word):
-            return argv[index + 1] if index + 1 < len(argv) else ""
-    return None
-
-
-def _unwrap(argv: list[str]) -> list[str]:
-    """The command a wrapper runs (`env X=1 rm a` -> `rm a`), or [] for none."""
-    program = os.path.basename(argv[0])
-    rest = argv[1:]
-    if program in ("env", "nohup", "time", "command", "builtin", "exec", "stdbuf", "chroot"):
-        return _skip_options(rest, assignments=program == "env")
-    if program in ("sudo", "doas"):
-        return _skip_options(rest, with_values={"-u", "-g", "-C", "-h", "-p", "-r", "-t", "-U"})
-    if program == "nice":
-        return _skip_options(rest, with_values={"-n"})
-    if program == "timeout":
-        remaining = _skip_options(rest, with_values={"-s", "-k", "--signal", "--kill-after"})
-        return remaining[1:]  # the duration
-    if program == "xargs":
-        return _skip_options(rest, with_values={"-n", "-P", "-I", "-L", "-d", "-E", "-s", "-a"})
-    if program == "watch":
-        return _skip_options(rest, with_values={"-n", "-d"})
-    return []
-
-
-def _skip_options(
-    words: list[str],
-    *,
-    assignments: bool = False,
-    with_values: frozenset[str] | set[str] = frozenset(),
-) -> list[str]:
-    index = 0
-    while index < len(words):
-        word = words[index]
-        if word == "--":
-            return words[index + 1 :]
-        if assignments and ASSIGNMENT.match(word):
-            index += 1
-            continue
-        if word.startswith("-") and len(word) > 1:
-            index += 2 if word in with_values else 1
-            continue
-        return words[index:]
-    return []
+def _fd_like(text: str) -> bool:
+    return text.isdigit() or text == "-"

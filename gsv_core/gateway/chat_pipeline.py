@@ -12,6 +12,7 @@ from gsv_core.agent.commands import parse_command
 from gsv_core.agent.directives import Directives, directive_ack, is_directive_only, parse_directives
 from gsv_core.agent.session import SessionActor
 from gsv_core.errors import InvalidParams, NotFound
+from gsv_core.gateway.approval_answers import answer
 from gsv_core.protocol.messages import ImageBlock
 
 if TYPE_CHECKING:
@@ -34,9 +35,9 @@ async def process_message(
     channel's raw text versus its enveloped text)."""
     actor = await gateway.sessions.actor(key)
     raw = command_text if command_text is not None else text
-    answer = approval_answer(gateway, key, raw, context)
-    if answer is not None:
-        return answer
+    answered = await approval_answer(gateway, key, raw, context)
+    if answered is not None:
+        return answered
     command = parse_command(raw)
     if command is not None:
         return (await run_command(actor, command, channel=channel)).to_result()
@@ -79,25 +80,34 @@ async def _directive_only(actor: SessionActor, directives: Directives) -> dict[s
     return result
 
 
-APPROVE_WORDS = {"yes": "allow", "no": "deny"}
+# reply -> (decision, remember); "always" also adds the approval's rules
+APPROVE_WORDS = {"yes": ("allow", None), "no": ("deny", None), "always": ("allow", "always")}
 
 
-def approval_answer(
+async def approval_answer(
     gateway: Gateway, key: str, text: str, context: dict[str, Any] | None
 ) -> dict[str, Any] | None:
-    """A bare "yes" or "no" from the owner answers the session's oldest pending approval
-    (spec 7.7). Anything else -- or the same words from someone else in a group -- is an
-    ordinary message and is queued, never dropped (fix of 18.16)."""
-    decision = APPROVE_WORDS.get(text.strip().lower())
+    """A bare "yes", "always" or "no" from the owner answers the session's oldest pending
+    approval (spec 7.7). Anything else -- or the same words from someone else in a group
+    -- is an ordinary message and is queued, never dropped (fix of 18.16)."""
+    word = APPROVE_WORDS.get(text.strip().lower())
     pending = gateway.approvals.pending(key)
-    if decision is None or not pending or not is_owner(gateway, context):
+    if word is None or not pending or not is_owner(gateway, context):
         return None
-    approval = gateway.approvals.resolve(pending[0].id, decision)
+    decision, remember = word
+    if remember == "always" and not pending[0].decision.always:
+        return {"status": "paused", "runId": pending[0].run_id, "approvalId": pending[0].id,
+                "response": NO_RULE}  # fmt: skip
+    approval, added = await answer(gateway, pending[0].id, decision, remember)
+    response = _answered(decision, approval.tool)
+    if added:
+        response += f" Always allowed from now on: {', '.join(added)}."
     return {"status": "paused", "runId": approval.run_id, "approvalId": approval.id,
-            "response": _answered(decision, approval.tool)}  # fmt: skip
+            "response": response}  # fmt: skip
 
 
 NOT_OWNER = "Only the owner can approve this."
+NO_RULE = 'No rule can cover this call; reply "yes" to run it once or "no".'
 ALREADY_ENDED = "That approval already ended."
 
 

@@ -98,8 +98,14 @@ class ConfigService:
 
     async def set(self, path: str, value: Any) -> None:
         """Validate and persist one change; raises InvalidParams naming a bad field."""
-        secrets.refuse_markers(value, path)
+        await self.update(path, lambda _current: value)
+
+    async def update(self, path: str, change: Callable[[Any], Any]) -> None:
+        """`set` with the new value computed from the current one under the write lock
+        (appending an approval rule must not lose a concurrent append)."""
         async with self._lock:
+            value = change(cfg.get_path(self.effective, path)[1])
+            secrets.refuse_markers(value, path)
             overrides = cfg.set_override(self.overrides, path, value)
             effective = cfg.effective_config(overrides)
             cfg.validate_config(effective)

@@ -4,8 +4,10 @@
 
 A call the policy wants a human for pauses here: clients get a `tool.approval` event and
 a `paused` chat event (which channels relay as text), and the call waits until someone
-answers or the approval expires -- closed: the model gets "approval timed out". Node
-calls carry a binding signed for exactly their arguments, which the node checks.
+answers or the approval expires -- closed: the model gets "approval timed out" with the
+command and the `gsv approvals allow ...` line that would let it run next time (what an
+unattended cron or heartbeat run records). Node calls carry a binding signed for exactly
+their arguments, which the node checks.
 """
 
 from __future__ import annotations
@@ -16,14 +18,11 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from gsv_core.agent.tools import ToolCallContext
-from gsv_core.approval.policy import ASK, DENY, ApprovalPolicy, CallFacts, Decision, Protected
-from gsv_core.approval.service import (
-    APPROVED,
-    CANCELLED,
-    DEFAULT_TIMEOUT,
-    EXPIRED,
-    ApprovalService,
-)
+from gsv_core.approval.judge import judge_in_child
+from gsv_core.approval.modes import approval_timeout
+from gsv_core.approval.policy import ASK, DENY, ApprovalPolicy, CallFacts, Decision
+from gsv_core.approval.protected import Protected, protected_files
+from gsv_core.approval.service import APPROVED, CANCELLED, EXPIRED, ApprovalService
 from gsv_core.errors import ToolFailed
 from gsv_core.gateway.native.registry import NATIVE_PREFIX, NativeToolRegistry
 from gsv_core.paths import resolve_paths
@@ -35,6 +34,9 @@ if TYPE_CHECKING:
     from gsv_core.gateway.app import Gateway
 
 log = logging.getLogger(__name__)
+# shell lines longer than this are judged in a child process, so the loop keeps serving
+# other clients (lines over toolApproval.maxCommandBytes are not read at all)
+OFF_LOOP_CHARS = 16_384
 
 
 class GatewayToolRouter:
@@ -54,7 +56,7 @@ class GatewayToolRouter:
         return [*self.native.specs(), *nodes]
 
     async def execute(self, name: str, args: dict[str, Any], ctx: ToolCallContext) -> Any:
-        decision = self.policy().decide(self._facts(name, args))
+        decision = await self.decide(name, args)
         if decision.verdict == DENY:
             raise ToolFailed(f"Tool execution denied by policy: {decision.reason}")
         if decision.verdict == ASK and not self.approvals.remembered(ctx.session_key, name, args):
@@ -66,6 +68,12 @@ class GatewayToolRouter:
             name, args, self._gateway.tool_timeout(), approved=True
         )
 
+    async def decide(self, name: str, args: dict[str, Any]) -> Decision:
+        policy, facts = self.policy(), self._facts(name, args)
+        if _long_line(args) and not policy.too_long(facts):
+            return await judge_in_child(self._gateway.config.effective, policy.protected, facts)
+        return policy.decide(facts)
+
     def policy(self) -> ApprovalPolicy:
         return ApprovalPolicy.from_config(self._gateway.config.effective, self.protected())
 
@@ -76,11 +84,7 @@ class GatewayToolRouter:
         pids = {os.getpid()} | {
             n.runtime.pid for n in self._gateway.nodes.online_nodes() if n.runtime.pid
         }
-        return Protected(
-            pids=frozenset(pids),
-            secret_paths=frozenset({str(paths.secrets_file), str(database), "gsv/secrets.toml"}),
-            config_paths=frozenset({str(paths.config_file)}),
-        )
+        return protected_files(paths, database, pids)
 
     def _facts(self, name: str, args: dict[str, Any]) -> CallFacts:
         parts = split_tool_name(name)
@@ -94,8 +98,7 @@ class GatewayToolRouter:
         self, name: str, args: dict[str, Any], ctx: ToolCallContext, decision: Decision
     ) -> None:
         """Pause the call until a human answers; raise unless they approved in time."""
-        section = self._gateway.config.effective.get("toolApproval") or {}
-        timeout = float(section.get("timeoutSeconds", DEFAULT_TIMEOUT))
+        timeout = approval_timeout(self._gateway.config.effective)
         approval = self.approvals.open(ctx.session_key, ctx.run_id, ctx.call_id, name, args,
                                        decision, timeout)  # fmt: skip
         emit = self._gateway.sessions.host.emit
@@ -114,17 +117,39 @@ class GatewayToolRouter:
             raise
         emit(events.TOOL_APPROVAL, approval.to_wire(outcome))
         if outcome == EXPIRED:
-            raise ToolFailed(f"approval timed out: nobody answered within {timeout:g} seconds")
+            raise ToolFailed(_expired(decision, timeout))
         if outcome != APPROVED:
             raise ToolFailed("Tool execution denied by user")
 
 
+def _long_line(args: dict[str, Any]) -> bool:
+    line = args.get("command", args.get("data"))
+    return isinstance(line, str) and len(line) > OFF_LOOP_CHARS
+
+
+def _cut(text: str, limit: int = 400) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _prompt(approval_id: str, tool: str, decision: Decision, timeout: float) -> dict[str, Any]:
     """The paused message: what waits, why, and how to answer."""
-    summary = decision.summary if len(decision.summary) <= 400 else decision.summary[:397] + "..."
+    rules = ", ".join(decision.always)
+    always = f', "always" to also allow {rules} from now on,' if rules else ""
     text = (
-        f"Approval needed ({approval_id}): {tool}\n{summary}\n"
+        f"Approval needed ({approval_id}): {tool}\n{_cut(decision.summary)}\n"
         f"Why: {decision.reason}\n"
-        f'Reply "yes" to run it or "no" to refuse (expires in {int(timeout // 60) or 1} min).'
+        f'Reply "yes" to run it once{always} or "no" to refuse '
+        f"(expires in {int(timeout // 60) or 1} min)."
     )
     return {"role": "assistant", "content": [{"type": "text", "text": text}]}
+
+
+def _expired(decision: Decision, timeout: float) -> str:
+    """What the model (and the run's record) reads when nobody answered."""
+    text = (
+        f"approval timed out: nobody answered within {timeout:g} seconds: {_cut(decision.summary)}"
+    )
+    if decision.always:
+        allow = "; ".join(f"gsv approvals allow {rule}" for rule in decision.always)
+        return f"{text}. To let it run without asking next time: {allow}"
+    return text

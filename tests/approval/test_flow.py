@@ -62,7 +62,8 @@ async def test_a_dangerous_command_waits_and_runs_once_approved(
         run = (await send(client, "clean up"))["runId"]
         request = await approval_event(log)
         assert request["tool"] == "n1__Bash" and request["summary"] == "rm -rf build"
-        assert request["ruleId"] == "gsv-destructive" and request["state"] == "pending"
+        assert request["reason"] == "rm is not on the read-only allowlist"
+        assert request["state"] == "pending"
         paused = next(p for p in log.of_run(run) if p["state"] == "paused")
         assert "rm -rf build" in paused["message"]["content"][0]["text"]
         assert (tmp_path / "build").exists()  # nothing ran yet
@@ -207,6 +208,28 @@ async def test_channel_owners_approve_and_others_do_not(
         await log.wait(lambda: "Cleaned." in channel.texts("g1"), "the final answer")  # type: ignore[attr-defined]
 
 
+async def greet_node(ws: ServerConnection, key: str) -> None:
+    """Answer a node's connect as a gateway would, with the approval key."""
+    hello = json.loads(await ws.recv())
+    await ws.send(json.dumps({"type": "res", "id": hello["id"], "ok": True, "payload": {
+        "type": "hello-ok", "protocol": 1, "server": {"version": "t", "connectionId": "c"},
+        "features": {"methods": [], "events": []}, "approvalKey": key}}))  # fmt: skip
+
+
+async def invoke_bash(
+    ws: ServerConnection, call_id: str, args: dict[str, Any], binding: Any = None
+) -> dict[str, Any]:
+    """Send the node one Bash call (with `binding`, if any); its tool.result params."""
+    payload: dict[str, Any] = {"callId": call_id, "tool": "Bash", "args": args}
+    if binding:
+        payload["approval"] = binding
+    await ws.send(json.dumps({"type": "evt", "event": "tool.invoke", "payload": payload}))
+    reply = json.loads(await ws.recv())
+    ok = {"type": "res", "id": reply["id"], "ok": True, "payload": {"ok": True}}
+    await ws.send(json.dumps(ok))
+    return dict(reply["params"])
+
+
 async def test_the_node_refuses_calls_its_binding_does_not_cover(tmp_path: Path) -> None:
     """At the node: a binding for one command does not cover another, and a dangerous
     command without any binding is refused; a matching binding runs."""
@@ -215,25 +238,14 @@ async def test_the_node_refuses_calls_its_binding_does_not_cover(tmp_path: Path)
     sent = asyncio.Event()
 
     async def fake_gateway(ws: ServerConnection) -> None:
-        hello = json.loads(await ws.recv())
-        await ws.send(json.dumps({"type": "res", "id": hello["id"], "ok": True, "payload": {
-            "type": "hello-ok", "protocol": 1, "server": {"version": "t", "connectionId": "c"},
-            "features": {"methods": [], "events": []}, "approvalKey": key}}))  # fmt: skip
+        await greet_node(ws, key)
         calls = [
             ("c1", {"command": "rm -rf victim"}, sign(key, "Bash", {"command": "rm -rf other"}, "allow")),
             ("c2", {"command": "rm -rf victim"}, None),
             ("c3", {"command": "rm -rf victim"}, sign(key, "Bash", {"command": "rm -rf victim"}, "allow")),
         ]  # fmt: skip
         for call_id, args, binding in calls:
-            payload: dict[str, Any] = {"callId": call_id, "tool": "Bash", "args": args}
-            if binding:
-                payload["approval"] = binding
-            await ws.send(json.dumps({"type": "evt", "event": "tool.invoke", "payload": payload}))
-            reply = json.loads(await ws.recv())
-            results.append(reply["params"])
-            await ws.send(
-                json.dumps({"type": "res", "id": reply["id"], "ok": True, "payload": {"ok": True}})
-            )
+            results.append(await invoke_bash(ws, call_id, args, binding))
         sent.set()
         await ws.wait_closed()
 

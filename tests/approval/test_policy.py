@@ -8,14 +8,8 @@ from typing import Any
 import pytest
 
 from gsv_core.approval.binding import call_hash, sign, verify
-from gsv_core.approval.policy import (
-    NAMED_RULES_KEPT,
-    ApprovalPolicy,
-    CallFacts,
-    Protected,
-    standard_may_ask,
-)
-from gsv_core.approval.shell import parse_script
+from gsv_core.approval.policy import NAMED_RULES_KEPT, ApprovalPolicy, CallFacts, standard_may_ask
+from gsv_core.approval.protected import Protected
 
 GATEWAY_PID = 4242
 PROTECTED = Protected(
@@ -25,9 +19,9 @@ PROTECTED = Protected(
             "/home/me/.config/gsv/secrets.toml",
             "gsv/secrets.toml",
             "/home/me/.local/share/gsv/gsv.db",
+            "/home/me/.config/gsv/config.toml",
         }
     ),
-    config_paths=frozenset({"/home/me/.config/gsv/config.toml"}),
 )
 
 
@@ -39,7 +33,9 @@ def bash(command: str, workspace: str = "/home/me/project") -> CallFacts:
     return CallFacts("laptop__Bash", "Bash", "laptop", {"command": command}, workspace)
 
 
-# (command, expected decision) under the default config: defaultDecision allow + preset
+# (command, expected decision) in denylist mode (the behaviour before issue 29):
+# defaultDecision allow + the standard preset. The allowlist has its own tables in
+# test_allowlist.py.
 TABLE = [
     ("ls -la", "allow"),
     ("cat README.md", "allow"),
@@ -63,7 +59,7 @@ TABLE = [
     ("echo $(rm x)", "ask"),
     ('echo "$(rm x)"', "ask"),
     ("echo `rm x`", "ask"),
-    ("echo '$(rm x)'", "ask"),  # cautious: quoted substitutions are still looked at
+    ("echo '$(rm x)'", "allow"),  # single quotes: a literal, nothing runs
     ("sh -c 'rm -rf /tmp/a'", "ask"),
     ('bash -lc "ls; rm x"', "ask"),
     ("env rm x", "ask"),
@@ -95,15 +91,17 @@ TABLE = [
     ("cp /home/me/.local/share/gsv/gsv.db /tmp/x", "deny"),
     ("echo x > /home/me/.config/gsv/config.toml", "deny"),
     ("sed -i s/a/b/ /home/me/.config/gsv/config.toml", "deny"),
-    ("cat /home/me/.config/gsv/config.toml", "allow"),  # reading the config is fine
+    ("cat /home/me/.config/gsv/config.toml", "deny"),  # the config is a secret too
     ("kill 999", "ask"),  # someone else's process: ask
 ]
 
 
 @pytest.mark.parametrize(("command", "expected"), TABLE)
-def test_shell_commands_get_the_expected_decision(command: str, expected: str) -> None:
+def test_shell_commands_get_the_expected_decision_in_denylist_mode(
+    command: str, expected: str
+) -> None:
     """Every simple command counts; unreadable lines ask; protections deny."""
-    decision = policy().decide(bash(command))
+    decision = policy(mode="denylist").decide(bash(command))
     assert decision.verdict == expected, (command, decision)
 
 
@@ -115,7 +113,7 @@ def test_the_table_is_long_enough() -> None:
 def test_an_allow_rule_for_one_program_does_not_cover_the_next() -> None:
     """`ls && rm` is not allowed by a rule that allows ls (the classic bypass)."""
     rules = [{"id": "ls-ok", "tool": "*__Bash", "programs": ["ls"], "decision": "allow"}]
-    strict = policy(defaultDecision="ask", preset="none", rules=rules)
+    strict = policy(defaultDecision="ask", preset="none", rules=rules, mode="denylist")
     assert strict.decide(bash("ls")).verdict == "allow"
     assert strict.decide(bash("ls && rm x")).verdict == "ask"
     assert strict.decide(bash("ls | sh")).verdict == "ask"
@@ -157,7 +155,7 @@ def test_rules_kept_per_name_stay_right_for_many_names() -> None:
     the same again, each node its own way, and more names than are kept still decide
     right (the kept set is emptied, never wrong)."""
     rules = [{"id": "deny-prod", "tool": "*", "node": "prod-*", "decision": "deny"}]
-    p = policy(rules=rules)
+    p = policy(rules=rules, mode="denylist")
     for round_ in range(2):
         for n in range(NAMED_RULES_KEPT + 50):
             node = f"prod-{n}" if n % 2 else f"dev-{n}"
@@ -198,7 +196,8 @@ SAMPLE_ARGS = [
     {"path": "src/a.py"}, {"path": "/etc/motd"}, {"path": "../../x"}, {"path": "~/notes"},
     {"path": "/etc/motd", "content": "x"}, {"path": "/etc/motd", "oldString": "a", "newString": "b"},
     {"pattern": "**/*.py", "path": "/"}, {"pattern": "secret", "path": "/etc"},
-    {"command": "rm -rf /"}, {"action": "submit", "sessionId": "s", "data": "rm -rf x"},
+    {"command": "rm -rf /"}, {"command": "rm -rf build"},
+    {"action": "submit", "sessionId": "s", "data": "rm -rf x"},
 ]  # fmt: skip
 
 
@@ -230,15 +229,17 @@ def test_process_writes_are_judged_like_commands() -> None:
 
 def test_default_deny_and_no_preset() -> None:
     """With defaultDecision deny, unreadable lines are denied, not asked."""
-    p = policy(defaultDecision="deny", preset="none")
+    p = policy(defaultDecision="deny", preset="none", mode="denylist")
     assert p.decide(bash("ls")).verdict == "deny"
     assert p.decide(bash("for x in y; do ls; done")).verdict == "deny"
 
 
-def test_the_parser_finds_commands_inside_wrappers() -> None:
+def test_the_denylist_finds_commands_inside_wrappers() -> None:
     """sh -c and xargs expose the commands they run."""
-    parsed = parse_script("xargs -n1 sh -c 'rm \"$1\"' _ < list.txt")
-    assert ("rm", "$1") in [c.argv for c in parsed.commands]
+    rules = [{"id": "no-rm", "tool": "*__Bash", "programs": ["rm"], "decision": "deny"}]
+    p = policy(mode="denylist", preset="none", rules=rules)
+    assert p.decide(bash("xargs -n1 sh -c 'rm \"$1\"' _ < list.txt")).verdict == "deny"
+    assert p.decide(bash("xargs -n1 sh -c 'ls \"$1\"' _ < list.txt")).verdict == "allow"
 
 
 def test_bindings_cover_exactly_one_call() -> None:

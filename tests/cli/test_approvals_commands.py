@@ -6,31 +6,16 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import pytest
 from typer.testing import CliRunner, Result
 
 from gsv_cli.main import app
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
 from tests.fakes.provider import FakeProvider, call
-from tests.threaded import threaded_gateway
 
 RULE = {"id": "ask-config", "tool": "gsv__ConfigGet", "decision": "ask", "reason": "test"}
-
-
-@pytest.fixture
-def fake() -> FakeProvider:
-    return FakeProvider()
-
-
-@pytest.fixture
-def live(tmp_path: Path, fake: FakeProvider) -> Iterator[RunningGateway]:
-    with threaded_gateway(tmp_path / "data" / "gsv.db", provider_factory=fake.factory) as running:
-        yield running
 
 
 def gsv(url: str, *args: str) -> Result:
@@ -130,3 +115,41 @@ def test_unreachable_gateway_exits_3() -> None:
     for args in (["list"], ["approve", "x"], ["deny", "x"]):
         result = gsv("ws://127.0.0.1:9/ws", "approvals", *args)
         assert result.exit_code == 3 and "gsv gateway run" in result.stderr, args
+
+
+def test_rules_are_added_listed_and_removed(live: RunningGateway) -> None:
+    """`allow` stores a rule once, `rules` lists it (table and JSON), `remove` drops it;
+    removing one that is not there exits 1."""
+    assert gsv(live.url, "approvals", "allow", "git", "commit").stdout == (
+        "always allowed: git commit\n"
+    )
+    gsv(live.url, "approvals", "allow", "npm", "test")
+    gsv(live.url, "approvals", "allow", "git", "commit")
+    table = gsv(live.url, "approvals", "rules")
+    assert table.exit_code == 0 and "git commit" in table.stdout and "npm test" in table.stdout
+    assert "mode: allowlist" in table.stderr
+    assert json.loads(gsv(live.url, "approvals", "rules", "--json").stdout) == [
+        "git commit",
+        "npm test",
+    ]
+    assert gsv(live.url, "approvals", "remove", "git", "commit").exit_code == 0
+    assert rpc(live.url, "config.get", {"path": "toolApproval.allow"})["value"] == ["npm test"]
+    missing = gsv(live.url, "approvals", "remove", "git", "commit")
+    assert missing.exit_code == 1 and "no rule 'git commit'" in missing.stderr
+
+
+def test_a_rule_the_shell_would_interpret_is_refused(live: RunningGateway) -> None:
+    """`allow 'rm $(x)'`: exit 1 with the gateway's reason; nothing stored."""
+    result = gsv(live.url, "approvals", "allow", "rm", "$(x)")
+    assert result.exit_code == 1 and "cannot read" in result.stderr
+    assert rpc(live.url, "config.get", {"path": "toolApproval.allow"})["value"] == []
+
+
+def test_approve_always_needs_a_rule_to_offer(live: RunningGateway, fake: FakeProvider) -> None:
+    """A native tool call offers no program rule: --always exits 1 and the call still
+    waits; a plain approve then lets it run."""
+    approval = paused_run(live, fake, "Read it.")
+    refused = gsv(live.url, "approvals", "approve", "--always", approval["approvalId"])
+    assert refused.exit_code == 1 and "allow it once" in refused.stderr
+    assert gsv(live.url, "approvals", "approve", approval["approvalId"]).exit_code == 0
+    assert "model.id" in tool_result_seen(fake)

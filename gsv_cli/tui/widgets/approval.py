@@ -1,9 +1,10 @@
-"""A tool call waiting for your yes or no (`tool.approval`, issue 13): what would run, why
-it asks, and three buttons: Allow, Allow for this session, Deny.
+"""A tool call waiting for your yes or no (`tool.approval`, issues 13 and 29): what would
+run, why it asks, and the choices: Allow once, Always allow `git commit` (when the
+gateway offers a rule for the call: `alwaysAllow`), Deny.
 
 The prompt never takes focus by itself: an Enter meant for the composer must not approve
 `rm -rf`. Click a button, or Tab to it. Typing "yes" or "no" in the composer works too
-(the gateway reads those replies). When the approval is settled, by anyone, from any
+(the gateway reads those replies, and "always"). When the approval is settled, by anyone, from any
 client, the buttons go and the outcome stays on screen.
 """
 
@@ -48,13 +49,16 @@ class ApprovalPrompt(Widget):
         self.tool = str(approval.get("tool", "?"))
         self.summary = str(approval.get("summary") or "")
         self.reason = str(approval.get("reason") or "")
+        self.always = [str(rule) for rule in approval.get("alwaysAllow") or []]
         self.outcome: str | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(plain_content(self.describe()), classes="approval-text")
         with Horizontal(classes="approval-buttons"):
-            yield Button("Allow", id="allow", variant="success", compact=True)
-            yield Button("Allow for this session", id="allow-session", compact=True)
+            yield Button("Allow once", id="allow", variant="success", compact=True)
+            if self.always:
+                label = Content(f"Always allow {', '.join(self.always)}")
+                yield Button(label, id="allow-always", compact=True)
             yield Button("Deny", id="deny", variant="error", compact=True)
 
     def describe(self) -> str:
@@ -66,7 +70,8 @@ class ApprovalPrompt(Widget):
         if self.outcome is not None:
             lines.append(OUTCOMES.get(self.outcome, self.outcome))
         else:
-            lines.append('Allow or deny below, or reply "yes" / "no".')
+            words = '"yes" / "always" / "no"' if self.always else '"yes" / "no"'
+            lines.append(f"Allow or deny below, or reply {words}.")
         return "\n".join(lines)
 
     @property
@@ -79,7 +84,7 @@ class ApprovalPrompt(Widget):
         if not self.pending:
             return
         decision = "deny" if event.button.id == "deny" else "allow"
-        remember = "session" if event.button.id == "allow-session" else None
+        remember = "always" if event.button.id == "allow-always" else None
         self.post_message(self.Answered(self, decision, remember))
 
     async def settle(self, outcome: str) -> None:

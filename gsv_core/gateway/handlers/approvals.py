@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gsv_core.gateway.approval_answers import answer
 from gsv_core.protocol import events
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas.approvals import ToolApproveParams
@@ -18,9 +19,10 @@ if TYPE_CHECKING:
 
 def register(router: Router, gateway: Gateway) -> None:
     async def tool_approve(ctx: RequestContext, params: ToolApproveParams) -> dict[str, Any]:
-        approval = gateway.approvals.resolve(params.approvalId, params.decision, params.remember)
+        approval, added = await answer(gateway, params.approvalId, params.decision, params.remember)
         return {"ok": True, "approvalId": approval.id, "decision": params.decision,
-                "tool": approval.tool, "sessionKey": approval.session_key}  # fmt: skip
+                "tool": approval.tool, "sessionKey": approval.session_key,
+                "rulesAdded": list(added)}  # fmt: skip
 
     async def tool_approvals(ctx: RequestContext, params: object) -> dict[str, Any]:
         return {"approvals": [a.to_wire() for a in gateway.approvals.pending()]}

@@ -1,4 +1,4 @@
-"""`tool.approve` params (gsv addition, issue 13)."""
+"""`tool.approve` params (gsv addition, issue 13; `remember: "always"` issue 29)."""
 
 from __future__ import annotations
 
@@ -12,4 +12,6 @@ from gsv_core.protocol.schemas import WireModel
 class ToolApproveParams(WireModel):
     approvalId: str = Field(min_length=1, max_length=64)
     decision: Literal["allow", "deny"]
-    remember: Literal["session"] | None = None
+    # "session": this exact call again in this session; "always": add the approval's
+    # `alwaysAllow` rules to toolApproval.allow (allow only)
+    remember: Literal["session", "always"] | None = None

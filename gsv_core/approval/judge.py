@@ -1,0 +1,72 @@
+"""Judging one call in a child process: `python -m gsv_core.approval.judge` reads
+{config, protected, call} as JSON on stdin and writes the Decision as JSON on stdout.
+
+The gateway sends long shell lines here (`gsv_core.gateway.tool_router`): reading a
+line of a megabyte takes most of a second of pure Python and allocates a million small
+objects, and in the gateway's own process the garbage collector's pauses and the GIL
+would hold up every other client meanwhile (bench/approval_parse.py measures both).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import sys
+from typing import Any
+
+from gsv_core.approval.decision import Decision
+from gsv_core.approval.policy import ApprovalPolicy, CallFacts
+from gsv_core.approval.protected import Protected
+
+
+def encode_request(config: dict[str, Any], protected: Protected, call: CallFacts) -> bytes:
+    return json.dumps({
+        "config": {"toolApproval": config.get("toolApproval") or {}},
+        "protected": {"pids": sorted(protected.pids), "secrets": sorted(protected.secret_paths)},
+        "call": dataclasses.asdict(call),
+    }).encode()  # fmt: skip
+
+
+def judge(request: dict[str, Any]) -> Decision:
+    raw = request["protected"]
+    protected = Protected(frozenset(raw["pids"]), frozenset(raw["secrets"]))
+    policy = ApprovalPolicy.from_config(request["config"], protected)
+    return policy.decide(CallFacts(**request["call"]))
+
+
+async def judge_in_child(config: dict[str, Any], protected: Protected, call: CallFacts) -> Decision:
+    """The decision, computed in a child process; a child that fails makes it ask."""
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "gsv_core.approval.judge",
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        out, err = await child.communicate(encode_request(config, protected, call))
+    except asyncio.CancelledError:  # the run stopped: the child's answer is not wanted
+        child.kill()
+        raise
+    if child.returncode != 0:
+        return _failed(err)
+    try:
+        fields = json.loads(out)
+        return Decision(**{**fields, "always": tuple(fields["always"])})
+    except (ValueError, TypeError, KeyError):
+        return _failed(err)
+
+
+def _failed(err: bytes) -> Decision:
+    detail = err.decode(errors="replace").strip().splitlines()[-1:] or ["no output"]
+    return Decision("ask", f"could not judge the command ({detail[0]})")
+
+
+def main() -> None:
+    decision = judge(json.load(sys.stdin))
+    fields = dataclasses.asdict(decision)
+    fields["always"] = list(decision.always)
+    sys.stdout.write(json.dumps(fields))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,303 @@
+"""Judging one shell line (Bash, Process write/submit) under the approval mode.
+
+Every mode first refuses what touches gsv itself (`protected.py`), command by command,
+wrappers unwrapped. Then:
+
+* `allowlist`: each simple command must be on the read-only table (`allowlist.py`) or
+  allowed by one of the owner's rules (`always.py`, or a configured rule); anything
+  else -- and any line not read with confidence, any redirection into a file, any word
+  bash would expand -- asks. The most cautious outcome over all commands wins.
+* `denylist`: the older behaviour: configured rules, then the standard preset of
+  dangerous programs, then `defaultDecision`; a line not read with confidence asks.
+* `off`: only configured rules; nothing else asks.
+
+Lines longer than `toolApproval.maxCommandBytes` ask before anything is read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from gsv_core.approval import allowlist, always
+from gsv_core.approval.decision import ALLOW, ASK, DENY, Decision, most_cautious
+from gsv_core.approval.protected import (
+    KILLS,
+    NAMES_ONLY,
+    RECURSIVE_SEARCHERS,
+    SECRETS,
+    SecretCheck,
+    kills_gsv,
+)
+from gsv_core.approval.shell import ShellParse, SimpleCommand, Word, parse_script, words_of
+from gsv_core.approval.wrappers import unwrap
+
+ALLOWLIST, DENYLIST, OFF = "allowlist", "denylist", "off"
+MODES = (ALLOWLIST, DENYLIST, OFF)
+DEFAULT_MAX_BYTES = 65_536
+# assignments that only change language, time zone or layout
+SAFE_ASSIGNMENT = re.compile(r"(LC_[A-Z]+|LANG|LANGUAGE|TZ|NO_COLOR|COLUMNS|LINES|TERM)\+?=")
+HARMLESS_WRITES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+NETWORK_FILES = ("/dev/tcp/", "/dev/udp/")  # bash opens a connection for these
+UNSURE = frozenset({"eval", "source", ".", "exec", "alias"})
+MAX_UNWRAP = 8
+SUMMARY_CHARS = 1000  # of a line too long to read: the prompt shows its start
+
+
+@dataclass
+class LineContext:
+    mode: str
+    default: str
+    allow_rules: tuple[tuple[str, ...], ...]
+    # the configured rules (and in denylist mode the preset) for one command
+    rule: Callable[[SimpleCommand], Decision | None]
+    secrets: SecretCheck
+    pids: frozenset[int]
+    max_bytes: int = DEFAULT_MAX_BYTES
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One program of a command, outermost first: `sudo -u x nice rm a` has three."""
+
+    argv: tuple[str, ...]
+    privileged: bool = False
+    blind: bool = False
+    writes: tuple[str, ...] = ()
+    assignments: tuple[str, ...] = ()
+    problem: str | None = None
+
+
+def judge_line(script: str, ctx: LineContext) -> Decision:
+    size = len(script.encode("utf-8", "surrogatepass"))
+    if size > ctx.max_bytes:
+        reason = f"too long to read ({size} bytes; toolApproval.maxCommandBytes is {ctx.max_bytes})"
+        return Decision(ASK, reason, None, script[:SUMMARY_CHARS] + "...")
+    parsed = parse_script(script)
+    denied = _protection(parsed, ctx)
+    if denied is not None:
+        return Decision(DENY, denied, "gsv-protected", script)
+    if ctx.mode == DENYLIST:
+        outcome = _denylist(parsed, ctx)
+    elif ctx.mode == OFF:
+        outcome = _off(parsed, ctx)
+    else:
+        outcome = _allowlist(parsed, ctx)
+    return Decision(outcome.verdict, outcome.reason, outcome.rule_id, script, outcome.always)
+
+
+def layers(command: SimpleCommand) -> Iterator[Layer]:
+    """The command and every command its wrappers run, outermost first."""
+    argv, privileged, blind = command.argv, False, False
+    for _ in range(MAX_UNWRAP):
+        inner = unwrap(argv)
+        if inner is None:
+            yield Layer(argv, privileged, blind)
+            return
+        yield Layer(argv, privileged, blind, inner.writes, inner.assignments, inner.problem)
+        if inner.problem is not None:
+            return
+        if not inner.argv:  # `command -v git`, a bare `nohup`: runs nothing more
+            yield Layer((), privileged, blind)
+            return
+        argv, privileged = inner.argv, privileged or inner.privileged
+        blind = blind or inner.unseen_args
+    yield Layer(argv, privileged, blind, problem="too many wrappers")
+
+
+# -- protections (every mode) ---------------------------------------------------------
+def _protection(parsed: ShellParse, ctx: LineContext) -> str | None:
+    check = ctx.secrets
+    for command in parsed.commands:
+        for layer in layers(command):
+            if layer.argv and kills_gsv(layer.argv, ctx.pids):
+                return KILLS
+        if _touches(command, check):
+            return SECRETS
+        if command.program in ("cd", "pushd", "popd"):
+            target = command.argv if command.program != "popd" else ("popd", "-")
+            check.change_dir(target, any(w.glob or w.dynamic for w in command.words))
+    return None
+
+
+def _touches(command: SimpleCommand, check: SecretCheck) -> bool:
+    paths = [*command.writes, *command.reads]
+    if any(check.touches(p) for p in paths):
+        return True
+    if any(check.touches(w.text, w.glob) for w in (*command.words, *command.assignments)):
+        return True
+    final = list(layers(command))[-1].argv
+    name = allowlist.program_name(final[0]) if final else None
+    if name in NAMES_ONLY and (name != "find" or allowlist.judge(command, final) is None):
+        return False
+    if any(check.covers(_value(w.text), w.glob) for w in command.words[1:]):
+        return True
+    return name in RECURSIVE_SEARCHERS and _implicit_cwd(final) and check.covers(".")
+
+
+def _value(word: str) -> str:
+    """`--file=~/x` names `~/x`."""
+    return word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
+
+
+def _implicit_cwd(argv: tuple[str, ...]) -> bool:
+    """A searcher given no path searches the working directory (`rg KEY`, `grep -r KEY`)."""
+    return not any(w.startswith(("/", "~", ".")) or "/" in w for w in argv[1:])
+
+
+# -- allowlist --------------------------------------------------------------------------
+def _allowlist(parsed: ShellParse, ctx: LineContext) -> Decision:
+    outcome = Decision(ALLOW)
+    offers: list[str | None] = []
+    for command in parsed.commands:
+        judged, offer = _allowlist_command(command, ctx)
+        if judged.verdict != ALLOW:
+            offers.append(offer)
+        outcome = most_cautious(outcome, judged)
+    if not parsed.confident:
+        reason = f"cannot read the command with confidence ({'; '.join(parsed.doubts)})"
+        return most_cautious(Decision(_asking(ctx), reason), outcome)
+    if not parsed.commands:
+        return Decision(ALLOW)
+    if outcome.verdict == ASK and offers and None not in offers:
+        unique = tuple(dict.fromkeys(o for o in offers if o))
+        return Decision(outcome.verdict, outcome.reason, outcome.rule_id, always=unique)
+    return outcome
+
+
+def _asking(ctx: LineContext) -> str:
+    return DENY if ctx.default == DENY else ASK
+
+
+def _allowlist_command(command: SimpleCommand, ctx: LineContext) -> tuple[Decision, str | None]:
+    """The decision for one simple command, and the rule the prompt may offer for it."""
+    ask = _asking(ctx)
+    stack = list(layers(command))
+    configured = None if command.dynamic else _configured(stack, command, ctx)
+    if configured is not None and configured.verdict != ALLOW:
+        return configured, None
+    # no rule lifts these: an allowed program still may not write through `>`
+    problem = _unreadable(command, stack)
+    if problem is not None:
+        return Decision(ask, problem), None
+    last = stack[-1]
+    if configured is not None:
+        return configured, None
+    if not last.argv:
+        return _runs_nothing(stack, ask), None
+    if not last.privileged and any(always.covers(r, last.argv) for r in ctx.allow_rules):
+        return Decision(ALLOW, "allowed by your rule", "allow"), None
+    problem = allowlist.judge(command, last.argv, last.blind)
+    if problem is None:
+        return Decision(ALLOW), None
+    offer = None if last.privileged or last.blind else always.rule_for(last.argv)
+    return Decision(ask, problem), offer
+
+
+def _unreadable(command: SimpleCommand, stack: list[Layer]) -> str | None:
+    """Why a command cannot run unasked whatever its program: expansions, assignments,
+    wrapper options gsv does not know, redirections into files, network reads."""
+    if command.dynamic:
+        return "uses $ expansion or a substitution: gsv cannot read it ahead"
+    unsafe = _unsafe_assignment(command.assignments)
+    if unsafe:
+        return f"sets {unsafe}, which changes what programs do"
+    for layer in stack:
+        problem = layer.problem or _unsafe_assignment(words_of(layer.assignments))
+        if problem:
+            return problem if layer.problem else f"sets {problem}, which changes what programs do"
+    writes = [w for layer in stack for w in layer.writes] + list(command.writes)
+    written = [w for w in writes if w not in HARMLESS_WRITES]
+    if written:
+        return f"writes to {written[0]}"
+    if any(r.startswith(NETWORK_FILES) for r in command.reads):
+        return "reads from the network"
+    return None
+
+
+def _configured(stack: list[Layer], command: SimpleCommand, ctx: LineContext) -> Decision | None:
+    """The most cautious configured rule matching any layer (a deny rule for `rm` also
+    catches `sudo rm`)."""
+    found: Decision | None = None
+    for layer in stack:
+        if not layer.argv:
+            continue
+        decided = ctx.rule(SimpleCommand(words_of(layer.argv), command.writes))
+        if decided is not None:
+            found = decided if found is None else most_cautious(found, decided)
+    return found
+
+
+def _runs_nothing(stack: list[Layer], ask: str) -> Decision:
+    if stack and stack[0].argv and allowlist.program_name(stack[0].argv[0]) == "env":
+        return Decision(ask, "env prints the environment, which may hold secrets")
+    return Decision(ALLOW)
+
+
+def _unsafe_assignment(assignments: tuple[Word, ...]) -> str | None:
+    for word in assignments:
+        if not SAFE_ASSIGNMENT.match(word.text):
+            return word.text.split("=", 1)[0].rstrip("+")
+    return None
+
+
+# -- off and denylist -------------------------------------------------------------------
+def _off(parsed: ShellParse, ctx: LineContext) -> Decision:
+    outcome = Decision(ALLOW)
+    for command in parsed.commands:
+        for layer in layers(command):
+            if layer.argv:
+                decided = ctx.rule(SimpleCommand(words_of(layer.argv), command.writes))
+                outcome = most_cautious(outcome, decided or Decision(ALLOW))
+    return outcome
+
+
+def _denylist(parsed: ShellParse, ctx: LineContext) -> Decision:
+    """Rules and the preset, command by command; doubts ask (the pre-issue-29 policy)."""
+    commands: list[SimpleCommand] = []
+    _expand_all(parsed, commands, 0)
+    outcome = Decision(ALLOW)
+    for command in commands:
+        decided = ctx.rule(command) or Decision(ctx.default, "default decision")
+        outcome = most_cautious(outcome, decided)
+    if not parsed.confident and outcome.verdict == ALLOW:
+        reason = f"cannot read the command with confidence ({'; '.join(parsed.doubts)})"
+        return Decision(_asking(ctx), reason)
+    if not parsed.commands and parsed.confident:
+        return Decision(ctx.default, "default decision")
+    return outcome
+
+
+def _expand_all(parsed: ShellParse, into: list[SimpleCommand], depth: int) -> None:
+    """Every command, what wrappers run and what `sh -c` runs; unsure ones doubt."""
+    for command in parsed.commands:
+        for layer in layers(command):
+            if not layer.argv:
+                continue
+            into.append(SimpleCommand(words_of(layer.argv), command.writes))
+            _look_inside(layer.argv, parsed, into, depth)
+
+
+def _look_inside(
+    argv: tuple[str, ...], parsed: ShellParse, into: list[SimpleCommand], depth: int
+) -> None:
+    program = allowlist.program_name(argv[0]) or argv[0]
+    if program in UNSURE:
+        parsed.doubt(f"{program} runs code gsv cannot read")
+    elif program in allowlist.SHELLS:
+        script = _inline_script(argv)
+        if script is not None and depth < 4:
+            inner = parse_script(script)
+            _expand_all(inner, into, depth + 1)
+            for doubt in inner.doubts:
+                parsed.doubt(doubt)
+        elif script is None and len(argv) > 1 and not argv[1].startswith("-"):
+            parsed.doubt(f"{program} runs the script file {argv[1]}")
+
+
+def _inline_script(argv: tuple[str, ...]) -> str | None:
+    for index, word in enumerate(argv[1:], start=1):
+        if word == "-c" or (word.startswith("-") and not word.startswith("--") and "c" in word):
+            return argv[index + 1] if index + 1 < len(argv) else ""
+    return None

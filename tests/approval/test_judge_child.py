@@ -1,0 +1,29 @@
+"""Long lines are judged in a child process (the gateway keeps serving meanwhile): the
+child decides exactly as the policy does in process."""
+
+from __future__ import annotations
+
+from gsv_core.approval.judge import judge_in_child
+from gsv_core.approval.policy import ApprovalPolicy, CallFacts
+from gsv_core.approval.protected import Protected
+
+PROTECTED = Protected(frozenset({4242}), frozenset({"/home/me/.config/gsv/secrets.toml"}))
+
+
+async def test_the_child_decides_like_the_policy() -> None:
+    """Same verdict, reason and offered rules for long lines of every kind."""
+    config = {"toolApproval": {"allow": ["npm test"], "maxCommandBytes": 1 << 20}}
+    policy = ApprovalPolicy.from_config(config, PROTECTED)
+    words = "a.txt " * 4000
+    for line in [f"ls {words}", f"ls {words} && make build", f"cat {words} /home/me/.config/gsv/secrets.toml",
+                 f"npm test {words}", f"echo $(rm x) {words}"]:  # fmt: skip
+        facts = CallFacts("n1__Bash", "Bash", "n1", {"command": line}, "/w")
+        assert await judge_in_child(config, PROTECTED, facts) == policy.decide(facts), line[:40]
+
+
+async def test_a_child_that_cannot_judge_makes_the_call_ask() -> None:
+    """An unreadable request (a call the child cannot rebuild) asks, never allows."""
+    facts = CallFacts("n1__Bash", "Bash", "n1", {"command": "ls"}, "/w")
+    bad = Protected(frozenset({4242}), frozenset({"/x"}))
+    decided = await judge_in_child({"toolApproval": {"rules": [{"decision": "maybe"}]}}, bad, facts)
+    assert decided.verdict == "ask" and "could not judge" in decided.reason

@@ -1,0 +1,54 @@
+"""The node's own guard (issues 13 and 29): allowlist mode without the gateway, gsv's
+secrets on this machine refused, also through a symlink in the workspace."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gsv_core.approval.binding import sign
+from gsv_core.errors import ToolFailed
+from gsv_core.node.guard import NodeGuard
+from gsv_core.paths import resolve_paths
+
+KEY = "k" * 64
+
+
+def guard(workspace: Path) -> NodeGuard:
+    return NodeGuard("n1", str(workspace), key=KEY)
+
+
+def test_read_only_lines_run_and_others_need_the_gateways_approval(tmp_path: Path) -> None:
+    """`ls` runs; `python3 job.py` runs only with a binding for exactly that call."""
+    node = guard(tmp_path)
+    node.check("Bash", {"command": "ls -la | head"}, None)
+    with pytest.raises(ToolFailed, match="does not cover exactly this call"):
+        node.check("Bash", {"command": "python3 job.py"}, None)
+    node.check("Bash", {"command": "python3 job.py"},
+               sign(KEY, "Bash", {"command": "python3 job.py"}, "allow"))  # fmt: skip
+
+
+def test_secrets_are_refused_even_with_an_approval(tmp_path: Path) -> None:
+    """The secret store, the database's WAL, the config: no binding lets them through."""
+    paths = resolve_paths()
+    for command in [f"cat {paths.secrets_file}", f"cat {paths.database}-wal",
+                    f"grep -r KEY {paths.config_dir}"]:  # fmt: skip
+        args = {"command": command}
+        with pytest.raises(ToolFailed, match="secret"):
+            guard(tmp_path).check("Bash", args, sign(KEY, "Bash", args, "allow"))
+
+
+def test_a_symlink_in_the_workspace_does_not_reach_the_secret_store(tmp_path: Path) -> None:
+    """Read of `notes.txt` linking to secrets.toml is refused; a plain file is read."""
+    secrets = resolve_paths().secrets_file
+    secrets.parent.mkdir(parents=True, exist_ok=True)
+    secrets.write_text("token = 'x'\n")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "notes.txt").symlink_to(secrets)
+    (workspace / "plain.txt").write_text("hi")
+    node = guard(workspace)
+    with pytest.raises(ToolFailed, match="secret"):
+        node.check("Read", {"path": "notes.txt"}, None)
+    node.check("Read", {"path": "plain.txt"}, None)
