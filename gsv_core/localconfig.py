@@ -415,7 +415,11 @@ def _forget_in_file(name: str) -> bool:
 
 
 def _forget_in_config(name: str) -> bool:
-    config = load_local_config()
+    try:
+        config = load_local_config()
+    except InvalidParams as exc:  # a broken config.toml must not stop a secret being kept
+        log.warning("not checking config.toml for a legacy %s: %s", name, exc.message)
+        return False
     if config.stored(name) is None:
         return False
     config.unset(name)

@@ -22,6 +22,8 @@ def connect_params(
     mode: str = "client",
     client_id: str | None = None,
     token: str | None = FROM_STORE,
+    channel: str | None = None,
+    account_id: str | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     """Connect params as a foreign peer sends them; `token=None` sends no auth at all."""
@@ -35,6 +37,10 @@ def connect_params(
             "mode": mode,
         },
     }
+    if channel is not None:
+        params["client"]["channel"] = channel
+    if account_id is not None:
+        params["client"]["accountId"] = account_id
     if token == FROM_STORE:
         token = owner_token()
     if token is not None:
@@ -76,6 +82,7 @@ async def handshake(ws: ClientConnection, **kwargs: Any) -> dict[str, Any]:
     """`connect`; a node or channel with no token given first joins the way a real one
     does: the owner asks for a one-time code on this socket, then it connects with it."""
     mode = kwargs.get("mode", "client")
+    kwargs.setdefault("client_id", f"{mode}-{uuid.uuid4()}")  # the same id for both steps
     if mode != "client" and "token" not in kwargs and "auth" not in kwargs:
         params = connect_params(**kwargs)
         subject = params["client"].get("channel") if mode == "channel" else params["client"]["id"]

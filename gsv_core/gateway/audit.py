@@ -7,13 +7,14 @@ The CLI adds what only the local machine knows (file modes, the secret store).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from gsv_core.localconfig import generate_token, set_secret
+from gsv_core.approval.modes import mode_report
+from gsv_core.config_secrets import plaintext_paths
+from gsv_core.localconfig import generate_token
 
 if TYPE_CHECKING:
     from gsv_core.gateway.app import Gateway
@@ -36,7 +37,7 @@ class Listening:
 
 @dataclass(frozen=True)
 class Finding:
-    check: str  # token | bind | origins | channels | approvals | credentials
+    check: str  # token | bind | origins | channels | approvals | secrets | credentials
     message: str
     fix: str  # the command (or step) that fixes it
     fixable: bool = False  # `gsv security audit --fix` repairs it
@@ -47,10 +48,11 @@ async def audit(gateway: Gateway) -> list[Finding]:
     """Every finding, in a stable order (one per problem)."""
     return [
         *_token(gateway),
-        *_bind(gateway.listening),
+        *bind_findings(gateway.listening),
         *_origins(gateway),
         *_channels(gateway),
         *_approvals(gateway),
+        *await _plaintext(gateway),
         *await _credentials(gateway),
     ]
 
@@ -69,7 +71,7 @@ def _token(gateway: Gateway) -> list[Finding]:
     ]
 
 
-def _bind(listening: Listening | None) -> list[Finding]:
+def bind_findings(listening: Listening | None) -> list[Finding]:
     if listening is None or listening.loopback or listening.tls:
         return []
     return [
@@ -117,25 +119,30 @@ def _channels(gateway: Gateway) -> list[Finding]:
 
 
 def _approvals(gateway: Gateway) -> list[Finding]:
-    nodes = gateway.nodes.online_ids()
-    if not nodes:
+    report = mode_report(gateway.config.effective, len(gateway.nodes.online_ids()))
+    if not report.flagged:
         return []
-    approval: dict[str, Any] = gateway.config.setting("toolApproval")
-    mode = approval.get("mode")
-    weak = mode in ("denylist", "off") if mode else approval.get("defaultDecision") == "allow"
-    if not weak:
-        return []
-    what = f"toolApproval.mode is {mode}" if mode else "toolApproval.defaultDecision is allow"
     return [
         Finding(
             "approvals",
-            f"{what} with {len(nodes)} node(s) connected: shell commands the parser does "
-            "not recognise as dangerous run without asking",
-            "gsv config set toolApproval.mode allowlist"
-            if mode
-            else "gsv config set toolApproval.defaultDecision ask",
+            f"toolApproval.mode is {report.mode} with nodes connected: {report.detail}",
+            "gsv config set toolApproval.mode allowlist",
             fixable=True,
         )
+    ]
+
+
+async def _plaintext(gateway: Gateway) -> list[Finding]:
+    """Secrets left in plain text in the database (the gateway moves them at start; one
+    written behind its back by an older gsv or by hand shows here)."""
+    paths = plaintext_paths(await gateway.config.stored_rows())
+    return [
+        Finding(
+            "secrets",
+            f"{path} is stored in plain text in the database",
+            "restart the gateway (it moves plain-text secrets to the secret store at start)",
+        )
+        for path in paths
     ]
 
 
@@ -172,20 +179,14 @@ async def fix_findings(gateway: Gateway, findings: list[Finding]) -> list[Findin
 async def _fix(gateway: Gateway, finding: Finding) -> bool:
     config = gateway.config
     if finding.check == "token":
-        token = generate_token()
-        await config.set("auth.token", token)
-        await asyncio.to_thread(set_secret, "gateway.token", token)
+        await config.set("auth.token", generate_token())  # also the store's gateway.token
     elif finding.check == "origins":
         kept = [o for o in config.setting("gateway.allowedOrigins") if o != finding.subject]
         await config.set("gateway.allowedOrigins", kept)
     elif finding.check == "channels":
         await config.set(f"channels.{finding.subject}.dmPolicy", "pairing")
     elif finding.check == "approvals":
-        mode = config.setting("toolApproval").get("mode")
-        if mode:
-            await config.set("toolApproval.mode", "allowlist")
-        else:
-            await config.set("toolApproval.defaultDecision", "ask")
+        await config.set("toolApproval.mode", "allowlist")
     elif finding.check == "credentials" and finding.subject:
         await gateway.auth.store.revoke(finding.subject, gateway.now_ms())
     else:

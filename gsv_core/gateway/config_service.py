@@ -92,6 +92,10 @@ class ConfigService:
     def get_masked(self, path: str) -> tuple[bool, Any]:
         return cfg.get_path(self._masked, path)
 
+    async def stored_rows(self) -> dict[str, Any]:
+        """The overrides as the database holds them (markers, not secrets): for the audit."""
+        return await self._store.load()
+
     @property
     def auth_token(self) -> str | None:
         return _token_of(self.effective)

@@ -38,7 +38,7 @@ from gsv_core.gateway.app import Gateway, build_gateway
 from gsv_core.gateway.audit import MIN_TOKEN_LENGTH, Listening
 from gsv_core.gateway.connection import Connection
 from gsv_core.gateway.http_front import HttpFront
-from gsv_core.localconfig import generate_token, get_secret, set_secret
+from gsv_core.localconfig import generate_token, stored_secret
 from gsv_core.protocol.frames import WRITE_LIMIT
 from gsv_core.rpc.websocket import DispatchingServerConnection
 
@@ -187,17 +187,14 @@ def _allowed_origins(gateway: Gateway) -> list[Origin | None]:
 
 
 async def _ensure_owner_token(gateway: Gateway) -> None:
-    """First start: generate a strong owner token. Either way, keep it in the local
-    secret store, where the CLI, the TUI and a local node look (no typing)."""
-    stored = await asyncio.to_thread(get_secret, "gateway.token")
+    """First start: a strong owner token. `auth.token` is the secret store's
+    `gateway.token`, where the CLI, the TUI and a local node look: nothing to type. One
+    already there (`gsv init`, an earlier gateway) is adopted."""
     token = gateway.config.auth_token
     if token is None:
+        stored = await asyncio.to_thread(stored_secret, "gateway.token")
         token = stored or generate_token()
         await gateway.config.set("auth.token", token)
-        log.info(
-            "owner token %s the local secret store", "taken from" if stored else "made; kept in"
-        )
-    if stored != token:
-        await asyncio.to_thread(set_secret, "gateway.token", token)
+        log.info("owner token %s the local secret store", "adopted from" if stored else "kept in")
     if len(token) < MIN_TOKEN_LENGTH:
         log.warning("the owner token is short: `gsv security audit --fix` replaces it")

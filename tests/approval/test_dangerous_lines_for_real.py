@@ -22,6 +22,7 @@ from tests.agent.conftest import EventLog, send
 from tests.approval.lines_table import DANGEROUS, SAFE, render
 from tests.approval.test_flow import greet_node, invoke_bash, node
 from tests.fakes.provider import FakeProvider, call
+from tests.wire import owner_token
 
 JOB = "import os\nos.remove({canary!r})\n"
 
@@ -57,7 +58,7 @@ def snapshot(root: Path) -> dict[str, tuple[int, bytes]]:
 
 async def deny_everything(url: str, denied: list[dict[str, Any]], stop: asyncio.Event) -> None:
     """The owner, answering no to each approval request as it arrives."""
-    async with GatewayClient(url) as owner:
+    async with GatewayClient(url, token=owner_token()) as owner:
         events = owner.events()
         while not stop.is_set():
             frame = await anext(events)
@@ -109,7 +110,7 @@ async def without_approvals(workspace: Path, lines: list[str]) -> list[dict[str,
 
     async with ws_serve(gateway_without_approvals, "127.0.0.1", 0, compression=None) as server:
         port = next(iter(server.sockets)).getsockname()[1]
-        async with node(f"ws://127.0.0.1:{port}/ws", workspace):
+        async with node(f"ws://127.0.0.1:{port}/ws", workspace, token="n0.fake-gateway"):
             await asyncio.wait_for(done.wait(), 200)
     return replies
 

@@ -19,7 +19,7 @@ from gsv_core.client import GatewayClient
 from gsv_core.errors import ProviderFailed
 from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
 from tests.fakes.provider import Fail, FakeProvider, call
-from tests.wire import connect_params, open_raw, request
+from tests.wire import handshake, open_raw, request
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 20).decode()
 
@@ -251,9 +251,7 @@ async def test_external_adapters_speak_over_websocket(
     await client.call("config.set", {"path": "channels.ext", "value": {"dmPolicy": "open"}})
     fake.enqueue("hello from the agent")
     async with await open_raw(gw.url) as ws:
-        params = connect_params(mode="channel", client_id="bridge")
-        params["client"].update(channel="ext", accountId="a1")
-        assert (await request(ws, "connect", params))["ok"]
+        await handshake(ws, mode="channel", client_id="bridge", channel="ext", account_id="a1")
         inbound = {"channel": "ext", "accountId": "a1", "peer": {"kind": "dm", "id": "p1"},
                    "message": {"id": "x1", "text": "hi"}}  # fmt: skip
         reply = await request(ws, "channel.inbound", inbound)

@@ -28,7 +28,7 @@ from gsv_core.pairing import WELCOME
 from tests.channels.test_pipeline import dm, open_policy, until
 from tests.fakes.provider import FakeProvider, call
 from tests.transfers.nodes import node
-from tests.wire import connect_params, open_raw, request
+from tests.wire import handshake, open_raw
 
 HOUR_MS = 3_600_000
 VOICE = b"OggS" + b"\x00" * 64  # the fake endpoint never decodes it
@@ -161,9 +161,7 @@ async def test_the_pairing_welcome_reaches_an_external_adapter(
     """An external (WebSocket, channel mode) adapter's unknown sender gets the prompt, and
     after pair.approve the welcome, both as channel.outbound to that peer."""
     async with await open_raw(gw.url) as ws:
-        params = connect_params(mode="channel", client_id="bridge")
-        params["client"].update(channel="ext", accountId="a1")
-        assert (await request(ws, "connect", params))["ok"]
+        await handshake(ws, mode="channel", client_id="bridge", channel="ext", account_id="a1")
         inbound = {"channel": "ext", "accountId": "a1", "peer": {"kind": "dm", "id": "p1"},
                    "sender": {"id": "p1", "name": "Pat"},
                    "message": {"id": "x1", "text": "hi"}}  # fmt: skip

@@ -14,6 +14,7 @@ from gsv_cli.main import app
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
 from tests.fakes.provider import FakeProvider, call
+from tests.wire import owner_token
 
 RULE = {"id": "ask-config", "tool": "gsv__ConfigGet", "decision": "ask", "reason": "test"}
 
@@ -24,7 +25,7 @@ def gsv(url: str, *args: str) -> Result:
 
 def rpc(url: str, method: str, params: dict[str, Any] | None = None) -> Any:
     async def go() -> Any:
-        async with GatewayClient(url) as client:
+        async with GatewayClient(url, token=owner_token()) as client:
             return await client.call(method, params)
 
     return asyncio.run(go())

@@ -11,6 +11,7 @@ from typer.testing import CliRunner, Result
 
 from gsv_cli.main import app
 from gsv_core.gateway.server import RunningGateway
+from gsv_core.localconfig import set_secret
 from tests.threaded import threaded_gateway
 
 
@@ -77,7 +78,8 @@ def test_missing_paths_exit_1(live: RunningGateway) -> None:
 def test_a_gateway_with_a_token_needs_it(tmp_path: Path) -> None:
     """A wrong token: exit 1 with Unauthorized; with --token or GSV_TOKEN: it works; with
     none, the CLI reads auth.token from the secret store it shares with the gateway."""
-    with threaded_gateway(tmp_path / "t.db", bootstrap_token="sesame") as gw:
+    set_secret("gateway.token", "sesame")  # the owner's own token, adopted at first start
+    with threaded_gateway(tmp_path / "t.db") as gw:
         refused = gsv(gw.url, "--token", "wrong", "config", "get", "model.id")
         assert refused.exit_code == 1 and "Unauthorized" in refused.stderr
         assert gsv(gw.url, "config", "get", "model.id").exit_code == 0

@@ -99,9 +99,10 @@ def test_run_announces_its_url_serves_health_and_exits_0_on_a_signal(sig: int) -
     assert "gateway shutting down" in log
 
 
-async def test_run_adopts_the_local_gateway_token() -> None:
-    """The token from the secret store (here GSV_TOKEN) becomes the gateway's auth.token:
-    a client without it is refused, a client with it connects."""
+async def test_the_first_run_makes_an_owner_token_the_cli_finds() -> None:
+    """No token anywhere: `gateway run` makes one and keeps it in the secret store (here
+    the 0600 file: no keyring in subprocesses); the CLI connects with no typing, a client
+    without it is refused."""
     from gsv_core.client import GatewayClient
     from gsv_core.errors import Unauthorized
 
@@ -110,7 +111,6 @@ async def test_run_adopts_the_local_gateway_token() -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
-        env={**os.environ, "GSV_TOKEN": "s3cret-token"},
     )
     try:
         assert proc.stdout is not None
@@ -119,20 +119,22 @@ async def test_run_adopts_the_local_gateway_token() -> None:
         url = f"ws://127.0.0.1:{match.group(1)}/ws"
         with pytest.raises(Unauthorized):
             await GatewayClient(url).connect()
-        client = GatewayClient(url, token="s3cret-token")
-        await client.connect()
-        await client.close()
+        secrets_file = resolve_paths().secrets_file
+        assert secrets_file.stat().st_mode & 0o777 == 0o600
+        listed = gsv_process("--url", url, "sessions", "list")
+        assert listed.returncode == 0, listed.stderr
     finally:
         proc.terminate()
         proc.communicate(timeout=30)
     assert proc.returncode == 0
 
 
-def test_run_refuses_to_listen_beyond_loopback_without_a_token() -> None:
-    """Binding 0.0.0.0 with no token and no --insecure exits 1 with the reason on stderr."""
+def test_run_refuses_to_listen_beyond_loopback_without_tls() -> None:
+    """Binding 0.0.0.0 with no TLS and no --insecure-no-tls exits 1 with the reason."""
     done = gsv_process("gateway", "run", "--host", "0.0.0.0", "--port", "0")
     assert done.returncode == 1
-    assert "refusing to listen on 0.0.0.0 without a token" in done.stderr
+    assert "refusing to listen on 0.0.0.0 without TLS" in done.stderr
+    assert "--insecure-no-tls" in done.stderr
     assert "listening" not in done.stdout
     assert "Traceback" not in done.stderr
 
@@ -141,7 +143,7 @@ def test_run_reports_a_port_in_use_in_one_line(busy_port: int) -> None:
     """A port something else holds gives one clear error line and exit 1."""
     done = gsv_process("gateway", "run", "--port", str(busy_port))
     assert done.returncode == 1
-    errors = [line for line in done.stderr.splitlines() if "error" in line.lower()]
+    errors = [line for line in done.stderr.splitlines() if "cannot listen" in line]
     assert len(errors) == 1, done.stderr  # not repeated as a log record
     assert "Traceback" not in done.stderr
     assert f"cannot listen on 127.0.0.1:{busy_port}" in errors[0]
@@ -302,7 +304,7 @@ def test_install_writes_the_systemd_unit_and_says_what_to_run(
 ) -> None:
     """install writes gsv-gateway.service running `gateway run` with the options, and
     prints the systemctl commands to run by hand when systemctl is missing."""
-    result = gsv("gateway", "install", "--port", "9999", "--insecure")
+    result = gsv("gateway", "install", "--port", "9999", "--insecure-no-tls")
     assert result.exit_code == 0, result.stderr
     unit = tmp_path / "xdg-config/systemd/user/gsv-gateway.service"
     assert f"wrote {unit}" in result.stdout
@@ -310,8 +312,8 @@ def test_install_writes_the_systemd_unit_and_says_what_to_run(
     assert "systemctl was not found" in result.stderr
     text = unit.read_text()
     assert (
-        f"ExecStart={sys.executable} -m gsv_cli gateway run --host 127.0.0.1 --port 9999 --insecure"
-        in text.splitlines()
+        f"ExecStart={sys.executable} -m gsv_cli gateway run --host 127.0.0.1 --port 9999 "
+        "--insecure-no-tls" in text.splitlines()
     )
     assert f"Environment=GSV_HOME={os.environ['GSV_HOME']}" in text
 

@@ -21,7 +21,7 @@ from gsv_core.gateway.server import RunningGateway
 from tests.fakes.provider import FakeProvider, call
 from tests.hostile import HOSTILE, RAW_CONTROL, Hostile
 from tests.threaded import threaded_gateway
-from tests.wire import node_runtime
+from tests.wire import node_runtime, owner_token
 
 TOOLS = [{"name": "Read", "description": "read a file", "inputSchema": {"type": "object"}}]
 
@@ -44,7 +44,7 @@ def gsv(url: str, *args: str) -> Result:
 
 def rpc(url: str, method: str, params: dict[str, Any] | None = None) -> Any:
     async def go() -> Any:
-        async with GatewayClient(url) as client:
+        async with GatewayClient(url, token=owner_token()) as client:
             return await client.call(method, params)
 
     return asyncio.run(go())
@@ -138,6 +138,9 @@ def node_platforms(live: RunningGateway, fake: FakeProvider) -> list[Hostile]:
         identity = ClientIdentity(mode="node", id=f"node{index}", platform=hostile.written,
                                   version=hostile.written, tools=TOOLS,
                                   node_runtime=node_runtime(TOOLS))  # fmt: skip
+        async with GatewayClient(live.url, token=live.token) as owner:
+            invite = await owner.call("auth.invite", {"role": "node", "subject": identity.id})
+        identity.join_code = invite["code"]  # a node joins with its own credential
         async with GatewayClient(live.url, identity=identity):
             pass
 

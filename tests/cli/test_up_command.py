@@ -19,6 +19,7 @@ from gsv_core.client import GatewayClient
 from gsv_core.node.daemon import default_node_id
 from gsv_core.paths import resolve_paths
 from gsv_core.service import background
+from tests.wire import owner_token
 
 
 def gsv_process(*args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
@@ -44,7 +45,7 @@ def url() -> Iterator[str]:
 
 def online_nodes(url: str) -> list[str]:
     async def ask() -> list[str]:
-        async with GatewayClient(url) as client:
+        async with GatewayClient(url, token=owner_token()) as client:
             listed = await client.call("nodes.list")
         return [n["nodeId"] for n in listed["nodes"] if n["online"]]
 

@@ -114,7 +114,7 @@ async def test_setting_null_restores_the_default(gateway: RunningGateway) -> Non
         )
         await client.call("config.set", {"path": "model", "value": None})
         assert (await client.call("config.get", {"path": "model.provider"}))["value"] == "anthropic"
-    assert gateway.gateway.config.overrides == {}
+    assert gateway.gateway.config.overrides == {"auth": {"token": gateway.token}}
 
 
 async def test_overrides_survive_a_gateway_restart(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from gsv_core.errors import Conflict
 from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
 from gsv_core.protocol import methods as m
 from gsv_core.rpc.context import RequestContext
-from tests.wire import connect_params, handshake, open_raw, request
+from tests.wire import handshake, open_raw, request
 
 NODE_TOOLS = [{"name": "Bash", "description": "run", "inputSchema": {}}]
 
@@ -53,15 +53,14 @@ async def test_methods_outside_the_callers_mode_get_403(
 ) -> None:
     """A node or channel may not call config.set (nor read config); the value stays unchanged."""
     async with await open_raw(gateway.url) as ws:
-        params = connect_params(mode=mode, **extra)
-        if mode == "channel":
-            params["client"]["channel"] = "test"
-        assert (await request(ws, "connect", params))["ok"]
+        channel = "test" if mode == "channel" else None
+        before = gateway.token
+        await handshake(ws, mode=mode, channel=channel, **extra)
         reply = await request(ws, "config.set", {"path": "auth.token", "value": "stolen"})
         assert reply["error"] == {"code": 403, "message": "Method config.set not allowed for mode"}
         reply = await request(ws, "config.get", {"path": "auth.token"})
         assert reply["error"]["code"] == 403
-    assert gateway.gateway.config.auth_token is None
+    assert gateway.gateway.config.auth_token == before
 
 
 async def test_params_failing_validation_get_400_naming_the_field(gateway: RunningGateway) -> None:

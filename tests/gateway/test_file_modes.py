@@ -59,7 +59,10 @@ async def populate(log_file: Path) -> None:
     background.wait_exit(pid, 30)
     background.write_state("probe", {"url": "ws://127.0.0.1:1/ws"})
     database = resolve_paths().database
-    async with serve(ServerConfig(database=database), port=0) as gw, GatewayClient(gw.url) as c:
+    async with (
+        serve(ServerConfig(database=database), port=0) as gw,
+        GatewayClient(gw.url, token=gw.token) as c,
+    ):
         await c.call("config.set", {"path": "apiKeys.openai", "value": "sk-1"})
         await c.call("workspace.write", {"path": "notes/today.md", "content": "x\n" * 300})
     for n in range(20):  # past max_bytes: the log rotates

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
 from gsv_core.gateway.server import RunningGateway
@@ -76,6 +77,21 @@ def _send_all(ws: ClientConnection, batch: list[Any]) -> set[str]:
     return expected
 
 
+def _call(ws: Any, method: str, params: Any) -> Any:
+    ws.send(json.dumps({"type": "req", "id": method, "method": method, "params": params}))
+    reply = json.loads(ws.recv(timeout=10))
+    assert reply["ok"], reply
+    return reply["payload"]
+
+
+def _join_as_channel(ws: Any, channel: str, owner_token: str) -> None:
+    """The owner asks for a join code on this socket, then it connects as the adapter."""
+    _call(ws, "connect", connect_params(token=owner_token))
+    code = _call(ws, "auth.invite", {"role": "channel", "subject": channel})["code"]
+    _call(ws, "connect", connect_params(mode="channel", channel=channel, token=None,
+                                        auth={"joinCode": code}))  # fmt: skip
+
+
 @settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -85,11 +101,8 @@ def test_random_frames_on_a_connected_socket_get_exactly_one_reply_each(
 ) -> None:
     """Every req with an id is answered once; junk is ignored; the socket stays open."""
     # a channel-mode peer: random config.set calls are refused (403) and change nothing
-    params = connect_params(mode="channel")
-    params["client"]["channel"] = "fuzz"
     with connect(live.url, compression=None, proxy=None) as ws:
-        ws.send(json.dumps({"type": "req", "id": "hello", "method": "connect", "params": params}))
-        assert json.loads(ws.recv(timeout=10))["ok"]
+        _join_as_channel(ws, "fuzz", live.token)
         expected = _send_all(ws, batch)
         expected.add("final")
         ws.send(json.dumps({"type": "req", "id": "final", "method": "config.get", "params": {}}))
@@ -110,10 +123,17 @@ def test_random_connect_params_always_get_one_reply(live: RunningGateway, params
     with connect(live.url, compression=None, proxy=None) as ws:
         ws.send(json.dumps({"type": "req", "id": "c", "method": "connect", "params": params}))
         reply = json.loads(ws.recv(timeout=10))
-        ws.send(json.dumps({"type": "req", "id": "probe", "method": "config.get"}))
-        probe = json.loads(ws.recv(timeout=10))
+        try:
+            ws.send(json.dumps({"type": "req", "id": "probe", "method": "config.get"}))
+            probe = json.loads(ws.recv(timeout=10))
+        except ConnectionClosed as closed:
+            assert closed.rcvd is not None and closed.rcvd.code == 4001
+            probe = None
     assert reply["id"] == "c"
-    assert reply["ok"] or reply["error"]["code"] in {102, 103}
+    assert reply["ok"] or reply["error"]["code"] in {102, 103, 401, 403}
+    if probe is None:  # a refused credential: the socket was closed after the reply
+        assert reply["error"]["code"] in {401, 403}
+        return
     # the socket survived; the probe is answered (101 if the handshake failed)
     assert probe["id"] == "probe"
     assert probe["ok"] == reply["ok"]

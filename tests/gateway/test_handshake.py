@@ -165,10 +165,7 @@ async def test_channel_connections_are_keyed_by_channel_and_account(
 ) -> None:
     """accountId defaults to the client id; the key is `{channel}:{accountId}`."""
     async with await open_raw(gateway.url) as ws:
-        params = connect_params(mode="channel", client_id="bridge-1")
-        params["client"]["channel"] = "test"
-        reply = await request(ws, "connect", params)
-        assert reply["ok"]
+        await handshake(ws, mode="channel", client_id="bridge-1", channel="test")
         assert list(gateway.gateway.registry.channels) == ["test:bridge-1"]
 
 

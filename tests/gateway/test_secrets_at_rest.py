@@ -46,6 +46,11 @@ def leaks(values: Iterable[str], roots: Iterable[Path], allowed: Path | None = N
     return found
 
 
+def config_entries(keyring: MemoryKeyring) -> dict[tuple[str, str], str]:
+    """The keyring's entries but the owner token every gateway keeps there."""
+    return {k: v for k, v in keyring.store.items() if k != ("gsv", "gateway.token")}
+
+
 async def set_all(client: GatewayClient, values: Mapping[str, Any]) -> None:
     for path, value in values.items():
         await client.call("config.set", {"path": path, "value": value})
@@ -61,7 +66,7 @@ async def test_no_secret_reaches_a_file_outside_the_keyring(
     """Each kind of secret set with config.set lands in the keyring; no file under
     GSV_HOME or the database's directory (db, WAL, SHM) holds any of them."""
     values, db_dir = fresh_values(), tmp_path / "gw"
-    async with gateway_at(db_dir / "gsv.db") as gw, GatewayClient(gw.url) as client:
+    async with gateway_at(db_dir / "gsv.db") as gw, GatewayClient(gw.url, token=gw.token) as client:
         await set_all(client, values)
         assert leaks(values.values(), [gsv_home, db_dir]) == []  # WAL and SHM live now
         assert {p: gw.gateway.config.setting(p) for p in values} == values
@@ -80,7 +85,7 @@ async def test_without_a_keyring_secrets_go_to_the_0600_file_only(
     keyring.set_keyring(keyring.backends.fail.Keyring())
     values, db_dir = fresh_values(), tmp_path / "gw"
     secrets_file = resolve_paths().secrets_file
-    async with gateway_at(db_dir / "gsv.db") as gw, GatewayClient(gw.url) as client:
+    async with gateway_at(db_dir / "gsv.db") as gw, GatewayClient(gw.url, token=gw.token) as client:
         await set_all(client, values)
         assert leaks(values.values(), [gsv_home, db_dir], allowed=secrets_file) == []
     stored = secrets_file.read_text()
@@ -92,14 +97,17 @@ async def test_without_a_keyring_secrets_go_to_the_0600_file_only(
 
 async def test_a_removed_secret_leaves_the_store(memory_keyring: MemoryKeyring) -> None:
     """null removes a secret key's entry; replacing a subtree removes the keys it drops."""
-    async with gateway_at(Path(resolve_paths().database)) as gw, GatewayClient(gw.url) as c:
+    async with (
+        gateway_at(Path(resolve_paths().database)) as gw,
+        GatewayClient(gw.url, token=gw.token) as c,
+    ):
         await set_all(c, {"apiKeys.openai": "sk-1", "channels.slack.appToken": "xapp-1",
                           "channels.slack.botToken": "xoxb-1"})  # fmt: skip
         await c.call("config.set", {"path": "apiKeys.openai", "value": None})
         await c.call("config.set", {"path": "channels.slack", "value": {"botToken": "xoxb-2"}})
         found = await c.call("config.get", {"path": "apiKeys.openai"})
     assert "value" not in found
-    assert memory_keyring.store == {("gsv", "config.channels.slack.botToken"): "xoxb-2"}
+    assert config_entries(memory_keyring) == {("gsv", "config.channels.slack.botToken"): "xoxb-2"}
 
 
 # -- migration ---------------------------------------------------------------------------
@@ -156,7 +164,7 @@ async def test_a_marker_without_its_secret_reads_as_unset(
         "apiKeys": {"openai": {"$secret": "config.apiKeys.openai"}},
         "channels": {"x": {"botToken": {"$secret": "gateway.token"}}},
     })  # fmt: skip
-    async with gateway_at(database) as gw, GatewayClient(gw.url) as client:
+    async with gateway_at(database) as gw, GatewayClient(gw.url, token=gw.token) as client:
         found = await client.call("config.get", {"path": "apiKeys.openai"})
         assert "value" not in found
         assert "botToken" not in gw.gateway.config.effective["channels"]["x"]
@@ -176,7 +184,10 @@ async def test_every_secret_is_masked_in_reads_tool_results_and_logs(
     caplog.set_level(logging.DEBUG)
     values, fake = fresh_values(), FakeProvider()
     options = {"provider_factory": fake.factory}
-    async with gateway_at(tmp_path / "gsv.db", **options) as gw, GatewayClient(gw.url) as client:
+    async with (
+        gateway_at(tmp_path / "gsv.db", **options) as gw,
+        GatewayClient(gw.url, token=gw.token) as client,
+    ):
         await set_all(client, values)
         whole = await client.call("config.get", {})
         by_path = [await client.call("config.get", {"path": p}) for p in values]
@@ -234,14 +245,16 @@ async def test_a_bad_secret_is_refused_and_nothing_is_written(
 ) -> None:
     """InvalidParams names the key; the config, the store and the database are unchanged."""
     database = tmp_path / "gsv.db"
-    async with gateway_at(database) as gw, GatewayClient(gw.url) as client:
+    async with gateway_at(database) as gw, GatewayClient(gw.url, token=gw.token) as client:
         await set_all(client, {"channels.slack.appToken": "xapp-before"})
         before = dict(memory_keyring.store), gw.gateway.config.overrides
         with pytest.raises(InvalidParams, match=path.replace(".", r"\.")):
             await client.call("config.set", {"path": path, "value": value})
         assert (dict(memory_keyring.store), gw.gateway.config.overrides) == before
     assert b"xapp-fine" not in database.read_bytes()
-    assert memory_keyring.store == {("gsv", "config.channels.slack.appToken"): "xapp-before"}
+    assert config_entries(memory_keyring) == {
+        ("gsv", "config.channels.slack.appToken"): "xapp-before"
+    }
 
 
 class FlakyVault:
@@ -298,16 +311,16 @@ async def test_call_time_channel_tokens_are_kept_in_the_store(
     a marker), comes back for the restart, and leaves the store at logout."""
     token, database = f"s3cr3t-{uuid.uuid4().hex}", tmp_path / "gsv.db"
     config = {"botToken": token, "mode": "polling"}
-    async with gateway_at(database) as gw, GatewayClient(gw.url) as client:
+    async with gateway_at(database) as gw, GatewayClient(gw.url, token=gw.token) as client:
         await client.call(
             "channel.start", {"channel": "test", "accountId": "w.1", "config": config}
         )
         assert leaks([token], [tmp_path]) == []
-    assert memory_keyring.store == {("gsv", "channel.test.w%2E1.botToken"): token}
-    async with gateway_at(database) as gw, GatewayClient(gw.url) as client:
+    assert config_entries(memory_keyring) == {("gsv", "channel.test.w%2E1.botToken"): token}
+    async with gateway_at(database) as gw, GatewayClient(gw.url, token=gw.token) as client:
         assert [r.config for r in await gw.gateway.channels.accounts()] == [config]
         await client.call("channel.logout", {"channel": "test", "accountId": "w.1"})
-    assert memory_keyring.store == {}
+    assert config_entries(memory_keyring) == {}
 
 
 async def test_plain_text_channel_tokens_of_an_old_database_are_moved(
@@ -328,7 +341,7 @@ async def test_plain_text_channel_tokens_of_an_old_database_are_moved(
     async with gateway_at(database) as gw:
         assert [r.config for r in await gw.gateway.channels.accounts()] == [{"appSecret": token}]
         assert leaks([token], [tmp_path]) == []
-    assert memory_keyring.store == {("gsv", "channel.test.default.appSecret"): token}
+    assert config_entries(memory_keyring) == {("gsv", "channel.test.default.appSecret"): token}
 
 
 async def test_a_failed_migration_does_not_stop_the_gateway(

@@ -57,7 +57,7 @@ class ApprovalPrompt(Widget):
         with Horizontal(classes="approval-buttons"):
             yield Button("Allow once", id="allow", variant="success", compact=True)
             if self.always:
-                label = Content(f"Always allow {', '.join(self.always)}")
+                label = plain_content(f"Always allow {', '.join(self.always)}")
                 yield Button(label, id="allow-always", compact=True)
             yield Button("Deny", id="deny", variant="error", compact=True)
 
