@@ -1,5 +1,4 @@
-"""A real gateway in a thread with a scripted model, for CLI commands that need a run
-(modules that predate this file still define their own copies)."""
+"""A real gateway in a thread with a scripted model, for CLI commands that need a run."""
 
 from __future__ import annotations
 

@@ -4,7 +4,6 @@ exactly the id, exit codes 0/1/2), tables and --json."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,18 +12,6 @@ from typer.testing import CliRunner, Result
 from gsv_cli.main import app
 from gsv_core.gateway.server import RunningGateway
 from tests.fakes.provider import Fail, FakeProvider
-from tests.threaded import threaded_gateway
-
-
-@pytest.fixture
-def fake() -> FakeProvider:
-    return FakeProvider()
-
-
-@pytest.fixture
-def live(tmp_path: Path, fake: FakeProvider) -> Iterator[RunningGateway]:
-    with threaded_gateway(tmp_path / "data" / "gsv.db", provider_factory=fake.factory) as running:
-        yield running
 
 
 def gsv(url: str, *args: str, stdin: str | None = None) -> Result:

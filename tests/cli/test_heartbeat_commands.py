@@ -4,8 +4,6 @@ the trigger's outcome, and exit codes."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner, Result
@@ -14,20 +12,8 @@ from gsv_cli.main import app
 from gsv_core.errors import ProviderFailed
 from gsv_core.gateway.server import RunningGateway
 from tests.fakes.provider import Fail, FakeProvider
-from tests.threaded import threaded_gateway
 
 HEARTBEAT_KEY = "agent:main:heartbeat:system:internal"
-
-
-@pytest.fixture
-def fake() -> FakeProvider:
-    return FakeProvider()
-
-
-@pytest.fixture
-def live(tmp_path: Path, fake: FakeProvider) -> Iterator[RunningGateway]:
-    with threaded_gateway(tmp_path / "data" / "gsv.db", provider_factory=fake.factory) as running:
-        yield running
 
 
 def gsv(url: str, *args: str) -> Result:

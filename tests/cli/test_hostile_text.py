@@ -7,8 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -20,21 +19,9 @@ from gsv_core.client import ClientIdentity, GatewayClient
 from gsv_core.gateway.server import RunningGateway
 from tests.fakes.provider import FakeProvider, call
 from tests.hostile import HOSTILE, RAW_CONTROL, Hostile
-from tests.threaded import threaded_gateway
 from tests.wire import node_runtime, owner_token
 
 TOOLS = [{"name": "Read", "description": "read a file", "inputSchema": {"type": "object"}}]
-
-
-@pytest.fixture
-def fake() -> FakeProvider:
-    return FakeProvider()
-
-
-@pytest.fixture
-def live(tmp_path: Path, fake: FakeProvider) -> Iterator[RunningGateway]:
-    with threaded_gateway(tmp_path / "data" / "gsv.db", provider_factory=fake.factory) as running:
-        yield running
 
 
 def gsv(url: str, *args: str) -> Result:
