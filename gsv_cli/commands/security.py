@@ -39,7 +39,7 @@ def audit(
     state: CliState = ctx.obj
     fixed: list[Finding] = []
     findings = _local(fix, fixed)
-    remote, note = _gateway(state, fix, fixed)
+    remote, note, approvals = _gateway(state, fix, fixed)
     findings += remote
     if json_output or state.json:
         output.print_json(
@@ -47,14 +47,19 @@ def audit(
                 "findings": [asdict(f) for f in findings],
                 "fixed": [asdict(f) for f in fixed],
                 "gateway": note or "checked",
+                "approvalMode": approvals,
             }
         )
     else:
-        _print(findings, fixed, note)
+        _print(findings, fixed, note, approvals)
     raise typer.Exit(1 if findings else 0)
 
 
-def _print(findings: list[Finding], fixed: list[Finding], note: str | None) -> None:
+def _print(
+    findings: list[Finding], fixed: list[Finding], note: str | None, approvals: str | None
+) -> None:
+    if approvals:
+        output.write_text(f"approval mode: {approvals}\n")
     for finding in fixed:
         output.write_text(f"fixed  [{finding.check}] {finding.message}\n")
     for finding in findings:
@@ -149,8 +154,10 @@ def _fix_local(finding: Finding) -> bool:
 # -- the gateway -------------------------------------------------------------------------
 
 
-def _gateway(state: CliState, fix: bool, fixed: list[Finding]) -> tuple[list[Finding], str | None]:
-    """The gateway's findings; a note instead when it cannot be asked."""
+def _gateway(
+    state: CliState, fix: bool, fixed: list[Finding]
+) -> tuple[list[Finding], str | None, str | None]:
+    """The gateway's findings, a note when it cannot be asked, and its approval mode."""
     from gsv_cli.runner import call_quietly
     from gsv_core.errors import GsvError
     from gsv_core.protocol.methods import SECURITY_AUDIT
@@ -158,13 +165,14 @@ def _gateway(state: CliState, fix: bool, fixed: list[Finding]) -> tuple[list[Fin
     try:
         result: dict[str, Any] = call_quietly(state, SECURITY_AUDIT, {"fix": fix})
     except GsvError as exc:
-        return [], f"gateway checks skipped: {exc.message}"
+        return [], f"gateway checks skipped: {exc.message}", None
     if result.get("token"):
         from gsv_core.localconfig import set_secret
 
         set_secret("gateway.token", result["token"])  # the new owner token, kept, not shown
     fixed += [_finding(f) for f in result["fixed"]]
-    return [_finding(f) for f in result["findings"]], None
+    mode = f"{result['approvalMode']} ({result['approvalDetail']})"
+    return [_finding(f) for f in result["findings"]], None, mode
 
 
 def _finding(wire: dict[str, Any]) -> Finding:

@@ -131,8 +131,11 @@ def test_a_fresh_install_audits_clean() -> None:
         result = gsv(gw.url, "security", "audit")
         assert result.exit_code == 0, result.output
         assert "security audit: clean" in result.stdout
+        assert "approval mode: allowlist (" in result.stdout
         as_json = json.loads(gsv(gw.url, "--json", "security", "audit").stdout)
-        assert as_json == {"findings": [], "fixed": [], "gateway": "checked"}
+        assert as_json == {"findings": [], "fixed": [], "gateway": "checked",
+                           "approvalMode": as_json["approvalMode"]}  # fmt: skip
+        assert as_json["approvalMode"].startswith("allowlist (")
 
 
 def test_findings_exit_1_with_the_fixing_command_and_fix_repairs_them(

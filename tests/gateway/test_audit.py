@@ -21,14 +21,16 @@ async def _audit(gw: RunningGateway, fix: bool = False) -> dict[str, Any]:
 
 
 async def test_a_fresh_gateway_has_no_findings(gateway: RunningGateway) -> None:
-    assert await _audit(gateway) == {"findings": [], "fixed": []}
+    result = await _audit(gateway)
+    assert (result["findings"], result["fixed"], result["approvalMode"]) == ([], [], "allowlist")
 
 
 async def test_a_weak_approval_mode_is_flagged_only_with_nodes_connected(
     gateway: RunningGateway,
 ) -> None:
     await gateway.gateway.config.set("toolApproval.mode", "off")
-    assert await _audit(gateway) == {"findings": [], "fixed": []}  # nothing runs anywhere
+    quiet = await _audit(gateway)
+    assert quiet["findings"] == [] and quiet["approvalMode"] == "off"  # nothing runs anywhere
     async with await open_raw(gateway.url) as ws:
         await handshake(ws, mode="node", client_id="box", tools=TOOLS)
         found = (await _audit(gateway))["findings"]

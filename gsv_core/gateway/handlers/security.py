@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gsv_core.approval.modes import mode_report
 from gsv_core.gateway import audit
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas.security import (
@@ -28,7 +29,10 @@ def register(router: Router, gateway: Gateway) -> None:
             fixed = await audit.fix_findings(gateway, findings)
             findings = await audit.audit(gateway)
         rotated = any(f.check == "token" for f in fixed)
+        report = mode_report(gateway.config.effective, len(gateway.nodes.online_ids()))
         return SecurityAuditResult(
+            approvalMode=report.mode,
+            approvalDetail=report.detail,
             findings=[_info(f) for f in findings],
             fixed=[_info(f) for f in fixed],
             token=gateway.config.auth_token if rotated else None,

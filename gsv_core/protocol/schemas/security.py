@@ -19,5 +19,8 @@ class FindingInfo(WireModel):
 class SecurityAuditResult(WireModel):
     findings: list[FindingInfo]  # what is still wrong (after fixing, with fix: true)
     fixed: list[FindingInfo]
+    # toolApproval.mode and what it means, reported whether or not it is a finding
+    approvalMode: str
+    approvalDetail: str
     # only when --fix made a new owner token: the owner's CLI keeps it (never printed)
     token: str | None = None
