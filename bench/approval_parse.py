@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import os
 import statistics
 import tempfile
 import time
@@ -93,8 +94,11 @@ async def responsiveness() -> None:
     from gsv_core.gateway.tool_router import GatewayToolRouter
 
     with tempfile.TemporaryDirectory() as root:
+        # the gateway keeps its owner token in GSV_HOME's store: a throwaway one, never yours
+        os.environ["GSV_HOME"] = root
+        os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
         config = ServerConfig(database=Path(root) / "gsv.db")
-        async with serve(config, port=0) as gw, GatewayClient(gw.url) as client:
+        async with serve(config, port=0) as gw, GatewayClient(gw.url, token=gw.token) as client:
             limit = {"path": "toolApproval.maxCommandBytes", "value": 4 * MB}
             await client.call("config.set", limit)
             gateway = gw.gateway
