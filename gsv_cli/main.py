@@ -21,6 +21,7 @@ from gsv_cli.commands import (
     heartbeat,
     init,
     local_config,
+    models,
     node,
     nodes,
     security,
@@ -42,6 +43,14 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from gsv_core import __version__
+
+        typer.echo(f"gsv {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def main_options(
     ctx: typer.Context,
@@ -59,6 +68,12 @@ def main_options(
     ] = None,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print data as JSON (for scripts).")
+    ] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", "-V", is_eager=True, callback=_print_version, help="Show the version."
+        ),
     ] = False,
 ) -> None:
     ctx.obj = CliState(url_flag=url, token_flag=token, json=json_output)
@@ -83,6 +98,7 @@ app.add_typer(channels.pairing_app, name="pairing")
 app.add_typer(channels.pairing_app, name="pair", hidden=True)
 app.add_typer(approvals.app, name="approvals")
 app.add_typer(security.app, name="security")
+app.add_typer(models.app, name="models")
 app.command("transfer")(transfer.transfer)
 app.command("logs")(nodes.logs)
 app.add_typer(config.app, name="config")

@@ -37,6 +37,7 @@ from gsv_core.gateway.handlers import config as config_handlers
 from gsv_core.gateway.handlers import connect as connect_handlers
 from gsv_core.gateway.handlers import cron as cron_handlers
 from gsv_core.gateway.handlers import heartbeat as heartbeat_handlers
+from gsv_core.gateway.handlers import models as model_handlers
 from gsv_core.gateway.handlers import nodes as node_handlers
 from gsv_core.gateway.handlers import pairing as pairing_handlers
 from gsv_core.gateway.handlers import security as security_handlers
@@ -84,6 +85,7 @@ HANDLER_MODULES = (
     connect_handlers,
     auth_handlers,
     security_handlers,
+    model_handlers,
     config_handlers,
     tools_handlers,
     node_handlers,

@@ -39,6 +39,8 @@ NODE_FORGET: Final = "node.forget"
 AUTH_INVITE: Final = "auth.invite"
 AUTH_LIST: Final = "auth.list"
 AUTH_REVOKE: Final = "auth.revoke"
+# gsv addition: the models a configured provider offers (`gsv models list`)
+MODELS_LIST: Final = "models.list"
 # gsv addition (issue 21): the gateway's half of `gsv security audit [--fix]`
 SECURITY_AUDIT: Final = "security.audit"
 # not in seed 001: the node inventory for `gsv nodes list` (online, platform, last seen)
@@ -174,5 +176,6 @@ METHODS: Final[dict[str, MethodSpec]] = {
         _spec(AUTH_LIST, CLIENT),
         _spec(AUTH_REVOKE, CLIENT),
         _spec(SECURITY_AUDIT, CLIENT),
+        _spec(MODELS_LIST, CLIENT),
     )
 }

@@ -180,6 +180,9 @@ class FakeLLMServer:
     def __init__(self) -> None:
         self.requests: list[RecordedRequest] = []
         self.default_reply: Reply = reply("This is the fake model's default reply.")
+        # what GET .../models lists (both APIs); with `api_key` set, other keys get 401
+        self.models: list[str] = ["fake-small", "fake-large"]
+        self.api_key: str | None = None
         self._queue: deque[Turn] = deque()
         self._lock = threading.Lock()
         self._closing = threading.Event()
@@ -247,6 +250,27 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # keep test output clean
+
+    def do_GET(self) -> None:
+        path = self.path.split("?", 1)[0]
+        if not path.endswith("/models"):
+            self._send_json(404, {"error": {"message": f"no route {path}", "type": "not_found"}})
+            return
+        given = self.headers.get("x-api-key") or self.headers.get("Authorization", "")
+        if self.owner.api_key is not None and self.owner.api_key not in given:
+            error = {"type": "authentication_error", "message": "invalid x-api-key"}
+            self._send_json(401, {"type": "error", "error": error})
+            return
+        ids = list(self.owner.models)
+        if self.headers.get("anthropic-version"):  # the Anthropic SDK's list shape
+            data = [{"type": "model", "id": i, "display_name": i, "created_at": "2026-01-01T00:00:00Z"}
+                    for i in ids]  # fmt: skip
+            first, last = (ids[0], ids[-1]) if ids else (None, None)
+            self._send_json(200, {"data": data, "has_more": False, "first_id": first,
+                                  "last_id": last})  # fmt: skip
+            return
+        data = [{"id": i, "object": "model", "created": 0, "owned_by": "fake"} for i in ids]
+        self._send_json(200, {"object": "list", "data": data})
 
     def do_POST(self) -> None:
         path = self.path.split("?", 1)[0]

@@ -1,0 +1,39 @@
+"""`gsv models list [--provider P] [--json]`: the models a provider offers, asked through
+the gateway (it holds the keys); the one the next message uses is marked."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from gsv_cli import output
+from gsv_cli.state import CliState
+
+app = typer.Typer(help="The models your providers offer.", no_args_is_help=True)
+
+
+@app.command("list")
+def list_models(
+    ctx: typer.Context,
+    provider: Annotated[
+        str | None,
+        typer.Option("--provider", "-p", help="Provider name (default: model.provider)."),
+    ] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """List a provider's models (its /models endpoint; a local Ollama's pulled models)."""
+    from gsv_cli.runner import call
+    from gsv_core.protocol.methods import MODELS_LIST
+
+    state: CliState = ctx.obj
+    params: dict[str, Any] = {"provider": provider} if provider else {}
+    result = call(state, MODELS_LIST, params, timeout=60)
+    if json_output or state.json:
+        output.print_json(result)
+        return
+    current = result.get("current")
+    rows = [["*" if model == current else "", model] for model in result["models"]]
+    output.print_table(["", f"{result['provider']} models"], rows, empty="no models offered")
+    if current:
+        output.print_hint("* the model in use; switch with: gsv config set model.id MODEL")

@@ -1,0 +1,90 @@
+"""`gsv models list` against a fake provider on 127.0.0.1 (the official SDKs speak HTTP to
+it), and `gsv --version`."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from gsv_cli.main import app
+from gsv_core import __version__
+from gsv_core.gateway.server import RunningGateway
+from tests.fakes.llm_server import FakeLLMServer, fake_llm_server
+
+
+@pytest.fixture
+def llm() -> Iterator[FakeLLMServer]:
+    with fake_llm_server() as server:
+        yield server
+
+
+def gsv(url: str, *args: str) -> Result:
+    return CliRunner().invoke(app, ["--url", url, *args])
+
+
+def configure(url: str, name: str, api: str, base_url: str, key: str | None = None) -> None:
+    provider: dict[str, str] = {"api": api, "baseUrl": base_url}
+    assert gsv(url, "config", "set", f"providers.{name}", json.dumps(provider)).exit_code == 0
+    if key:
+        assert gsv(url, "config", "set", f"providers.{name}.apiKey", key).exit_code == 0
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+def test_models_are_listed_and_the_one_in_use_marked(
+    live: RunningGateway, llm: FakeLLMServer, api: str
+) -> None:
+    base = llm.openai_base_url if api == "openai" else llm.anthropic_base_url
+    configure(live.url, "local", api, base, key="sk-test")
+    model = json.dumps({"provider": "local", "id": "fake-large"})
+    assert gsv(live.url, "config", "set", "model", model).exit_code == 0
+    shown = gsv(live.url, "models", "list")
+    assert shown.exit_code == 0, shown.output
+    assert "fake-small" in shown.stdout and "* " in shown.stdout
+    marked = [line for line in shown.stdout.splitlines() if "fake-large" in line]
+    assert marked and "*" in marked[0]
+    as_json = json.loads(gsv(live.url, "--json", "models", "list").stdout)
+    assert as_json == {"provider": "local", "models": ["fake-large", "fake-small"], "count": 2,
+                       "current": "fake-large"}  # fmt: skip
+
+
+def test_another_provider_by_name(live: RunningGateway, llm: FakeLLMServer) -> None:
+    configure(live.url, "ollama", "openai", llm.openai_base_url)  # no key: a local server
+    llm.models = ["llama3.1:latest"]
+    result = json.loads(gsv(live.url, "--json", "models", "list", "-p", "ollama").stdout)
+    assert result["models"] == ["llama3.1:latest"] and "current" not in result
+
+
+def test_a_refused_key_says_how_to_fix_it(live: RunningGateway, llm: FakeLLMServer) -> None:
+    llm.api_key = "sk-right"
+    configure(live.url, "local", "openai", llm.openai_base_url, key="sk-wrong")
+    result = gsv(live.url, "models", "list", "--provider", "local")
+    assert result.exit_code == 1
+    assert "refused the API key (401)" in result.stderr
+    assert "gsv config set apiKeys.local KEY" in result.stderr
+    assert "sk-wrong" not in result.output
+
+
+def test_an_unreachable_provider_and_an_unknown_one(live: RunningGateway) -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    configure(live.url, "gone", "openai", f"http://127.0.0.1:{port}/v1")
+    gone = gsv(live.url, "models", "list", "--provider", "gone")
+    assert gone.exit_code == 1 and "cannot reach provider" in gone.stderr
+    unknown = gsv(live.url, "models", "list", "--provider", "nope")
+    assert unknown.exit_code == 1 and "nope" in unknown.stderr
+    assert "Traceback" not in gone.output + unknown.output
+
+
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_version(flag: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "gsv_cli", flag], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0 and done.stdout == f"gsv {__version__}\n"
