@@ -27,6 +27,7 @@ from gsv_cli.commands import (
     security,
     sessions,
     skills,
+    status,
     tools,
     transfer,
     up,
@@ -82,6 +83,7 @@ def main_options(
 app.command("chat")(chat.chat)
 app.command("up")(up.up)
 app.command("down")(up.down)
+app.command("status")(status.status)
 app.add_typer(gateway.app, name="gateway")
 app.add_typer(node.app, name="node")
 app.add_typer(nodes.app, name="nodes")

@@ -43,6 +43,7 @@ from gsv_core.gateway.handlers import pairing as pairing_handlers
 from gsv_core.gateway.handlers import security as security_handlers
 from gsv_core.gateway.handlers import sessions as session_handlers
 from gsv_core.gateway.handlers import skills as skill_handlers
+from gsv_core.gateway.handlers import status as status_handlers
 from gsv_core.gateway.handlers import tools as tools_handlers
 from gsv_core.gateway.handlers import transfers as transfer_handlers
 from gsv_core.gateway.handlers import workspace as workspace_handlers
@@ -86,6 +87,7 @@ HANDLER_MODULES = (
     auth_handlers,
     security_handlers,
     model_handlers,
+    status_handlers,
     config_handlers,
     tools_handlers,
     node_handlers,
@@ -125,6 +127,7 @@ class Gateway:
     approvals: ApprovalService = field(init=False)
     auth: Authenticator = field(init=False)
     listening: Listening | None = None  # how `serve` listens (for the security audit)
+    started_at: int = 0  # epoch ms, set when built (for `gsv status`)
     workspace: Workspace = field(init=False)
     skills: SkillService = field(init=False)
     sessions: SessionManager = field(init=False)
@@ -138,6 +141,7 @@ class Gateway:
 
     def __post_init__(self) -> None:
         self.exec_events = ExecEventRouter(self.now_ms)
+        self.started_at = self.now_ms()
         self.approvals = ApprovalService(self.now_ms)
         self.auth = Authenticator(
             CredentialStore(self.db), lambda: self.config.auth_token, self.now_ms

@@ -39,6 +39,8 @@ NODE_FORGET: Final = "node.forget"
 AUTH_INVITE: Final = "auth.invite"
 AUTH_LIST: Final = "auth.list"
 AUTH_REVOKE: Final = "auth.revoke"
+# gsv addition: where the owner stands (`gsv status`, `gsv doctor`)
+GATEWAY_STATUS: Final = "gateway.status"
 # gsv addition: the models a configured provider offers (`gsv models list`)
 MODELS_LIST: Final = "models.list"
 # gsv addition (issue 21): the gateway's half of `gsv security audit [--fix]`
@@ -177,5 +179,6 @@ METHODS: Final[dict[str, MethodSpec]] = {
         _spec(AUTH_REVOKE, CLIENT),
         _spec(SECURITY_AUDIT, CLIENT),
         _spec(MODELS_LIST, CLIENT),
+        _spec(GATEWAY_STATUS, CLIENT),
     )
 }

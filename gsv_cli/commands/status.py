@@ -1,0 +1,102 @@
+"""`gsv status [--json]`: one screen of where you stand: the gateway (url, version, up
+since), the model and whether it can be used, nodes, channels, cron, and what waits for
+you. Secrets are never in it, so it is safe to paste. Exit 0 when the gateway answers."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any
+
+import typer
+
+from gsv_cli import output
+from gsv_cli.state import CliState
+
+
+def status(
+    ctx: typer.Context,
+    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Show the gateway, model, nodes, channels, cron and pending approvals at a glance."""
+    from gsv_cli.runner import call_quietly
+    from gsv_core import __version__
+    from gsv_core.errors import GsvError
+    from gsv_core.protocol.methods import GATEWAY_STATUS
+
+    state: CliState = ctx.obj
+    url = state.url()
+    try:
+        found: dict[str, Any] | None = call_quietly(state, GATEWAY_STATUS, timeout=15)
+        problem = None
+    except GsvError as exc:
+        found, problem = None, exc.message
+    if json_output or state.json:
+        gateway = {"url": url, "reachable": found is not None, "problem": problem}
+        output.print_json({"cli": __version__, "gateway": gateway, **(found or {})})
+    elif found is None:
+        output.write_text(f"gateway   {url}: not reachable ({problem})\n")
+        output.print_hint("start one here with `gsv up` (or `gsv gateway start`)")
+    else:
+        output.write_text(render(url, found))
+    raise typer.Exit(0 if found is not None else 1)
+
+
+def render(url: str, found: dict[str, Any]) -> str:
+    lines = [
+        f"gateway   {url}  (gsv {found['version']}, up {_since(found['startedAt'])})",
+        _model(found["model"]),
+        _nodes(found["nodes"]),
+        _channels(found["channels"]),
+        _cron(found["cron"]),
+        f"waiting   {_count(found['pendingApprovals'], 'approval')}, "
+        f"{_count(found['pendingPairings'], 'pairing request')}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _model(model: dict[str, Any]) -> str:
+    name = f"{model['provider']}/{model['id']}"
+    if model["ready"]:
+        return f"model     {name}  ready"
+    return f"model     {name}  NOT READY: {model.get('problem')}"
+
+
+def _nodes(nodes: list[dict[str, Any]]) -> str:
+    if not nodes:
+        return "nodes     none: give the agent this machine with `gsv node --foreground`"
+    shown = ", ".join(
+        f"{n['nodeId']} ({'online' if n['online'] else 'offline'}, {len(n['tools'])} tools)"
+        for n in nodes
+    )
+    online = sum(1 for n in nodes if n["online"])
+    return f"nodes     {online} of {len(nodes)} online: {shown}"
+
+
+def _channels(channels: list[dict[str, Any]]) -> str:
+    if not channels:
+        return "channels  none running"
+    shown = ", ".join(
+        f"{c['channel']}:{c['accountId']} "
+        + ("connected" if c["connected"] else f"down ({c.get('error') or 'not connected'})")
+        for c in channels
+    )
+    return f"channels  {shown}"
+
+
+def _cron(cron: dict[str, Any]) -> str:
+    text = f"cron      {_count(cron['count'], 'job')}, {cron['dueCount']} due"
+    if not cron.get("enabled", True):
+        text += " (cron is disabled)"
+    if cron.get("nextRunAtMs"):
+        text += f", next {output.when(cron['nextRunAtMs'])}"
+    return text
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
+
+
+def _since(started_ms: int) -> str:
+    seconds = max(0, int(time.time() - started_ms / 1000))
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}h {rest // 60}m" if hours else f"{rest // 60}m {rest % 60}s"

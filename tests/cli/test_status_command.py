@@ -1,0 +1,52 @@
+"""`gsv status`: one screen, safe to paste, against a real gateway (and none at all)."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner, Result
+
+from gsv_cli.main import app
+from gsv_core import __version__
+from gsv_core.gateway.server import RunningGateway
+
+
+def gsv(url: str, *args: str, env: dict[str, str] | None = None) -> Result:
+    return CliRunner().invoke(app, ["--url", url, *args], env=env)
+
+
+def test_a_fresh_gateway_says_what_is_missing(live: RunningGateway) -> None:
+    """No key yet: the model line says so and how to fix it; no nodes, no channels."""
+    shown = gsv(live.url, "status", env={"ANTHROPIC_API_KEY": ""})
+    assert shown.exit_code == 0, shown.output
+    lines = shown.stdout.splitlines()
+    assert lines[0].startswith(f"gateway   {live.url}  (gsv {__version__}, up ")
+    assert "model     anthropic/claude-sonnet-4-20250514  NOT READY:" in lines[1]
+    assert "gsv config set apiKeys.anthropic" in lines[1]
+    assert lines[2].startswith("nodes     none")
+    assert lines[3] == "channels  none running"
+    assert lines[4].startswith("cron      0 jobs, 0 due")
+    assert lines[5] == "waiting   0 approvals, 0 pairing requests"
+
+
+def test_a_ready_model_and_no_secret_in_the_output(live: RunningGateway) -> None:
+    secret = "sk-ant-status-secret-0123456789"
+    assert gsv(live.url, "config", "set", "apiKeys.anthropic", secret).exit_code == 0
+    shown = gsv(live.url, "status")
+    assert "anthropic/claude-sonnet-4-20250514  ready" in shown.stdout
+    as_json = gsv(live.url, "--json", "status").stdout
+    assert secret not in shown.output + as_json and live.token not in as_json
+    data = json.loads(as_json)
+    assert data["gateway"] == {"url": live.url, "reachable": True, "problem": None}
+    assert data["model"] == {"provider": "anthropic", "id": "claude-sonnet-4-20250514",
+                             "ready": True}  # fmt: skip
+    assert data["cli"] == data["version"] == __version__
+
+
+def test_no_gateway_exits_1_with_the_fix() -> None:
+    shown = gsv("ws://127.0.0.1:9/ws", "status")
+    assert shown.exit_code == 1
+    assert "gateway   ws://127.0.0.1:9/ws: not reachable" in shown.stdout
+    assert "gsv up" in shown.stderr and "Traceback" not in shown.output
+    data = json.loads(gsv("ws://127.0.0.1:9/ws", "--json", "status").stdout)
+    assert data["gateway"]["reachable"] is False and data["gateway"]["problem"]
