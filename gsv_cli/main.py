@@ -17,6 +17,7 @@ from gsv_cli.commands import (
     completions,
     config,
     cron,
+    doctor,
     gateway,
     heartbeat,
     init,
@@ -84,6 +85,7 @@ app.command("chat")(chat.chat)
 app.command("up")(up.up)
 app.command("down")(up.down)
 app.command("status")(status.status)
+app.command("doctor")(doctor.doctor)
 app.add_typer(gateway.app, name="gateway")
 app.add_typer(node.app, name="node")
 app.add_typer(nodes.app, name="nodes")

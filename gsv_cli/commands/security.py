@@ -38,7 +38,7 @@ def audit(
     open channels, the approval mode and stale credentials."""
     state: CliState = ctx.obj
     fixed: list[Finding] = []
-    findings = _local(fix, fixed)
+    findings = local_findings(fix, fixed)
     remote, note, approvals = _gateway(state, fix, fixed)
     findings += remote
     if json_output or state.json:
@@ -73,7 +73,8 @@ def _print(
 # -- this machine ------------------------------------------------------------------------
 
 
-def _local(fix: bool, fixed: list[Finding]) -> list[Finding]:
+def local_findings(fix: bool, fixed: list[Finding]) -> list[Finding]:
+    """What this machine knows: the secret store, plain-text secrets, file modes."""
     findings = [*_token_in_store(), *_plain_text_secrets(), *_file_modes()]
     if not fix:
         return findings
