@@ -52,9 +52,15 @@ class LogLevel(enum.StrEnum):
     error = "error"
 
 
-Host = Annotated[str, typer.Option("--host", help="Address to listen on.")]
+Host = Annotated[
+    str | None,
+    typer.Option("--host", help="Address to listen on (default: from the gateway URL)."),
+]
 Port = Annotated[
-    int, typer.Option("--port", min=0, max=65535, help="Port to listen on (0: any free port).")
+    int | None,
+    typer.Option(
+        "--port", min=0, max=65535, help="Port to listen on (default: from the gateway URL)."
+    ),
 ]
 TlsCert = Annotated[
     Path | None,
@@ -89,6 +95,25 @@ class Listen:
         return argv
 
 
+def _address(state: CliState, host: str | None, port: int | None) -> tuple[str, int]:
+    """--host/--port, else the gateway URL every other command uses (--url, GSV_URL, the
+    local config): its port, and its host when that is this machine."""
+    from urllib.parse import urlsplit
+
+    if host is not None and port is not None:
+        return host, port
+    parts = urlsplit(state.url())
+    try:
+        url_port = parts.port
+    except ValueError:
+        url_port = None
+    local = parts.hostname in ("127.0.0.1", "localhost", "::1")
+    return (
+        host if host is not None else (parts.hostname or DEFAULT_HOST) if local else DEFAULT_HOST,
+        port if port is not None else url_port or DEFAULT_PORT,
+    )
+
+
 def _listen_options(
     host: str, port: int, tls_cert: Path | None, tls_key: Path | None, insecure_no_tls: bool
 ) -> Listen:
@@ -100,8 +125,9 @@ def _listen_options(
 
 @app.command("run")
 def run(
-    host: Host = DEFAULT_HOST,
-    port: Port = DEFAULT_PORT,
+    ctx: typer.Context,
+    host: Host = None,
+    port: Port = None,
     tls_cert: TlsCert = None,
     tls_key: TlsKey = None,
     insecure_no_tls: InsecureNoTls = False,
@@ -115,6 +141,7 @@ def run(
     from gsv_cli.runner import run as run_async
     from gsv_core.paths import resolve_paths
 
+    host, port = _address(ctx.obj, host, port)
     listen = _listen_options(host, port, tls_cert, tls_key, insecure_no_tls)
     configure_logging(resolve_paths().log_file(NAME), level=log_level.value, stderr=log_stderr)
     run_async(lambda: _serve_until_signalled(listen), fast=True)
@@ -122,8 +149,9 @@ def run(
 
 @app.command("start")
 def start(
-    host: Host = DEFAULT_HOST,
-    port: Port = DEFAULT_PORT,
+    ctx: typer.Context,
+    host: Host = None,
+    port: Port = None,
     tls_cert: TlsCert = None,
     tls_key: TlsKey = None,
     insecure_no_tls: InsecureNoTls = False,
@@ -132,6 +160,7 @@ def start(
     from gsv_core.errors import Conflict
     from gsv_core.service import background
 
+    host, port = _address(ctx.obj, host, port)
     listen = _listen_options(host, port, tls_cert, tls_key, insecure_no_tls)
     try:
         pid = background.start(NAME, _run_argv(listen, log_stderr=False))
@@ -200,13 +229,15 @@ def logs(
 
 @app.command("install")
 def install(
-    host: Host = DEFAULT_HOST,
-    port: Port = DEFAULT_PORT,
+    ctx: typer.Context,
+    host: Host = None,
+    port: Port = None,
     tls_cert: TlsCert = None,
     tls_key: TlsKey = None,
     insecure_no_tls: InsecureNoTls = False,
 ) -> None:
     """Install the gateway as a user service (systemd on Linux, launchd on macOS), start it."""
+    host, port = _address(ctx.obj, host, port)
     listen = _listen_options(host, port, tls_cert, tls_key, insecure_no_tls)
     result = services.install(
         NAME, "gsv gateway", lambda stderr: _run_argv(listen, log_stderr=stderr)

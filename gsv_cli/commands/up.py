@@ -47,7 +47,7 @@ def up(
     if not directory.is_dir():
         output.fail(f"workspace {directory} is not a directory")
     started = _load_started()
-    _ensure_gateway(state, started)
+    _ensure_gateway(ctx, state, started)
     _ensure_node(ctx, state, directory, started)
     _tell(started)
     if no_chat:
@@ -84,7 +84,7 @@ def down(
 # -- gateway -----------------------------------------------------------------------------
 
 
-def _ensure_gateway(state: CliState, started: dict[str, Any]) -> None:
+def _ensure_gateway(ctx: typer.Context, state: CliState, started: dict[str, Any]) -> None:
     from gsv_cli.commands import gateway
     from gsv_core.service import background
 
@@ -93,7 +93,7 @@ def _ensure_gateway(state: CliState, started: dict[str, Any]) -> None:
         output.write_text(f"gateway: already running at {url}\n")
         return
     host, port = _local_address(url)
-    gateway.start(host=host, port=port)  # prints; exits 1 on failure
+    gateway.start(ctx, host=host, port=port)  # prints; exits 1 on failure
     recorded = background.read_state(gateway.NAME) or {}
     started[gateway.NAME] = {"pid": recorded.get("pid"), "url": recorded.get("url", url)}
     _save_started(started)  # now: a failing node start must not hide it from `gsv down`

@@ -332,3 +332,25 @@ def test_uninstall_removes_the_unit_and_is_idempotent(
     again = gsv("gateway", "uninstall")
     assert again.exit_code == 0
     assert "no gateway service installed" in again.stdout
+
+
+def test_run_listens_where_gsv_url_points() -> None:
+    """With no --host/--port, `gateway run` takes the port (and a local host) from the
+    gateway URL every other command uses (here GSV_URL)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gsv_cli", "gateway", "run"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        env={**os.environ, "GSV_URL": f"ws://127.0.0.1:{port}/ws"},
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        match = LISTENING.match(proc.stdout.readline().rstrip("\n"))
+        assert match and int(match.group(1)) == port
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
