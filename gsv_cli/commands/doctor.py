@@ -9,7 +9,6 @@ text; shared with `gsv security audit`). Exit 0 when healthy, 1 otherwise.
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import asdict, dataclass
 from typing import Annotated, Any
 
@@ -129,6 +128,8 @@ def _pid_files(fix: bool) -> list[Check]:
 
 
 def _database() -> Check:
+    import sqlite3
+
     from gsv_core.paths import resolve_paths
 
     path = resolve_paths().database

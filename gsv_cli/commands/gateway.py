@@ -11,7 +11,6 @@ service machinery are imported inside command bodies.
 
 from __future__ import annotations
 
-import asyncio
 import enum
 import logging
 import sys
@@ -257,6 +256,7 @@ def uninstall() -> None:
 
 async def _serve_until_signalled(listen: Listen) -> None:
     """Serve until SIGINT or SIGTERM, then close cleanly."""
+    import asyncio
     import signal
     from contextlib import AsyncExitStack
 
