@@ -25,6 +25,7 @@ from gsv_cli.commands import (
     models,
     node,
     nodes,
+    onboard,
     security,
     sessions,
     skills,
@@ -86,6 +87,7 @@ app.command("up")(up.up)
 app.command("down")(up.down)
 app.command("status")(status.status)
 app.command("doctor")(doctor.doctor)
+app.command("onboard")(onboard.onboard)
 app.add_typer(gateway.app, name="gateway")
 app.add_typer(node.app, name="node")
 app.add_typer(nodes.app, name="nodes")

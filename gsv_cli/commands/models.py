@@ -37,3 +37,29 @@ def list_models(
     output.print_table(["", f"{result['provider']} models"], rows, empty="no models offered")
     if current:
         output.print_hint("* the model in use; switch with: gsv config set model.id MODEL")
+
+
+@app.command("test")
+def test_model(
+    ctx: typer.Context,
+    provider: Annotated[
+        str | None, typer.Option("--provider", "-p", help="Provider (default: model.provider).")
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="Model id (default: model.id).")
+    ] = None,
+) -> None:
+    """Make one tiny live call and show the answer (or the provider's error and its fix)."""
+    from gsv_cli.runner import call
+    from gsv_core.protocol.methods import MODELS_TEST
+
+    state: CliState = ctx.obj
+    params = {k: v for k, v in (("provider", provider), ("model", model)) if v}
+    result = call(state, MODELS_TEST, params, timeout=90)
+    if state.json:
+        output.print_json(result)
+        return
+    output.write_text(
+        f"{result['provider']}/{result['model']} answered in {result['ms']} ms: "
+        f"{result['reply'][:200]}\n"
+    )

@@ -55,6 +55,7 @@ def up(
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         output.print_hint("not a terminal: open the chat in one with `gsv chat`")
         return
+    _offer_onboarding(ctx, state)
     from gsv_cli.commands.chat import open_chat
 
     open_chat(state, session)
@@ -118,6 +119,27 @@ def _local_address(url: str) -> tuple[str, int]:
     except ValueError:
         output.fail(f"invalid gateway URL {url!r}")
     return host, port
+
+
+def _offer_onboarding(ctx: typer.Context, state: CliState) -> None:
+    """No usable model yet: offer the setup here, before the chat (no second terminal)."""
+    from gsv_cli.runner import call_quietly
+    from gsv_core.errors import GsvError
+    from gsv_core.protocol.methods import GATEWAY_STATUS
+
+    try:
+        model = call_quietly(state, GATEWAY_STATUS, timeout=15)["model"]
+    except GsvError:
+        return  # the chat says what is wrong with the gateway
+    if model["ready"] or not typer.confirm("No model is set up yet. Set one up now?", True):
+        return
+    from gsv_cli.commands.onboard import onboard
+
+    try:
+        onboard(ctx, provider=None, key_env=None, base_url=None, model=None, yes=False,
+                no_test=False, ask=False)  # fmt: skip
+    except typer.Exit:
+        output.print_hint("set a model up later with `gsv onboard`; opening the chat")
 
 
 # -- node --------------------------------------------------------------------------------

@@ -43,6 +43,7 @@ AUTH_REVOKE: Final = "auth.revoke"
 GATEWAY_STATUS: Final = "gateway.status"
 # gsv addition: the models a configured provider offers (`gsv models list`)
 MODELS_LIST: Final = "models.list"
+MODELS_TEST: Final = "models.test"  # one tiny live call (`gsv onboard`, `gsv models test`)
 # gsv addition (issue 21): the gateway's half of `gsv security audit [--fix]`
 SECURITY_AUDIT: Final = "security.audit"
 # not in seed 001: the node inventory for `gsv nodes list` (online, platform, last seen)
@@ -179,6 +180,7 @@ METHODS: Final[dict[str, MethodSpec]] = {
         _spec(AUTH_REVOKE, CLIENT),
         _spec(SECURITY_AUDIT, CLIENT),
         _spec(MODELS_LIST, CLIENT),
+        _spec(MODELS_TEST, CLIENT),
         _spec(GATEWAY_STATUS, CLIENT),
     )
 }

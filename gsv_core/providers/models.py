@@ -7,9 +7,13 @@ from __future__ import annotations
 from typing import Any
 
 from gsv_core.errors import ProviderFailed
-from gsv_core.providers.registry import ProviderSettings
+from gsv_core.providers.base import ModelRequest, TextDelta
+from gsv_core.providers.registry import ProviderSettings, resolve_provider
+from gsv_core.providers.retry import RetryPolicy
 
 LIST_TIMEOUT_S = 15.0
+TEST_PROMPT = "Reply with the single word OK."
+TEST_MAX_TOKENS = 16  # a test call must cost next to nothing
 MAX_MODELS = 1000  # OpenRouter lists hundreds; nobody reads more
 
 
@@ -58,3 +62,12 @@ def _explain(settings: ProviderSettings, exc: Exception) -> str:
     if status is not None:
         return f"{where} answered {status} to the models list"
     return f"cannot reach {where}: {type(exc).__name__}; is it running and is the URL right?"
+
+
+async def test_call(config: dict[str, Any], provider: str, model: str, timeout: float) -> str:
+    """One tiny live request to `model`: its reply text (ProviderFailed says why not)."""
+    client = resolve_provider(config, provider, llm_timeout=timeout, retry=RetryPolicy(retries=0))
+    message: Any = {"role": "user", "content": TEST_PROMPT, "timestamp": 0}
+    request = ModelRequest(model, "", [message], max_tokens=TEST_MAX_TOKENS)
+    parts = [event.text async for event in client.stream(request) if isinstance(event, TextDelta)]
+    return "".join(parts).strip()

@@ -1,13 +1,19 @@
-"""`models.list`: ask a configured provider which models it offers (with the gateway's
-keys, which never leave it)."""
+"""`models.list` and `models.test`: ask a configured provider which models it offers, and
+make one tiny live call to a model (with the gateway's keys, which never leave it)."""
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from gsv_core.protocol import methods as m
-from gsv_core.protocol.schemas.models import ModelsListParams, ModelsListResult
-from gsv_core.providers.models import list_models
+from gsv_core.protocol.schemas.models import (
+    ModelsListParams,
+    ModelsListResult,
+    ModelsTestParams,
+    ModelsTestResult,
+)
+from gsv_core.providers.models import list_models, test_call
 from gsv_core.providers.registry import provider_settings
 from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router
@@ -25,4 +31,14 @@ def register(router: Router, gateway: Gateway) -> None:
         current = config["model"]["id"] if name == configured else None
         return ModelsListResult(provider=name, models=models, count=len(models), current=current)
 
+    async def models_test(ctx: RequestContext, params: ModelsTestParams) -> ModelsTestResult:
+        config = gateway.config.effective
+        provider = params.provider or config["model"]["provider"]
+        model = params.model or config["model"]["id"]
+        started = time.monotonic()
+        reply = await test_call(config, provider, model, timeout=60)
+        took = int((time.monotonic() - started) * 1000)
+        return ModelsTestResult(provider=provider, model=model, reply=reply, ms=took)
+
     router.add(m.MODELS_LIST, models_list, ModelsListParams)
+    router.add(m.MODELS_TEST, models_test, ModelsTestParams)

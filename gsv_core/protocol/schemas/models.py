@@ -19,3 +19,15 @@ class ModelsListResult(WireModel):
     models: list[str]
     count: int
     current: str | None = None  # model.id, when `provider` is the configured one
+
+
+class ModelsTestParams(WireModel):
+    provider: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)] | None = None
+    model: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)] | None = None
+
+
+class ModelsTestResult(WireModel):
+    provider: str
+    model: str
+    reply: str
+    ms: int

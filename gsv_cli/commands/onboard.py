@@ -1,0 +1,194 @@
+"""`gsv onboard`: from nothing to a model that answers, in one command.
+
+    gsv onboard                                   asks: provider, key (hidden), model
+    gsv onboard --provider ollama --yes           a local Ollama, its first model
+    gsv onboard --provider openai --key-env OPENAI_API_KEY --model gpt-5 --yes
+    gsv onboard --provider custom --base-url http://127.0.0.1:8000/v1 --model m --yes
+
+Steps: make sure a gateway answers (start a local one when asked to); pick the provider
+(a local Ollama is found when 127.0.0.1:11434 answers); take the key hidden and keep it in
+the gateway's secret store, never echoed; list the provider's models and pick one; make
+one tiny live test call and show the answer, or the provider's error with its fix. Every
+question has a flag, so scripts never block on a prompt.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from gsv_cli import output
+from gsv_cli.state import CliState
+
+OLLAMA_URL = "http://127.0.0.1:11434"
+KEYED = ("anthropic", "openai", "openrouter", "google")
+PREFERRED = ("claude-sonnet", "gpt-5", "gemini", "llama3", "qwen")  # a sensible default
+
+
+def onboard(
+    ctx: typer.Context,
+    provider: Annotated[
+        str | None,
+        typer.Option(
+            "--provider",
+            "-p",
+            help="anthropic, openai, openrouter, google, "
+            "ollama or custom (an OpenAI-compatible URL).",
+        ),
+    ] = None,
+    key_env: Annotated[
+        str | None,
+        typer.Option("--key-env", help="Read the API key from this environment variable."),
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="For custom: the OpenAI-compatible URL.")
+    ] = None,
+    model: Annotated[str | None, typer.Option("--model", "-m", help="Model id.")] = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Take the defaults; never ask.")] = False,
+    no_test: Annotated[bool, typer.Option("--no-test", help="Skip the live test call.")] = False,
+    ask: Annotated[bool, typer.Option("--ask", hidden=True, help="Ask without a TTY.")] = False,
+) -> None:
+    """Set up a model: provider, key, model, and a live test call."""
+    state: CliState = ctx.obj
+    asking = ask or (not yes and sys.stdin.isatty())
+    _ensure_gateway(ctx, state, asking, yes)
+    name = provider or _ask_provider(asking)
+    with output.reporting_errors():
+        _configure(state, name, base_url, _key(name, key_env, asking))
+        chosen = model or _pick_model(state, name, asking)
+        _set(state, "model", {"provider": name, "id": chosen})
+    output.write_text(f"model: {name}/{chosen}\n")
+    if not no_test:
+        _test(state, name, chosen)
+    output.print_hint("next: `gsv up` opens the chat with a node for this directory")
+
+
+# -- the gateway -------------------------------------------------------------------------
+
+
+def _ensure_gateway(ctx: typer.Context, state: CliState, asking: bool, yes: bool) -> None:
+    from gsv_cli.commands import gateway
+
+    if gateway.probe_health(state.url()) is not None:
+        return
+    if not (yes or (asking and typer.confirm("No gateway answers. Start one here?", True))):
+        output.fail(f"no gateway answers at {state.url()}", "Start one: gsv gateway start")
+    gateway.start(ctx)
+
+
+# -- provider and key --------------------------------------------------------------------
+
+
+def _ask_provider(asking: bool) -> str:
+    ollama = _ollama_running()
+    if not asking:
+        if ollama:
+            return "ollama"
+        output.fail("no provider given", "Pass --provider (anthropic, openai, ollama, ...).")
+    choices = [*KEYED, "ollama", "custom"]
+    found = " (found running here)" if ollama else ""
+    for number, choice in enumerate(choices, 1):
+        output.write_text(f"  {number}. {choice}{found if choice == 'ollama' else ''}\n")
+    default = choices.index("ollama") + 1 if ollama else 1
+    while True:
+        picked: int = typer.prompt("Provider (number)", default=default, type=int)
+        if 1 <= picked <= len(choices):
+            return choices[picked - 1]
+        output.print_error(f"choose 1 to {len(choices)}")
+
+
+def _ollama_running() -> bool:
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"{OLLAMA_URL}/api/tags", timeout=0.5) as answer:
+            return bool(answer.status == 200)
+    except OSError:
+        return False
+
+
+def _key(name: str, key_env: str | None, asking: bool) -> str | None:
+    if key_env:
+        value = os.environ.get(key_env, "").strip()
+        if not value:
+            output.fail(f"the environment variable {key_env} is empty or not set")
+        return value
+    if name not in KEYED:
+        return None
+    if not asking:
+        output.fail(f"{name} needs an API key", "Pass --key-env VAR (the key in $VAR).")
+    typed: str = typer.prompt(f"{name} API key (hidden)", hide_input=True)
+    return typed.strip() or None
+
+
+def _configure(state: CliState, name: str, base_url: str | None, key: str | None) -> None:
+    if name == "ollama":
+        _set(state, "providers.ollama", {"api": "openai", "baseUrl": f"{OLLAMA_URL}/v1"})
+    elif name not in KEYED:
+        if not base_url:
+            output.fail(f"provider {name} needs --base-url (an OpenAI-compatible /v1 URL)")
+        _set(state, f"providers.{name}", {"api": "openai", "baseUrl": _http_url(base_url)})
+    if key:
+        path = f"apiKeys.{name}" if name in KEYED else f"providers.{name}.apiKey"
+        _set(state, path, key)  # the gateway keeps it in its secret store
+        output.write_text(f"key stored for {name} (not shown)\n")
+
+
+def _http_url(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    if urlsplit(url).scheme not in ("http", "https"):
+        output.fail(f"--base-url must be an http(s) URL, got {url!r}")
+    return url.rstrip("/")
+
+
+# -- model and test ----------------------------------------------------------------------
+
+
+def _pick_model(state: CliState, name: str, asking: bool) -> str:
+    from gsv_cli.runner import call_quietly
+    from gsv_core.protocol.methods import MODELS_LIST
+
+    models: list[str] = call_quietly(state, MODELS_LIST, {"provider": name}, timeout=60)["models"]
+    if not models:
+        output.fail(f"{name} offers no models", "Pass --model ID (e.g. after `ollama pull`).")
+    default = _default_model(models)
+    if not asking:
+        return default
+    for model in models[:30]:
+        output.write_text(f"  {model}\n")
+    picked: str = typer.prompt("Model", default=default)
+    return picked.strip()
+
+
+def _default_model(models: list[str]) -> str:
+    for wanted in PREFERRED:
+        for model in models:
+            if wanted in model:
+                return model
+    return models[0]
+
+
+def _test(state: CliState, name: str, model: str) -> None:
+    from gsv_cli.runner import call_quietly
+    from gsv_core.errors import GsvError
+    from gsv_core.protocol.methods import MODELS_TEST
+
+    try:
+        result = call_quietly(state, MODELS_TEST, {"provider": name, "model": model}, 90)
+    except GsvError as exc:
+        output.fail(
+            f"the test call failed: {exc.message}",
+            f"Check with `gsv models list --provider {name}`; then run onboard again.",
+        )
+    output.write_text(f"test call ok ({result['ms']} ms): {result['reply'][:200]}\n")
+
+
+def _set(state: CliState, path: str, value: Any) -> None:
+    from gsv_cli.runner import call_quietly
+    from gsv_core.protocol.methods import CONFIG_SET
+
+    call_quietly(state, CONFIG_SET, {"path": path, "value": value})
