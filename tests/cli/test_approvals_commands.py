@@ -93,6 +93,13 @@ def test_approve_lets_the_run_finish(live: RunningGateway, fake: FakeProvider) -
     assert rpc(live.url, "tool.approvals")["approvals"] == []
 
 
+def test_an_id_prefix_is_enough(live: RunningGateway, fake: FakeProvider) -> None:
+    approval = paused_run(live, fake, "Read it.")
+    result = gsv(live.url, "approvals", "approve", approval["approvalId"][:6])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == f"approved gsv__ConfigGet ({approval['approvalId']})\n"
+
+
 def test_deny_makes_the_model_see_denied_by_user(live: RunningGateway, fake: FakeProvider) -> None:
     """Denying: the tool does not run and the model's tool result says denied by user."""
     approval = paused_run(live, fake, "Fine.")
