@@ -15,7 +15,11 @@ class CliState:
     json: bool = False
 
     def url(self) -> str:
-        """--url, then GSV_URL, then local config `gateway.url`, then the default."""
+        """--url, then GSV_URL, then local config `gateway.url`, then the default; an
+        http(s) URL stops with the ws URL it most likely means."""
+        return _checked(self._url())
+
+    def _url(self) -> str:
         if self.url_flag:
             return self.url_flag
         env = os.environ.get("GSV_URL", "").strip()
@@ -33,3 +37,18 @@ class CliState:
         from gsv_core.localconfig import get_secret
 
         return get_secret("gateway.token")
+
+
+def _checked(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme in ("http", "https"):
+        from gsv_cli import output
+
+        scheme = "wss" if parts.scheme == "https" else "ws"
+        output.fail(
+            f"{url} is an HTTP URL; the gateway speaks WebSocket",
+            f"did you mean {scheme}://{parts.netloc}/ws ?",
+        )
+    return url
