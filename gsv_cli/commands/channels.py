@@ -195,6 +195,20 @@ def pairing_approve(
 
     result = _call(ctx, PAIR_APPROVE, {"channel": channel, "senderId": sender})
     _done(ctx, json_output, result, f"approved {result['senderId']} on {channel}")
+    if result.get("warning") and not _json(ctx, json_output):
+        _offer_own_sessions(ctx, str(result["warning"]))
+
+
+def _offer_own_sessions(ctx: typer.Context, warning: str) -> None:
+    """dmScope main: say what that means; on a terminal offer the one-command fix."""
+    import sys
+
+    from gsv_core.protocol.methods import CONFIG_SET
+
+    output.print_hint(f"warning: {warning}")
+    if sys.stdin.isatty() and typer.confirm("Give each person their own session now?", True):
+        _call(ctx, CONFIG_SET, {"path": "session.dmScope", "value": "per-channel-peer"})
+        output.write_text("session.dmScope is now per-channel-peer\n")
 
 
 @pairing_app.command("reject")
