@@ -120,12 +120,16 @@ class NodeService:
         runtime: NodeRuntime,
         client: tuple[str, str],
     ) -> None:
-        """Register a connected node, replacing (and closing) an older connection."""
+        """Register a connected node. A node id that is connected on another socket is not
+        taken over (its calls and results stay with the connection they were sent to): the
+        newcomer hears 409 until the old socket closes or the keepalive drops it."""
         old = self._online.get(node_id)
-        if old is not None and old.peer is not peer:
-            self._fail_calls(node_id, f"Node replaced during {{kind}} request: {node_id}")
-            old.peer.close(1000, "Replaced by newer node connection")
-            log.info("node %s replaced by a newer connection", node_id)
+        if old is not None and old.peer is not peer and old.peer.connected:
+            log.warning("refused a second connection for node %s from %s", node_id, peer.remote)
+            raise Conflict(
+                f"node {node_id} is already connected: a second connection cannot take its "
+                "place. Stop the other one, or wait until the gateway notices it is gone"
+            )
         self._online[node_id] = OnlineNode(peer, tools, runtime)
         now = self._now()
         previous = self._catalog.get(node_id)
