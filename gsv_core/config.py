@@ -322,6 +322,14 @@ def get_path(config: dict[str, Any], path: str) -> tuple[bool, Any]:
     return True, node
 
 
+def setting(config: dict[str, Any], path: str) -> Any:
+    """The value at a dotted path of `config`, or the default `GsvConfig` holds for it
+    when `config` lacks it (a partial config, such as one a test host builds). None when
+    neither has it (an optional setting left unset)."""
+    found, value = get_path(config, path)
+    return value if found else get_path(DEFAULTS, path)[1]
+
+
 def set_override(overrides: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
     """A new overrides tree with `value` at `path`; `None` removes the override so the
     default shows through again. Intermediate non-objects are replaced by objects."""

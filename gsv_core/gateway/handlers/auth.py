@@ -22,7 +22,7 @@ from gsv_core.rpc.dispatch import Router
 from gsv_core.storage.credentials import Credential
 
 if TYPE_CHECKING:
-    from gsv_core.gateway.app import Gateway
+    from gsv_core.gateway.state import Gateway
 
 CLOSE_REVOKED = (4001, "Credential revoked")
 

@@ -35,7 +35,7 @@ from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router, params_error
 
 if TYPE_CHECKING:
-    from gsv_core.gateway.app import Gateway
+    from gsv_core.gateway.state import Gateway
 
 CLOSE_UNAUTHORIZED = (4001, "Unauthorized")
 # `{nodeId}__{tool}` must stay a valid LLM tool name (`^[A-Za-z0-9_-]{1,64}$`) that splits
