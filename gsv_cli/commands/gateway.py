@@ -24,6 +24,7 @@ import typer
 
 from gsv_cli import output, services
 from gsv_cli.state import CliState
+from gsv_core.defaults import DEFAULT_GATEWAY_HOST, DEFAULT_GATEWAY_PORT
 
 if TYPE_CHECKING:
     import ssl
@@ -38,8 +39,6 @@ app = typer.Typer(
 log = logging.getLogger(__name__)
 
 NAME = "gateway"
-DEFAULT_HOST = "127.0.0.1"  # gsv_core.gateway.server's defaults, without importing it
-DEFAULT_PORT = 8787
 START_TIMEOUT = 15.0
 HEALTH_TIMEOUT = 2.0
 LISTENING = "gsv gateway listening on "
@@ -74,8 +73,8 @@ InsecureNoTls = Annotated[
 class Listen:
     """Where and how `gsv gateway run` listens (also carried by start and install)."""
 
-    host: str = DEFAULT_HOST
-    port: int = DEFAULT_PORT
+    host: str = DEFAULT_GATEWAY_HOST
+    port: int = DEFAULT_GATEWAY_PORT
     tls_cert: Path | None = None
     tls_key: Path | None = None
     insecure_no_tls: bool = False
@@ -100,8 +99,8 @@ def _listen_options(
 
 @app.command("run")
 def run(
-    host: Host = DEFAULT_HOST,
-    port: Port = DEFAULT_PORT,
+    host: Host = DEFAULT_GATEWAY_HOST,
+    port: Port = DEFAULT_GATEWAY_PORT,
     tls_cert: TlsCert = None,
     tls_key: TlsKey = None,
     insecure_no_tls: InsecureNoTls = False,
@@ -122,8 +121,8 @@ def run(
 
 @app.command("start")
 def start(
-    host: Host = DEFAULT_HOST,
-    port: Port = DEFAULT_PORT,
+    host: Host = DEFAULT_GATEWAY_HOST,
+    port: Port = DEFAULT_GATEWAY_PORT,
     tls_cert: TlsCert = None,
     tls_key: TlsKey = None,
     insecure_no_tls: InsecureNoTls = False,
@@ -200,8 +199,8 @@ def logs(
 
 @app.command("install")
 def install(
-    host: Host = DEFAULT_HOST,
-    port: Port = DEFAULT_PORT,
+    host: Host = DEFAULT_GATEWAY_HOST,
+    port: Port = DEFAULT_GATEWAY_PORT,
     tls_cert: TlsCert = None,
     tls_key: TlsKey = None,
     insecure_no_tls: InsecureNoTls = False,

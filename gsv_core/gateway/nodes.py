@@ -33,6 +33,7 @@ from gsv_core.errors import (
     Unavailable,
 )
 from gsv_core.protocol import events
+from gsv_core.protocol.close_codes import CloseCode
 from gsv_core.protocol.schemas.connect import ToolDefinition
 from gsv_core.protocol.schemas.nodes import (
     BIN_NAME,
@@ -124,7 +125,7 @@ class NodeService:
         old = self._online.get(node_id)
         if old is not None and old.peer is not peer:
             self._fail_calls(node_id, f"Node replaced during {{kind}} request: {node_id}")
-            old.peer.close(1000, "Replaced by newer node connection")
+            old.peer.close(CloseCode.NORMAL_CLOSURE, "Replaced by newer node connection")
             log.info("node %s replaced by a newer connection", node_id)
         self._online[node_id] = OnlineNode(peer, tools, runtime)
         now = self._now()
@@ -169,7 +170,7 @@ class NodeService:
         disconnected = False
         if entry is not None:
             del self._online[node_id]
-            entry.peer.close(1000, "Forgotten from node registry")
+            entry.peer.close(CloseCode.NORMAL_CLOSURE, "Forgotten from node registry")
             disconnected = True
         self._fail_calls(node_id, f"Node removed from registry: {node_id}")
         known = self._catalog.pop(node_id, None) is not None

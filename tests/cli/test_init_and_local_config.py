@@ -14,7 +14,8 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from gsv_cli.main import app
-from gsv_cli.state import DEFAULT_URL, CliState
+from gsv_cli.state import CliState
+from gsv_core.defaults import DEFAULT_GATEWAY_URL as DEFAULT_URL
 from gsv_core.localconfig import get_secret, load_local_config, set_secret
 from gsv_core.paths import resolve_paths
 from tests.fakes.memory_keyring import MemoryKeyring
