@@ -14,6 +14,10 @@ class CliState:
     token_flag: str | None = None
     json: bool = False
 
+    def wants_json(self, flag: bool = False) -> bool:
+        """JSON output: asked for by the command's own `--json` or the global one."""
+        return flag or self.json
+
     def url(self) -> str:
         """--url, then GSV_URL, then local config `gateway.url`, then the default."""
         if self.url_flag:

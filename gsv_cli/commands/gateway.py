@@ -181,7 +181,7 @@ def status(
         "health": health,
         "log": str(services.log_file(NAME)),
     }
-    _print_status(report, json_output or state.json)
+    _print_status(report, state.wants_json(json_output))
     raise typer.Exit(0 if report["healthy"] else 1)
 
 
