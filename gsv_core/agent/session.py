@@ -1,5 +1,6 @@
-"""The session actor: one per canonical session key. It owns the session's history, its
-queue and its one run at a time (spec 7.2, 7.3, 7.8).
+"""The session actor: one per canonical session key. It owns the session's queue and its
+one run at a time (spec 7.2, 7.3, 7.8), and serialises everything that touches the
+session's history (kept by `SessionHistory`; compaction and reset have their modules).
 
 State changes (a message arriving, a run ending, /stop, reset) take the actor's lock, so
 they happen one at a time and in order. A message is on disk before `send()` returns:
@@ -69,7 +70,7 @@ class SessionActor:
         self.store = store
         self.host = host
         self.is_main = is_main
-        self.transcript = SessionHistory(record, store, host)
+        self._history = SessionHistory(record, store, host)
         self._run: RunState | None = None
         self._lock = asyncio.Lock()
         self.queue_size = 0
@@ -116,13 +117,13 @@ class SessionActor:
 
     # -- history ------------------------------------------------------------------------
     async def history(self) -> list[dict[str, Any]]:
-        return await self.transcript.messages()
+        return await self._history.messages()
 
     async def persist(
         self, messages: Sequence[Mapping[str, Any]], usage: Usage | None = None
     ) -> None:
         """Append messages of the current run (stored before anyone is told about them)."""
-        await self.transcript.persist(messages, usage)
+        await self._history.persist(messages, usage)
 
     # -- events -------------------------------------------------------------------------
     def emit(self, event: str, run: RunState, **fields: Any) -> None:
@@ -165,7 +166,7 @@ class SessionActor:
             self.record.pending_overrides = None
             self.record.last_active_at = now
             if self._run is None:
-                await session_reset.reset_if_due(self.transcript, now)
+                await session_reset.reset_if_due(self._history, now)
                 self.record.updated_at = now
                 history = await self.history()  # load first: the store is about to hold it
                 await self.store.start_run(self.record, run_id, message, now)
@@ -220,7 +221,7 @@ class SessionActor:
         the run's row, then tell clients how it ended, then start the next queued message.
         Clients hear `final` only once the session is idle again."""
         history = await self.history()
-        closing = self.transcript.dangling_results(note) if note else []
+        closing = self._history.dangling_results(note) if note else []
         await self.store.finish_run(self.record, run.run_id, closing)
         history.extend(closing)
         self._run = None
@@ -319,7 +320,7 @@ class SessionActor:
         once at start-up before anything else touches this session)."""
         history = await self.history()
         now = self.host.now_ms()
-        closing = self.transcript.dangling_results(INTERRUPTED)
+        closing = self._history.dangling_results(INTERRUPTED)
         note = {
             "role": "assistant",
             "content": [],
@@ -379,7 +380,7 @@ class SessionActor:
         messages were acknowledged, so they survive and run in the fresh session."""
         async with self._lock:
             await self._stop_locked("reset", start_next=False)
-            result = await session_reset.reset(self.transcript)
+            result = await session_reset.reset(self._history)
             await self._start_next()
         return result
 
@@ -388,11 +389,11 @@ class SessionActor:
         async with self._lock:
             if self._run is not None:
                 raise Conflict("a run is in progress: compact after it ends (or /stop it)")
-            return await session_compaction.compact(self.transcript, keep)
+            return await session_compaction.compact(self._history, keep)
 
     async def auto_compact(
         self, provider: Provider, model: str, window: int
     ) -> dict[str, Any] | None:
         """Summarise the older part of the history (run task only: the session's run is
         the one caller, so nothing else writes meanwhile)."""
-        return await session_compaction.auto_compact(self.transcript, provider, model, window)
+        return await session_compaction.auto_compact(self._history, provider, model, window)
