@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-DEFAULT_URL = "ws://127.0.0.1:8787/ws"
+from gsv_core.defaults import DEFAULT_GATEWAY_URL
 
 
 @dataclass
@@ -13,6 +13,10 @@ class CliState:
     url_flag: str | None = None
     token_flag: str | None = None
     json: bool = False
+
+    def wants_json(self, flag: bool = False) -> bool:
+        """JSON output: asked for by the command's own `--json` or the global one."""
+        return flag or self.json
 
     def url(self) -> str:
         """--url, then GSV_URL, then local config `gateway.url`, then the default; an
@@ -28,7 +32,7 @@ class CliState:
         from gsv_core.localconfig import load_local_config
 
         configured = load_local_config().get("gateway.url")
-        return configured if isinstance(configured, str) and configured else DEFAULT_URL
+        return configured if isinstance(configured, str) and configured else DEFAULT_GATEWAY_URL
 
     def token(self) -> str | None:
         """--token, then GSV_TOKEN, then the secret store (`gateway.token`)."""

@@ -35,7 +35,7 @@ def list_approvals(
 
     state: CliState = ctx.obj
     pending = _call(ctx, TOOL_APPROVALS)["approvals"]
-    if json_output or state.json:
+    if state.wants_json(json_output):
         output.print_json(pending)
         return
     rows = [
@@ -120,7 +120,7 @@ def rules(
 
     state: CliState = ctx.obj
     listed = _rules(ctx)
-    if json_output or state.json:
+    if state.wants_json(json_output):
         output.print_json(listed)
         return
     mode = _call(ctx, CONFIG_GET, {"path": "toolApproval.mode"}).get("value")

@@ -8,7 +8,6 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import output
-from gsv_cli.state import CliState
 
 app = typer.Typer(help="Messenger channels: start, stop, status, login.", no_args_is_help=True)
 pairing_app = typer.Typer(help="Senders waiting for your approval.", no_args_is_help=True)
@@ -24,18 +23,13 @@ def _call(ctx: typer.Context, method: str, params: dict[str, Any] | None = None)
     return call(ctx.obj, method, params)
 
 
-def _json(ctx: typer.Context, flag: bool) -> bool:
-    state: CliState = ctx.obj
-    return flag or state.json
-
-
 @app.command("list")
 def list_channels(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     """Channel accounts the gateway knows (in-process and external)."""
     from gsv_core.protocol.methods import CHANNELS_LIST
 
     result = _call(ctx, CHANNELS_LIST)
-    if _json(ctx, json_output):
+    if ctx.obj.wants_json(json_output):
         output.print_json(result)
         return
     rows = [
@@ -87,7 +81,7 @@ def status(
     if account:
         params["accountId"] = account
     result = _call(ctx, CHANNEL_STATUS, params)
-    if _json(ctx, json_output):
+    if ctx.obj.wants_json(json_output):
         output.print_json(result)
         return
     rows = [
@@ -111,7 +105,7 @@ def login(
     from gsv_core.protocol.methods import CHANNEL_LOGIN
 
     result = _account_call(ctx, CHANNEL_LOGIN, channel, account, force=force)
-    if _json(ctx, json_output):
+    if ctx.obj.wants_json(json_output):
         output.print_json(result)
         return
     output.write_text(str(result.get("message", "")).rstrip() + "\n")
@@ -161,7 +155,7 @@ def logout(
 
 
 def _done(ctx: typer.Context, json_output: bool, result: Any, said: str) -> None:
-    if _json(ctx, json_output):
+    if ctx.obj.wants_json(json_output):
         output.print_json(result)
     else:
         output.write_text(said + "\n")
@@ -173,7 +167,7 @@ def pairing_list(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     from gsv_core.protocol.methods import PAIR_LIST
 
     result = _call(ctx, PAIR_LIST)
-    if _json(ctx, json_output):
+    if ctx.obj.wants_json(json_output):
         output.print_json(result)
         return
     rows = [
@@ -195,7 +189,7 @@ def pairing_approve(
 
     result = _call(ctx, PAIR_APPROVE, {"channel": channel, "senderId": sender})
     _done(ctx, json_output, result, f"approved {result['senderId']} on {channel}")
-    if result.get("warning") and not _json(ctx, json_output):
+    if result.get("warning") and not ctx.obj.wants_json(json_output):
         _offer_own_sessions(ctx, str(result["warning"]))
 
 
@@ -237,7 +231,7 @@ def list_credentials(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     from gsv_cli import credentials
 
     found = credentials.credentials(ctx.obj, "channel")
-    if _json(ctx, json_output):
+    if ctx.obj.wants_json(json_output):
         output.print_json(found)
         return
     credentials.print_credentials(found, "channel")

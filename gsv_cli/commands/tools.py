@@ -24,7 +24,7 @@ def list_tools(
 
     state: CliState = ctx.obj
     tools: list[dict[str, Any]] = call(state, TOOLS_LIST)["tools"]
-    if json_output or state.json:
+    if state.wants_json(json_output):
         output.print_json(tools)
         return
     output.print_table(["tool", "node", "description"], [_row(tool) for tool in tools])

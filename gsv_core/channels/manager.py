@@ -21,7 +21,7 @@ from gsv_core.channels.host import ChannelHost
 from gsv_core.channels.inbox import Inbox
 from gsv_core.channels.outbox import DEFAULT_ACCOUNT, Outbox, parse_approval_action
 from gsv_core.errors import GsvError, NotFound, Unavailable
-from gsv_core.pairing import WELCOME, PairingService
+from gsv_core.pairing import WELCOME, PairingService, pairing_ttl_ms
 from gsv_core.storage.channels import AccountRecord, ChannelStore
 
 log = logging.getLogger(__name__)
@@ -184,7 +184,7 @@ class ChannelManager:
 
     # -- pairing ------------------------------------------------------------------------
     def pairing_ttl_ms(self) -> int:
-        return int(self.host.config().get("pairing", {}).get("ttlHours", 72)) * 3_600_000
+        return pairing_ttl_ms(self.host.config())
 
     async def approve(self, channel: str, sender_id: str) -> dict[str, Any]:
         """Approve a pending sender: allow them in config and welcome them through

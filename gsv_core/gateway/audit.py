@@ -14,25 +14,17 @@ from urllib.parse import urlsplit
 
 from gsv_core.approval.modes import mode_report
 from gsv_core.config_secrets import plaintext_paths
+from gsv_core.gateway.listening import Listening as Listening  # re-exported for `serve`
 from gsv_core.localconfig import generate_token
 
 if TYPE_CHECKING:
-    from gsv_core.gateway.app import Gateway
+    from gsv_core.gateway.state import Gateway
 
 log = logging.getLogger(__name__)
 
 MIN_TOKEN_LENGTH = 24
 STALE_AFTER_MS = 30 * 24 * 3600 * 1000  # a credential unused this long is likely forgotten
 _LOCAL_ORIGIN_HOSTS = {"localhost", "127.0.0.1", "::1"}
-
-
-@dataclass(frozen=True)
-class Listening:
-    """How the gateway listens (set by `serve`)."""
-
-    host: str
-    loopback: bool
-    tls: bool
 
 
 @dataclass(frozen=True)

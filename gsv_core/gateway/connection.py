@@ -91,6 +91,17 @@ class Connection:
         self._queued_bytes += len(data)
         self._outbox.put_nowait(data)
 
+    async def alive(self, timeout: float) -> bool:
+        """Whether the other end answers a ping within `timeout` seconds (a node that
+        reconnects while its old socket is silent: is the old one dead or in use?)."""
+        try:
+            pong = await self._ws.ping()
+            async with asyncio.timeout(timeout):
+                await pong
+        except (TimeoutError, ConnectionClosed):
+            return False
+        return True
+
     def close(self, code: int = 1000, reason: str = "") -> None:
         """Close after everything already queued has been written."""
         if not self._closing:

@@ -33,6 +33,7 @@ from gsv_core.errors import (
     Unavailable,
 )
 from gsv_core.protocol import events
+from gsv_core.protocol.close_codes import CloseCode
 from gsv_core.protocol.schemas.connect import ToolDefinition
 from gsv_core.protocol.schemas.nodes import (
     BIN_NAME,
@@ -50,6 +51,9 @@ from gsv_core.rpc.deadlines import Deadlines
 from gsv_core.storage.nodes import NodeRecord, NodeStore
 
 log = logging.getLogger(__name__)
+
+# how long the old connection of a reconnecting node may take to answer a ping
+TAKEOVER_PROBE_S = 3.0
 
 MAX_LOG_LINES = 5000
 # Calls whose caller stopped waiting (timeout, client gone) are remembered a while, so a
@@ -121,15 +125,21 @@ class NodeService:
         client: tuple[str, str],
     ) -> None:
         """Register a connected node. A node id that is connected on another socket is not
-        taken over (its calls and results stay with the connection they were sent to): the
-        newcomer hears 409 until the old socket closes or the keepalive drops it."""
+        taken over while that socket answers a ping (its calls and results stay with it):
+        the newcomer hears 409. A silent old socket (a dropped network) is closed instead,
+        so a node that reconnects is back at once, not after the keepalive's timeout."""
         old = self._online.get(node_id)
         if old is not None and old.peer is not peer and old.peer.connected:
-            log.warning("refused a second connection for node %s from %s", node_id, peer.remote)
-            raise Conflict(
-                f"node {node_id} is already connected: a second connection cannot take its "
-                "place. Stop the other one, or wait until the gateway notices it is gone"
-            )
+            if await old.peer.alive(TAKEOVER_PROBE_S):
+                log.warning("refused a second connection for node %s from %s",
+                            node_id, peer.remote)  # fmt: skip
+                raise Conflict(
+                    f"node {node_id} is already connected: a second connection cannot take "
+                    "its place. Stop the other one first"
+                )
+            self._fail_calls(node_id, f"Node reconnected during {{kind}} request: {node_id}")
+            old.peer.close(CloseCode.GOING_AWAY, "Silent; the node reconnected")
+            log.info("node %s reconnected; its silent old connection is closed", node_id)
         self._online[node_id] = OnlineNode(peer, tools, runtime)
         now = self._now()
         previous = self._catalog.get(node_id)
@@ -173,7 +183,7 @@ class NodeService:
         disconnected = False
         if entry is not None:
             del self._online[node_id]
-            entry.peer.close(1000, "Forgotten from node registry")
+            entry.peer.close(CloseCode.NORMAL_CLOSURE, "Forgotten from node registry")
             disconnected = True
         self._fail_calls(node_id, f"Node removed from registry: {node_id}")
         known = self._catalog.pop(node_id, None) is not None

@@ -21,6 +21,10 @@ class Peer(Protocol):
         """Queue a binary frame, waiting while too much is queued (backpressure)."""
         ...
 
+    async def alive(self, timeout: float) -> bool:
+        """Whether the other end answers a ping within `timeout` seconds."""
+        ...
+
     def close(self, code: int = 1000, reason: str = "") -> None: ...
 
 

@@ -165,6 +165,26 @@ async def test_a_connected_node_cannot_be_taken_over(gateway: RunningGateway) ->
         await handshake(again, mode="node", client_id="same-id", tools=tools, token=token)
 
 
+async def test_a_node_whose_old_socket_is_silent_takes_its_place_at_once(
+    gateway: RunningGateway,
+) -> None:
+    """A dropped network: the old socket never answers the gateway's ping, so the node's
+    new connection is accepted (after the short probe) and the old one closed with 1001."""
+    tools = [{"name": "Bash", "description": "run", "inputSchema": {}}]
+    token = await credential(gateway, "node", "laptop")
+    async with await open_raw(gateway.url) as old, await open_raw(gateway.url) as new:
+        await handshake(old, mode="node", client_id="laptop", tools=tools, token=token)
+        old.transport.pause_reading()  # silent: the ping is never read, no pong is sent
+        await handshake(new, mode="node", client_id="laptop", tools=tools, token=token)
+        node = gateway.gateway.nodes.online("laptop")
+        assert node is not None and (await request(new, "tools.list"))["ok"]
+        old.transport.resume_reading()
+        with pytest.raises(ConnectionClosed) as closed:
+            while True:
+                await old.recv()
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1001
+
+
 async def test_channel_connections_are_keyed_by_channel_and_account(
     gateway: RunningGateway,
 ) -> None:
