@@ -36,7 +36,7 @@ def list_approvals(
     state: CliState = ctx.obj
     pending = _call(ctx, TOOL_APPROVALS)["approvals"]
     if state.wants_json(json_output):
-        output.print_json(pending)
+        output.print_listing("approvals", pending)
         return
     rows = [
         [a["approvalId"], a["tool"], a["summary"], a["reason"], a["sessionKey"],
@@ -121,7 +121,7 @@ def rules(
     state: CliState = ctx.obj
     listed = _rules(ctx)
     if state.wants_json(json_output):
-        output.print_json(listed)
+        output.print_listing("rules", listed)
         return
     mode = _call(ctx, CONFIG_GET, {"path": "toolApproval.mode"}).get("value")
     output.print_table(["rule"], [[rule] for rule in listed], empty="no rules yet")

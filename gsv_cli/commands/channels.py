@@ -168,7 +168,7 @@ def pairing_list(ctx: typer.Context, json_output: JsonOpt = False) -> None:
 
     result = _call(ctx, PAIR_LIST)
     if ctx.obj.wants_json(json_output):
-        output.print_json(result)
+        output.print_listing("pairs", list(result["pairs"].values()))
         return
     rows = [
         [p["channel"], p["senderId"], p.get("senderName", ""), output.when(p.get("requestedAt")),
@@ -232,7 +232,7 @@ def list_credentials(ctx: typer.Context, json_output: JsonOpt = False) -> None:
 
     found = credentials.credentials(ctx.obj, "channel")
     if ctx.obj.wants_json(json_output):
-        output.print_json(found)
+        output.print_listing("credentials", found)
         return
     credentials.print_credentials(found, "channel")
 

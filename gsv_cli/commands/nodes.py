@@ -28,7 +28,7 @@ def list_nodes(
     if state.wants_json(json_output):
         for node in nodes:
             node["credentials"] = [c for c in issued if c["subject"] == node["nodeId"]]
-        output.print_json(nodes)
+        output.print_listing("nodes", nodes)
         return
     rows = [
         [

@@ -42,7 +42,7 @@ def list_skills(ctx: typer.Context, agent: AgentOpt = None, json_output: JsonOpt
 
     result = call(ctx.obj, SKILLS_STATUS, _agent(agent))
     if ctx.obj.wants_json(json_output):
-        output.print_json(result["skills"])
+        output.print_listing("skills", result["skills"])
         return
     rows = [
         [s["name"], "yes" if s["eligible"] else "no", _source(s["location"]), s["description"]]

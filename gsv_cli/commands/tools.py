@@ -25,7 +25,7 @@ def list_tools(
     state: CliState = ctx.obj
     tools: list[dict[str, Any]] = call(state, TOOLS_LIST)["tools"]
     if state.wants_json(json_output):
-        output.print_json(tools)
+        output.print_listing("tools", tools)
         return
     output.print_table(["tool", "node", "description"], [_row(tool) for tool in tools])
 

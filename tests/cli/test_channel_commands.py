@@ -66,7 +66,8 @@ def test_pairing_list_and_approve(live: RunningGateway) -> None:
         assert time.monotonic() < deadline
         time.sleep(0.05)
     listed = json.loads(gsv(live.url, "--json", "pairing", "list").stdout)
-    assert listed["pairs"]["test:stranger"]["firstMessage"] == "hi there"
+    assert listed["count"] == 1 and listed["pairs"][0]["senderId"] == "stranger"
+    assert listed["pairs"][0]["firstMessage"] == "hi there"
     approved = gsv(live.url, "pair", "approve", "test", "stranger")
     assert approved.exit_code == 0 and approved.stdout == "approved stranger on test\n"
     # dmScope main: the stranger would share the owner's session; said, with the fix
