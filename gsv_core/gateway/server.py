@@ -40,7 +40,6 @@ from gsv_core.gateway.connection import Connection
 from gsv_core.gateway.http_front import HttpFront
 from gsv_core.localconfig import generate_token, stored_secret
 from gsv_core.protocol.frames import WRITE_LIMIT
-from gsv_core.rpc.websocket import DispatchingServerConnection
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +127,6 @@ async def serve(
         gateway.config.token_required = True
 
         async def handler(ws: ServerConnection) -> None:
-            assert isinstance(ws, DispatchingServerConnection)  # create_connection below
             await Connection(ws, gateway).run()
 
         async with ws_serve(
