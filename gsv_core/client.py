@@ -31,6 +31,7 @@ from websockets.exceptions import ConnectionClosed as WsConnectionClosed
 from websockets.exceptions import InvalidHandshake, InvalidURI
 
 from gsv_core import __version__
+from gsv_core.defaults import DEFAULT_GATEWAY_URL, MAX_MESSAGE_BYTES
 from gsv_core.errors import (
     ConnectionClosed,
     GatewayUnreachable,
@@ -53,8 +54,8 @@ from gsv_core.rpc.websocket import close_reading, dispatch_messages
 
 log = logging.getLogger(__name__)
 
-DEFAULT_URL = "ws://127.0.0.1:8787/ws"
-DEFAULT_MAX_SIZE = 32 * 1024 * 1024
+DEFAULT_URL = DEFAULT_GATEWAY_URL
+DEFAULT_MAX_SIZE = MAX_MESSAGE_BYTES
 
 
 @dataclass

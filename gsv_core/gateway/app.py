@@ -49,8 +49,7 @@ from gsv_core.gateway.native import (
 )
 from gsv_core.gateway.nodes import NodeService
 from gsv_core.gateway.probes import GatewayNodeAccess
-from gsv_core.gateway.state import Gateway as Gateway  # re-exported for server.py & co
-from gsv_core.gateway.state import wall_clock_ms
+from gsv_core.gateway.state import Gateway, wall_clock_ms
 from gsv_core.gateway.tool_router import GatewayToolRouter
 from gsv_core.gateway.transfers import TransferService, WorkspacePath
 from gsv_core.heartbeat.service import HeartbeatService

@@ -36,7 +36,7 @@ from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.websocket import close_reading, dispatch_messages
 
 if TYPE_CHECKING:
-    from gsv_core.gateway.app import Gateway
+    from gsv_core.gateway.state import Gateway
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +98,7 @@ class Connection:
             return False
         return True
 
-    def close(self, code: int = 1000, reason: str = "") -> None:
+    def close(self, code: int = CloseCode.NORMAL_CLOSURE, reason: str = "") -> None:
         """Close after everything already queued has been written."""
         if not self._closing:
             self._closing = True

@@ -38,7 +38,7 @@ from websockets.asyncio.server import ServerConnection
 
 from gsv_core.channels.base import HttpRequest, HttpResponse
 from gsv_core.errors import GsvError
-from gsv_core.gateway.app import Gateway
+from gsv_core.gateway.state import Gateway
 
 log = logging.getLogger(__name__)
 
