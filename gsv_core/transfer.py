@@ -5,6 +5,7 @@ written through."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,50 @@ def hash_and_write(hasher: Any, handle: Any, chunk: memoryview | bytes) -> None:
 def temp_path(final: Path, transfer_id: int) -> Path:
     """Where `final` is received: a hidden `.part` file next to it, renamed when whole."""
     return final.with_name(f".{final.name}.gsv-{transfer_id:08x}.part")
+
+
+class PartJournal:
+    """The `.part` files being received, listed in a small file, so a process killed in
+    the middle of a transfer (no `finally` ran) removes them when it starts again: no
+    half file is left behind forever (issue 30). Blocking I/O: call it in a thread."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def add(self, part: Path) -> None:
+        self._save(self._load() | {str(part)})
+
+    def remove(self, part: Path) -> None:
+        self._save(self._load() - {str(part)})
+
+    def sweep(self) -> int:
+        """Delete every listed `.part` (left by an earlier run); how many were found."""
+        removed = 0
+        for name in self._load():
+            part = Path(name)
+            if part.name.endswith(".part"):  # never anything else, whatever the file says
+                try:
+                    part.unlink()
+                    removed += 1
+                except FileNotFoundError:
+                    pass
+        self._save(set())
+        return removed
+
+    def _load(self) -> set[str]:
+        try:
+            listed = json.loads(self.path.read_text(encoding="utf-8"))
+        except (FileNotFoundError, ValueError):
+            return set()
+        return {p for p in listed if isinstance(p, str)} if isinstance(listed, list) else set()
+
+    def _save(self, parts: set[str]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        temp = self.path.with_name(self.path.name + ".tmp")
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(sorted(parts), handle)
+        os.replace(temp, self.path)
 
 
 # how far a received file runs ahead of its write-back (see WriteBehindFile)

@@ -7,6 +7,7 @@ adding a module to `HANDLER_MODULES`, not new plumbing.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
@@ -63,8 +64,11 @@ from gsv_core.storage.media import MediaStore
 from gsv_core.storage.nodes import NodeStore
 from gsv_core.storage.pairing import PairingStore
 from gsv_core.storage.sessions import SessionStore
+from gsv_core.transfer import PartJournal
 from gsv_core.workspace import FilesystemBackend, Workspace
 from gsv_core.workspace.paths import normalise_path, validate_agent_id, write_location
+
+log = logging.getLogger(__name__)
 
 HANDLER_MODULES = (
     connect_handlers,
@@ -117,9 +121,13 @@ async def build_gateway(
         gateway.now_ms, bundled_state=data_dir / "bundled-skills.json",
     )  # fmt: skip
     await gateway.skills.seed_bundled()
+    parts = PartJournal(data_dir / "transfer-parts.json")
+    if left := await asyncio.to_thread(parts.sweep):
+        log.info("removed %d partial file(s) of transfers cut off by an earlier stop", left)
     gateway.transfers = TransferService(
         lambda node_id: node.peer if (node := gateway.nodes.online(node_id)) else None,
         workspace_file(gateway.workspace),
+        parts,
     )
     host = GatewayAgentHost(
         gateway, tools, MediaStore(data_dir / "media"), gateway.workspace, provider_factory

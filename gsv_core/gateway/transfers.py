@@ -38,6 +38,7 @@ from gsv_core.protocol import events
 from gsv_core.protocol.frames import TRANSFER_HEADER_SIZE, parse_binary_frame
 from gsv_core.rpc.context import Peer
 from gsv_core.transfer import (
+    PartJournal,
     WriteBehindFile,
     hash_and_write,
     new_frame_buffer,
@@ -125,10 +126,14 @@ class Transfer:
 
 class TransferService:
     def __init__(
-        self, peer_of: Callable[[str], Peer | None], workspace_path: WorkspacePath
+        self,
+        peer_of: Callable[[str], Peer | None],
+        workspace_path: WorkspacePath,
+        journal: PartJournal | None = None,
     ) -> None:
         self._peer_of = peer_of
         self._workspace_path = workspace_path
+        self._journal = journal  # workspace .part files in progress, swept after a crash
         self._active: dict[int, Transfer] = {}
         self.idle_timeout = IDLE_TIMEOUT
 
@@ -207,7 +212,7 @@ class TransferService:
         if t.destination.in_workspace:
             final = await self._workspace_path(agent_id, t.destination.path)
             t.temp = temp_path(final, t.id)
-            t.handle = await asyncio.to_thread(_open_temp, t.temp)
+            t.handle = await asyncio.to_thread(_open_temp, t.temp, self._journal)
             return
         accept = t.expect("accept")
         payload: dict[str, Any] = {"transferId": t.id, "path": t.destination.path, "size": t.size}
@@ -261,6 +266,7 @@ class TransferService:
             final = await self._workspace_path(agent_id, t.destination.path)
             assert t.temp is not None
             await asyncio.to_thread(os.replace, t.temp, final)
+            self._forget_part(t.temp)
             t.temp = None
             return t.received
         done = t.expect("done")
@@ -285,6 +291,10 @@ class TransferService:
                 raise TimedOut(f"transfer {t.source} -> {t.destination} stalled") from None
         return future.result()
 
+    def _forget_part(self, temp: Path) -> None:
+        if self._journal is not None:
+            self._journal.remove(temp)  # small and local: not worth a thread hop
+
     def _tell(self, peer: Peer | None, event: str, payload: dict[str, Any]) -> None:
         if peer is not None:
             peer.send_event(event, payload)
@@ -297,6 +307,7 @@ class TransferService:
         if t.temp is not None:
             with contextlib.suppress(FileNotFoundError):
                 t.temp.unlink()
+            self._forget_part(t.temp)
         if t.failed is None:
             return
         ended = {"transferId": t.id, "error": t.failed}
@@ -376,6 +387,8 @@ def _file_size(path: Path) -> int | None:
     return path.stat().st_size if path.is_file() else None
 
 
-def _open_temp(temp: Path) -> Any:
+def _open_temp(temp: Path, journal: PartJournal | None) -> Any:
     make_private_dir(temp.parent)  # the workspace, under the gateway's data directory
+    if journal is not None:
+        journal.add(temp)  # before the file exists: a crash right after still finds it
     return WriteBehindFile(temp, FILE_MODE)

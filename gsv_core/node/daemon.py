@@ -35,10 +35,12 @@ from gsv_core.node.logtail import tail_lines
 from gsv_core.node.tools import Toolset, build_toolset
 from gsv_core.node.tools.workspace import Workspace as ToolWorkspace
 from gsv_core.node.transfers import NodeTransfers
+from gsv_core.paths import resolve_paths
 from gsv_core.protocol import events
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.frames import EventFrame
 from gsv_core.protocol.schemas.nodes import BIN_NAME
+from gsv_core.transfer import PartJournal
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +102,8 @@ class NodeDaemon:
         self.client: GatewayClient | None = None
         self.guard = NodeGuard(settings.node_id, str(settings.workspace))
         paths = ToolWorkspace(settings.workspace, restrict=settings.restrict_to_workspace)
-        self.transfers = NodeTransfers(paths.resolve)
+        self.parts = PartJournal(resolve_paths().run_dir / f"parts-{settings.node_id}.json")
+        self.transfers = NodeTransfers(paths.resolve, self.parts)
         self.connected = asyncio.Event()
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -112,6 +115,9 @@ class NodeDaemon:
             self.settings.workspace,
             self.settings.url,
         )
+        left = await asyncio.to_thread(self.parts.sweep)
+        if left:
+            log.info("removed %d partial file(s) of transfers cut off by an earlier stop", left)
         try:
             while not stop.is_set():
                 await self._session(stop)

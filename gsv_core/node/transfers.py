@@ -20,6 +20,7 @@ from gsv_core.errors import GsvError
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.frames import FrameError, parse_binary_frame
 from gsv_core.transfer import (
+    PartJournal,
     WriteBehindFile,
     hash_and_write,
     new_frame_buffer,
@@ -43,11 +44,13 @@ class _Incoming:
     written: int = 0
     hasher: Any = field(default_factory=hashlib.sha256)
     error: str | None = None  # writing failed: later chunks are dropped, `done` says why
+    journal: PartJournal | None = None
 
 
 class NodeTransfers:
-    def __init__(self, resolve: Resolve) -> None:
+    def __init__(self, resolve: Resolve, journal: PartJournal | None = None) -> None:
         self._resolve = resolve
+        self._journal = journal  # the .part files in progress, swept after a crash
         self._outgoing: dict[int, Path] = {}  # described, waiting for start
         self._sending: set[int] = set()  # streaming now
         self._incoming: dict[int, _Incoming] = {}
@@ -101,11 +104,13 @@ class NodeTransfers:
         try:
             final = Path(self._resolve(str(payload["path"])))
             temp = temp_path(final, transfer_id)
-            handle = await asyncio.to_thread(_open_temp, final, temp)
+            handle = await asyncio.to_thread(_open_temp, final, temp, self._journal)
         except (OSError, GsvError) as exc:
             await call(m.TRANSFER_ACCEPT, {"transferId": transfer_id, "error": _reason(exc)})
             return
-        self._incoming[transfer_id] = _Incoming(final, temp, handle, int(payload.get("size") or 0))
+        self._incoming[transfer_id] = _Incoming(
+            final, temp, handle, int(payload.get("size") or 0), journal=self._journal
+        )
         await call(m.TRANSFER_ACCEPT, {"transferId": transfer_id})
 
     def on_binary(self, data: bytes) -> Awaitable[None] | None:
@@ -204,10 +209,12 @@ def _file_size(path: Path) -> int:
     return path.stat().st_size
 
 
-def _open_temp(final: Path, temp: Path) -> Any:
+def _open_temp(final: Path, temp: Path, journal: PartJournal | None) -> Any:
     final.parent.mkdir(parents=True, exist_ok=True)
     if final.is_dir():
         raise OSError(f"{final} is a directory")
+    if journal is not None:
+        journal.add(temp)  # before the file exists: a crash right after still finds it
     return WriteBehindFile(temp)
 
 
@@ -222,6 +229,8 @@ def _close_and_keep(incoming: _Incoming, keep: bool) -> None:
     else:
         with contextlib.suppress(FileNotFoundError):
             incoming.temp.unlink()
+    if incoming.journal is not None:
+        incoming.journal.remove(incoming.temp)
 
 
 def _reason(exc: BaseException) -> str:

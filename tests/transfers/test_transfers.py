@@ -17,6 +17,7 @@ import pytest
 from gsv_core.client import GatewayClient
 from gsv_core.errors import GsvError, InvalidParams, NotFound
 from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
+from gsv_core.paths import resolve_paths
 from gsv_core.protocol.frames import encode_binary_frame
 from tests.transfers.nodes import (
     leftovers,
@@ -55,6 +56,10 @@ async def test_node_to_workspace_and_back(gw: RunningGateway, pair: tuple[Path, 
     assert (workspace_of(gw) / "media" / "photo.png").read_bytes() == data
     down = await transfer(gw, "gsv:workspace/media/photo.png", "b:copy.png")
     assert (b / "copy.png").read_bytes() == data and down["bytesTransferred"] == len(data)
+    # finished transfers leave nothing in the journals of parts in progress
+    for journal in (gw.gateway.db.path.parent / "transfer-parts.json",
+                    resolve_paths().run_dir / "parts-b.json"):  # fmt: skip
+        assert json.loads(journal.read_text()) == []
 
 
 @pytest.mark.parametrize("size", [0, 1, 256 * 1024, 256 * 1024 + 1, 3_000_000])
@@ -167,6 +172,7 @@ async def test_a_destination_that_vanishes_fails_fast_and_the_source_recovers(
         still = gw.gateway.nodes.online("a")
         assert still is not None and still.peer is link, "the source kept its connection"
     assert leftovers(tmp_path / "b") == [] and not (tmp_path / "b" / "big.bin").exists()
+    assert json.loads((resolve_paths().run_dir / "parts-b.json").read_text()) == []
 
 
 async def test_a_destination_that_vanishes_stops_a_send_from_the_workspace(
