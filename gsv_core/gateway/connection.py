@@ -162,6 +162,8 @@ class Connection:
             log.warning("connection %s: bad frame: %s", self.connection_id, exc)
             if exc.reply_id is not None:
                 self._send(encode_error(exc.reply_id, InvalidParams(str(exc))))
+            elif exc.close_code is not None:
+                self.close(exc.close_code, str(exc)[:120])
             return None
         if not isinstance(frame, RequestFrame):
             log.debug("connection %s: ignoring %s frame", self.connection_id, type(frame).__name__)

@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 from gsv_core.errors import GsvError
+from gsv_core.protocol.frame_text import bad_text_path, may_hold_bad_text, peek_id
+
+INVALID_DATA = 1007  # the WebSocket close code for data a frame cannot carry
 
 FrameId = str | int
 
@@ -49,9 +52,13 @@ class FrameError(ValueError):
     400 response. Otherwise the message is logged and dropped.
     """
 
-    def __init__(self, message: str, reply_id: FrameId | None = None) -> None:
+    def __init__(
+        self, message: str, reply_id: FrameId | None = None, close_code: int | None = None
+    ) -> None:
         super().__init__(message)
         self.reply_id = reply_id
+        # nobody can be answered and the peer must hear something: close with this code
+        self.close_code = close_code
 
 
 def _usable_id(value: Any) -> TypeGuard[FrameId]:
@@ -67,11 +74,26 @@ def parse_frame(text: str | bytes) -> Frame:
         data = json.loads(text)
     except (ValueError, UnicodeDecodeError) as exc:
         raise FrameError(f"invalid JSON: {exc}") from None
+    except RecursionError:
+        reply_id = peek_id(text)
+        raise FrameError(
+            "the frame is nested too deeply to read",
+            reply_id=reply_id,
+            close_code=None if reply_id is not None else INVALID_DATA,
+        ) from None
     if not isinstance(data, dict):
         raise FrameError("a frame must be a JSON object")
     kind = data.get("type")
     if kind == "req":
-        return _parse_request(data)
+        request = _parse_request(data)
+        if may_hold_bad_text(text) and (where := bad_text_path(data)) is not None:
+            raise FrameError(
+                f"{where}: text with a NUL character or a lone surrogate (\\ud800-\\udfff) "
+                "is not accepted",
+                reply_id=request.id if bad_text_path(request.id) is None else None,
+                close_code=None if bad_text_path(request.id) is None else INVALID_DATA,
+            )
+        return request
     if kind == "res":
         return _parse_response(data)
     if kind == "evt":
