@@ -23,7 +23,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.frames import CloseCode
 
 from gsv_core.errors import ConnectionClosed as ConnectionClosedError
-from gsv_core.errors import InvalidParams
+from gsv_core.errors import InvalidConnectParams, InvalidParams
 from gsv_core.protocol.frames import (
     FrameError,
     RequestFrame,
@@ -161,7 +161,9 @@ class Connection:
         except FrameError as exc:
             log.warning("connection %s: bad frame: %s", self.connection_id, exc)
             if exc.reply_id is not None:
-                self._send(encode_error(exc.reply_id, InvalidParams(str(exc))))
+                # connect's shape errors are 103 (spec 2.3), every other method's 400
+                error = InvalidConnectParams if exc.method == CONNECT else InvalidParams
+                self._send(encode_error(exc.reply_id, error(str(exc))))
             elif exc.close_code is not None:
                 self.close(exc.close_code, str(exc)[:120])
             return None

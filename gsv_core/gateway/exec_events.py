@@ -8,8 +8,6 @@ event once per eventId. Events nobody watches are acknowledged with `dropped: tr
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -52,7 +50,7 @@ class ExecEventRouter:
         events are acknowledged as dropped)."""
         if not params.sessionId.strip() or (params.event not in TERMINAL | {STARTED}):
             return True
-        event_id = params.eventId or _synthesised_id(node_id, params)
+        event_id = params.eventId
         if event_id in self._seen:
             return False  # already delivered: acknowledged, not dropped
         key = (node_id, params.sessionId)
@@ -80,11 +78,6 @@ class ExecEventRouter:
         now = self._now()
         for key in [k for k, w in self._watches.items() if w.expires_at <= now]:
             del self._watches[key]
-
-
-def _synthesised_id(node_id: str, params: NodeExecEventParams) -> str:
-    fields = json.dumps([node_id, params.model_dump(mode="json")], sort_keys=True)
-    return "synth-" + hashlib.sha256(fields.encode()).hexdigest()[:32]
 
 
 def _completion(

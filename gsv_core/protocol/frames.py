@@ -53,10 +53,15 @@ class FrameError(ValueError):
     """
 
     def __init__(
-        self, message: str, reply_id: FrameId | None = None, close_code: int | None = None
+        self,
+        message: str,
+        reply_id: FrameId | None = None,
+        close_code: int | None = None,
+        method: str | None = None,
     ) -> None:
         super().__init__(message)
         self.reply_id = reply_id
+        self.method = method  # the request's method, when it could be read
         # nobody can be answered and the peer must hear something: close with this code
         self.close_code = close_code
 
@@ -92,6 +97,7 @@ def parse_frame(text: str | bytes) -> Frame:
                 "is not accepted",
                 reply_id=request.id if bad_text_path(request.id) is None else None,
                 close_code=None if bad_text_path(request.id) is None else INVALID_DATA,
+                method=request.method,
             )
         return request
     if kind == "res":

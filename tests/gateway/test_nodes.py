@@ -525,9 +525,20 @@ async def test_exec_events_reach_the_watching_session_once(gateway: RunningGatew
 def test_exec_event_params_accept_null_exit_codes() -> None:
     """exitCode may be null (killed by a signal), as in seed 001."""
     params = NodeExecEventParams.model_validate(
-        {"sessionId": "s", "event": "failed", "exitCode": None, "signal": "SIGKILL"}
-    )
+        {"eventId": "e1", "sessionId": "s", "event": "failed", "exitCode": None,
+         "signal": "SIGKILL"}
+    )  # fmt: skip
     assert params.exitCode is None and params.signal == "SIGKILL"
+
+
+async def test_an_exec_event_without_its_event_id_is_refused(gateway: RunningGateway) -> None:
+    """eventId is required by seed 001 (it is the key events are de-duplicated by)."""
+    node = await node_socket(gateway, "n1")
+    try:
+        reply = await request(node, "node.exec.event", {"sessionId": "s", "event": "finished"})
+        assert reply["error"]["code"] == 400 and "eventId" in reply["error"]["message"]
+    finally:
+        await node.close()
 
 
 async def test_only_nodes_may_answer_calls(gateway: RunningGateway) -> None:

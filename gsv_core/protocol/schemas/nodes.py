@@ -170,7 +170,7 @@ class NodeProbeResultParams(WireModel):
 
 
 class NodeExecEventParams(WireModel):
-    eventId: str | None = None
+    eventId: str = Field(min_length=1, max_length=256)  # seed 001: required (dedupe key)
     sessionId: str
     event: str
     callId: str | None = None
