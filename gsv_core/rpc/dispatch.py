@@ -90,7 +90,11 @@ class Router:
             raise UnknownMethod(f"Unknown method: {method}")
         if route.spec.needs_connect and ctx.mode not in route.spec.modes:
             raise Forbidden(f"Method {method} not allowed for mode")
-        return route, _validate(method, route.params, params) if route.params else params
+        if route.params is not None:
+            return route, _validate(method, route.params, params)
+        if params is not None and not isinstance(params, dict):  # seed 001: an object
+            raise InvalidParams(f"invalid params for {method}: params must be an object")
+        return route, params
 
     async def handle(self, ctx: RequestContext, method: str, params: Any) -> str:
         """Dispatch and encode the response frame; never raises (except cancellation)."""

@@ -74,3 +74,14 @@ async def test_real_emoji_escaped_as_surrogate_pairs_are_fine(gateway: RunningGa
         assert json.loads(await ws.recv())["ok"]
         got = await request(ws, "config.get", {"path": "systemPrompt"})
         assert got["payload"]["value"] == "be kind 😀"
+
+
+@pytest.mark.parametrize("method", ["cron.status", "nodes.list", "auth.list", "config.get"])
+async def test_params_that_are_not_an_object_are_refused(
+    gateway: RunningGateway, method: str
+) -> None:
+    async with await open_raw(gateway.url) as ws:
+        await handshake(ws)
+        reply = await request(ws, method, 5)
+        assert reply["error"]["code"] == 400 and "params" in reply["error"]["message"]
+        assert (await request(ws, method, {}))["ok"]
