@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from gsv_core.fsmodes import make_private_dir
 from gsv_core.protocol.frames import (
     MAX_TRANSFER_CHUNK,
     TRANSFER_HEADER_SIZE,
@@ -85,7 +86,7 @@ class PartJournal:
         return {p for p in listed if isinstance(p, str)} if isinstance(listed, list) else set()
 
     def _save(self, parts: set[str]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_private_dir(self.path.parent)  # under GSV_HOME: owner-only, as all of it
         temp = self.path.with_name(self.path.name + ".tmp")
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
