@@ -27,7 +27,7 @@ from gsv_core.channels.base import (
     Sender,
 )
 from gsv_core.channels.telegram import TOKEN_REJECTED, TelegramChannel
-from gsv_core.channels.telegram_format import format_html, split_text, utf16_len
+from gsv_core.channels.telegram.formatting import format_html, split_text, utf16_len
 from gsv_core.client import GatewayClient
 from gsv_core.errors import (
     Forbidden,
