@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from gsv_core.channels.discord import DiscordChannel
-from gsv_core.channels.discord_seam import DiscordPress
+from gsv_core.channels.discord.seam import DiscordPress
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
 from tests.channels.test_discord import ADA as DISCORD_ADA

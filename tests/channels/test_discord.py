@@ -24,7 +24,7 @@ import pytest
 
 from gsv_core.channels.base import AccountStatus, Action, InboundMessage, OutboundMessage, Peer
 from gsv_core.channels.discord import MAX_TEXT, DiscordChannel
-from gsv_core.channels.discord_seam import (
+from gsv_core.channels.discord.seam import (
     INTENT_MISSING,
     TOKEN_REJECTED,
     DiscordAttachment,

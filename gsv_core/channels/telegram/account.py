@@ -56,7 +56,7 @@ def protect(token: str) -> None:
     _REDACTOR.protect(token.partition(":")[2] or token, _LOGGERS)
 
 
-def reason(exc: BaseException) -> str:
+def masked_reason(exc: BaseException) -> str:
     return failure_reason(exc, mask)
 
 
@@ -111,7 +111,7 @@ def api_error(exc: Exception) -> GsvError:
     """The gsv error for a Bot API failure (messages masked)."""
     from telegram import error as tg
 
-    why = reason(exc)
+    why = masked_reason(exc)
     if isinstance(exc, tg.RetryAfter):
         wait = seconds(exc.retry_after) or 0.0
         return RateLimited(

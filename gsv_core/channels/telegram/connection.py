@@ -23,7 +23,7 @@ from gsv_core.channels.telegram.account import (
     TOKEN_REJECTED,
     Account,
     api_error,
-    reason,
+    masked_reason,
     seconds,
 )
 from gsv_core.channels.telegram.conversion import (
@@ -65,13 +65,15 @@ class TelegramPolling(AccountAdapter[Account]):
         except (tg.NetworkError, tg.RetryAfter) as exc:
             if isinstance(exc, tg.BadRequest):
                 raise api_error(exc) from None
-            self._update(account, connected=False, error=f"telegram unreachable: {reason(exc)}")
+            self._update(
+                account, connected=False, error=f"telegram unreachable: {masked_reason(exc)}"
+            )
             log.warning(
                 "telegram account %s: %s; retrying", account.status.account_id, account.status.error
             )
             return False
         except tg.TelegramError as exc:
-            self._update(account, connected=False, error=reason(exc))
+            self._update(account, connected=False, error=masked_reason(exc))
             raise api_error(exc) from None
         me = account.bot.bot
         account.bot_id, account.username = me.id, me.username or ""
@@ -133,9 +135,9 @@ class TelegramPolling(AccountAdapter[Account]):
         if isinstance(exc, tg.Conflict):
             why = "another client is polling this bot (or a webhook is set)"
         elif isinstance(exc, tg.TelegramError):
-            why = f"telegram unreachable: {reason(exc)}"
+            why = f"telegram unreachable: {masked_reason(exc)}"
         else:
-            why = f"telegram polling failed: {reason(exc)}"
+            why = f"telegram polling failed: {masked_reason(exc)}"
         if account.status.connected:
             log.warning("telegram account %s: %s", account.status.account_id, why)
         self._update(account, connected=False, error=why)
@@ -156,7 +158,7 @@ class TelegramPolling(AccountAdapter[Account]):
             log.info(
                 "telegram could not confirm updates before %s (%s); they will come again",
                 account.offset,
-                reason(exc),
+                masked_reason(exc),
             )
 
     # -- receiving -----------------------------------------------------------------------
@@ -175,7 +177,7 @@ class TelegramPolling(AccountAdapter[Account]):
                         "telegram update %s not handed over (attempt %d): %s",
                         update.update_id,
                         attempts,
-                        reason(exc),
+                        masked_reason(exc),
                     )
                     return attempts
                 log.error(
@@ -230,7 +232,7 @@ class TelegramPolling(AccountAdapter[Account]):
         try:
             await account.bot.answer_callback_query(query.id, text=answer)
         except tg.TelegramError as exc:
-            log.info("telegram could not answer button press %s: %s", query.id, reason(exc))
+            log.info("telegram could not answer button press %s: %s", query.id, masked_reason(exc))
 
     async def _inbound(self, account: Account, message: Message) -> InboundMessage | None:
         attachments = attachments_of(message)

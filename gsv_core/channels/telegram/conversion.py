@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from gsv_core.channels.base import Media, Peer, Sender
 from gsv_core.channels.media import media_kind, too_big_note
-from gsv_core.channels.telegram.account import reason, seconds
+from gsv_core.channels.telegram.account import masked_reason, seconds
 
 if TYPE_CHECKING:
     from telegram import Bot, Message
@@ -155,7 +155,7 @@ async def download(bot: Bot, attachment: Attachment) -> Media | str:
             return too_big_note(label, file.file_size, MAX_MEDIA_BYTES)
         data = bytes(await file.download_as_bytearray())
     except tg.TelegramError as exc:
-        log.warning("telegram attachment %s not downloaded: %s", label, reason(exc))
+        log.warning("telegram attachment %s not downloaded: %s", label, masked_reason(exc))
         return f"[attachment not downloaded: {label}]"
     if len(data) > MAX_MEDIA_BYTES:
         return too_big_note(label, len(data), MAX_MEDIA_BYTES)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from gsv_core.channels.accounts import AccountAdapter
 from gsv_core.channels.base import Action, OutboundMessage, Peer
-from gsv_core.channels.telegram.account import Account, api_error, reason, seconds
+from gsv_core.channels.telegram.account import Account, api_error, masked_reason, seconds
 from gsv_core.channels.telegram.conversion import parse_chat_id, parse_int
 from gsv_core.channels.telegram.formatting import format_html, split_text
 
@@ -105,7 +105,9 @@ class TelegramSending(AccountAdapter[Account]):
             except tg.BadRequest as exc:
                 if "can't parse entities" not in str(exc).lower():
                     raise
-                log.info("telegram refused the formatting (%s); sending plain text", reason(exc))
+                log.info(
+                    "telegram refused the formatting (%s); sending plain text", masked_reason(exc)
+                )
                 sent = await attempt(text, None)
         except tg.TelegramError as exc:
             raise api_error(exc) from None
@@ -140,7 +142,7 @@ class TelegramSending(AccountAdapter[Account]):
                 parse_chat_id(peer.id), "typing", message_thread_id=parse_int(peer.thread_id)
             )
         except tg.TelegramError as exc:
-            log.info("telegram typing for chat %s failed: %s", peer.id, reason(exc))
+            log.info("telegram typing for chat %s failed: %s", peer.id, masked_reason(exc))
 
 
 def keyboard_of(actions: tuple[Action, ...]) -> InlineKeyboardMarkup | None:
