@@ -27,6 +27,7 @@ class AccountState(Protocol):
 
     status: AccountStatus
     sink: ChannelSink
+    task: asyncio.Task[None] | None  # the account's background work, if any
 
 
 A = TypeVar("A", bound=AccountState)
@@ -62,6 +63,35 @@ class AccountAdapter(Generic[A]):
             for key, s in self._statuses.items()
             if account_id in (None, key)
         ]
+
+    async def stop(self, account_id: str) -> None:
+        """End the account's task, release what it holds open, mark it disconnected."""
+        account = self._accounts.pop(account_id, None)
+        if account is None:
+            return
+        if account.task is not None:
+            account.task.cancel()
+            await asyncio.wait([account.task])  # our own cancellation still propagates
+        await self._close(account)
+        self._update(account, connected=False)
+        log.info("%s account %s stopped", self.name, account_id)
+
+    async def _close(self, account: A) -> None:
+        """Release the account's clients (its task has ended); nothing by default."""
+
+    async def logout(self, account_id: str) -> None:
+        """Stop the account. Its credentials are settings: logging out deletes none."""
+        await self.stop(account_id)
+        where = config_prefix(self.name, account_id)
+        log.info("%s account %s logged out; its credentials stay in config (%s)",
+                 self.name, account_id, where)  # fmt: skip
+
+    def _connected(self, account_id: str, force: bool) -> A | None:
+        """The account, when it is connected and a login was not forced."""
+        account = self._accounts.get(account_id)
+        if account is None or not account.status.connected or force:
+            return None
+        return account
 
     def _running(self, account_id: str) -> A:
         account = self._accounts.get(account_id)

@@ -11,7 +11,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from gsv_core.channels.accounts import start_command
-from gsv_core.channels.base import AccountStatus, Capabilities, ChannelSink, LoginResult
+from gsv_core.channels.base import (
+    ALL_CHAT_TYPES,
+    AccountStatus,
+    Capabilities,
+    ChannelSink,
+    LoginResult,
+)
 from gsv_core.channels.discord.account import Account, load_token, masked_reason, protect, token_key
 from gsv_core.channels.discord.connection import DiscordConnection
 from gsv_core.channels.discord.seam import DiscordGateway, DiscordPyGateway
@@ -31,12 +37,7 @@ class DiscordChannel(DiscordSending, DiscordConnection):
 
     name = "discord"
     capabilities = Capabilities(
-        chat_types=("dm", "group", "channel", "thread"),
-        media=True,
-        threads=True,
-        typing=True,
-        buttons=True,
-        max_text=MAX_TEXT,
+        ALL_CHAT_TYPES, media=True, threads=True, typing=True, buttons=True, max_text=MAX_TEXT
     )
 
     def __init__(
@@ -80,23 +81,19 @@ class DiscordChannel(DiscordSending, DiscordConnection):
         self._accounts[account_id] = account
         account.task = asyncio.create_task(self._run(account), name=f"discord:{account_id}")
 
-    async def stop(self, account_id: str) -> None:
-        account = self._accounts.pop(account_id, None)
-        if account is None:
-            return
-        if account.task is not None:
-            account.task.cancel()
-            await asyncio.wait([account.task])  # our own cancellation still propagates
+    async def _close(self, account: Account) -> None:
         try:
             await account.gateway.close()
         except Exception as exc:  # closing a broken connection must not fail the stop
-            log.info("discord account %s closed uncleanly: %s", account_id, masked_reason(exc))
-        self._update(account, connected=False)
-        log.info("discord account %s stopped", account_id)
+            log.info(
+                "discord account %s closed uncleanly: %s",
+                account.status.account_id,
+                masked_reason(exc),
+            )
 
     async def login(self, account_id: str, force: bool) -> LoginResult:
-        account = self._accounts.get(account_id)
-        if account is not None and account.status.connected and not force:
+        account = self._connected(account_id, force)
+        if account is not None:
             return LoginResult(f"Discord bot {account.gateway.bot_name} is connected.")
         start = start_command(self.name, account_id)
         return LoginResult(
@@ -110,12 +107,4 @@ class DiscordChannel(DiscordSending, DiscordConnection):
             "open the URL. (People can DM the bot once they share a server with it.)\n"
             f"4. gsv config set {token_key(account_id)} <the token>\n"
             f"5. {start}"
-        )
-
-    async def logout(self, account_id: str) -> None:
-        await self.stop(account_id)
-        log.info(
-            "discord account %s logged out; its token stays in config (%s)",
-            account_id,
-            token_key(account_id),
         )

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from gsv_core.channels.accounts import config_key
 from gsv_core.channels.base import AccountStatus, ChannelSink
-from gsv_core.channels.redaction import failure_reason
+from gsv_core.channels.redaction import failure_reason, mask_secrets
 from gsv_core.errors import GsvError, InvalidParams, RateLimited, Unauthorized
 
 if TYPE_CHECKING:
@@ -33,9 +33,7 @@ class Settings:
     api_base: str
 
     def mask(self, text: str) -> str:
-        for secret in (self.app_token, self.bot_token):
-            text = text.replace(secret, "***")
-        return text
+        return mask_secrets(text, (self.app_token, self.bot_token))
 
 
 @dataclass

@@ -4,17 +4,20 @@ its connection (`connection.py`) and sending (`sending.py`) halves."""
 from __future__ import annotations
 
 import asyncio
-import logging
 from typing import Any
 
 from gsv_core.channels.accounts import start_command
-from gsv_core.channels.base import AccountStatus, Capabilities, ChannelSink, LoginResult
+from gsv_core.channels.base import (
+    ALL_CHAT_TYPES,
+    AccountStatus,
+    Capabilities,
+    ChannelSink,
+    LoginResult,
+)
 from gsv_core.channels.slack.account import Account, load_settings, setting_key, web_client
 from gsv_core.channels.slack.connection import SlackSocket
 from gsv_core.channels.slack.formatting import MAX_TEXT
 from gsv_core.channels.slack.sending import SlackSending
-
-log = logging.getLogger(__name__)
 
 
 class SlackChannel(SlackSending, SlackSocket):
@@ -22,12 +25,7 @@ class SlackChannel(SlackSending, SlackSocket):
 
     name = "slack"
     capabilities = Capabilities(
-        chat_types=("dm", "group", "channel", "thread"),
-        media=True,
-        threads=True,
-        typing=False,
-        buttons=True,
-        max_text=MAX_TEXT,
+        ALL_CHAT_TYPES, media=True, threads=True, typing=False, buttons=True, max_text=MAX_TEXT
     )
 
     def __init__(self, *, max_backoff: float = 60.0, **options: Any) -> None:
@@ -45,19 +43,9 @@ class SlackChannel(SlackSending, SlackSocket):
         self._accounts[account_id] = account
         account.task = asyncio.create_task(self._run(account, url), name=f"slack:{account_id}")
 
-    async def stop(self, account_id: str) -> None:
-        account = self._accounts.pop(account_id, None)
-        if account is None:
-            return
-        if account.task is not None:
-            account.task.cancel()
-            await asyncio.wait([account.task])  # our own cancellation still propagates
-        self._update(account, connected=False)
-        log.info("slack account %s stopped", account_id)
-
     async def login(self, account_id: str, force: bool) -> LoginResult:
-        account = self._accounts.get(account_id)
-        if account is not None and account.status.connected and not force:
+        account = self._connected(account_id, force)
+        if account is not None:
             team = account.status.extra.get("team", "its workspace")
             return LoginResult(f"Slack app @{account.bot_name} is connected to {team}.")
         start = start_command(self.name, account_id)
@@ -78,7 +66,3 @@ class SlackChannel(SlackSending, SlackSocket):
             f"   gsv config set {setting_key(account_id, 'botToken')} xoxb-...\n"
             f"8. {start}   (then invite the app to a channel with /invite @yourapp)"
         )
-
-    async def logout(self, account_id: str) -> None:
-        await self.stop(account_id)
-        log.info("slack account %s logged out; its tokens stay in config", account_id)

@@ -4,11 +4,16 @@ over its connection (`connection.py`) and sending (`sending.py`) halves."""
 from __future__ import annotations
 
 import asyncio
-import logging
 from typing import Any
 
 from gsv_core.channels.accounts import start_command
-from gsv_core.channels.base import AccountStatus, Capabilities, ChannelSink, LoginResult
+from gsv_core.channels.base import (
+    ALL_CHAT_TYPES,
+    AccountStatus,
+    Capabilities,
+    ChannelSink,
+    LoginResult,
+)
 from gsv_core.channels.telegram.account import (
     Account,
     load_settings,
@@ -19,20 +24,13 @@ from gsv_core.channels.telegram.connection import TelegramPolling
 from gsv_core.channels.telegram.formatting import MAX_TEXT
 from gsv_core.channels.telegram.sending import TelegramSending
 
-log = logging.getLogger(__name__)
-
 
 class TelegramChannel(TelegramSending, TelegramPolling):
     """Telegram bots (one per account id), receiving by long polling."""
 
     name = "telegram"
     capabilities = Capabilities(
-        chat_types=("dm", "group", "channel", "thread"),
-        media=True,
-        typing=True,
-        threads=True,
-        buttons=True,
-        max_text=MAX_TEXT,
+        ALL_CHAT_TYPES, media=True, typing=True, threads=True, buttons=True, max_text=MAX_TEXT
     )
 
     async def start(self, account_id: str, config: dict[str, Any], sink: ChannelSink) -> None:
@@ -62,22 +60,14 @@ class TelegramChannel(TelegramSending, TelegramPolling):
             self._run(account, connected), name=f"telegram:{account_id}"
         )
 
-    async def stop(self, account_id: str) -> None:
-        """End polling, confirm the handled updates, close the HTTP clients."""
-        account = self._accounts.pop(account_id, None)
-        if account is None:
-            return
-        if account.task is not None:
-            account.task.cancel()
-            await asyncio.wait([account.task])  # our own cancellation still propagates
+    async def _close(self, account: Account) -> None:
+        """Confirm the handled updates, then close the HTTP clients."""
         await self._confirm(account)
         await account.bot.shutdown()
-        self._update(account, connected=False)
-        log.info("telegram account %s stopped", account_id)
 
     async def login(self, account_id: str, force: bool) -> LoginResult:
-        account = self._accounts.get(account_id)
-        if account is not None and account.status.connected and not force:
+        account = self._connected(account_id, force)
+        if account is not None:
             return LoginResult(f"Telegram bot @{account.username} is connected.")
         start = start_command(self.name, account_id)
         return LoginResult(
@@ -85,12 +75,4 @@ class TelegramChannel(TelegramSending, TelegramPolling):
             "1. In Telegram, open @BotFather and send /newbot (or /token for an existing bot).\n"
             f"2. gsv config set {token_key(account_id)} <the token BotFather gave you>\n"
             f"3. {start}"
-        )
-
-    async def logout(self, account_id: str) -> None:
-        await self.stop(account_id)
-        log.info(
-            "telegram account %s logged out; its token stays in config (%s)",
-            account_id,
-            token_key(account_id),
         )

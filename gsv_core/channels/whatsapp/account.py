@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 from gsv_core.channels.accounts import config_prefix
 from gsv_core.channels.base import AccountStatus, ChannelSink
-from gsv_core.channels.redaction import failure_reason
+from gsv_core.channels.redaction import failure_reason, mask_secrets
 from gsv_core.errors import GsvError, InvalidParams, RateLimited, Unauthorized, Unavailable
 
 if TYPE_CHECKING:
@@ -30,9 +30,7 @@ class Settings:
     api_base: str
 
     def mask(self, text: str) -> str:
-        for secret in (self.access_token, self.app_secret, self.verify_token):
-            text = text.replace(secret, "***")
-        return text
+        return mask_secrets(text, (self.access_token, self.app_secret, self.verify_token))
 
 
 @dataclass

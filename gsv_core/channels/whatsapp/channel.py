@@ -4,8 +4,6 @@ over its webhook (`webhook.py`), credential checks (`connection.py`) and sending
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from typing import Any
 
 from gsv_core.channels.accounts import start_command
@@ -14,8 +12,6 @@ from gsv_core.channels.whatsapp.account import Account, load_settings, setting_p
 from gsv_core.channels.whatsapp.formatting import MAX_TEXT
 from gsv_core.channels.whatsapp.sending import WhatsAppSending
 from gsv_core.channels.whatsapp.webhook import WhatsAppWebhook
-
-log = logging.getLogger(__name__)
 
 WEBHOOK_PATH = "/channels/whatsapp/webhook"
 
@@ -53,20 +49,12 @@ class WhatsAppChannel(WhatsAppSending, WhatsAppWebhook):
         if not checked:
             self._recheck_later(account)
 
-    async def stop(self, account_id: str) -> None:
-        account = self._accounts.pop(account_id, None)
-        if account is None:
-            return
-        if account.task is not None:
-            account.task.cancel()
-            await asyncio.wait([account.task])
+    async def _close(self, account: Account) -> None:
         await account.client.aclose()
-        self._update(account, connected=False)
-        log.info("whatsapp account %s stopped", account_id)
 
     async def login(self, account_id: str, force: bool) -> LoginResult:
-        account = self._accounts.get(account_id)
-        if account is not None and account.status.connected and not force:
+        account = self._connected(account_id, force)
+        if account is not None:
             number = account.status.extra.get("displayPhoneNumber", "its number")
             return LoginResult(f"WhatsApp Business number {number} is connected.")
         key = setting_prefix(account_id)
@@ -88,7 +76,3 @@ class WhatsAppChannel(WhatsAppSending, WhatsAppWebhook):
             f"https://<your gateway>{WEBHOOK_PATH} (public HTTPS, e.g. a reverse proxy or "
             "tunnel to the gateway port), the same verify token; subscribe to `messages`."
         )
-
-    async def logout(self, account_id: str) -> None:
-        await self.stop(account_id)
-        log.info("whatsapp account %s logged out; its credentials stay in config", account_id)
