@@ -14,7 +14,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from gsv_core.channels.base import AccountStatus, ChannelSink
 from gsv_core.errors import Unavailable
@@ -36,7 +36,7 @@ A = TypeVar("A", bound=AccountState)
 class AccountAdapter(Generic[A]):
     """Running accounts of one platform (one per account id) and their statuses."""
 
-    name: ClassVar[str]
+    name: str  # the platform, set by each adapter class
 
     def __init__(
         self,
