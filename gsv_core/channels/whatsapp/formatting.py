@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import re
 
+from gsv_core.channels.markdown import BOLD, ITALIC, STRIKE
+
 MAX_TEXT = 4096
 
 _CODE = re.compile(r"(```.*?```|`[^`\n]+`)", re.S)
 _WA_LINK = re.compile(r"\[([^\]\n]+)\]\(((?:https?://|mailto:)[^)\s]+)\)")
 _WA_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
-_WA_BOLD = re.compile(r"\*\*(?!\s)(.+?)(?<!\s)\*\*")
-_WA_ITALIC = re.compile(r"(?<![\w*])\*(?![\s*])([^*\n]+?)(?<![\s*])\*(?![\w*])")
-_WA_STRIKE = re.compile(r"~~(?!\s)([^~\n]+?)(?<!\s)~~")
 
 
 def to_whatsapp(markdown: str) -> str:
@@ -20,7 +19,7 @@ def to_whatsapp(markdown: str) -> str:
     for index in range(0, len(parts), 2):  # even parts are outside code
         text = _WA_LINK.sub(r"\1 (\2)", parts[index])
         text = _WA_HEADING.sub("\x01\\1\x01", text)
-        text = _WA_BOLD.sub("\x01\\1\x01", text)  # \x01 stands for `*` until italics are done
-        text = _WA_ITALIC.sub(r"_\1_", text)
-        parts[index] = _WA_STRIKE.sub(r"~\1~", text).replace("\x01", "*")
+        text = BOLD.sub("\x01\\1\x01", text)  # \x01 stands for `*` until italics are done
+        text = ITALIC.sub(r"_\1_", text)
+        parts[index] = STRIKE.sub(r"~\1~", text).replace("\x01", "*")
     return "".join(parts)
