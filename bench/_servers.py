@@ -3,7 +3,8 @@
     python -m bench._servers echo          # raw websockets echo (text and binary)
     python -m bench._servers gateway DIR   # a real gsv gateway with its database in DIR
 
-Each prints its ws:// URL on the first stdout line and serves until stdin closes.
+Each prints its ws:// URL on the first stdout line (the gateway: then its owner token)
+and serves until stdin closes.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
+
+_NO_KEYRING = "keyring.backends.fail.Keyring"  # secrets go to GSV_HOME's 0600 file
 
 
 async def _until_stdin_closes() -> None:
@@ -79,8 +82,10 @@ async def _relay() -> None:
 async def _gateway(data_dir: str) -> None:
     from gsv_core.gateway.server import ServerConfig, serve
 
+    # the owner token is kept in GSV_HOME's store: a throwaway one, never yours
+    os.environ.update(GSV_HOME=data_dir, PYTHON_KEYRING_BACKEND=_NO_KEYRING)
     async with serve(ServerConfig(database=Path(data_dir) / "gsv.db"), port=0) as running:
-        print(running.url, flush=True)
+        print(running.url, running.token, flush=True)
         await _until_stdin_closes()
 
 
@@ -112,16 +117,27 @@ def server_process(*args: str, tree: Path | None = None) -> Iterator[str]:
 
 
 @contextmanager
+def gateway_process(data_dir: str, tree: Path | None = None) -> Iterator[tuple[str, str]]:
+    """A gateway with its database and GSV_HOME in `data_dir`: yields (url, owner token)."""
+    with server_process("gateway", data_dir, tree=tree) as line:
+        url, token = line.split()
+        yield url, token
+
+
+@contextmanager
 def node_process(
-    url: str, node_id: str, workspace: Path, home: Path, tree: Path | None = None
+    url: str, token: str, node_id: str, workspace: Path, home: Path, tree: Path | None = None
 ) -> Iterator[subprocess.Popen[bytes]]:
     """`gsv node run` for the gateway at `url`, serving `workspace` (created if missing)
-    with GSV_HOME `home`; with `tree`, that checkout's code. Stopped on exit."""
+    with GSV_HOME `home`; it enrolls itself with the owner `token`, as a node on the
+    gateway's machine does; with `tree`, that checkout's code. Stopped on exit."""
     workspace.mkdir(parents=True, exist_ok=True)
+    env = {**_code_from(tree), "GSV_HOME": str(home), "GSV_TOKEN": token,
+           "PYTHON_KEYRING_BACKEND": _NO_KEYRING}  # fmt: skip
     node = subprocess.Popen(
         [sys.executable, "-m", "gsv_cli", "--url", url, "node", "run", "--id", node_id,
          "--workspace", str(workspace), "--no-log-stderr"],
-        cwd=tree, env={**_code_from(tree), "GSV_HOME": str(home)}, stdout=subprocess.DEVNULL,
+        cwd=tree, env=env, stdout=subprocess.DEVNULL,
     )  # fmt: skip
     try:
         yield node

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from bench._servers import node_process, server_process
+from bench._servers import gateway_process, node_process
 from bench.rpc_latency import percentile
 from bench.tool_roundtrip import NODE_ID, invoke_rtts, serving_small_file
 
@@ -43,12 +43,13 @@ def worktree(rev: str) -> Iterator[Path]:
 
 
 @contextmanager
-def gateway_and_node(tree: Path) -> Iterator[str]:
-    """A gateway and a node serving a small file, both running `tree`'s code."""
-    with tempfile.TemporaryDirectory() as tmp, server_process("gateway", tmp, tree=tree) as url:
+def gateway_and_node(tree: Path) -> Iterator[tuple[str, str]]:
+    """A gateway and a node serving a small file, both running `tree`'s code: yields
+    (url, owner token)."""
+    with tempfile.TemporaryDirectory() as tmp, gateway_process(tmp, tree=tree) as (url, token):
         workspace = serving_small_file(Path(tmp))
-        with node_process(url, NODE_ID, workspace, Path(tmp) / "home", tree=tree):
-            yield url
+        with node_process(url, token, NODE_ID, workspace, Path(tmp) / "home", tree=tree):
+            yield url, token
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -59,14 +60,14 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     rounds, block = max(2, min(args.rounds, 40)), max(50, min(args.block, 5000))
     with worktree(args.rev) as base, gateway_and_node(base) as a, gateway_and_node(HERE) as b:
-        asyncio.run(invoke_rtts(a, 100))  # warm up (and wait for the nodes)
-        asyncio.run(invoke_rtts(b, 100))
+        asyncio.run(invoke_rtts(*a, 100))  # warm up (and wait for the nodes)
+        asyncio.run(invoke_rtts(*b, 100))
         p50_a: list[float] = []
         p50_b: list[float] = []
         for turn in range(rounds):
             # alternate which side goes first, so neither always follows the other
-            for url, p50 in ((a, p50_a), (b, p50_b))[:: 1 if turn % 2 else -1]:
-                p50.append(percentile(asyncio.run(invoke_rtts(url, block)), 0.5))
+            for side, p50 in ((a, p50_a), (b, p50_b))[:: 1 if turn % 2 else -1]:
+                p50.append(percentile(asyncio.run(invoke_rtts(*side, block)), 0.5))
     print(f"{rounds} rounds of {block} tool.invoke calls per side, 127.0.0.1")
     print(f"{args.rev:>14} p50 us: " + " ".join(f"{x * 1e6:5.0f}" for x in p50_a))
     print(f"{'working tree':>14} p50 us: " + " ".join(f"{x * 1e6:5.0f}" for x in p50_b))

@@ -20,7 +20,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from bench._servers import loop_name, node_process, server_process
+from bench._servers import gateway_process, loop_name, node_process, server_process
 from bench.rpc_latency import echo_rtts, percentile
 from tests.fakes.llm_server import FakeLLMServer, ToolCall, fake_llm_server, reply
 
@@ -54,11 +54,11 @@ async def one_run(client: Any, events: Any, message: str) -> tuple[float, float,
 
 
 async def measure(
-    url: str, llm: FakeLLMServer, count: int, with_tool: bool
+    url: str, token: str, llm: FakeLLMServer, count: int, with_tool: bool
 ) -> list[tuple[float, float, float]]:
     from gsv_core.client import GatewayClient
 
-    async with GatewayClient(url) as client:
+    async with GatewayClient(url, token=token) as client:
         provider = {"api": "openai", "baseUrl": llm.openai_base_url}
         await client.call("config.set", {"path": "providers.fake", "value": provider})
         await client.call("config.set", {"path": "model", "value": {"provider": "fake", "id": "m"}})
@@ -76,10 +76,10 @@ async def measure(
         return samples
 
 
-async def wait_for_node(url: str) -> None:
+async def wait_for_node(url: str, token: str) -> None:
     from gsv_core.client import GatewayClient
 
-    async with GatewayClient(url) as client:
+    async with GatewayClient(url, token=token) as client:
         for _ in range(500):
             if any(
                 t["name"] == f"{NODE_ID}__Read" for t in (await client.call("tools.list"))["tools"]
@@ -107,15 +107,15 @@ def main(argv: list[str] | None = None) -> None:
     with (
         fake_llm_server() as llm,
         tempfile.TemporaryDirectory() as tmp,
-        server_process("gateway", tmp) as url,
+        gateway_process(tmp) as (url, token),
     ):
         workspace = Path(tmp) / "ws"
         workspace.mkdir()
         (workspace / "small.txt").write_text("one\ntwo\n")
-        with node_process(url, NODE_ID, workspace, Path(tmp) / "home"):
-            asyncio.run(wait_for_node(url))
-            plain = asyncio.run(measure(url, llm, count, with_tool=False))
-            tooled = asyncio.run(measure(url, llm, count, with_tool=True))
+        with node_process(url, token, NODE_ID, workspace, Path(tmp) / "home"):
+            asyncio.run(wait_for_node(url, token))
+            plain = asyncio.run(measure(url, token, llm, count, with_tool=False))
+            tooled = asyncio.run(measure(url, token, llm, count, with_tool=True))
     print(f"{count} runs each, 127.0.0.1, servers on {loop_name()}")
     print(f"raw websockets echo RTT             p50 {percentile(echo, 0.5) * 1e3:7.2f} ms")
     figures = report("one-turn reply", plain)

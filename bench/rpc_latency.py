@@ -17,7 +17,7 @@ import tempfile
 import time
 from typing import Any
 
-from bench._servers import loop_name, raw_socket, server_process
+from bench._servers import gateway_process, loop_name, raw_socket, server_process
 
 
 def percentile(samples: list[float], q: float) -> float:
@@ -46,7 +46,7 @@ async def echo_rtts(url: str, count: int) -> list[float]:
     return samples
 
 
-async def raw_gateway_rtts(url: str, count: int) -> list[float]:
+async def raw_gateway_rtts(url: str, token: str, count: int) -> list[float]:
     connect = {
         "type": "req",
         "id": "c",
@@ -60,6 +60,7 @@ async def raw_gateway_rtts(url: str, count: int) -> list[float]:
                 "platform": "linux",
                 "mode": "client",
             },
+            "auth": {"token": token},
         },
     }
     samples = []
@@ -78,11 +79,11 @@ async def raw_gateway_rtts(url: str, count: int) -> list[float]:
     return samples
 
 
-async def client_rtts(url: str, count: int) -> list[float]:
+async def client_rtts(url: str, token: str, count: int) -> list[float]:
     from gsv_core.client import GatewayClient
 
     samples = []
-    async with GatewayClient(url) as client:
+    async with GatewayClient(url, token=token) as client:
         for _ in range(count):
             start = time.perf_counter()
             await client.call("config.get", {"path": "model"})
@@ -97,9 +98,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     count = max(10, min(args.count, 100_000))  # bounded: the loop always ends
     with server_process("echo") as echo_url:
         echo = asyncio.run(echo_rtts(echo_url, count))
-    with tempfile.TemporaryDirectory() as data, server_process("gateway", data) as gw_url:
-        raw = asyncio.run(raw_gateway_rtts(gw_url, count))
-        via_client = asyncio.run(client_rtts(gw_url, count))
+    with tempfile.TemporaryDirectory() as data, gateway_process(data) as (gw_url, token):
+        raw = asyncio.run(raw_gateway_rtts(gw_url, token, count))
+        via_client = asyncio.run(client_rtts(gw_url, token, count))
     base = percentile(echo, 0.5)
     print(f"{count} sequential round trips on one connection, 127.0.0.1, servers on {loop_name()}")
     print(summary("raw websockets echo", echo))

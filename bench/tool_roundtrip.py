@@ -15,16 +15,16 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench._servers import loop_name, node_process, server_process
+from bench._servers import gateway_process, loop_name, node_process, server_process
 from bench.rpc_latency import echo_rtts, percentile, summary
 
 NODE_ID = "bench"
 
 
-async def invoke_rtts(url: str, count: int) -> list[float]:
+async def invoke_rtts(url: str, token: str, count: int) -> list[float]:
     from gsv_core.client import GatewayClient
 
-    async with GatewayClient(url) as client:
+    async with GatewayClient(url, token=token) as client:
         for _ in range(500):  # bounded wait for the node to register
             tools = (await client.call("tools.list"))["tools"]
             if any(tool["name"] == f"{NODE_ID}__Read" for tool in tools):
@@ -87,15 +87,15 @@ def main(argv: list[str] | None = None) -> None:
         server_process("echo") as echo_url,
         server_process("relay") as relay_url,
         tempfile.TemporaryDirectory() as tmp,
-        server_process("gateway", tmp) as gw_url,
+        gateway_process(tmp) as (gw_url, token),
     ):
         workspace = serving_small_file(Path(tmp))
-        with node_process(gw_url, NODE_ID, workspace, Path(tmp) / "home"):
+        with node_process(gw_url, token, NODE_ID, workspace, Path(tmp) / "home"):
             # interleaved blocks, so a burst of noise on a shared machine hits all three alike
             for _ in range(rounds):
                 echo += asyncio.run(echo_rtts(echo_url, block))
                 relay += asyncio.run(relay_rtts(relay_url, block))
-                samples += asyncio.run(invoke_rtts(gw_url, block))
+                samples += asyncio.run(invoke_rtts(gw_url, token, block))
     print(
         f"{len(samples)} sequential calls in {rounds} rounds, 127.0.0.1, servers on {loop_name()}"
     )

@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench._servers import loop_name, node_process, raw_socket, server_process
+from bench._servers import gateway_process, loop_name, node_process, raw_socket, server_process
 
 CHUNK = 256 * 1024
 
@@ -39,10 +39,12 @@ async def raw_throughput(url: str, size: int) -> float:
     return sent / elapsed
 
 
-async def transfer_throughput(url: str, source: str, destination: str, size: int) -> float:
+async def transfer_throughput(
+    url: str, token: str, source: str, destination: str, size: int
+) -> float:
     from gsv_core.client import GatewayClient
 
-    async with GatewayClient(url) as client:
+    async with GatewayClient(url, token=token) as client:
         for _ in range(500):  # bounded wait for both nodes
             ids = {n["nodeId"] for n in (await client.call("nodes.list"))["nodes"] if n["online"]}
             if {"a", "b"} <= ids:
@@ -86,12 +88,12 @@ def main(argv: list[str] | None = None) -> None:
     with (
         server_process("sink") as sink_url,
         tempfile.TemporaryDirectory() as tmp,
-        server_process("gateway", tmp) as url,
+        gateway_process(tmp) as (url, token),
     ):
         root = Path(tmp)
         with (
-            node_process(url, "a", root / "a", root / "home-a"),
-            node_process(url, "b", root / "b", root / "home-b"),
+            node_process(url, token, "a", root / "a", root / "home-a"),
+            node_process(url, token, "b", root / "b", root / "home-b"),
         ):
             with (root / "a" / "big.bin").open("wb") as fh:
                 block = os.urandom(1024 * 1024)
@@ -101,10 +103,12 @@ def main(argv: list[str] | None = None) -> None:
             for _ in range(rounds):
                 raw.append(asyncio.run(raw_throughput(sink_url, size)))
                 disk.append(disk_write_throughput(root, size))
-                n2n.append(asyncio.run(transfer_throughput(url, "a:big.bin", "b:big.bin", size)))
+                n2n.append(
+                    asyncio.run(transfer_throughput(url, token, "a:big.bin", "b:big.bin", size))
+                )
                 n2w.append(
                     asyncio.run(
-                        transfer_throughput(url, "a:big.bin", "gsv:workspace/big.bin", size)
+                        transfer_throughput(url, token, "a:big.bin", "gsv:workspace/big.bin", size)
                     )
                 )
     base = statistics.median(raw)

@@ -45,6 +45,12 @@ def print_json(data: Any) -> None:
     sys.stdout.flush()
 
 
+def print_listing(name: str, items: list[Any], **extra: Any) -> None:
+    """Every listing's one `--json` shape: `{"<name>": [...], "count": n}` (scripts read
+    `count` and the list by the plural name of what is listed)."""
+    print_json({name: items, "count": len(items), **extra})
+
+
 def print_json_line(data: Any) -> None:
     """One compact JSON document per line (streams of events for scripts)."""
     dumped = json.dumps(data, ensure_ascii=False, separators=(",", ":"))

@@ -42,13 +42,19 @@ def run(main: Callable[[], Awaitable[T]], *, fast: bool = False) -> T:
             return runner.run(_as_coroutine(main))
     except GatewayUnreachable as exc:
         # one line: what failed and how to fix it (issue 2)
-        print_error(f"{exc.message}. Start it with `gsv gateway run` (or `gsv gateway start`).")
+        print_error(_unreachable(exc.message))
         raise typer.Exit(EXIT_UNREACHABLE) from None
     except GsvError as exc:
         print_error(exc.message)
         raise typer.Exit(EXIT_ERROR) from None
     except KeyboardInterrupt:
         raise typer.Exit(EXIT_INTERRUPTED) from None
+
+
+def _unreachable(message: str) -> str:
+    if "HTTP 404" in message:  # something answers there, at another path than /ws
+        return f"{message}. The gateway's WebSocket path is /ws: check the URL's path."
+    return f"{message}. Start it with `gsv gateway run` (or `gsv gateway start`)."
 
 
 async def _as_coroutine(main: Callable[[], Awaitable[T]]) -> T:

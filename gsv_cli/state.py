@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-DEFAULT_URL = "ws://127.0.0.1:8787/ws"
+from gsv_core.defaults import DEFAULT_GATEWAY_URL
 
 
 @dataclass
@@ -14,8 +14,16 @@ class CliState:
     token_flag: str | None = None
     json: bool = False
 
+    def wants_json(self, flag: bool = False) -> bool:
+        """JSON output: asked for by the command's own `--json` or the global one."""
+        return flag or self.json
+
     def url(self) -> str:
-        """--url, then GSV_URL, then local config `gateway.url`, then the default."""
+        """--url, then GSV_URL, then local config `gateway.url`, then the default; an
+        http(s) URL stops with the ws URL it most likely means."""
+        return _checked(self._url())
+
+    def _url(self) -> str:
         if self.url_flag:
             return self.url_flag
         env = os.environ.get("GSV_URL", "").strip()
@@ -24,7 +32,7 @@ class CliState:
         from gsv_core.localconfig import load_local_config
 
         configured = load_local_config().get("gateway.url")
-        return configured if isinstance(configured, str) and configured else DEFAULT_URL
+        return configured if isinstance(configured, str) and configured else DEFAULT_GATEWAY_URL
 
     def token(self) -> str | None:
         """--token, then GSV_TOKEN, then the secret store (`gateway.token`)."""
@@ -33,3 +41,18 @@ class CliState:
         from gsv_core.localconfig import get_secret
 
         return get_secret("gateway.token")
+
+
+def _checked(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme in ("http", "https"):
+        from gsv_cli import output
+
+        scheme = "wss" if parts.scheme == "https" else "ws"
+        output.fail(
+            f"{url} is an HTTP URL; the gateway speaks WebSocket",
+            f"did you mean {scheme}://{parts.netloc}/ws ?",
+        )
+    return url

@@ -26,11 +26,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from websockets.asyncio.client import connect
+from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed as WsConnectionClosed
 from websockets.exceptions import InvalidHandshake, InvalidURI
 
 from gsv_core import __version__
+from gsv_core.defaults import DEFAULT_GATEWAY_URL, MAX_MESSAGE_BYTES
 from gsv_core.errors import (
     ConnectionClosed,
     GatewayUnreachable,
@@ -49,13 +50,12 @@ from gsv_core.protocol.frames import (
     parse_frame,
 )
 from gsv_core.protocol.methods import CLIENT, CONNECT
-from gsv_core.rpc.deadlines import Deadlines
-from gsv_core.rpc.websocket import DispatchingClientConnection
+from gsv_core.rpc.websocket import close_reading, dispatch_messages
 
 log = logging.getLogger(__name__)
 
-DEFAULT_URL = "ws://127.0.0.1:8787/ws"
-DEFAULT_MAX_SIZE = 32 * 1024 * 1024
+DEFAULT_URL = DEFAULT_GATEWAY_URL
+DEFAULT_MAX_SIZE = MAX_MESSAGE_BYTES
 
 
 @dataclass
@@ -127,11 +127,6 @@ class ClientIdentity:
 _END = object()
 
 
-def _expire(future: asyncio.Future[Any], method: str, timeout: float) -> None:
-    if not future.done():
-        future.set_exception(TimedOut(f"{method} timed out after {timeout:g}s"))
-
-
 class GatewayClient:
     def __init__(
         self,
@@ -167,11 +162,9 @@ class GatewayClient:
         # keepalive: a dead connection is noticed within 2.5 * ping_interval (at most 50 s)
         self.ping_interval = ping_interval
         self.hello: dict[str, Any] | None = None
-        self._ws: DispatchingClientConnection | None = None
+        self._ws: ClientConnection | None = None
         self._ids = itertools.count(1)  # frame ids need only be unique on this connection
         self._pending: dict[str, asyncio.Future[Any]] = {}
-        self._deadlines = Deadlines()  # of requests and posts: one timer for all
-        self._posting: set[asyncio.Task[None]] = set()  # posts waiting for the socket
         self._events: asyncio.Queue[Any] = asyncio.Queue()
         self._up = asyncio.Event()
         self._reader: asyncio.Task[None] | None = None
@@ -205,7 +198,6 @@ class GatewayClient:
         try:
             ws = await connect(
                 self.url,
-                create_connection=DispatchingClientConnection,
                 max_size=self.max_size,
                 compression=None,
                 write_limit=WRITE_LIMIT,
@@ -222,10 +214,8 @@ class GatewayClient:
             raise GatewayUnreachable(f"cannot reach the gateway at {self.url}: {exc}") from exc
         except InvalidURI as exc:
             raise InvalidParams(f"invalid gateway URL {self.url!r}: {exc}") from exc
-        assert isinstance(ws, DispatchingClientConnection)
         self._ws = ws
         self._reader = asyncio.create_task(self._watch(ws), name="gsv-client-reader")
-        ws.dispatch_to(self._on_message)
         try:
             hello = await self._request(
                 CONNECT, self.identity.connect_params(self.token), self.connect_timeout
@@ -254,7 +244,6 @@ class GatewayClient:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reconnector
         await self._drop_socket()
-        self._deadlines.close()
         self._events.put_nowait(_END)
 
     async def _drop_socket(self) -> None:
@@ -262,8 +251,7 @@ class GatewayClient:
         self._events_live = False
         ws, self._ws = self._ws, None
         if ws is not None:
-            await ws.close()
-            ws.stop_dispatch()
+            await close_reading(ws, self._reader)
         if self._reader is not None and self._reader is not asyncio.current_task():
             self._reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -281,7 +269,7 @@ class GatewayClient:
     # -- requests -----------------------------------------------------------------------
     async def call(self, method: str, params: Any = None, timeout: float | None = 30.0) -> Any:
         """Call a method; returns its payload or raises the GsvError it failed with."""
-        if self._up.is_set():  # the common case: one timer, no extra await
+        if self._up.is_set():  # the common case
             return await self._request(method, params, timeout)
         try:
             async with asyncio.timeout(timeout):
@@ -297,59 +285,18 @@ class GatewayClient:
         if ws is None:
             raise ConnectionClosed("not connected to the gateway")
         frame_id = str(next(self._ids))
-        frame = encode_request(frame_id, method, params)
-        # written first: its answer cannot be read before this task waits for it
-        sent = ws.write_now(frame)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[frame_id] = future
         try:
-            if not sent:
-                await ws.send(frame)
-            if timeout is not None:  # cheaper than asyncio.timeout() or a timer each
-                self._deadlines.add(future, timeout, _expire, future, method, timeout)
-            return await future
+            async with asyncio.timeout(timeout):
+                await ws.send(encode_request(frame_id, method, params))
+                return await future
+        except TimeoutError:
+            raise TimedOut(f"{method} timed out after {timeout:g}s") from None
         except WsConnectionClosed:
             raise ConnectionClosed("Connection closed while sending request") from None
         finally:
-            self._deadlines.discard(future)
             self._pending.pop(frame_id, None)
-
-    def post(self, method: str, params: Any = None, timeout: float = 30.0) -> None:
-        """Send a request whose answer nobody waits for (a node's `tool.result`): written
-        at once when the socket can take it; a refusal, a timeout or a lost connection is
-        only logged. No task waits for the answer, so answering costs no loop turn."""
-        ws = self._ws
-        if ws is None or not self._up.is_set():
-            log.warning("%s not delivered: not connected to the gateway", method)
-            return
-        frame_id = str(next(self._ids))
-        frame = encode_request(frame_id, method, params)
-        # written first: its answer cannot be read before we return to the loop
-        sent = ws.write_now(frame)
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._pending[frame_id] = future
-        self._deadlines.add(future, timeout, _expire, future, method, timeout)
-        future.add_done_callback(lambda done: self._posted(frame_id, method, done))
-        if not sent:  # frames are queued ahead: send in order behind them
-            sending = asyncio.ensure_future(self._send_posted(ws, frame, future))
-            self._posting.add(sending)
-            sending.add_done_callback(self._posting.discard)
-
-    async def _send_posted(
-        self, ws: DispatchingClientConnection, frame: str, future: asyncio.Future[Any]
-    ) -> None:
-        try:
-            await ws.send(frame)
-        except WsConnectionClosed:
-            if not future.done():
-                future.set_exception(ConnectionClosed("Connection closed while sending request"))
-
-    def _posted(self, frame_id: str, method: str, future: asyncio.Future[Any]) -> None:
-        self._deadlines.discard(future)
-        if self._pending.get(frame_id) is future:
-            del self._pending[frame_id]
-        if not future.cancelled() and isinstance(error := future.exception(), GsvError):
-            log.warning("%s not delivered: %s", method, error.message)
 
     async def send_binary(self, data: bytes | memoryview) -> None:
         """Send a binary frame; `data` has been copied (masked) when this returns, so the
@@ -357,8 +304,10 @@ class GatewayClient:
         ws = self._ws
         if ws is None:
             raise ConnectionClosed("not connected to the gateway")
-        if not ws.write_now(data):
+        try:
             await ws.send(data)
+        except WsConnectionClosed:
+            raise ConnectionClosed("Connection closed while sending") from None
 
     # -- events -------------------------------------------------------------------------
     def _hand_over_events(self) -> None:
@@ -387,11 +336,12 @@ class GatewayClient:
             return None
         if self.on_binary is None:
             return None
-        return self.on_binary(message)  # awaited by the socket: a slow writer slows reading
+        return self.on_binary(message)  # awaited before reading on: a slow writer slows reading
 
-    async def _watch(self, ws: DispatchingClientConnection) -> None:
-        """Wait for the connection to end; then fail what waits on it and reconnect."""
-        await ws.dispatch_done()
+    async def _watch(self, ws: ClientConnection) -> None:
+        """Read messages until the connection ends; then fail what waits on it and
+        reconnect."""
+        await dispatch_messages(ws, self._on_message)
         if self._ws is ws:
             self._ws = None
             self._up.clear()

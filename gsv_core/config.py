@@ -28,6 +28,7 @@ from pydantic import (
 )
 
 from gsv_core.errors import InvalidParams
+from gsv_core.secret_names import looks_secret
 
 MASK = "***"
 
@@ -284,15 +285,11 @@ class GsvConfig(_Section):
 
 DEFAULTS: dict[str, Any] = GsvConfig().model_dump(mode="json", exclude_none=True, by_alias=True)
 
-# `botToken`, `auth.token`, `appPassword`, `openaiApiKey`, `signingSecret`, `secretKey`;
-# but not `maxTokens` or `reserveTokens` (counts, not credentials).
-_SECRET_NAME = re.compile(r"(token|password|passwd|api[_-]?key)$|secret", re.IGNORECASE)
-
 
 def is_secret_key(name: str, parent: str | None = None) -> bool:
     """Whether a config key holds a secret: every `apiKeys.*` value and any key whose
     name looks like a token, secret, password or API key."""
-    return parent == "apiKeys" or bool(_SECRET_NAME.search(name))
+    return parent == "apiKeys" or looks_secret(name)
 
 
 def deep_merge(base: Any, override: Any) -> Any:
@@ -320,6 +317,14 @@ def get_path(config: dict[str, Any], path: str) -> tuple[bool, Any]:
             return False, None
         node = node[segment]
     return True, node
+
+
+def setting(config: dict[str, Any], path: str) -> Any:
+    """The value at a dotted path of `config`, or the default `GsvConfig` holds for it
+    when `config` lacks it (a partial config, such as one a test host builds). None when
+    neither has it (an optional setting left unset)."""
+    found, value = get_path(config, path)
+    return value if found else get_path(DEFAULTS, path)[1]
 
 
 def set_override(overrides: dict[str, Any], path: str, value: Any) -> dict[str, Any]:

@@ -34,23 +34,19 @@ import tomlkit
 from tomlkit.exceptions import TOMLKitError
 from tomlkit.toml_document import TOMLDocument
 
+from gsv_core.defaults import DEFAULT_GATEWAY_URL
 from gsv_core.errors import Conflict, InvalidParams
 from gsv_core.fsmodes import FILE_MODE, make_private_dir
 from gsv_core.paths import resolve_paths
+from gsv_core.secret_names import looks_secret
 
 log = logging.getLogger(__name__)
 
-DEFAULT_GATEWAY_URL = "ws://127.0.0.1:8787/ws"
 DEFAULT_SESSION_KEY = "agent:main:cli:dm:main"
 KEYRING_SERVICE = "gsv"
 _SECRET_ENV = {"gateway.token": "GSV_TOKEN"}
 _TRUE = frozenset({"true", "1", "yes", "on"})
 _FALSE = frozenset({"false", "0", "no", "off"})
-
-# Same idea as gsv_core.config.is_secret_key (kept here: that module imports pydantic).
-# Matches `token`, `api_token`, `password`, `api_key`, `secret_access_key`, not `max_tokens`.
-_SECRET_NAME = re.compile(r"(token|password|passwd|api[_-]?key)$|secret", re.IGNORECASE)
-
 
 # --- known keys ---------------------------------------------------------------------------
 
@@ -114,7 +110,7 @@ KNOWN_KEYS: dict[str, KeySpec] = {
 def is_secret_key(key: str) -> bool:
     """Whether a dotted key holds a secret: its last segment looks like a credential."""
     spec = KNOWN_KEYS.get(key)
-    return spec.secret if spec else bool(_SECRET_NAME.search(key.rsplit(".", 1)[-1]))
+    return spec.secret if spec else looks_secret(key.rsplit(".", 1)[-1])
 
 
 def mask_secret(value: str) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from gsv_core.config import setting
 from gsv_core.errors import NotFound
 from gsv_core.routing import normalize_e164
 from gsv_core.storage.pairing import PairingStore, PairRequest
@@ -25,6 +26,11 @@ WELCOME = "You're now connected! Feel free to send me a message."
 ALLOW = "allow"
 PAIR = "pair"
 BLOCK = "block"
+
+
+def pairing_ttl_ms(config: dict[str, Any]) -> int:
+    """How long a pairing request stays pending (`pairing.ttlHours`), in milliseconds."""
+    return int(setting(config, "pairing.ttlHours")) * 3_600_000
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import random
 import socket
 from pathlib import Path
@@ -157,32 +156,9 @@ async def test_concurrent_calls_on_one_connection_each_get_their_answer(
     assert [r["path"] for r in results] == paths
 
 
-async def test_post_sends_at_once_and_logs_only_what_went_wrong(
-    gateway: RunningGateway, caplog: pytest.LogCaptureFixture
-) -> None:
-    """post() sends a request nobody waits for: an accepted one leaves nothing behind, a
-    refused one is logged with the gateway's message, and so is a post with no connection."""
-    client = GatewayClient(gateway.url, token=gateway.token)
-    await client.connect()
-    with caplog.at_level(logging.WARNING, logger="gsv_core.client"):
-        client.post("config.get", {"path": "model.id"})
-        client.post("nope", {})
-        # a call behind the posts answers after them: the posts were sent and answered
-        await client.call("config.get", {"path": "model.id"})
-        assert client._pending == {}
-        await client.close()
-        client.post("config.get", {"path": "model.id"})
-    assert [r.getMessage() for r in caplog.records] == [
-        "nope not delivered: Unknown method: nope",
-        "config.get not delivered: not connected to the gateway",
-    ]
-
-
-async def test_post_waits_behind_queued_frames_and_gives_up_at_its_timeout(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    """With the socket full a post is sent in order behind what is queued; a post the
-    gateway never answers is logged as timed out and forgotten."""
+async def test_a_call_waits_behind_queued_frames_and_gives_up_at_its_timeout() -> None:
+    """With the socket full a call is sent in order behind what is queued; a call the
+    gateway never answers raises TimedOut and is forgotten."""
     received: list[str | bytes] = []
     resume = asyncio.Event()
 
@@ -197,7 +173,7 @@ async def test_post_waits_behind_queued_frames_and_gives_up_at_its_timeout(
         await resume.wait()
         ws.transport.resume_reading()
         async for message in ws:
-            received.append(message)  # answers nothing: the post must time out
+            received.append(message)  # answers nothing: the call must time out
 
     async with ws_serve(slow_gateway, "127.0.0.1", 0, compression=None, max_size=None) as server:
         port = next(iter(server.sockets)).getsockname()[1]
@@ -208,17 +184,13 @@ async def test_post_waits_behind_queued_frames_and_gives_up_at_its_timeout(
             sends = [asyncio.ensure_future(client.send_binary(chunk)) for _ in range(64)]
             await asyncio.sleep(0.05)  # the socket buffers fill up
             assert not all(s.done() for s in sends)
-            with caplog.at_level(logging.WARNING, logger="gsv_core.client"):
-                client.post("tool.result", {"callId": "c1", "result": {}}, timeout=0.5)
-                resume.set()
-                await asyncio.gather(*sends)
-                async with asyncio.timeout(10):
-                    while client._pending:
-                        await asyncio.sleep(0.01)
+            call = client.call("tool.result", {"callId": "c1", "result": {}}, timeout=1.0)
+            calling = asyncio.ensure_future(call)
+            resume.set()
+            await asyncio.gather(*sends)
+            with pytest.raises(TimedOut, match=r"tool\.result timed out after 1s"):
+                await calling
         finally:
             await client.close()
     assert len(received) == 65 and all(m == chunk for m in received[:64])
     assert json.loads(received[64])["method"] == "tool.result"
-    assert [r.getMessage() for r in caplog.records] == [
-        "tool.result not delivered: tool.result timed out after 0.5s"
-    ]

@@ -35,8 +35,8 @@ def list_approvals(
 
     state: CliState = ctx.obj
     pending = _call(ctx, TOOL_APPROVALS)["approvals"]
-    if json_output or state.json:
-        output.print_json(pending)
+    if state.wants_json(json_output):
+        output.print_listing("approvals", pending)
         return
     rows = [
         [a["approvalId"], a["tool"], a["summary"], a["reason"], a["sessionKey"],
@@ -48,8 +48,12 @@ def list_approvals(
 
 
 def _answer(ctx: typer.Context, approval_id: str, decision: str, remember: str | None) -> None:
-    from gsv_core.protocol.methods import TOOL_APPROVE
+    from gsv_cli.ids import resolve_prefix
+    from gsv_core.protocol.methods import TOOL_APPROVALS, TOOL_APPROVE
 
+    pending = [a["approvalId"] for a in _call(ctx, TOOL_APPROVALS)["approvals"]]
+    if any(p.startswith(approval_id) for p in pending):  # an unknown id: the gateway says
+        approval_id = resolve_prefix(approval_id, pending, "pending approval")
     params: dict[str, Any] = {"approvalId": approval_id, "decision": decision}
     if remember:
         params["remember"] = remember
@@ -116,8 +120,8 @@ def rules(
 
     state: CliState = ctx.obj
     listed = _rules(ctx)
-    if json_output or state.json:
-        output.print_json(listed)
+    if state.wants_json(json_output):
+        output.print_listing("rules", listed)
         return
     mode = _call(ctx, CONFIG_GET, {"path": "toolApproval.mode"}).get("value")
     output.print_table(["rule"], [[rule] for rule in listed], empty="no rules yet")

@@ -8,7 +8,6 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import output
-from gsv_cli.state import CliState
 
 app = typer.Typer(help="Messenger channels: start, stop, status, login.", no_args_is_help=True)
 pairing_app = typer.Typer(help="Senders waiting for your approval.", no_args_is_help=True)
@@ -24,18 +23,13 @@ def _call(ctx: typer.Context, method: str, params: dict[str, Any] | None = None)
     return call(ctx.obj, method, params)
 
 
-def _json(ctx: typer.Context, flag: bool) -> bool:
-    state: CliState = ctx.obj
-    return flag or state.json
-
-
 @app.command("list")
 def list_channels(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     """Channel accounts the gateway knows (in-process and external)."""
     from gsv_core.protocol.methods import CHANNELS_LIST
 
     result = _call(ctx, CHANNELS_LIST)
-    if _json(ctx, json_output):
+    if ctx.obj.wants_json(json_output):
         output.print_json(result)
         return
     rows = [
@@ -87,7 +81,7 @@ def status(
     if account:
         params["accountId"] = account
     result = _call(ctx, CHANNEL_STATUS, params)
-    if _json(ctx, json_output):
+    if ctx.obj.wants_json(json_output):
         output.print_json(result)
         return
     rows = [
@@ -111,7 +105,7 @@ def login(
     from gsv_core.protocol.methods import CHANNEL_LOGIN
 
     result = _account_call(ctx, CHANNEL_LOGIN, channel, account, force=force)
-    if _json(ctx, json_output):
+    if ctx.obj.wants_json(json_output):
         output.print_json(result)
         return
     output.write_text(str(result.get("message", "")).rstrip() + "\n")
@@ -161,7 +155,7 @@ def logout(
 
 
 def _done(ctx: typer.Context, json_output: bool, result: Any, said: str) -> None:
-    if _json(ctx, json_output):
+    if ctx.obj.wants_json(json_output):
         output.print_json(result)
     else:
         output.write_text(said + "\n")
@@ -173,8 +167,8 @@ def pairing_list(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     from gsv_core.protocol.methods import PAIR_LIST
 
     result = _call(ctx, PAIR_LIST)
-    if _json(ctx, json_output):
-        output.print_json(result)
+    if ctx.obj.wants_json(json_output):
+        output.print_listing("pairs", list(result["pairs"].values()))
         return
     rows = [
         [p["channel"], p["senderId"], p.get("senderName", ""), output.when(p.get("requestedAt")),
@@ -195,6 +189,20 @@ def pairing_approve(
 
     result = _call(ctx, PAIR_APPROVE, {"channel": channel, "senderId": sender})
     _done(ctx, json_output, result, f"approved {result['senderId']} on {channel}")
+    if result.get("warning") and not ctx.obj.wants_json(json_output):
+        _offer_own_sessions(ctx, str(result["warning"]))
+
+
+def _offer_own_sessions(ctx: typer.Context, warning: str) -> None:
+    """dmScope main: say what that means; on a terminal offer the one-command fix."""
+    import sys
+
+    from gsv_core.protocol.methods import CONFIG_SET
+
+    output.print_hint(f"warning: {warning}")
+    if sys.stdin.isatty() and typer.confirm("Give each person their own session now?", True):
+        _call(ctx, CONFIG_SET, {"path": "session.dmScope", "value": "per-channel-peer"})
+        output.write_text("session.dmScope is now per-channel-peer\n")
 
 
 @pairing_app.command("reject")
@@ -223,8 +231,8 @@ def list_credentials(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     from gsv_cli import credentials
 
     found = credentials.credentials(ctx.obj, "channel")
-    if _json(ctx, json_output):
-        output.print_json(found)
+    if ctx.obj.wants_json(json_output):
+        output.print_listing("credentials", found)
         return
     credentials.print_credentials(found, "channel")
 

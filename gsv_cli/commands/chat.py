@@ -44,12 +44,12 @@ def chat(
     from gsv_cli.runner import run
 
     state: CliState = ctx.obj
-    if message is None and not (json_output or state.json) and _interactive():
+    if message is None and not state.wants_json(json_output) and _interactive():
         open_chat(state, session)
         return
     text = _message_text(message)
     key = _session_key(session)
-    code = run(lambda: _one_shot(state, key, text, json_output or state.json))
+    code = run(lambda: _one_shot(state, key, text, state.wants_json(json_output)))
     raise typer.Exit(code)
 
 

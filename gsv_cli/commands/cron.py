@@ -209,9 +209,11 @@ async def user_timezone(client: GatewayClient) -> str:
     return value if isinstance(value, str) and value else "UTC"
 
 
-def send_job(state: CliState, method: str, params: Any, document: dict[str, Any]) -> Any:
-    """Connect, make the schedule canonical in the gateway's zone, call `method`; a 400
-    (from here or the gateway) is a usage error (exit 2)."""
+def send_job(
+    state: CliState, method: str, params: Any, document: dict[str, Any], *, patch: bool
+) -> Any:
+    """Connect, make the schedule canonical in the gateway's zone (as a patch or a whole
+    job), call `method`; a 400 (from here or the gateway) is a usage error (exit 2)."""
     from gsv_cli.runner import gateway_client, run
     from gsv_core.errors import InvalidParams
 
@@ -219,16 +221,12 @@ def send_job(state: CliState, method: str, params: Any, document: dict[str, Any]
         async with gateway_client(state) as client:
             try:
                 tz = await user_timezone(client)
-                final = canonical(document, tz, patch=method != "cron.add")
+                final = canonical(document, tz, patch=patch)
                 return await client.call(method, params(final))
             except InvalidParams as exc:
                 usage_error(exc.message)
 
     return run(main)
-
-
-def _json(state: CliState, flag: bool) -> bool:
-    return flag or state.json
 
 
 # --------------------------------------------------------------------------- commands
@@ -265,9 +263,11 @@ def add(
                      channel, to, model, thinking, timeout, agent, description,
                      False if disabled else None, True if delete_after_run else None)  # fmt: skip
     document = new_job_document(flags, from_json)
+    from gsv_core.protocol.methods import CRON_ADD
+
     check_locally(document, patch=False)
-    job = send_job(ctx.obj, "cron.add", lambda doc: doc, document)["job"]
-    _print_job(job, _json(ctx.obj, json_output))
+    job = send_job(ctx.obj, CRON_ADD, lambda doc: doc, document, patch=False)["job"]
+    _print_job(job, ctx.obj.wants_json(json_output))
 
 
 def new_job_document(flags: JobFlags, from_json: str | None) -> dict[str, Any]:
@@ -321,9 +321,13 @@ def update(
                      channel, to, model, thinking, timeout, agent, description, switch,
                      delete_after_run)  # fmt: skip
     patch = patch_document(flags, from_json)
+    from gsv_core.protocol.methods import CRON_UPDATE
+
     check_locally(patch, patch=True)
-    job = send_job(ctx.obj, "cron.update", lambda p: {"id": job_id, "patch": p}, patch)["job"]
-    _print_job(job, _json(ctx.obj, json_output))
+    job = send_job(ctx.obj, CRON_UPDATE, lambda p: {"id": job_id, "patch": p}, patch, patch=True)[
+        "job"
+    ]
+    _print_job(job, ctx.obj.wants_json(json_output))
 
 
 def patch_document(flags: JobFlags, from_json: str | None) -> dict[str, Any]:
@@ -351,7 +355,7 @@ def status(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     from gsv_core.protocol.methods import CRON_STATUS
 
     result = call(ctx.obj, CRON_STATUS)
-    if _json(ctx.obj, json_output):
+    if ctx.obj.wants_json(json_output):
         output.print_json(result)
         return
     lines = [
@@ -384,7 +388,7 @@ def list_jobs(
             return await client.call(CRON_LIST, params), await user_timezone(client)
 
     result, tz = run(fetch)
-    if _json(ctx.obj, json_output):
+    if ctx.obj.wants_json(json_output):
         output.print_json(result)
         return
     columns = ["id", "name", "agent", "schedule", "next run", "next run (UTC)", "last"]
@@ -419,11 +423,11 @@ def remove(
     from gsv_core.protocol.methods import CRON_REMOVE
 
     result = call(ctx.obj, CRON_REMOVE, {"id": job_id})
-    if _json(ctx.obj, json_output):
+    if ctx.obj.wants_json(json_output):
         output.print_json(result)
     if not result["removed"]:
         output.fail(f"no cron job {job_id!r}")
-    if not _json(ctx.obj, json_output):
+    if not ctx.obj.wants_json(json_output):
         output.write_text(f"removed {job_id}\n")
 
 
@@ -446,7 +450,7 @@ def run_jobs(
     if job_id is not None:
         params["id"] = job_id
     result = call(ctx.obj, CRON_RUN, params, timeout=RUN_TIMEOUT)
-    if _json(ctx.obj, json_output):
+    if ctx.obj.wants_json(json_output):
         output.print_json(result)
     else:
         rows = [_result_row(r) for r in result["results"]]
@@ -477,7 +481,7 @@ def runs(
     if job:
         params["jobId"] = job
     result = call(ctx.obj, CRON_RUNS, params)
-    if _json(ctx.obj, json_output):
+    if ctx.obj.wants_json(json_output):
         output.print_json(result)
         return
     rows = [[str(r["id"]), r["jobId"], output.when(r["ts"]), *_result_row(r)[1:]]

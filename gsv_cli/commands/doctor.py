@@ -35,7 +35,7 @@ def doctor(
     """Find what is broken and say how to fix it (--fix repairs what it can)."""
     state: CliState = ctx.obj
     checks = [*_gateway_checks(state), *_pid_files(fix), _database(), *_security(fix)]
-    if json_output or state.json:
+    if state.wants_json(json_output):
         output.print_json({"healthy": all(c.ok for c in checks),
                            "checks": [asdict(c) for c in checks]})  # fmt: skip
     else:

@@ -23,6 +23,7 @@ import typer
 
 from gsv_cli import output, services
 from gsv_cli.state import CliState
+from gsv_core.defaults import DEFAULT_GATEWAY_HOST, DEFAULT_GATEWAY_PORT
 
 if TYPE_CHECKING:
     import ssl
@@ -37,8 +38,6 @@ app = typer.Typer(
 log = logging.getLogger(__name__)
 
 NAME = "gateway"
-DEFAULT_HOST = "127.0.0.1"  # gsv_core.gateway.server's defaults, without importing it
-DEFAULT_PORT = 8787
 START_TIMEOUT = 15.0
 HEALTH_TIMEOUT = 2.0
 LISTENING = "gsv gateway listening on "
@@ -79,8 +78,8 @@ InsecureNoTls = Annotated[
 class Listen:
     """Where and how `gsv gateway run` listens (also carried by start and install)."""
 
-    host: str = DEFAULT_HOST
-    port: int = DEFAULT_PORT
+    host: str = DEFAULT_GATEWAY_HOST
+    port: int = DEFAULT_GATEWAY_PORT
     tls_cert: Path | None = None
     tls_key: Path | None = None
     insecure_no_tls: bool = False
@@ -108,8 +107,12 @@ def _address(state: CliState, host: str | None, port: int | None) -> tuple[str, 
         url_port = None
     local = parts.hostname in ("127.0.0.1", "localhost", "::1")
     return (
-        host if host is not None else (parts.hostname or DEFAULT_HOST) if local else DEFAULT_HOST,
-        port if port is not None else url_port or DEFAULT_PORT,
+        host
+        if host is not None
+        else (parts.hostname or DEFAULT_GATEWAY_HOST)
+        if local
+        else DEFAULT_GATEWAY_HOST,
+        port if port is not None else url_port or DEFAULT_GATEWAY_PORT,
     )
 
 
@@ -210,7 +213,7 @@ def status(
         "health": health,
         "log": str(services.log_file(NAME)),
     }
-    _print_status(report, json_output or state.json)
+    _print_status(report, state.wants_json(json_output))
     raise typer.Exit(0 if report["healthy"] else 1)
 
 

@@ -39,7 +39,7 @@ def status(ctx: typer.Context, agent: AgentArg = None, json_output: JsonOpt = Fa
     from gsv_core.protocol.methods import HEARTBEAT_STATUS
 
     result = call(ctx.obj, HEARTBEAT_STATUS, _params(agent))
-    if json_output or ctx.obj.json:
+    if ctx.obj.wants_json(json_output):
         output.print_json(result)
         return
     print_agents(result["agents"])
@@ -52,7 +52,7 @@ def start(ctx: typer.Context, agent: AgentArg = None, json_output: JsonOpt = Fal
     from gsv_core.protocol.methods import HEARTBEAT_START
 
     result = call(ctx.obj, HEARTBEAT_START, _params(agent))
-    if json_output or ctx.obj.json:
+    if ctx.obj.wants_json(json_output):
         output.print_json(result)
         return
     output.write_text(f"{result['message']}\n")
@@ -72,7 +72,7 @@ def trigger(
     from gsv_core.protocol.methods import HEARTBEAT_TRIGGER
 
     result = call(ctx.obj, HEARTBEAT_TRIGGER, _params(agent), timeout=TRIGGER_TIMEOUT)
-    if json_output or ctx.obj.json:
+    if ctx.obj.wants_json(json_output):
         output.print_json(result)
     elif result.get("ok"):
         output.write_text(f"{result['message']}\n{trigger_details(result)}")

@@ -13,7 +13,6 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import output
-from gsv_cli.state import CliState
 
 app = typer.Typer(
     help="This machine's local config (config.toml) and secrets.", no_args_is_help=True
@@ -21,11 +20,6 @@ app = typer.Typer(
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print data as JSON (for scripts).")]
 KeyArgument = Annotated[str, typer.Argument(help="Dotted key, e.g. gateway.url.")]
-
-
-def wants_json(ctx: typer.Context, local_flag: bool) -> bool:
-    state = ctx.find_object(CliState)
-    return local_flag or bool(state and state.json)
 
 
 def render_value(value: Any) -> str:
@@ -42,7 +36,7 @@ def show(ctx: typer.Context, json_output: JsonOption = False) -> None:
 
     with output.reporting_errors():
         rows = load_local_config().describe()
-    if wants_json(ctx, json_output):
+    if ctx.obj.wants_json(json_output):
         output.print_json({row.key: row.value for row in rows})
         return
     table = [[row.key, render_value(row.value), row.source] for row in rows]
@@ -68,7 +62,7 @@ def get(
     if value is None:
         output.print_error(f"{key} is not set")
         raise typer.Exit(1)
-    if wants_json(ctx, json_output):
+    if ctx.obj.wants_json(json_output):
         output.print_json(value)
     else:
         output.write_text(render_value(value) + "\n")
@@ -126,7 +120,7 @@ def path(ctx: typer.Context, json_output: JsonOption = False) -> None:
     from gsv_core.paths import resolve_paths
 
     paths = resolve_paths()
-    if wants_json(ctx, json_output):
+    if ctx.obj.wants_json(json_output):
         output.print_json({"config": str(paths.config_file), "secrets": str(paths.secrets_file)})
     else:
         output.write_text(f"{paths.config_file}\n")

@@ -29,7 +29,7 @@ def list_models(
     state: CliState = ctx.obj
     params: dict[str, Any] = {"provider": provider} if provider else {}
     result = call(state, MODELS_LIST, params, timeout=60)
-    if json_output or state.json:
+    if state.wants_json(json_output):
         output.print_json(result)
         return
     current = result.get("current")

@@ -324,7 +324,7 @@ def status(
         "problem": problem,
         "log": str(services.log_file(NAME)),
     }
-    if json_output or state.json:
+    if state.wants_json(json_output):
         output.print_json(report)
     else:
         process = f"running (pid {pid})" if pid else "not running"

@@ -25,10 +25,10 @@ def list_nodes(
     state: CliState = ctx.obj
     nodes: list[dict[str, Any]] = call(state, NODES_LIST)["nodes"]
     issued = credentials.credentials(state, "node")
-    if json_output or state.json:
+    if state.wants_json(json_output):
         for node in nodes:
             node["credentials"] = [c for c in issued if c["subject"] == node["nodeId"]]
-        output.print_json(nodes)
+        output.print_listing("nodes", nodes)
         return
     rows = [
         [

@@ -41,7 +41,7 @@ def audit(
     findings = local_findings(fix, fixed)
     remote, note, approvals = _gateway(state, fix, fixed)
     findings += remote
-    if json_output or state.json:
+    if state.wants_json(json_output):
         output.print_json(
             {
                 "findings": [asdict(f) for f in findings],

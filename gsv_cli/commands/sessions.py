@@ -15,7 +15,6 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import output
-from gsv_cli.state import CliState
 
 app = typer.Typer(help="List and manage the agent's sessions.", no_args_is_help=True)
 
@@ -46,11 +45,6 @@ def _call(ctx: typer.Context, method: str, params: dict[str, Any]) -> Any:
     return call(ctx.obj, method, params)
 
 
-def _json(ctx: typer.Context, flag: bool) -> bool:
-    state: CliState = ctx.obj
-    return flag or state.json
-
-
 @app.command("list")
 def list_sessions(
     ctx: typer.Context,
@@ -62,7 +56,7 @@ def list_sessions(
     from gsv_core.protocol.methods import SESSIONS_LIST
 
     result = _call(ctx, SESSIONS_LIST, {"limit": limit, "offset": offset})
-    if _json(ctx, json_output):
+    if ctx.obj.wants_json(json_output):
         output.print_json(result)
         return
     rows = [
@@ -83,7 +77,7 @@ def get(ctx: typer.Context, key: KeyArg = None, json_output: JsonOpt = False) ->
     from gsv_core.protocol.methods import SESSION_GET
 
     result = _call(ctx, SESSION_GET, {"sessionKey": _key(key)})
-    if _json(ctx, json_output):
+    if ctx.obj.wants_json(json_output):
         output.print_json(result)
         return
     tokens = result["tokens"]
@@ -108,7 +102,7 @@ def stats(ctx: typer.Context, key: KeyArg = None, json_output: JsonOpt = False) 
     from gsv_core.protocol.methods import SESSION_STATS
 
     result = _call(ctx, SESSION_STATS, {"sessionKey": _key(key)})
-    if _json(ctx, json_output):
+    if ctx.obj.wants_json(json_output):
         output.print_json(result)
         return
     tokens = result["tokens"]
@@ -125,7 +119,7 @@ def reset(ctx: typer.Context, key: KeyArg = None, json_output: JsonOpt = False) 
     from gsv_core.protocol.methods import SESSION_RESET
 
     result = _call(ctx, SESSION_RESET, {"sessionKey": _key(key)})
-    if _json(ctx, json_output):
+    if ctx.obj.wants_json(json_output):
         output.print_json(result)
         return
     where = f" to {result['archivedTo']}" if result.get("archivedTo") else ""
@@ -145,7 +139,7 @@ def compact(
     from gsv_core.protocol.methods import SESSION_COMPACT
 
     result = _call(ctx, SESSION_COMPACT, {"sessionKey": _key(key), "keepMessages": keep})
-    if _json(ctx, json_output):
+    if ctx.obj.wants_json(json_output):
         output.print_json(result)
         return
     output.write_text(
@@ -159,7 +153,7 @@ def history(ctx: typer.Context, key: KeyArg = None, json_output: JsonOpt = False
     from gsv_core.protocol.methods import SESSION_HISTORY
 
     result = _call(ctx, SESSION_HISTORY, {"sessionKey": _key(key)})
-    if _json(ctx, json_output):
+    if ctx.obj.wants_json(json_output):
         output.print_json(result)
         return
     lines = [f"current:  {result['currentSessionId']}"]
@@ -179,7 +173,7 @@ def preview(
     from gsv_core.protocol.methods import SESSION_PREVIEW
 
     result = _call(ctx, SESSION_PREVIEW, {"sessionKey": _key(key), "limit": limit})
-    if _json(ctx, json_output):
+    if ctx.obj.wants_json(json_output):
         output.print_json(result)
         return
     shown = len(result["messages"])

@@ -15,7 +15,6 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import output
-from gsv_cli.state import CliState
 
 app = typer.Typer(
     help="Skills: which ones the agent can use on which node, and why not.",
@@ -31,11 +30,6 @@ AgentOpt = Annotated[
 ]
 
 
-def _json(ctx: typer.Context, flag: bool) -> bool:
-    state: CliState = ctx.obj
-    return flag or state.json
-
-
 def _agent(agent: str | None) -> dict[str, Any]:
     return {"agentId": agent} if agent else {}
 
@@ -47,8 +41,8 @@ def list_skills(ctx: typer.Context, agent: AgentOpt = None, json_output: JsonOpt
     from gsv_core.protocol.methods import SKILLS_STATUS
 
     result = call(ctx.obj, SKILLS_STATUS, _agent(agent))
-    if _json(ctx, json_output):
-        output.print_json(result["skills"])
+    if ctx.obj.wants_json(json_output):
+        output.print_listing("skills", result["skills"])
         return
     rows = [
         [s["name"], "yes" if s["eligible"] else "no", _source(s["location"]), s["description"]]
@@ -64,7 +58,7 @@ def status(ctx: typer.Context, agent: AgentArg = None, json_output: JsonOpt = Fa
     from gsv_core.protocol.methods import SKILLS_STATUS
 
     result = call(ctx.obj, SKILLS_STATUS, _agent(agent))
-    if _json(ctx, json_output):
+    if ctx.obj.wants_json(json_output):
         output.print_json(result)
     else:
         _print_status(result)
@@ -88,7 +82,7 @@ def update(
 
     params = {**_agent(agent), "force": force, "timeoutMs": int(timeout * 1000)}
     result = call(ctx.obj, SKILLS_UPDATE, params, timeout=timeout + 30)
-    if _json(ctx, json_output):
+    if ctx.obj.wants_json(json_output):
         output.print_json(result)
         return
     skipped = ", ".join(result["skippedNodeIds"]) or "none"
@@ -122,7 +116,7 @@ def show(
             return {**found[0], "content": file["content"]}
 
     skill = run(fetch)
-    if _json(ctx, json_output):
+    if ctx.obj.wants_json(json_output):
         output.print_json(skill)
         return
     content = skill["content"]

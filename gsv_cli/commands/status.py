@@ -30,7 +30,7 @@ def status(
         problem = None
     except GsvError as exc:
         found, problem = None, exc.message
-    if json_output or state.json:
+    if state.wants_json(json_output):
         gateway = {"url": url, "reachable": found is not None, "problem": problem}
         output.print_json({"cli": __version__, "gateway": gateway, **(found or {})})
     elif found is None:

@@ -24,8 +24,8 @@ def list_tools(
 
     state: CliState = ctx.obj
     tools: list[dict[str, Any]] = call(state, TOOLS_LIST)["tools"]
-    if json_output or state.json:
-        output.print_json(tools)
+    if state.wants_json(json_output):
+        output.print_listing("tools", tools)
         return
     output.print_table(["tool", "node", "description"], [_row(tool) for tool in tools])
 

@@ -29,7 +29,7 @@ def transfer(
     params: dict[str, Any] = {"source": source, "destination": destination}
     if agent:
         params["agentId"] = agent
-    as_json = json_output or state.json
+    as_json = state.wants_json(json_output)
     result = run(
         lambda: _transfer(state, params, show_progress=not as_json and sys.stderr.isatty())
     )

@@ -23,6 +23,7 @@ import typer
 
 from gsv_cli import output
 from gsv_cli.state import CliState
+from gsv_core.defaults import DEFAULT_GATEWAY_PORT, DEFAULT_GATEWAY_URL
 
 STATE = "up"  # run/up.json
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
@@ -104,18 +105,16 @@ def _local_address(url: str) -> tuple[str, int]:
     """Host and port of a gateway URL this machine may start; exit 1 for a remote one."""
     from urllib.parse import urlsplit
 
-    from gsv_cli.commands.gateway import DEFAULT_PORT
-
     parts = urlsplit(url)
     host = parts.hostname or ""
     if host not in LOCAL_HOSTS:
         output.fail(
             f"the gateway at {url} does not answer, and gsv up only starts a local one",
             "Start it on its machine (`gsv gateway start`), or point gsv at a local "
-            "gateway with --url ws://127.0.0.1:8787/ws.",
+            f"gateway with --url {DEFAULT_GATEWAY_URL}.",
         )
     try:
-        port = parts.port or DEFAULT_PORT
+        port = parts.port or DEFAULT_GATEWAY_PORT
     except ValueError:
         output.fail(f"invalid gateway URL {url!r}")
     return host, port

@@ -34,11 +34,6 @@ def _params(path: str, agent: str | None, **extra: Any) -> dict[str, Any]:
     return {**params, "agentId": agent} if agent else params
 
 
-def _json(ctx: typer.Context, flag: bool) -> bool:
-    state: CliState = ctx.obj
-    return flag or state.json
-
-
 def _print_listing(result: dict[str, Any]) -> None:
     entries = [*result["directories"], *result["files"]]
     output.write_text("".join(f"{entry}\n" for entry in entries) if entries else "(empty)\n")
@@ -56,7 +51,7 @@ def ls(
     from gsv_core.protocol.methods import WORKSPACE_LIST
 
     result = call(ctx.obj, WORKSPACE_LIST, _params(path, agent))
-    if _json(ctx, json_output):
+    if ctx.obj.wants_json(json_output):
         output.print_json(result)
     else:
         _print_listing(result)
@@ -83,7 +78,7 @@ def cat(
     extra = {"startLine": start_line, "endLine": end_line, "search": search,
              "contextLines": context_lines, "jsonPath": json_path}  # fmt: skip
     result = call(ctx.obj, WORKSPACE_READ, _params(path, agent, **extra))
-    if _json(ctx, json_output):
+    if ctx.obj.wants_json(json_output):
         output.print_json(result)
     elif "content" not in result:
         _print_listing(result)
@@ -111,7 +106,7 @@ def put(
 
     content = _read_source(source)
     result = call(ctx.obj, WORKSPACE_WRITE, _params(path, agent, content=content))
-    if _json(ctx, json_output):
+    if ctx.obj.wants_json(json_output):
         output.print_json(result)
     else:
         output.write_text(f"wrote {result['path']} ({result['size']} bytes)\n")
@@ -139,7 +134,7 @@ def rm(
     from gsv_core.protocol.methods import WORKSPACE_DELETE
 
     result = call(ctx.obj, WORKSPACE_DELETE, _params(path, agent))
-    if _json(ctx, json_output):
+    if ctx.obj.wants_json(json_output):
         output.print_json(result)
     else:
         output.write_text(f"deleted {result['path']}\n")

@@ -106,8 +106,19 @@ def compaction_cut(history: list[dict[str, Any]], keep_recent_tokens: int) -> in
             break
         kept_tokens += cost
         cut -= 1
-    cut = min(cut, len(history) - 1)
-    while cut > 0 and history[cut].get("role") == "toolResult":
+    return _keep_calls_with_results(history, min(cut, len(history) - 1))
+
+
+def message_cut(history: list[dict[str, Any]], keep: int) -> int:
+    """How many leading messages `/compact` archives so about `keep` remain (the same
+    rule as `compaction_cut`: the kept part never starts with a tool result)."""
+    return _keep_calls_with_results(history, max(0, len(history) - keep))
+
+
+def _keep_calls_with_results(history: list[dict[str, Any]], cut: int) -> int:
+    """Move a cut earlier until the kept part does not start with a tool result, so a
+    tool call and its result are archived or kept together (fix of 18.15)."""
+    while 0 < cut < len(history) and history[cut].get("role") == "toolResult":
         cut -= 1
     return cut
 

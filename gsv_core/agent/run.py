@@ -14,8 +14,9 @@ import asyncio
 import base64
 import logging
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from gsv_core.agent.compaction import (
     SUMMARY_ROLE,
@@ -24,6 +25,7 @@ from gsv_core.agent.compaction import (
     estimate_text,
     needs_compaction,
 )
+from gsv_core.agent.host import AgentHost
 from gsv_core.agent.prompt import PromptInputs
 from gsv_core.agent.tools import (
     ToolCallContext,
@@ -31,6 +33,7 @@ from gsv_core.agent.tools import (
     failure_message,
     result_message,
 )
+from gsv_core.config import setting
 from gsv_core.errors import ContextOverflow, GsvError, ProviderFailed, TimedOut
 from gsv_core.protocol import events
 from gsv_core.protocol.messages import (
@@ -45,9 +48,7 @@ from gsv_core.protocol.messages import (
 )
 from gsv_core.protocol.schemas.nodes import split_tool_name
 from gsv_core.providers.base import AssistantBuilder, ModelRequest, Provider, TextDelta
-
-if TYPE_CHECKING:
-    from gsv_core.agent.session import SessionActor
+from gsv_core.storage.sessions import SessionRecord
 
 log = logging.getLogger(__name__)
 
@@ -58,8 +59,9 @@ OVERFLOW_AFTER_COMPACTION = (
 )
 
 
-class RunError(GsvError):
-    """A run ended without a final answer (its message goes to the user as is)."""
+class RunFailed(GsvError):
+    """A run ended without a final answer: stopped, interrupted, or the model or a limit
+    failed (its message goes to the user as is)."""
 
     code = 500
 
@@ -81,8 +83,48 @@ class RunState:
     compaction_attempted: bool = False
 
 
+class RunSession(Protocol):
+    """What a run uses of its session (the session actor implements it); the loop never
+    imports the actor, which starts the loop."""
+
+    @property
+    def host(self) -> AgentHost: ...
+
+    @property
+    def record(self) -> SessionRecord: ...
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def agent_id(self) -> str: ...
+
+    @property
+    def is_main(self) -> bool: ...
+
+    async def history(self) -> list[dict[str, Any]]: ...
+
+    async def persist(
+        self, messages: Sequence[Mapping[str, Any]], usage: Usage | None = None
+    ) -> None: ...
+
+    def emit(self, event: str, run: RunState, **fields: Any) -> None: ...
+
+    def emit_chat(self, run: RunState, state: str, **fields: Any) -> None: ...
+
+    def effective_model(self, run: RunState | None = None) -> tuple[str, str]: ...
+
+    async def auto_compact(
+        self, provider: Provider, model: str, window: int
+    ) -> dict[str, Any] | None: ...
+
+    async def ingest_exec(
+        self, completion: dict[str, Any], context: dict[str, Any] | None = None
+    ) -> None: ...
+
+
 class RunLoop:
-    def __init__(self, session: SessionActor, run: RunState) -> None:
+    def __init__(self, session: RunSession, run: RunState) -> None:
         self.session = session
         self.run = run
         self.host = session.host
@@ -90,7 +132,7 @@ class RunLoop:
     # -- the loop -----------------------------------------------------------------------
     async def execute(self) -> AssistantMessage:
         """Run to the final answer; returns it (stored; the session broadcasts it)."""
-        limit = int(self._setting("agent.maxIterations", 50))
+        limit = int(self._setting("agent.maxIterations"))
         for _ in range(limit):
             assistant = await self._call_model()
             await self.session.persist([assistant], usage=assistant["usage"])
@@ -102,24 +144,19 @@ class RunLoop:
                 self.session.emit_chat(self.run, "partial", message=assistant)
             for call in calls:
                 await self._run_tool(call)
-        raise RunError(
+        raise RunFailed(
             f"Run stopped after {limit} model calls without a final answer "
             "(agent.maxIterations). Ask again, or raise the limit with "
             "`gsv config set agent.maxIterations N`."
         )
 
-    def _setting(self, path: str, default: Any) -> Any:
-        node: Any = self.host.config()
-        for part in path.split("."):
-            if not isinstance(node, dict) or part not in node:
-                return default
-            node = node[part]
-        return node
+    def _setting(self, path: str) -> Any:
+        return setting(self.host.config(), path)
 
     # -- the model ----------------------------------------------------------------------
     async def _call_model(self) -> AssistantMessage:
         provider_name, model_id = self.session.effective_model(self.run)
-        timeout = max(1000, int(self._setting("timeouts.llmMs", 300_000))) / 1000
+        timeout = max(1000, int(self._setting("timeouts.llmMs"))) / 1000
         provider = self.host.provider(provider_name, timeout)
         window = context_window(self.host.config(), provider_name, model_id)
         request = await self._request(model_id, (provider_name, model_id))
@@ -142,10 +179,10 @@ class RunLoop:
                 raise ProviderFailed(OVERFLOW_AFTER_COMPACTION) from None
 
     def _compaction_enabled(self) -> bool:
-        return bool(self._setting("compaction.enabled", True))
+        return bool(self._setting("compaction.enabled"))
 
     def _over_budget(self, request: ModelRequest, window: int) -> bool:
-        reserve = int(self._setting("compaction.reserveTokens", 20_000))
+        reserve = int(self._setting("compaction.reserveTokens"))
         record = self.session.record
         return needs_compaction(
             request.messages,  # type: ignore[arg-type]
@@ -184,8 +221,8 @@ class RunLoop:
             model=model,
             tools=specs,
             base_prompt=self.session.record.settings.get("systemPrompt")
-            or self._setting("systemPrompt", None),
-            timezone=str(self._setting("userTimezone", "UTC")),
+            or self._setting("systemPrompt"),
+            timezone=str(self._setting("userTimezone")),
             channel=(self.run.context or {}).get("channel"),
         )
         system = await self.host.system_prompt(inputs)

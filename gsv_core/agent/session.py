@@ -1,5 +1,6 @@
-"""The session actor: one per canonical session key. It owns the session's history, its
-queue and its one run at a time (spec 7.2, 7.3, 7.8).
+"""The session actor: one per canonical session key. It owns the session's queue and its
+one run at a time (spec 7.2, 7.3, 7.8), and serialises everything that touches the
+session's history (kept by `SessionHistory`; compaction and reset have their modules).
 
 State changes (a message arriving, a run ending, /stop, reset) take the actor's lock, so
 they happen one at a time and in order. A message is on disk before `send()` returns:
@@ -18,17 +19,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gsv_core.agent.compaction import compaction_cut, summarise, summary_message
+from gsv_core.agent import session_compaction, session_reset
+from gsv_core.agent.history import SessionHistory
 from gsv_core.agent.host import AgentHost
-from gsv_core.agent.reset_policy import is_due
-from gsv_core.agent.run import RunLoop, RunState
-from gsv_core.agent.tools import error_result
+from gsv_core.agent.run import RunFailed, RunLoop, RunState
+from gsv_core.config import setting
 from gsv_core.errors import Conflict, GsvError
 from gsv_core.protocol import events
 from gsv_core.protocol.messages import (
     ImageBlock,
     Usage,
-    add_usage,
     empty_usage,
     tool_calls,
     user_message,
@@ -41,12 +41,6 @@ log = logging.getLogger(__name__)
 CANCELLED_BY_USER = "Run cancelled by user"
 INTERRUPTED = "The gateway restarted while this run was in progress; it was stopped."
 EXEC_EVENT_PREFIX = "System event: async_exec_completion\n"
-
-
-class RunFailed(GsvError):
-    """A run ended with an error (stopped, interrupted, or the model or a limit failed)."""
-
-    code = 500
 
 
 @dataclass(frozen=True)
@@ -76,7 +70,7 @@ class SessionActor:
         self.store = store
         self.host = host
         self.is_main = is_main
-        self._history: list[dict[str, Any]] | None = None
+        self._history = SessionHistory(record, store, host)
         self._run: RunState | None = None
         self._lock = asyncio.Lock()
         self.queue_size = 0
@@ -123,23 +117,13 @@ class SessionActor:
 
     # -- history ------------------------------------------------------------------------
     async def history(self) -> list[dict[str, Any]]:
-        if self._history is None:
-            self._history = await self.store.messages(self.key)
-        return self._history
+        return await self._history.messages()
 
     async def persist(
         self, messages: Sequence[Mapping[str, Any]], usage: Usage | None = None
     ) -> None:
         """Append messages of the current run (stored before anyone is told about them)."""
-        stored = [dict(message) for message in messages]
-        history = await self.history()
-        self.record.updated_at = self.host.now_ms()
-        if usage is not None:
-            self.record.usage = add_usage(self.record.usage, usage)
-            if usage["input"] > 0:
-                self.record.last_input_tokens = usage["input"]
-        await self.store.append(self.record, stored)
-        history.extend(stored)
+        await self._history.persist(messages, usage)
 
     # -- events -------------------------------------------------------------------------
     def emit(self, event: str, run: RunState, **fields: Any) -> None:
@@ -157,11 +141,11 @@ class SessionActor:
         override = run.overrides.get("model") if run else None
         if isinstance(override, dict):
             return str(override["provider"]), str(override["id"])
-        setting = self.record.settings.get("model")
-        if isinstance(setting, dict) and setting.get("provider") and setting.get("id"):
-            return str(setting["provider"]), str(setting["id"])
-        model = self.host.config().get("model", {})
-        return str(model.get("provider", "anthropic")), str(model.get("id", ""))
+        chosen = self.record.settings.get("model")
+        if isinstance(chosen, dict) and chosen.get("provider") and chosen.get("id"):
+            return str(chosen["provider"]), str(chosen["id"])
+        config = self.host.config()
+        return str(setting(config, "model.provider")), str(setting(config, "model.id"))
 
     # -- messages in --------------------------------------------------------------------
     async def send(
@@ -182,7 +166,7 @@ class SessionActor:
             self.record.pending_overrides = None
             self.record.last_active_at = now
             if self._run is None:
-                await self._auto_reset_if_due(now)
+                await session_reset.reset_if_due(self._history, now)
                 self.record.updated_at = now
                 history = await self.history()  # load first: the store is about to hold it
                 await self.store.start_run(self.record, run_id, message, now)
@@ -237,7 +221,7 @@ class SessionActor:
         the run's row, then tell clients how it ended, then start the next queued message.
         Clients hear `final` only once the session is idle again."""
         history = await self.history()
-        closing = self._dangling_results(note) if note else []
+        closing = self._history.dangling_results(note) if note else []
         await self.store.finish_run(self.record, run.run_id, closing)
         history.extend(closing)
         self._run = None
@@ -249,23 +233,6 @@ class SessionActor:
             self._settle(run.run_id, run.final)
         if start_next:
             await self._start_next()
-
-    def _dangling_results(self, note: str) -> list[dict[str, Any]]:
-        """Error results for tool calls of the last reply that never got one (a stopped or
-        interrupted run), so the history stays valid for every provider."""
-        history = self._history or []
-        answered = {m.get("toolCallId") for m in history if m.get("role") == "toolResult"}
-        for message in reversed(history):
-            if message.get("role") == "assistant":
-                now = self.host.now_ms()
-                return [
-                    dict(error_result(call["id"], call["name"], note, now))
-                    for call in tool_calls(message)
-                    if call["id"] not in answered
-                ]
-            if message.get("role") == "user":
-                break
-        return []
 
     async def _start_next(self) -> None:
         queued = await self.store.queue(self.key)
@@ -353,7 +320,7 @@ class SessionActor:
         once at start-up before anything else touches this session)."""
         history = await self.history()
         now = self.host.now_ms()
-        closing = self._dangling_results(INTERRUPTED)
+        closing = self._history.dangling_results(INTERRUPTED)
         note = {
             "role": "assistant",
             "content": [],
@@ -413,143 +380,20 @@ class SessionActor:
         messages were acknowledged, so they survive and run in the fresh session."""
         async with self._lock:
             await self._stop_locked("reset", start_next=False)
-            result = await self._reset_locked()
+            result = await session_reset.reset(self._history)
             await self._start_next()
         return result
 
-    async def _reset_locked(self) -> dict[str, Any]:
-        history = list(await self.history())
-        old_id = self.record.session_id
-        archived_to = await self.archive(history) if history else None
-        usage, now = self.record.usage, self.host.now_ms()
-        self.record.previous_session_ids = [*self.record.previous_session_ids, old_id]
-        self.record.session_id = str(uuid.uuid4())
-        self.record.usage = empty_usage()
-        self.record.last_input_tokens = None
-        self.record.last_reset_at = self.record.updated_at = now
-        await self.store.replace_history(self.record, [])
-        self._history = []
-        media_deleted = await self.host.media.delete_session(self.key)
-        result: dict[str, Any] = {
-            "ok": True,
-            "sessionKey": self.key,
-            "oldSessionId": old_id,
-            "newSessionId": self.record.session_id,
-            "archivedMessages": len(history),
-            "tokensCleared": {
-                "input": usage["input"],
-                "output": usage["output"],
-                "total": usage["total"],
-            },
-            "mediaDeleted": media_deleted,
-        }
-        if archived_to:
-            result["archivedTo"] = archived_to
-        return result
-
-    async def _auto_reset_if_due(self, now: int) -> None:
-        """Reset policy (spec 7.12): an idle session due for a fresh start gets one before
-        the arriving message is stored, so that message opens the new session."""
-        if not self._history and not await self.history():
-            return
-        timezone = self.host.config().get("userTimezone")
-        if not is_due(self.record.reset_policy, self.record.updated_at, now, timezone):
-            return
-        result = await self._reset_locked()
-        mode = (self.record.reset_policy or {}).get("mode")
-        self.host.emit(
-            events.SESSION_NOTICE,
-            {
-                "sessionKey": self.key,
-                "kind": "reset",
-                "text": f"Started a fresh session ({mode} reset policy); "
-                f"{result['archivedMessages']} earlier messages were archived.",
-                "details": result,
-            },
-        )
-
     async def compact(self, keep: int) -> dict[str, Any]:
-        """Keep the last `keep` messages, archiving the rest (spec 7.12). The cut never
-        separates a tool call from its result (fix of 18.15). Refused during a run."""
+        """Keep the last `keep` messages, archiving the rest. Refused during a run."""
         async with self._lock:
             if self._run is not None:
                 raise Conflict("a run is in progress: compact after it ends (or /stop it)")
-            history = await self.history()
-            cut = compact_cut(history, keep)
-            if cut == 0:
-                return {"ok": True, "trimmedMessages": 0, "keptMessages": len(history)}
-            removed, kept = history[:cut], history[cut:]
-            archived_to = await self.archive(removed, f"-part{self.host.now_ms()}")
-            self.record.updated_at = self.host.now_ms()
-            await self.store.replace_history(self.record, kept)
-            self._history = list(kept)
-        result: dict[str, Any] = {"ok": True, "trimmedMessages": cut, "keptMessages": len(kept)}
-        if archived_to:
-            result["archivedTo"] = archived_to
-        return result
+            return await session_compaction.compact(self._history, keep)
 
     async def auto_compact(
         self, provider: Provider, model: str, window: int
     ) -> dict[str, Any] | None:
-        """Summarise the older part of the history into a summary message (run task only:
-        the session's run is the one caller, so nothing else writes meanwhile)."""
-        settings = self.host.config().get("compaction", {})
-        history = await self.history()
-        cut = compaction_cut(history, int(settings.get("keepRecentTokens", 20_000)))
-        if cut == 0:
-            return None
-        removed = history[:cut]
-        archived_to = await self.archive(removed, f"-part{self.host.now_ms()}")
-        summary = await summarise(provider, model, removed, window)
-        now = self.host.now_ms()
-        kept = [summary_message(summary.text, len(removed), archived_to, now), *history[cut:]]
-        self.record.usage = add_usage(self.record.usage, summary.usage)
-        self.record.compaction_count += 1
-        self.record.last_compacted_at = self.record.updated_at = now
-        self.record.last_input_tokens = None  # the next request's size is unknown again
-        await self.store.replace_history(self.record, kept)
-        self._history = kept
-        if summary.memories and settings.get("extractMemories", True):
-            await self.host.remember(self.agent_id, summary.memories)
-        details = {
-            "compactedMessages": len(removed),
-            "keptMessages": len(kept) - 1,
-            "archivedTo": archived_to,
-            "tier": summary.tier,
-            "usage": summary.usage,
-        }
-        self.host.emit(
-            events.SESSION_NOTICE,
-            {"sessionKey": self.key, "kind": "compaction", "details": details,
-             "text": f"Compacted {len(removed)} earlier messages into a summary "
-                     f"(the originals are archived at {archived_to})."},
-        )  # fmt: skip
-        return details
-
-    async def archive(self, messages: list[dict[str, Any]], suffix: str = "") -> str | None:
-        """Archive messages of this session in the workspace; None if that failed (logged:
-        a reset must not fail because the disk is full)."""
-        meta = {
-            "sessionKey": self.key,
-            "sessionId": self.record.session_id,
-            "agentId": self.agent_id,
-            "messageCount": len(messages),
-            "usage": self.record.usage,
-            "archivedAt": self.host.now_ms(),
-        }
-        try:
-            return await self.host.archive(
-                self.agent_id, f"{self.record.session_id}{suffix}", messages, meta
-            )
-        except OSError:
-            log.exception("archiving %s failed", self.key)
-            return None
-
-
-def compact_cut(history: list[dict[str, Any]], keep: int) -> int:
-    """How many leading messages to remove so about `keep` remain, moving the cut earlier
-    until the kept part does not start with a tool result (its call stays with it)."""
-    cut = max(0, len(history) - keep)
-    while 0 < cut < len(history) and history[cut].get("role") == "toolResult":
-        cut -= 1
-    return cut
+        """Summarise the older part of the history (run task only: the session's run is
+        the one caller, so nothing else writes meanwhile)."""
+        return await session_compaction.auto_compact(self._history, provider, model, window)

@@ -19,7 +19,7 @@ from gsv_core.channels.host import ChannelHost
 from gsv_core.channels.outbox import Outbox
 from gsv_core.channels.shaping import error_line
 from gsv_core.errors import GsvError, InvalidParams
-from gsv_core.pairing import AWAITING_APPROVAL, PAIR, PairingService, decide
+from gsv_core.pairing import AWAITING_APPROVAL, PAIR, PairingService, decide, pairing_ttl_ms
 from gsv_core.protocol import events
 from gsv_core.routing import RoutingSettings, route_inbound
 from gsv_core.storage.channels import (
@@ -136,7 +136,7 @@ class Inbox:
     async def _ask_pairing(
         self, entry_id: int, message: InboundMessage, sender_id: str
     ) -> dict[str, Any]:
-        ttl = int(self.host.config().get("pairing", {}).get("ttlHours", 72)) * 3_600_000
+        ttl = pairing_ttl_ms(self.host.config())
         sender_name = pipeline.sender_label(message) if message.sender else message.peer.name
         first = await self.pairing.request(
             message.channel, message.account_id, sender_id, sender_name,

@@ -20,11 +20,26 @@ from gsv_core.channels.base import (
 from gsv_core.channels.host import ChannelHost
 from gsv_core.channels.inbox import Inbox
 from gsv_core.channels.outbox import DEFAULT_ACCOUNT, Outbox, parse_approval_action
-from gsv_core.errors import GsvError, NotFound
-from gsv_core.pairing import WELCOME, PairingService
+from gsv_core.errors import GsvError, NotFound, Unavailable
+from gsv_core.pairing import WELCOME, PairingService, pairing_ttl_ms
 from gsv_core.storage.channels import AccountRecord, ChannelStore
 
 log = logging.getLogger(__name__)
+
+
+# the pip extra that brings each channel's platform library
+EXTRAS = {"telegram": "telegram", "discord": "discord", "slack": "slack"}
+
+
+def missing_extra(channel: str, exc: ModuleNotFoundError) -> str:
+    """What to install when a channel's platform library is missing."""
+    extra = EXTRAS.get(channel)
+    if extra is None:
+        return f"{channel} cannot start: the Python module {exc.name!r} is missing"
+    return (
+        f"the {channel} channel needs its extra: pip install 'gsv[{extra}]' "
+        f"(module {exc.name!r} is missing), then restart the gateway"
+    )
 
 
 class ChannelManager:
@@ -76,6 +91,8 @@ class ChannelManager:
             await adapter.start(account_id, config, self)
         except GsvError:
             raise
+        except ModuleNotFoundError as exc:  # the platform SDK is an extra (issue 23)
+            raise Unavailable(missing_extra(channel, exc)) from exc
         except Exception as exc:
             log.exception("%s account %s failed to start", channel, account_id)
             raise GsvError(f"{channel} failed to start: {exc}") from exc
@@ -167,7 +184,7 @@ class ChannelManager:
 
     # -- pairing ------------------------------------------------------------------------
     def pairing_ttl_ms(self) -> int:
-        return int(self.host.config().get("pairing", {}).get("ttlHours", 72)) * 3_600_000
+        return pairing_ttl_ms(self.host.config())
 
     async def approve(self, channel: str, sender_id: str) -> dict[str, Any]:
         """Approve a pending sender: allow them in config and welcome them through

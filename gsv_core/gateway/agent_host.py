@@ -26,7 +26,7 @@ from gsv_core.workspace import Workspace
 from gsv_core.workspace.prompt import daily_memory_path, workspace_sections
 
 if TYPE_CHECKING:
-    from gsv_core.gateway.app import Gateway
+    from gsv_core.gateway.state import Gateway
 
 # (provider name, effective config, llm timeout) -> Provider; tests inject a fake here
 ProviderFactory = Callable[[str, dict[str, Any], float], Provider]

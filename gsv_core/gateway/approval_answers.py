@@ -11,7 +11,7 @@ from gsv_core.approval.service import PendingApproval
 from gsv_core.errors import InvalidParams
 
 if TYPE_CHECKING:
-    from gsv_core.gateway.app import Gateway
+    from gsv_core.gateway.state import Gateway
 
 ALLOW_PATH = "toolApproval.allow"
 

@@ -14,10 +14,11 @@ from urllib.parse import urlsplit
 
 from gsv_core.approval.modes import mode_report
 from gsv_core.config_secrets import plaintext_paths
+from gsv_core.gateway.listening import Listening as Listening  # re-exported for `serve`
 from gsv_core.localconfig import generate_token
 
 if TYPE_CHECKING:
-    from gsv_core.gateway.app import Gateway
+    from gsv_core.gateway.state import Gateway
 
 log = logging.getLogger(__name__)
 
@@ -27,17 +28,8 @@ _LOCAL_ORIGIN_HOSTS = {"localhost", "127.0.0.1", "::1"}
 
 
 @dataclass(frozen=True)
-class Listening:
-    """How the gateway listens (set by `serve`)."""
-
-    host: str
-    loopback: bool
-    tls: bool
-
-
-@dataclass(frozen=True)
 class Finding:
-    check: str  # token | bind | origins | channels | approvals | secrets | credentials
+    check: str  # token|bind|origins|channels|sessions|approvals|secrets|credentials
     message: str
     fix: str  # the command (or step) that fixes it
     fixable: bool = False  # `gsv security audit --fix` repairs it
@@ -51,6 +43,7 @@ async def audit(gateway: Gateway) -> list[Finding]:
         *bind_findings(gateway.listening),
         *_origins(gateway),
         *_channels(gateway),
+        *_shared_session(gateway),
         *_approvals(gateway),
         *await _plaintext(gateway),
         *await _credentials(gateway),
@@ -115,6 +108,29 @@ def _channels(gateway: Gateway) -> list[Finding]:
         )
         for name, settings in sorted(channels.items())
         if isinstance(settings, dict) and settings.get("dmPolicy") == "open"
+    ]
+
+
+def _shared_session(gateway: Gateway) -> list[Finding]:
+    """Other people allowed in while every DM goes to the owner's main session."""
+    if gateway.config.setting("session.dmScope") != "main":
+        return []
+    channels: dict[str, Any] = gateway.config.setting("channels")
+    allowed = sorted(
+        name
+        for name, settings in channels.items()
+        if isinstance(settings, dict) and settings.get("allowFrom")
+    )
+    if not allowed:
+        return []
+    return [
+        Finding(
+            "sessions",
+            f"session.dmScope is main while {', '.join(allowed)} let other people in: their "
+            "DMs share your own main session (history and memory)",
+            "gsv config set session.dmScope per-channel-peer",
+            fixable=True,
+        )
     ]
 
 
@@ -185,6 +201,8 @@ async def _fix(gateway: Gateway, finding: Finding) -> bool:
         await config.set("gateway.allowedOrigins", kept)
     elif finding.check == "channels":
         await config.set(f"channels.{finding.subject}.dmPolicy", "pairing")
+    elif finding.check == "sessions":
+        await config.set("session.dmScope", "per-channel-peer")
     elif finding.check == "approvals":
         await config.set("toolApproval.mode", "allowlist")
     elif finding.check == "credentials" and finding.subject:

@@ -13,7 +13,7 @@ from gsv_core.protocol.messages import ImageBlock
 from gsv_core.providers.registry import ProviderNotConfigured, provider_settings
 
 if TYPE_CHECKING:
-    from gsv_core.gateway.app import Gateway
+    from gsv_core.gateway.state import Gateway
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from gsv_core.gateway.approval_answers import answer
 from gsv_core.protocol.messages import ImageBlock
 
 if TYPE_CHECKING:
-    from gsv_core.gateway.app import Gateway
+    from gsv_core.gateway.state import Gateway
 
 
 async def process_message(

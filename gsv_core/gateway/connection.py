@@ -1,15 +1,12 @@
-"""One WebSocket peer: messages handed over as they arrive, a writer queue, one task per
-request.
+"""One WebSocket peer: a reader loop, one writer queue, one task per request.
 
-The socket (`rpc.websocket.DispatchingServerConnection`) hands each message to
-`_on_message` as soon as it is parsed. `connect` is handled before anything after it is
-read (later frames must see the handshake done); a node's answers (`tool.result`, ...)
-only settle a waiting call, so they are answered on the spot; `tool.invoke` is deferred:
-started here, answered the moment the node's result arrives; every other request runs in
-its own task, so a slow method never blocks the others. A frame is written at once when
-nothing is queued ahead of it; otherwise it waits in one queue drained by one writer
-task, which keeps frames whole and ordered. When the socket closes or the writer fails,
-request tasks and deferred calls are cancelled and the peer leaves the registry.
+The reader (`rpc.websocket.dispatch_messages`) hands each message to `_on_message` in
+order. `connect` is handled before the next message is read (later frames must see the
+handshake done); every other request runs in its own task, so a slow method never blocks
+the others; a binary frame is awaited, so a slow destination slows this socket. Frames
+go out through one queue drained by one writer task, which keeps them whole and
+ordered. When the socket closes or the writer fails, request tasks are cancelled and the
+peer leaves the registry.
 """
 
 from __future__ import annotations
@@ -17,11 +14,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
+from websockets.frames import CloseCode
 
 from gsv_core.errors import ConnectionClosed as ConnectionClosedError
 from gsv_core.errors import InvalidParams
@@ -34,10 +33,10 @@ from gsv_core.protocol.frames import (
 )
 from gsv_core.protocol.methods import CONNECT
 from gsv_core.rpc.context import RequestContext
-from gsv_core.rpc.websocket import DispatchingServerConnection
+from gsv_core.rpc.websocket import close_reading, dispatch_messages
 
 if TYPE_CHECKING:
-    from gsv_core.gateway.app import Gateway
+    from gsv_core.gateway.state import Gateway
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +53,7 @@ class _Close:
 class Connection:
     """A connected peer (implements `gsv_core.rpc.context.Peer`)."""
 
-    def __init__(self, ws: DispatchingServerConnection, gateway: Gateway) -> None:
+    def __init__(self, ws: ServerConnection, gateway: Gateway) -> None:
         self._ws = ws
         self._gateway = gateway
         self.connection_id = str(uuid.uuid4())
@@ -65,14 +64,13 @@ class Connection:
         self.remote = _describe_address(ws.remote_address)
         self._seq = 0
         self._outbox: asyncio.Queue[str | bytes | memoryview | _Close] = asyncio.Queue()
-        self._writing = False  # the writer took an item and has not finished writing it
         # binary frames queued but not yet written: senders wait above the high-water mark,
         # so a slow peer slows the transfer instead of filling the gateway's memory
         self._queued_bytes = 0
         self._drained = asyncio.Event()
         self._drained.set()
         self._tasks: set[asyncio.Task[None]] = set()
-        self._deferred: dict[object, Callable[[], None]] = {}  # started: abandon on close
+        self._reader: asyncio.Task[None] | None = None
         self._closing = False
 
     # -- Peer -------------------------------------------------------------------------
@@ -86,12 +84,21 @@ class Connection:
             await self._drained.wait()
         if self._closing:
             raise ConnectionClosedError("the connection is closing")
-        if self._write_now(data):
-            return
         self._queued_bytes += len(data)
         self._outbox.put_nowait(data)
 
-    def close(self, code: int = 1000, reason: str = "") -> None:
+    async def alive(self, timeout: float) -> bool:
+        """Whether the other end answers a ping within `timeout` seconds (a node that
+        reconnects while its old socket is silent: is the old one dead or in use?)."""
+        try:
+            pong = await self._ws.ping()
+            async with asyncio.timeout(timeout):
+                await pong
+        except (TimeoutError, ConnectionClosed):
+            return False
+        return True
+
+    def close(self, code: int = CloseCode.NORMAL_CLOSURE, reason: str = "") -> None:
         """Close after everything already queued has been written."""
         if not self._closing:
             self._closing = True
@@ -99,26 +106,18 @@ class Connection:
 
     # -- writing ----------------------------------------------------------------------
     def _send(self, data: str) -> None:
-        if not self._closing and not self._write_now(data):
+        if not self._closing:
             self._outbox.put_nowait(data)
-
-    def _write_now(self, data: str | bytes | memoryview) -> bool:
-        """Write at once unless frames are queued ahead (order) or the socket is full."""
-        if self._writing or not self._outbox.empty():
-            return False
-        return self._ws.write_now(data)
 
     async def _write_loop(self) -> None:
         try:
             while True:
                 item = await self._outbox.get()
-                self._writing = True
                 if isinstance(item, _Close):
                     self._drained.set()  # wake blocked senders: they will see the close
-                    await self._ws.close(item.code, item.reason)
+                    await close_reading(self._ws, self._reader, item.code, item.reason)
                     return
                 await self._ws.send(item)
-                self._writing = False
                 if not isinstance(item, str):  # a binary frame: bytes or a view of a buffer
                     self._queued_bytes -= len(item)
                     if self._queued_bytes <= BINARY_LOW_WATER:
@@ -130,23 +129,22 @@ class Connection:
     async def run(self) -> None:
         log.debug("connection %s opened from %s", self.connection_id, self.remote)
         writer = asyncio.create_task(self._write_loop(), name=f"gsv-writer-{self.connection_id}")
-        reader = asyncio.create_task(
-            self._ws.dispatch_done(), name=f"gsv-reader-{self.connection_id}"
+        reader = self._reader = asyncio.create_task(
+            dispatch_messages(self._ws, self._on_message), name=f"gsv-reader-{self.connection_id}"
         )
-        self._ws.dispatch_to(self._on_message)
         try:
             await asyncio.wait({reader, writer}, return_when=asyncio.FIRST_COMPLETED)
+            if self._closing and not writer.done():
+                # our close cancelled the reader: let the writer finish the handshake
+                # (websockets bounds it with its close_timeout)
+                await asyncio.wait({writer})
         finally:
             self._closing = True
             self._drained.set()  # senders waiting for room give up now
-            self._ws.stop_dispatch()
-            for cancel in list(self._deferred.values()):
-                cancel()
-            self._deferred.clear()
             for task in (reader, writer, *self._tasks):
                 task.cancel()
             await asyncio.gather(reader, writer, *self._tasks, return_exceptions=True)
-            if self._ws.close_code == 1009:
+            if self._ws.close_code == CloseCode.MESSAGE_TOO_BIG:
                 log.warning("connection %s: frame too large, closed", self.connection_id)
             await self._gateway.on_disconnect(self)
             log.debug("connection %s closed (%s %s)", self.connection_id, self.mode, self.peer_id)
@@ -170,34 +168,10 @@ class Connection:
             return None
         if frame.method == CONNECT:
             return self._handle(frame)  # later frames wait: they must see the handshake done
-        router = self._gateway.router
-        if router.answers_now(frame.method):
-            ctx = RequestContext(peer=self, frame_id=frame.id)
-            self._send(router.handle_now(ctx, frame.method, frame.params))
-            return None
-        if router.is_deferred(frame.method):
-            self._start_deferred(frame)
-            return None
         task = asyncio.create_task(self._handle(frame))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return None
-
-    def _start_deferred(self, frame: RequestFrame) -> None:
-        """A method its answer completes later (`tool.invoke`): no task waits for it."""
-        key = object()
-        answered = False
-
-        def reply(response: str) -> None:
-            nonlocal answered
-            answered = True
-            self._deferred.pop(key, None)
-            self._send(response)
-
-        ctx = RequestContext(peer=self, frame_id=frame.id)
-        cancel = self._gateway.router.start_deferred(ctx, frame.method, frame.params, reply)
-        if cancel is not None and not answered:
-            self._deferred[key] = cancel
 
     async def _handle(self, frame: RequestFrame) -> None:
         ctx = RequestContext(peer=self, frame_id=frame.id)

@@ -20,7 +20,7 @@ from gsv_core.routing import agent_id_of, heartbeat_session_key, main_session_ke
 from gsv_core.workspace.prompt import HEARTBEAT
 
 if TYPE_CHECKING:
-    from gsv_core.gateway.app import Gateway
+    from gsv_core.gateway.state import Gateway
 
 # a heartbeat turn that takes longer is stopped (it runs in its own session)
 RUN_TIMEOUT_SECONDS = 600.0

@@ -1,15 +1,16 @@
 """The gateway's HTTP front door: channel webhooks on the WebSocket port.
 
-websockets' HTTP parser serves the opening handshake only: it refuses a request with a
-body. Platforms that call us back (WhatsApp Cloud API) POST JSON to
-`/channels/{name}/webhook`, so every connection is first seen by `FrontDoorConnection`
-(plugged in through the documented `create_connection` parameter of
-`websockets.asyncio.server.serve`). It buffers the request line:
+websockets' HTTP parser serves the opening handshake only: its `process_request` hook
+sees a request's head, never a body (it refuses one). Platforms that call us back
+(WhatsApp Cloud API) POST JSON to `/channels/{name}/webhook`, so every connection is
+first seen by `FrontDoorConnection` (a subclass plugged in through the documented
+`create_connection` parameter of `websockets.asyncio.server.serve`). It holds the bytes
+until the request line is in:
 
-* `GET|POST /channels/{name}/webhook[?query]`: read the head and exactly Content-Length
-  bytes (at most MAX_BODY), hand an `HttpRequest` to the channel's `handle_webhook`, write
-  one HTTP/1.1 response and close the connection;
-* anything else: the buffered bytes go to websockets unchanged (`/ws`, `/health`, 404s).
+* `GET|POST /channels/{name}/webhook[?query]`: h11 reads the request (at most MAX_HEAD
+  of head, MAX_BODY of body, Content-Length only), the channel's `handle_webhook` gets an
+  `HttpRequest`, one HTTP/1.1 response goes back and the connection closes;
+* anything else: the held bytes go to websockets unchanged (`/ws`, `/health`, 404s).
 
 Webhooks need no gateway token: the platform calling them has none, so each channel
 authenticates its platform itself (WhatsApp: the HMAC signature of the body).
@@ -32,25 +33,25 @@ from collections.abc import Coroutine
 from typing import Any, ClassVar
 from urllib.parse import parse_qs
 
+import h11
+from websockets.asyncio.server import ServerConnection
+
 from gsv_core.channels.base import HttpRequest, HttpResponse
 from gsv_core.errors import GsvError
-from gsv_core.gateway.app import Gateway
-from gsv_core.rpc.websocket import DispatchingServerConnection
+from gsv_core.gateway.state import Gateway
 
 log = logging.getLogger(__name__)
 
 MAX_HEAD = 16 * 1024
 MAX_BODY = 5 * 1024 * 1024
 REPLY_WITHIN = 8.0  # seconds from the connection; below websockets' open_timeout
-_WEBHOOK_LINE = re.compile(
-    rb"([A-Z]+) (/channels/([a-z0-9][a-z0-9_-]{0,63})/webhook)(?:\?(\S*))? HTTP/1\.[01]"
-)
-_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+# routing only (h11 parses the request): which connections are webhook calls
+_WEBHOOK_LINE = re.compile(rb"[A-Z]+ /channels/([a-z0-9][a-z0-9_-]{0,63})/webhook(?:\?\S*)? ")
 _JSON = "application/json"
 
 
 class BadRequest(Exception):
-    """A webhook request we cannot read: answered with `status`, then closed."""
+    """A webhook request we will not read: answered with `status`, then closed."""
 
     def __init__(self, status: int, message: str, body_length: int = 0) -> None:
         super().__init__(message)
@@ -66,7 +67,7 @@ class HttpFront:
         self.server_header = f"gsv/{gateway.version}"
         self._tasks: set[asyncio.Task[Any]] = set()
 
-    def connection_type(self) -> type[DispatchingServerConnection]:
+    def connection_type(self) -> type[ServerConnection]:
         """The `create_connection` class for `serve()`, bound to this front door."""
         return type("BoundFrontDoorConnection", (FrontDoorConnection,), {"front": self})
 
@@ -101,20 +102,23 @@ class HttpFront:
         return response
 
 
-class FrontDoorConnection(DispatchingServerConnection):
+class FrontDoorConnection(ServerConnection):
     """A websockets connection that answers webhook requests itself (see the module).
 
-    States: reading the head, reading the body, answering (reading paused), draining the
-    body of a refused request (so the client reads our answer instead of a reset), and
-    passthrough (websockets has the connection)."""
+    States: waiting for the request line, reading the request (h11), answering (reading
+    paused), draining the body of a refused request (so the client reads our answer
+    instead of a reset), and passthrough (websockets has the connection)."""
 
     front: ClassVar[HttpFront]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._buffer = bytearray()
+        self._held = bytearray()  # bytes before the request line is complete
         self._passthrough = False
-        self._webhook: tuple[str, HttpRequest, int] | None = None  # channel, head, length
+        self._http: h11.Connection | None = None  # a webhook request, read by h11
+        self._channel = ""
+        self._head: h11.Request | None = None
+        self._body = bytearray()
         self._answering = False
         self._drain = 0  # body bytes still to discard before closing
         self._deadline = 0.0
@@ -130,12 +134,13 @@ class FrontDoorConnection(DispatchingServerConnection):
             self._drain = max(0, self._drain - len(data))
             if not self._drain:
                 self.transport.close()
-        elif not self._answering:
-            self._buffer += data
-            try:
-                self._advance()
-            except BadRequest as exc:
-                self._refuse(exc)
+        elif self._answering:
+            return
+        elif self._http is None:
+            self._held += data
+            self._route()
+        else:
+            self._feed(data)
 
     # asyncio closes the transport when eof_received returns false; websockets types it
     # as returning None because it never writes after EOF, but we still have to answer
@@ -145,54 +150,79 @@ class FrontDoorConnection(DispatchingServerConnection):
             return None
         if self._drain:
             self.transport.close()
-        elif self._webhook is not None and not self._answering:
-            self._answer_now(_json_response(400, "the request ended before its body"))
+        elif self._http is not None and not self._answering:
+            self._feed(b"")  # h11 sees the end: a request cut short is refused (400)
+        elif not self._answering:
+            self.transport.close()
         return True  # keep the transport open to write our answer
 
-    def _advance(self) -> None:
-        if self._webhook is None:
-            line_end = self._buffer.find(b"\r\n")
-            if line_end < 0:
-                if len(self._buffer) > MAX_HEAD:
-                    self._pass_on()
-                return
-            line = _WEBHOOK_LINE.fullmatch(bytes(self._buffer[:line_end]))
-            if line is None:
-                self._pass_on()
-                return
-            head_end = self._buffer.find(b"\r\n\r\n")
-            if head_end < 0:
-                if len(self._buffer) > MAX_HEAD:
-                    raise BadRequest(431, "request head too large")
-                return
-            header_block = bytes(self._buffer[line_end + 2 : head_end])
-            del self._buffer[: head_end + 4]
-            try:
-                self._webhook = _parse_head(line, header_block)
-            except BadRequest as exc:
-                exc.body_length = max(0, exc.body_length - len(self._buffer))
-                raise
-            if self._webhook[1].headers.get("expect", "").lower() == "100-continue":
-                self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-        channel, head, length = self._webhook
-        if len(self._buffer) < length:
+    def _route(self) -> None:
+        """Once the request line is in: a webhook goes to h11, anything else to websockets."""
+        line_end = self._held.find(b"\r\n")
+        if line_end < 0 and len(self._held) <= MAX_HEAD:
             return
-        body = bytes(self._buffer[:length])
+        line = _WEBHOOK_LINE.match(self._held, 0, max(line_end, 0))
+        held, self._held = bytes(self._held), bytearray()
+        if line is None:
+            self._passthrough = True  # websockets takes the connection from its first byte
+            super().data_received(held)
+            return
+        self._channel = line.group(1).decode()
+        self._http = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
+        self._feed(held)
+
+    def _feed(self, data: bytes) -> None:
+        assert self._http is not None
+        self._http.receive_data(data)
+        try:
+            self._advance(self._http)
+        except h11.RemoteProtocolError as exc:
+            if data == b"":  # the client stopped sending mid-request
+                self._refuse(BadRequest(400, "the request ended before its body"))
+            else:
+                self._refuse(BadRequest(exc.error_status_hint, str(exc)))
+        except BadRequest as exc:
+            self._refuse(exc)
+
+    def _advance(self, reader: h11.Connection) -> None:
+        while True:
+            event = reader.next_event()
+            if event is h11.NEED_DATA:
+                return
+            if isinstance(event, h11.Request):
+                self._head = _check_head(event, reader)
+                if reader.they_are_waiting_for_100_continue:
+                    interim = h11.InformationalResponse(
+                        status_code=100, headers=[], reason=b"Continue"
+                    )
+                    self.transport.write(reader.send(interim) or b"")
+            elif isinstance(event, h11.Data):
+                self._body += event.data
+            elif isinstance(event, h11.EndOfMessage):
+                self._start_answer()
+                return
+            else:  # ConnectionClosed before the end of the request
+                raise BadRequest(400, "the request ended before its body")
+
+    def _start_answer(self) -> None:
+        assert self._head is not None
         self._answering = True
         self.transport.pause_reading()
-        request = HttpRequest(head.method, head.path, head.query, head.headers, body)
-        self.front.spawn(self._answer(channel, request))
-
-    def _pass_on(self) -> None:
-        """Not a webhook: websockets takes the connection from its first byte."""
-        self._passthrough = True
-        buffered, self._buffer = bytes(self._buffer), bytearray()
-        super().data_received(buffered)
+        target = self._head.target.decode("latin-1")
+        path, _, query = target.partition("?")
+        headers: dict[str, str] = {}
+        for name, value in self._head.headers:
+            key = name.decode("latin-1")
+            text = value.decode("latin-1")
+            headers[key] = f"{headers[key]}, {text}" if key in headers else text
+        parsed = parse_qs(query, keep_blank_values=True)
+        method = self._head.method.decode()
+        request = HttpRequest(method, path, parsed, headers, bytes(self._body))
+        self.front.spawn(self._answer(self._channel, request))
 
     def _refuse(self, exc: BadRequest) -> None:
         """Answer a request we will not read; then swallow the body it is still sending."""
         self._drain = exc.body_length
-        self._buffer.clear()
         self._answer_now(_json_response(exc.status, str(exc)), close=not self._drain)
 
     async def _answer(self, channel: str, request: HttpRequest) -> None:
@@ -221,33 +251,20 @@ class FrontDoorConnection(DispatchingServerConnection):
             self.transport.close()  # once the answer is flushed
 
 
-def _parse_head(line: re.Match[bytes], header_block: bytes) -> tuple[str, HttpRequest, int]:
-    """(channel, request without body, body length) of a webhook request head."""
-    method, path, channel, query = line.groups()
-    headers: dict[str, str] = {}
-    for raw in header_block.split(b"\r\n") if header_block else []:
-        name, colon, value = raw.decode("latin-1").partition(":")
-        if not colon or not _HEADER_NAME.fullmatch(name):
-            raise BadRequest(400, "malformed header line")
-        key = name.lower()
-        if key in headers and key == "content-length":
-            raise BadRequest(400, "more than one Content-Length")
-        headers[key] = f"{headers[key]}, {value.strip()}" if key in headers else value.strip()
-    if "transfer-encoding" in headers:
-        raise BadRequest(411, "send the body with a Content-Length")
-    length_text = headers.get("content-length", "0")
-    if not length_text.isdigit() or len(length_text) > 12:
-        raise BadRequest(400, "invalid Content-Length")
-    length = int(length_text)
+def _check_head(head: h11.Request, reader: h11.Connection) -> h11.Request:
+    """The webhook's own limits on a request head h11 has read (BadRequest if not met)."""
+    headers = {name: value for name, value in head.headers}
     # a client that asked "100-continue" sends no body once it has our refusal
-    coming = 0 if headers.get("expect", "").lower() == "100-continue" else length
+    length = int(headers.get(b"content-length", b"0"))
+    coming = 0 if reader.they_are_waiting_for_100_continue else length
+    coming = max(0, coming - len(reader.trailing_data[0]))
+    if b"transfer-encoding" in headers:
+        raise BadRequest(411, "send the body with a Content-Length")
     if length > MAX_BODY:
         raise BadRequest(413, f"body over {MAX_BODY // (1024 * 1024)} MiB", coming)
-    if method not in (b"GET", b"POST"):
+    if head.method not in (b"GET", b"POST"):
         raise BadRequest(405, "webhooks take GET or POST", coming)
-    parsed = parse_qs((query or b"").decode("latin-1"), keep_blank_values=True)
-    request = HttpRequest(method.decode(), path.decode(), parsed, headers, b"")
-    return channel.decode(), request, length
+    return head
 
 
 def _phrase(status: int) -> str:

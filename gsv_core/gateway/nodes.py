@@ -1,11 +1,9 @@
 """The node registry: which nodes are online with which tools, the catalog of nodes seen
 before, and the calls in flight to them (tool calls, log fetches, bin probes).
 
-A call is a future keyed by a fresh id, with a deadline (`rpc.deadlines`); the node answers
-with `tool.result`, `logs.result` or `node.probe.result`, which resolves it. Callers
-await `invoke()` / `fetch_logs()` / `probe_bins()`; a client's `tool.invoke` uses
-`begin_invoke()`, the same call with a callback that runs the moment it settles, so the
-answer goes back without waiting for a task to wake. A node that disconnects, is
+A call is a future keyed by a fresh id; the node answers with `tool.result`, `logs.result`
+or `node.probe.result`, which resolves it. Callers await `invoke()` / `fetch_logs()` /
+`probe_bins()` within a deadline (`asyncio.timeout`). A node that disconnects, is
 replaced by a newer connection or is forgotten fails its calls at once with 503.
 """
 
@@ -33,6 +31,7 @@ from gsv_core.errors import (
     Unavailable,
 )
 from gsv_core.protocol import events
+from gsv_core.protocol.close_codes import CloseCode
 from gsv_core.protocol.schemas.connect import ToolDefinition
 from gsv_core.protocol.schemas.nodes import (
     BIN_NAME,
@@ -46,10 +45,12 @@ from gsv_core.protocol.schemas.nodes import (
     split_tool_name,
 )
 from gsv_core.rpc.context import Peer
-from gsv_core.rpc.deadlines import Deadlines
 from gsv_core.storage.nodes import NodeRecord, NodeStore
 
 log = logging.getLogger(__name__)
+
+# how long the old connection of a reconnecting node may take to answer a ping
+TAKEOVER_PROBE_S = 3.0
 
 MAX_LOG_LINES = 5000
 # Calls whose caller stopped waiting (timeout, client gone) are remembered a while, so a
@@ -79,9 +80,6 @@ class _Call:
     future: asyncio.Future[Any] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
-    expired: bool = False
-    # called as soon as the future is settled (begin_invoke's callers)
-    on_settle: Callable[[], None] | None = None
 
 
 class NodeService:
@@ -97,7 +95,6 @@ class NodeService:
         # call ids: unique per gateway run and across restarts, without a uuid4 syscall
         self._id_prefix = new_key()[:12]
         self._ids = itertools.count(1)
-        self._deadlines = Deadlines()  # of calls in flight, by call id
 
     async def load(self) -> None:
         self._catalog = {record.node_id: record for record in await self._store.list()}
@@ -120,12 +117,22 @@ class NodeService:
         runtime: NodeRuntime,
         client: tuple[str, str],
     ) -> None:
-        """Register a connected node, replacing (and closing) an older connection."""
+        """Register a connected node. A node id that is connected on another socket is not
+        taken over while that socket answers a ping (its calls and results stay with it):
+        the newcomer hears 409. A silent old socket (a dropped network) is closed instead,
+        so a node that reconnects is back at once, not after the keepalive's timeout."""
         old = self._online.get(node_id)
-        if old is not None and old.peer is not peer:
-            self._fail_calls(node_id, f"Node replaced during {{kind}} request: {node_id}")
-            old.peer.close(1000, "Replaced by newer node connection")
-            log.info("node %s replaced by a newer connection", node_id)
+        if old is not None and old.peer is not peer and old.peer.connected:
+            if await old.peer.alive(TAKEOVER_PROBE_S):
+                log.warning("refused a second connection for node %s from %s",
+                            node_id, peer.remote)  # fmt: skip
+                raise Conflict(
+                    f"node {node_id} is already connected: a second connection cannot take "
+                    "its place. Stop the other one first"
+                )
+            self._fail_calls(node_id, f"Node reconnected during {{kind}} request: {node_id}")
+            old.peer.close(CloseCode.GOING_AWAY, "Silent; the node reconnected")
+            log.info("node %s reconnected; its silent old connection is closed", node_id)
         self._online[node_id] = OnlineNode(peer, tools, runtime)
         now = self._now()
         previous = self._catalog.get(node_id)
@@ -169,7 +176,7 @@ class NodeService:
         disconnected = False
         if entry is not None:
             del self._online[node_id]
-            entry.peer.close(1000, "Forgotten from node registry")
+            entry.peer.close(CloseCode.NORMAL_CLOSURE, "Forgotten from node registry")
             disconnected = True
         self._fail_calls(node_id, f"Node removed from registry: {node_id}")
         known = self._catalog.pop(node_id, None) is not None
@@ -240,44 +247,20 @@ class NodeService:
         404 unknown tool, 503 node gone (before or during the call), 504 after `timeout`
         seconds, ToolFailed with the node's message when the tool itself failed.
         """
-        call_id, call = self._start_tool(name, args, timeout, call_id, approved)
-        return await self._wait(call_id, call)
-
-    def begin_invoke(
-        self,
-        name: str,
-        args: dict[str, Any],
-        timeout: float,
-        on_done: Callable[[Any, BaseException | None], None],
-        *,
-        approved: bool = False,
-    ) -> Callable[[], None]:
-        """`invoke()` without a task: `on_done(result, None)` or `on_done(None, error)` runs
-        the moment the call settles (answer, failure, timeout). Returns a function that
-        abandons the call."""
-        call_id, call = self._start_tool(name, args, timeout, None, approved)
-
-        def settled() -> None:
-            error = call.future.exception()
-            try:  # the caller's answer first, the bookkeeping after
-                on_done(None if error is not None else call.future.result(), error)
-            finally:
-                self._end(call_id, call)
-
-        call.on_settle = settled
-        return lambda: self._give_up(call_id, call)
+        call_id, call = self._start_tool(name, args, call_id, approved)
+        return await self._wait(call_id, call, timeout, "Tool request timed out")
 
     def _start_tool(
-        self, name: str, args: dict[str, Any], timeout: float, call_id: str | None, approved: bool
+        self, name: str, args: dict[str, Any], call_id: str | None, approved: bool
     ) -> tuple[str, _Call]:
         node_id, entry, tool = self.resolve_tool(name)
         call_id = call_id or self._new_id()
         payload: dict[str, Any] = {"callId": call_id, "tool": tool, "args": args}
         if approved and standard_may_ask(tool):
             payload["approval"] = sign(entry.approval_key, tool, args, "allow")
-        call = self._start(call_id, node_id, "tool", entry.peer, events.TOOL_INVOKE,
-                           payload, timeout, "Tool request timed out")  # fmt: skip
-        return call_id, call
+        return call_id, self._start(
+            call_id, node_id, "tool", entry.peer, events.TOOL_INVOKE, payload
+        )
 
     def deliver_tool_result(self, peer: Peer, call_id: str, result: Any, error: str | None) -> bool:
         """A node's `tool.result`; returns True when nobody waits for it any more."""
@@ -291,12 +274,11 @@ class NodeService:
         call_id = self._new_id()
         count = min(max(1, lines), MAX_LOG_LINES)
         payload = {"callId": call_id, "lines": count}
-        timeout_ms = int(timeout * 1000)
         call = self._start(
-            call_id, target, "log", self._online[target].peer, events.LOGS_GET, payload,
-            timeout, f"logs.get timed out after {timeout_ms}ms",
-        )  # fmt: skip
-        params: LogsResultParams = await self._wait(call_id, call)
+            call_id, target, "log", self._online[target].peer, events.LOGS_GET, payload
+        )
+        message = f"logs.get timed out after {int(timeout * 1000)}ms"
+        params: LogsResultParams = await self._wait(call_id, call, timeout, message)
         return LogsGetResult(
             nodeId=target,
             lines=params.lines,
@@ -336,11 +318,9 @@ class NodeService:
             "bins": bins,
             "timeoutMs": int(timeout * 1000),
         }
-        call = self._start(
-            probe_id, node_id, "probe", entry.peer, events.NODE_PROBE, payload, timeout,
-            f"node.probe timed out for node {node_id}",
-        )  # fmt: skip
-        params: NodeProbeResultParams = await self._wait(probe_id, call)
+        call = self._start(probe_id, node_id, "probe", entry.peer, events.NODE_PROBE, payload)
+        message = f"node.probe timed out for node {node_id}"
+        params: NodeProbeResultParams = await self._wait(probe_id, call, timeout, message)
         return {name: bool(params.bins.get(name, False)) for name in bins}
 
     def deliver_probe(self, peer: Peer, params: NodeProbeResultParams) -> bool:
@@ -351,49 +331,29 @@ class NodeService:
 
     # -- plumbing -----------------------------------------------------------------------
     def _start(
-        self,
-        call_id: str,
-        node_id: str,
-        kind: str,
-        peer: Peer,
-        event: str,
-        payload: dict[str, Any],
-        timeout: float,
-        timeout_message: str,
+        self, call_id: str, node_id: str, kind: str, peer: Peer, event: str, payload: dict[str, Any]
     ) -> _Call:
-        """Send a call to the node, then register it and arm its deadline (its answer
-        cannot be read before we return to the loop, and the node starts sooner)."""
+        """Register a call and send it to the node."""
         if call_id in self._calls:
             raise Conflict(f"call id {call_id} is already in flight")
-        peer.send_event(event, payload)
         call = _Call(node_id, kind)
         self._calls[call_id] = call
-        self._deadlines.add(call_id, timeout, self._expire, call, timeout_message)
+        peer.send_event(event, payload)
         return call
 
-    async def _wait(self, call_id: str, call: _Call) -> Any:
+    async def _wait(self, call_id: str, call: _Call, timeout: float, message: str) -> Any:
+        """The node's answer within `timeout` seconds (TimedOut with `message` after)."""
         try:
-            return await call.future
+            async with asyncio.timeout(timeout):
+                return await call.future
+        except TimeoutError:
+            raise TimedOut(message) from None
         finally:
-            self._end(call_id, call)
-
-    def _expire(self, call: _Call, message: str) -> None:
-        call.expired = True
-        _settle(call, exception=TimedOut(message))
-
-    def _give_up(self, call_id: str, call: _Call) -> None:
-        """The caller is gone: nobody is told how the call ends."""
-        call.on_settle = None
-        call.future.cancel()
-        self._end(call_id, call)
-
-    def _end(self, call_id: str, call: _Call) -> None:
-        if self._calls.get(call_id) is call:
-            del self._calls[call_id]
-        self._deadlines.discard(call_id)
-        # the caller gave up (timeout or cancelled): the future was not answered
-        if call.expired or call.future.cancelled() or not call.future.done():
-            self._abandon(call_id, call)
+            if self._calls.get(call_id) is call:
+                del self._calls[call_id]
+            # the caller gave up (timeout or cancelled): a late answer is only acknowledged
+            if not call.future.done() or call.future.cancelled():
+                self._abandon(call_id, call)
 
     def _abandon(self, call_id: str, call: _Call) -> None:
         self._abandoned[call_id] = (call.node_id, call.kind)
@@ -430,8 +390,6 @@ def _settle(
         call.future.set_exception(exception)
     else:
         call.future.set_result(result)
-    if call.on_settle is not None:
-        call.on_settle()
     return False
 
 

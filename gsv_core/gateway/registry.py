@@ -8,6 +8,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 
+from gsv_core.protocol.close_codes import CloseCode
 from gsv_core.protocol.methods import CHANNEL, CLIENT
 from gsv_core.rpc.context import Peer
 
@@ -43,7 +44,7 @@ class ConnectionRegistry:
     def _replace(self, old: Peer | None, mode: str) -> None:
         if old is not None:
             log.info("%s %s replaced by a newer connection", mode, old.peer_id)
-            old.close(1000, f"Replaced by newer {mode} connection")
+            old.close(CloseCode.NORMAL_CLOSURE, f"Replaced by newer {mode} connection")
 
     def drop(self, peer: Peer) -> None:
         """Forget a peer's registration, if it is still the current one for its id."""

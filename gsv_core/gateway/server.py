@@ -32,22 +32,23 @@ from websockets.asyncio.server import serve as ws_serve
 from websockets.http11 import Request, Response
 from websockets.typing import Origin
 
+from gsv_core.defaults import DEFAULT_GATEWAY_HOST, DEFAULT_GATEWAY_PORT, MAX_MESSAGE_BYTES
 from gsv_core.errors import InvalidParams
 from gsv_core.gateway.agent_host import ProviderFactory
-from gsv_core.gateway.app import Gateway, build_gateway
+from gsv_core.gateway.app import build_gateway
 from gsv_core.gateway.audit import MIN_TOKEN_LENGTH, Listening
 from gsv_core.gateway.connection import Connection
 from gsv_core.gateway.http_front import HttpFront
+from gsv_core.gateway.state import Gateway
 from gsv_core.localconfig import generate_token, stored_secret
 from gsv_core.protocol.frames import WRITE_LIMIT
-from gsv_core.rpc.websocket import DispatchingServerConnection
 
 log = logging.getLogger(__name__)
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8787
+DEFAULT_HOST = DEFAULT_GATEWAY_HOST
+DEFAULT_PORT = DEFAULT_GATEWAY_PORT
 # Large enough for a 10 MiB image read by a node, base64-encoded, inside a frame.
-DEFAULT_MAX_SIZE = 32 * 1024 * 1024
+DEFAULT_MAX_SIZE = MAX_MESSAGE_BYTES
 
 
 @dataclass
@@ -128,7 +129,6 @@ async def serve(
         gateway.config.token_required = True
 
         async def handler(ws: ServerConnection) -> None:
-            assert isinstance(ws, DispatchingServerConnection)  # create_connection below
             await Connection(ws, gateway).run()
 
         async with ws_serve(

@@ -24,14 +24,14 @@ from gsv_core.approval.policy import ASK, DENY, ApprovalPolicy, CallFacts, Decis
 from gsv_core.approval.protected import Protected, protected_files
 from gsv_core.approval.service import APPROVED, CANCELLED, EXPIRED, ApprovalService
 from gsv_core.errors import ToolFailed
-from gsv_core.gateway.native.registry import NATIVE_PREFIX, NativeToolRegistry
+from gsv_core.gateway.native_registry import NATIVE_PREFIX, NativeToolRegistry
 from gsv_core.paths import resolve_paths
 from gsv_core.protocol import events
 from gsv_core.protocol.schemas.nodes import split_tool_name
 from gsv_core.providers.base import ToolSpec
 
 if TYPE_CHECKING:
-    from gsv_core.gateway.app import Gateway
+    from gsv_core.gateway.state import Gateway
 
 log = logging.getLogger(__name__)
 # shell lines longer than this are judged in a child process, so the loop keeps serving

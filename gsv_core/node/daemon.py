@@ -32,7 +32,7 @@ from gsv_core.client import Backoff, ClientIdentity, GatewayClient, local_platfo
 from gsv_core.errors import GsvError, Unauthorized
 from gsv_core.node.guard import NodeGuard
 from gsv_core.node.logtail import tail_lines
-from gsv_core.node.tools import Done, Toolset, build_toolset
+from gsv_core.node.tools import Toolset, build_toolset
 from gsv_core.node.tools.workspace import Workspace as ToolWorkspace
 from gsv_core.node.transfers import NodeTransfers
 from gsv_core.protocol import events
@@ -191,7 +191,6 @@ class NodeDaemon:
             ping_interval=self.settings.ping_interval,
             on_binary=self.transfers.on_binary,
             on_connected=self._take_hello,
-            # each request is started as it arrives: no queue and pump in between
             on_event=lambda frame: self._on_event(client, frame),
         )
         return client
@@ -274,34 +273,27 @@ class NodeDaemon:
             await self.transfers.on_end(payload, call)
 
     def _on_tool_invoke(self, client: GatewayClient, frame: EventFrame) -> None:
-        """Check and start a call; a tool that needs no waiting (a small Read) is answered
-        before this returns, with no task; the others finish in one."""
         payload = frame.payload if isinstance(frame.payload, dict) else {}
         call_id, tool = payload.get("callId"), payload.get("tool")
         if not isinstance(call_id, str) or not isinstance(tool, str):
             log.warning("malformed tool.invoke event: %r", frame.payload)
             return
         log.debug("tool %s (call %s)", tool, call_id)
+        self._spawn(self._run_tool_call(client, call_id, tool, payload))
+
+    async def _run_tool_call(
+        self, client: GatewayClient, call_id: str, tool: str, payload: dict[str, Any]
+    ) -> None:
         args = payload.get("args") or {}
         try:
             self.guard.check(tool, args, payload.get("approval"))
-            started = self.toolset.start(tool, args)
-        except GsvError as exc:
-            client.post(m.TOOL_RESULT, {"callId": call_id, "error": exc.message}, REPLY_TIMEOUT)
-            return
-        if isinstance(started, Done):
-            client.post(m.TOOL_RESULT, {"callId": call_id, "result": started.result}, REPLY_TIMEOUT)
-        else:
-            self._spawn(self._finish_tool_call(client, call_id, started))
-
-    async def _finish_tool_call(
-        self, client: GatewayClient, call_id: str, running: Awaitable[Any]
-    ) -> None:
-        try:
-            reply: dict[str, Any] = {"callId": call_id, "result": await running}
+            reply: dict[str, Any] = {
+                "callId": call_id,
+                "result": await self.toolset.invoke(tool, args),
+            }
         except GsvError as exc:
             reply = {"callId": call_id, "error": exc.message}
-        client.post(m.TOOL_RESULT, reply, REPLY_TIMEOUT)
+        await _answer(client, m.TOOL_RESULT, reply)
 
     async def _on_logs_get(self, client: GatewayClient, frame: EventFrame) -> None:
         payload = frame.payload if isinstance(frame.payload, dict) else {}
@@ -318,7 +310,7 @@ class NodeDaemon:
             reply: dict[str, Any] = {"callId": call_id, "lines": lines, "truncated": truncated}
         except OSError as exc:
             reply = {"callId": call_id, "error": f"cannot read the node log: {exc}"}
-        client.post(m.LOGS_RESULT, reply, REPLY_TIMEOUT)
+        await _answer(client, m.LOGS_RESULT, reply)
 
     async def _on_probe(self, client: GatewayClient, frame: EventFrame) -> None:
         payload = frame.payload if isinstance(frame.payload, dict) else {}
@@ -336,7 +328,7 @@ class NodeDaemon:
             names = [b for b in bins if isinstance(b, str) and BIN_NAME.match(b)]
             found = {name: shutil.which(name) is not None for name in names}
             reply = {"probeId": probe_id, "ok": True, "bins": found}
-        client.post(m.NODE_PROBE_RESULT, reply, REPLY_TIMEOUT)
+        await _answer(client, m.NODE_PROBE_RESULT, reply)
 
     # -- background exec events ---------------------------------------------------------
     def queue_exec_event(self, payload: dict[str, Any]) -> None:
@@ -364,6 +356,15 @@ class NodeDaemon:
                 await asyncio.sleep(1)
                 continue
             self._outbox.popleft()
+
+
+async def _answer(client: GatewayClient, method: str, reply: dict[str, Any]) -> None:
+    """Send a node's answer (`tool.result`, ...); a refusal or a lost connection is only
+    logged: the gateway's call ends on its own deadline."""
+    try:
+        await client.call(method, reply, timeout=REPLY_TIMEOUT)
+    except GsvError as exc:
+        log.warning("%s not delivered: %s", method, exc.message)
 
 
 async def _wait(stop: asyncio.Event, seconds: float) -> None:

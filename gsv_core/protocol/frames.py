@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import struct
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
@@ -62,29 +61,10 @@ def _usable_id(value: Any) -> TypeGuard[FrameId]:
     return (isinstance(value, str) and value != "") or isinstance(value, int)
 
 
-# (text, index) -> (value, end): the scanner json.loads runs, without its wrappers
-_SCAN: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
-
-
-def _loads(text: str | bytes) -> Any:
-    """`json.loads` without its two whitespace regex matches for the common frame: a
-    str holding exactly one JSON value. Anything else (bytes, surrounding whitespace,
-    trailing data, bad JSON) goes to `json.loads`, which decides and words the error."""
-    if isinstance(text, str):
-        try:
-            data, end = _SCAN(text, 0)
-        except (StopIteration, ValueError):  # no value at 0, or bad JSON
-            pass
-        else:
-            if end == len(text):
-                return data
-    return json.loads(text)
-
-
 def parse_frame(text: str | bytes) -> Frame:
     """Parse one JSON text message into a frame; raise FrameError if it is not one."""
     try:
-        data = _loads(text)
+        data = json.loads(text)
     except (ValueError, UnicodeDecodeError) as exc:
         raise FrameError(f"invalid JSON: {exc}") from None
     if not isinstance(data, dict):
@@ -138,36 +118,8 @@ def _parse_event(data: dict[str, Any]) -> EventFrame:
     return EventFrame(event=event, payload=data.get("payload"), seq=seq)
 
 
-def _plain_dumps(data: Any) -> str:
-    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
-
-
-def _c_encoder() -> Callable[[Any, int], Sequence[str]] | None:
-    """json's C encoder, made once: `json.dumps` with options builds a new encoder per
-    call, about 3 us of each frame (four frames cross the tool path). It skips the
-    circular-reference check; `_dumps` falls back for that case. None without `_json`."""
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:
-        return None
-    default = json.JSONEncoder().default  # raises TypeError naming the type
-    basestring = json.encoder.encode_basestring
-    # (markers, default, encoder, indent, key sep, item sep, sort_keys, skipkeys, allow_nan)
-    encoder: Callable[[Any, int], Sequence[str]] = make(
-        None, default, basestring, None, ":", ",", False, False, True
-    )
-    return encoder
-
-
-_ENCODE = _c_encoder()
-
-
 def _dumps(data: dict[str, Any]) -> str:
-    if _ENCODE is None:
-        return _plain_dumps(data)
-    try:
-        return "".join(_ENCODE(data, 0))
-    except RecursionError:  # circular or absurdly deep: json's checks say which
-        return _plain_dumps(data)
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
 
 
 def encode_request(frame_id: FrameId, method: str, params: Any = None) -> str:

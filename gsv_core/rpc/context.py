@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from gsv_core.protocol.close_codes import CloseCode
+
 
 class Peer(Protocol):
     """One connected socket as seen by handlers (implemented by the gateway connection)."""
@@ -21,7 +23,11 @@ class Peer(Protocol):
         """Queue a binary frame, waiting while too much is queued (backpressure)."""
         ...
 
-    def close(self, code: int = 1000, reason: str = "") -> None: ...
+    async def alive(self, timeout: float) -> bool:
+        """Whether the other end answers a ping within `timeout` seconds."""
+        ...
+
+    def close(self, code: int = CloseCode.NORMAL_CLOSURE, reason: str = "") -> None: ...
 
 
 @dataclass

@@ -7,18 +7,10 @@
 4. params validated with the method's pydantic model -> 400 naming the fields;
 5. the handler's GsvError keeps its code; anything else -> 500 "internal error" on the
    wire, with the traceback in the log only.
-
-Most handlers are coroutines, each run in a task of its own. Two kinds skip the task:
-- `add_now()`: a plain function that never waits (a node's answer settling a pending
-  call); `handle_now()` answers it on the spot.
-- `add_deferred()`: a function that starts the work and returns at once, calling `done`
-  with a settled future later (`tool.invoke`: the node's answer completes it);
-  `start_deferred()` sends the response the moment that happens.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -41,20 +33,13 @@ from gsv_core.rpc.context import RequestContext
 log = logging.getLogger(__name__)
 
 Handler = Callable[[RequestContext, Any], Awaitable[Any]]
-ImmediateHandler = Callable[[RequestContext, Any], Any]
-# called once with (result, None) or (None, error) when deferred work settles
-Settle = Callable[[Any, BaseException | None], None]
-# (ctx, params, done) -> cancel: calls `done` once the work settles; `cancel()` abandons it
-DeferredHandler = Callable[[RequestContext, Any, Settle], Callable[[], None]]
 
 
 @dataclass(frozen=True)
 class Route:
     spec: MethodSpec
-    handler: Callable[..., Any]  # Handler, ImmediateHandler or DeferredHandler, by the flags
+    handler: Handler
     params: type[BaseModel] | None
-    immediate: bool = False
-    deferred: bool = False
 
 
 class Router:
@@ -75,18 +60,6 @@ class Router:
         swap a real handler for a failing one)."""
         self._add(Route(self._spec(method, replace), handler, params))
 
-    def add_now(
-        self, method: str, handler: ImmediateHandler, params: type[BaseModel] | None = None
-    ) -> None:
-        """Serve `method` with a plain function that never waits (see `handle_now`)."""
-        self._add(Route(self._spec(method, False), handler, params, immediate=True))
-
-    def add_deferred(
-        self, method: str, handler: DeferredHandler, params: type[BaseModel] | None = None
-    ) -> None:
-        """Serve `method` with a function that starts the work (see `start_deferred`)."""
-        self._add(Route(self._spec(method, False), handler, params, deferred=True))
-
     def _spec(self, method: str, replace: bool) -> MethodSpec:
         spec = METHODS.get(method)
         if spec is None:
@@ -102,31 +75,10 @@ class Router:
         """The methods this router really serves, sorted."""
         return sorted(self._routes)
 
-    def answers_now(self, method: str) -> bool:
-        """True when `method` was registered with `add_now()`."""
-        route = self._routes.get(method)
-        return route is not None and route.immediate
-
-    def is_deferred(self, method: str) -> bool:
-        """True when `method` was registered with `add_deferred()`."""
-        route = self._routes.get(method)
-        return route is not None and route.deferred
-
     async def dispatch(self, ctx: RequestContext, method: str, params: Any) -> Any:
         """Run a method for a caller; raises GsvError on any refusal or failure."""
         route, args = self._admit(ctx, method, params)
-        if route.deferred:
-            future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-            cancel = route.handler(ctx, args, lambda res, err: _settle(future, res, err))
-            try:
-                return _plain(await future)
-            finally:
-                if not future.done():
-                    cancel()
-        result = route.handler(ctx, args)
-        if not route.immediate:
-            result = await result
-        return _plain(result)
+        return _plain(await route.handler(ctx, args))
 
     def _admit(self, ctx: RequestContext, method: str, params: Any) -> tuple[Route, Any]:
         """The route and validated params, or the GsvError of rules 1-4."""
@@ -147,48 +99,6 @@ class Router:
         except Exception as exc:
             return _error_frame(ctx, method, exc)
         return _response_frame(ctx, method, payload)
-
-    def handle_now(self, ctx: RequestContext, method: str, params: Any) -> str:
-        """`handle()` for a method registered with `add_now()`: answered on the spot."""
-        try:
-            route, args = self._admit(ctx, method, params)
-            if not route.immediate:
-                raise InternalError(f"{method} is not answered on the spot")
-            payload = _plain(route.handler(ctx, args))
-        except Exception as exc:
-            return _error_frame(ctx, method, exc)
-        return _response_frame(ctx, method, payload)
-
-    def start_deferred(
-        self, ctx: RequestContext, method: str, params: Any, reply: Callable[[str], None]
-    ) -> Callable[[], None] | None:
-        """Start a method registered with `add_deferred()`; `reply(frame)` is called once
-        with its response. Returns the function that abandons it (None: answered now)."""
-        try:
-            route, args = self._admit(ctx, method, params)
-            if not route.deferred:
-                raise InternalError(f"{method} is not a deferred method")
-
-            def done(result: Any, error: BaseException | None) -> None:
-                if error is None:
-                    reply(_response_frame(ctx, method, _plain(result)))
-                else:
-                    reply(_error_frame(ctx, method, error))
-
-            cancel: Callable[[], None] = route.handler(ctx, args, done)
-        except Exception as exc:
-            reply(_error_frame(ctx, method, exc))
-            return None
-        return cancel
-
-
-def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
-    if future.done():
-        return
-    if error is None:
-        future.set_result(result)
-    else:
-        future.set_exception(error)
 
 
 def _plain(result: Any) -> Any:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from gsv_core.config import setting
 from gsv_core.errors import GsvError
 from gsv_core.protocol.schemas.skills import (
     SkillNodeStatus,
@@ -35,7 +36,6 @@ from gsv_core.workspace.workspace import Workspace
 
 # statuses and prompts wait this long for nodes' answers; `skills.update` takes its own
 AUTO_PROBE_TIMEOUT = 5.0
-DEFAULT_MAX_AGE_MS = 600_000
 
 
 class NodeAccess(Protocol):
@@ -198,8 +198,7 @@ class SkillService:
         return entries if isinstance(entries, dict) else {}
 
     def _max_age_ms(self) -> int:
-        value = self._config().get("skills", {}).get("probeMaxAgeMs", DEFAULT_MAX_AGE_MS)
-        return int(value) if isinstance(value, int) else DEFAULT_MAX_AGE_MS
+        return int(setting(dict(self._config()), "skills.probeMaxAgeMs"))
 
 
 def required_bins(skills: list[Skill]) -> list[str]:

@@ -90,6 +90,8 @@ async def test_an_unknown_sender_must_pair_first(
     ]
     assert fake.requests == []
     approved = await client.call("pair.approve", {"channel": "test", "senderId": "u1"})
+    warning = approved.pop("warning")  # dmScope main: Ann would share the owner's session
+    assert "gsv config set session.dmScope per-channel-peer" in warning
     assert approved == {"approved": True, "senderId": "u1", "senderName": "Ann"}
     assert (await client.call("config.get", {"path": "channels.test.allowFrom"}))["value"] == ["u1"]
     assert test_channel.texts("u1")[-1].startswith("You're now connected!")

@@ -69,8 +69,10 @@ def test_list_shows_the_waiting_call_as_a_table_and_as_json(
     for text in (approval["approvalId"], "gsv__ConfigGet", "test", "agent:main:main"):
         assert text in table.stdout, text
     as_json = json.loads(gsv(live.url, "approvals", "list", "--json").stdout)
-    assert [a["approvalId"] for a in as_json] == [approval["approvalId"]]
-    assert as_json[0]["tool"] == "gsv__ConfigGet" and as_json[0]["reason"] == "test"
+    assert as_json["count"] == 1
+    assert [a["approvalId"] for a in as_json["approvals"]] == [approval["approvalId"]]
+    first = as_json["approvals"][0]
+    assert first["tool"] == "gsv__ConfigGet" and first["reason"] == "test"
     global_json = json.loads(gsv(live.url, "--json", "approvals", "list").stdout)
     assert global_json == as_json
 
@@ -79,7 +81,10 @@ def test_list_says_so_when_nothing_waits(live: RunningGateway) -> None:
     """No pending approvals: an empty table message, and [] as JSON."""
     result = gsv(live.url, "approvals", "list")
     assert result.exit_code == 0 and "nothing waits for approval" in result.stdout
-    assert json.loads(gsv(live.url, "approvals", "list", "--json").stdout) == []
+    assert json.loads(gsv(live.url, "approvals", "list", "--json").stdout) == {
+        "approvals": [],
+        "count": 0,
+    }
 
 
 def test_approve_lets_the_run_finish(live: RunningGateway, fake: FakeProvider) -> None:
@@ -91,6 +96,13 @@ def test_approve_lets_the_run_finish(live: RunningGateway, fake: FakeProvider) -
     seen = tool_result_seen(fake)
     assert "model.id" in seen and "denied" not in seen
     assert rpc(live.url, "tool.approvals")["approvals"] == []
+
+
+def test_an_id_prefix_is_enough(live: RunningGateway, fake: FakeProvider) -> None:
+    approval = paused_run(live, fake, "Read it.")
+    result = gsv(live.url, "approvals", "approve", approval["approvalId"][:6])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == f"approved gsv__ConfigGet ({approval['approvalId']})\n"
 
 
 def test_deny_makes_the_model_see_denied_by_user(live: RunningGateway, fake: FakeProvider) -> None:
@@ -129,10 +141,10 @@ def test_rules_are_added_listed_and_removed(live: RunningGateway) -> None:
     table = gsv(live.url, "approvals", "rules")
     assert table.exit_code == 0 and "git commit" in table.stdout and "npm test" in table.stdout
     assert "mode: allowlist" in table.stderr
-    assert json.loads(gsv(live.url, "approvals", "rules", "--json").stdout) == [
-        "git commit",
-        "npm test",
-    ]
+    assert json.loads(gsv(live.url, "approvals", "rules", "--json").stdout) == {
+        "rules": ["git commit", "npm test"],
+        "count": 2,
+    }
     assert gsv(live.url, "approvals", "remove", "git", "commit").exit_code == 0
     assert rpc(live.url, "config.get", {"path": "toolApproval.allow"})["value"] == ["npm test"]
     missing = gsv(live.url, "approvals", "remove", "git", "commit")

@@ -66,9 +66,20 @@ def test_pairing_list_and_approve(live: RunningGateway) -> None:
         assert time.monotonic() < deadline
         time.sleep(0.05)
     listed = json.loads(gsv(live.url, "--json", "pairing", "list").stdout)
-    assert listed["pairs"]["test:stranger"]["firstMessage"] == "hi there"
+    assert listed["count"] == 1 and listed["pairs"][0]["senderId"] == "stranger"
+    assert listed["pairs"][0]["firstMessage"] == "hi there"
     approved = gsv(live.url, "pair", "approve", "test", "stranger")
     assert approved.exit_code == 0 and approved.stdout == "approved stranger on test\n"
+    # dmScope main: the stranger would share the owner's session; said, with the fix
+    assert "their own session" not in approved.stdout
+    assert "land in your own main session" in approved.stderr.replace("\n", " ")
+    assert "gsv config set session.dmScope per-channel-peer" in approved.stderr.replace("\n", "")
+    found = json.loads(gsv(live.url, "--json", "security", "audit").stdout)["findings"]
+    assert [f["check"] for f in found if f["check"] == "sessions"] == ["sessions"]
+    assert gsv(live.url, "security", "audit", "--fix").exit_code == 0
+    assert json.loads(gsv(live.url, "--json", "config", "get", "session.dmScope").stdout) == (
+        "per-channel-peer"
+    )
     missing = gsv(live.url, "pairing", "reject", "test", "stranger")
     assert missing.exit_code == 1 and "No pending pairing" in missing.stderr
 

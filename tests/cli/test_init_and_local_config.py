@@ -14,7 +14,8 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from gsv_cli.main import app
-from gsv_cli.state import DEFAULT_URL, CliState
+from gsv_cli.state import CliState
+from gsv_core.defaults import DEFAULT_GATEWAY_URL
 from gsv_core.localconfig import get_secret, load_local_config, set_secret
 from gsv_core.paths import resolve_paths
 from tests.fakes.memory_keyring import MemoryKeyring
@@ -39,7 +40,7 @@ def test_init_writes_a_commented_config_and_prints_its_path() -> None:
     assert str(path) in result.stdout
     text = config_text()
     assert "[gateway]" in text and "[node]" in text and "[session]" in text
-    assert load_local_config().get("gateway.url") == DEFAULT_URL
+    assert load_local_config().get("gateway.url") == DEFAULT_GATEWAY_URL
 
 
 def test_init_refuses_to_overwrite_without_force() -> None:
@@ -158,7 +159,7 @@ def test_show_json_is_a_flat_masked_dict(argv: list[str]) -> None:
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["node.id"] == "box"
-    assert data["gateway.url"] == DEFAULT_URL
+    assert data["gateway.url"] == DEFAULT_GATEWAY_URL
     assert data["gateway.token"] == "abcd...qrst"
     assert data["node.workspace"] is None
 
@@ -172,7 +173,7 @@ def test_set_then_get_round_trips_with_comments_kept() -> None:
     got = gsv("local-config", "get", "node.restrict_to_workspace")
     assert (got.exit_code, got.stdout) == (0, "true\n")
     as_json = gsv("--json", "local-config", "get", "gateway.url")
-    assert json.loads(as_json.stdout) == DEFAULT_URL
+    assert json.loads(as_json.stdout) == DEFAULT_GATEWAY_URL
 
 
 def test_set_unknown_key_fails_listing_known_keys() -> None:
@@ -220,7 +221,7 @@ def test_unset_removes_values_and_secrets(monkeypatch: pytest.MonkeyPatch) -> No
     """`unset` restores a default; for a secret it clears the store and notes the env var."""
     assert gsv("local-config", "set", "gateway.url", "ws://10.1.1.1:8787/ws").exit_code == 0
     assert gsv("local-config", "unset", "gateway.url").exit_code == 0
-    assert load_local_config().get("gateway.url") == DEFAULT_URL
+    assert load_local_config().get("gateway.url") == DEFAULT_GATEWAY_URL
     set_secret("gateway.token", "abcdefghijklmnopqrst")
     monkeypatch.setenv("GSV_TOKEN", "from-env-token")
     result = gsv("local-config", "unset", "gateway.token")
@@ -254,7 +255,7 @@ def test_broken_config_is_a_clean_error() -> None:
 
 def test_url_resolution_order(monkeypatch: pytest.MonkeyPatch) -> None:
     """URL: --url flag, then GSV_URL, then local config gateway.url, then the default."""
-    assert CliState().url() == DEFAULT_URL
+    assert CliState().url() == DEFAULT_GATEWAY_URL
     config = load_local_config()
     config.set("gateway.url", "ws://from-config:1/ws")
     config.save()

@@ -88,3 +88,17 @@ def test_version(flag: str) -> None:
         [sys.executable, "-m", "gsv_cli", flag], capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0 and done.stdout == f"gsv {__version__}\n"
+
+
+@pytest.mark.parametrize(("url", "meant"), [("http://127.0.0.1:8787", "ws://127.0.0.1:8787/ws"),
+                                            ("https://gw.example/", "wss://gw.example/ws")])  # fmt: skip
+def test_an_http_url_says_the_ws_url_it_means(url: str, meant: str) -> None:
+    result = gsv(url, "sessions", "list")
+    assert result.exit_code == 1 and f"did you mean {meant}" in result.stderr
+
+
+def test_a_wrong_path_is_not_called_a_dead_gateway(live: RunningGateway) -> None:
+    wrong = live.url.removesuffix("/ws") + "/chat"
+    result = gsv(wrong, "sessions", "list")
+    assert result.exit_code == 3
+    assert "path is /ws" in result.stderr and "Start it" not in result.stderr

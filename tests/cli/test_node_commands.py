@@ -66,7 +66,7 @@ def test_node_run_serves_tools_that_the_cli_can_call(
     """`gsv tools list` shows the node's tools; `gsv tools call` writes and reads a file."""
     listed = gsv(live.url, "--json", "tools", "list")
     assert listed.exit_code == 0, listed.output
-    names = {tool["name"] for tool in json.loads(listed.stdout)}
+    names = {tool["name"] for tool in json.loads(listed.stdout)["tools"]}
     assert {"n1__Bash", "n1__Read", "n1__Write"} <= names
     table = gsv(live.url, "tools", "list")
     assert "Read" in table.stdout and "n1" in table.stdout
@@ -98,7 +98,7 @@ def test_nodes_list_logs_and_forget(
 ) -> None:
     """nodes list shows the node online; logs fetches its log; forget needs --force."""
     listed = gsv(live.url, "--json", "nodes", "list")
-    entry = json.loads(listed.stdout)[0]
+    entry = json.loads(listed.stdout)["nodes"][0]
     assert entry["nodeId"] == "n1" and entry["online"] is True
     assert "shell.exec" in entry["hostCapabilities"]
     assert "online" in gsv(live.url, "nodes", "list").stdout

@@ -68,7 +68,7 @@ def test_a_node_on_another_machine_joins_with_one_code_and_is_revoked_at_once(
         listed = gsv(live.url, "nodes", "list")
         assert listed.exit_code == 0 and "far" in listed.stdout and "yes" in listed.stdout
         as_json = json.loads(gsv(live.url, "--json", "nodes", "list").stdout)
-        assert [c["subject"] for n in as_json for c in n["credentials"]] == ["far"]
+        assert [c["subject"] for n in as_json["nodes"] for c in n["credentials"]] == ["far"]
         revoked = gsv(live.url, "nodes", "revoke", "far")
         assert revoked.exit_code == 0 and "disconnected 1" in revoked.stdout
         wait_for(lambda: "far" not in live.gateway.nodes.online_ids(), "the disconnect")

@@ -50,7 +50,8 @@ def test_list_shows_every_skill_with_whether_it_is_usable(live: RunningGateway) 
 def test_list_and_status_print_json_when_asked(live: RunningGateway) -> None:
     """--json (local or global) prints the gateway's data as is."""
     listed = json.loads(gsv(live.url, "skills", "list", "--json").stdout)
-    assert {skill["name"] for skill in listed} >= {"notes", "tmux"}
+    assert listed["count"] == len(listed["skills"])
+    assert {skill["name"] for skill in listed["skills"]} >= {"notes", "tmux"}
     status = json.loads(gsv(live.url, "--json", "skills", "status", "ops").stdout)
     assert status["agentId"] == "ops" and status["nodes"] == []
     notes = next(skill for skill in status["skills"] if skill["name"] == "notes")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -11,7 +12,7 @@ from websockets.exceptions import ConnectionClosed
 from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
 from gsv_core.protocol.events import EVENTS
 from gsv_core.protocol.methods import METHODS
-from tests.wire import connect_params, handshake, open_raw, request
+from tests.wire import connect_params, credential, handshake, open_raw, request
 
 
 async def test_hello_ok_lists_exactly_the_methods_the_router_serves(
@@ -125,39 +126,63 @@ async def test_the_right_token_is_accepted(token_gateway: RunningGateway) -> Non
     assert reply["payload"]["value"] == "***"
 
 
-@pytest.mark.parametrize(
-    ("mode", "extra", "reason"),
-    [
-        ("client", {}, "Replaced by newer client connection"),
-        (
-            "node",
-            {"tools": [{"name": "Bash", "description": "run", "inputSchema": {}}]},
-            "Replaced by newer node connection",
-        ),
-    ],
-)
-async def test_a_second_connection_with_the_same_id_replaces_the_first(
-    gateway: RunningGateway, mode: str, extra: dict[str, object], reason: str
+async def test_a_second_client_with_the_same_id_replaces_the_first(
+    gateway: RunningGateway,
 ) -> None:
-    """The older socket is closed with 1000 and the newer one is registered."""
+    """The older client socket is closed with 1000 and the newer one is registered."""
     async with await open_raw(gateway.url) as first, await open_raw(gateway.url) as second:
-        await handshake(first, mode=mode, client_id="same-id", **extra)
-        await handshake(second, mode=mode, client_id="same-id", **extra)
+        await handshake(first, client_id="same-id")
+        await handshake(second, client_id="same-id")
         with pytest.raises(ConnectionClosed) as closed:
             await first.recv()
         assert closed.value.rcvd is not None
         assert closed.value.rcvd.code == 1000
-        assert closed.value.rcvd.reason == reason
-        reply = await request(second, "tools.list")
-        assert reply["ok"]
-        gw = gateway.gateway
-        if mode == "client":
-            assert list(gw.registry.clients) == ["same-id"]
-            assert gw.registry.clients["same-id"].connected
-        else:
-            assert gw.nodes.online_ids() == ["same-id"]
-            node = gw.nodes.online("same-id")
-            assert node is not None and node.peer.connected
+        assert closed.value.rcvd.reason == "Replaced by newer client connection"
+        assert (await request(second, "tools.list"))["ok"]
+        assert list(gateway.gateway.registry.clients) == ["same-id"]
+
+
+async def test_a_connected_node_cannot_be_taken_over(gateway: RunningGateway) -> None:
+    """A second connection for a connected node id is refused (409); the first keeps the
+    node, its calls and their results (issue 30)."""
+    tools = [{"name": "Bash", "description": "run", "inputSchema": {}}]
+    token = await credential(gateway, "node", "same-id")
+    async with await open_raw(gateway.url) as first, await open_raw(gateway.url) as second:
+        await handshake(first, mode="node", client_id="same-id", tools=tools, token=token)
+        reply = await request(second, "connect", connect_params(
+            mode="node", client_id="same-id", tools=tools, token=token))  # fmt: skip
+        assert reply["error"]["code"] == 409
+        assert "already connected" in reply["error"]["message"]
+        node = gateway.gateway.nodes.online("same-id")
+        assert node is not None and node.peer.connected
+        assert (await request(first, "tools.list"))["ok"]
+    # once the first is gone, the node connects again
+    for _ in range(200):
+        if gateway.gateway.nodes.online("same-id") is None:
+            break
+        await asyncio.sleep(0.01)
+    async with await open_raw(gateway.url) as again:
+        await handshake(again, mode="node", client_id="same-id", tools=tools, token=token)
+
+
+async def test_a_node_whose_old_socket_is_silent_takes_its_place_at_once(
+    gateway: RunningGateway,
+) -> None:
+    """A dropped network: the old socket never answers the gateway's ping, so the node's
+    new connection is accepted (after the short probe) and the old one closed with 1001."""
+    tools = [{"name": "Bash", "description": "run", "inputSchema": {}}]
+    token = await credential(gateway, "node", "laptop")
+    async with await open_raw(gateway.url) as old, await open_raw(gateway.url) as new:
+        await handshake(old, mode="node", client_id="laptop", tools=tools, token=token)
+        old.transport.pause_reading()  # silent: the ping is never read, no pong is sent
+        await handshake(new, mode="node", client_id="laptop", tools=tools, token=token)
+        node = gateway.gateway.nodes.online("laptop")
+        assert node is not None and (await request(new, "tools.list"))["ok"]
+        old.transport.resume_reading()
+        with pytest.raises(ConnectionClosed) as closed:
+            while True:
+                await old.recv()
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1001
 
 
 async def test_channel_connections_are_keyed_by_channel_and_account(

@@ -15,7 +15,7 @@ from gsv_core.channels.base import HttpRequest, HttpResponse
 from gsv_core.channels.test_channel import TestChannel
 from gsv_core.client import GatewayClient
 from gsv_core.errors import Forbidden
-from gsv_core.gateway.http_front import MAX_BODY
+from gsv_core.gateway.http_front import MAX_BODY, MAX_HEAD
 from gsv_core.gateway.server import RunningGateway
 
 
@@ -148,14 +148,14 @@ async def test_an_oversized_body_is_refused_with_413(
 @pytest.mark.parametrize(
     ("head", "status"),
     [
-        (b"POST /channels/hooked/webhook HTTP/1.1\r\nContent-Length: ten\r\n\r\n", 400),
-        (b"POST /channels/hooked/webhook HTTP/1.1\r\nContent-Length: -1\r\n\r\n", 400),
-        (b"POST /channels/hooked/webhook HTTP/1.1\r\nno colon here\r\n\r\n", 400),
-        (b"POST /channels/hooked/webhook HTTP/1.1\r\nBad Name: x\r\n\r\n", 400),
-        (b"POST /channels/hooked/webhook HTTP/1.1\r\nContent-Length: 1\r\n"
+        (b"POST /channels/hooked/webhook HTTP/1.1\r\nHost: x\r\nContent-Length: ten\r\n\r\n", 400),
+        (b"POST /channels/hooked/webhook HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n", 400),
+        (b"POST /channels/hooked/webhook HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n", 400),
+        (b"POST /channels/hooked/webhook HTTP/1.1\r\nHost: x\r\nBad Name: x\r\n\r\n", 400),
+        (b"POST /channels/hooked/webhook HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n"
          b"Content-Length: 2\r\n\r\n", 400),
-        (b"POST /channels/hooked/webhook HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", 411),
-        (b"PUT /channels/hooked/webhook HTTP/1.1\r\nContent-Length: 0\r\n\r\n", 405),
+        (b"POST /channels/hooked/webhook HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n", 411),
+        (b"PUT /channels/hooked/webhook HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", 405),
     ],
 )  # fmt: skip
 async def test_malformed_requests_are_refused(
@@ -174,7 +174,9 @@ async def test_a_request_cut_before_its_body_ends_is_400(
 
     def cut_short() -> bytes:
         with socket.create_connection(("127.0.0.1", gateway.port), timeout=10) as sock:
-            sock.sendall(b"POST /channels/hooked/webhook HTTP/1.1\r\nContent-Length: 50\r\n\r\n{")
+            sock.sendall(
+                b"POST /channels/hooked/webhook HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{"
+            )
             sock.shutdown(socket.SHUT_WR)
             return sock.recv(65536)
 
@@ -215,7 +217,7 @@ async def test_expect_continue_is_honoured(gateway: RunningGateway, hooked: Hook
 
     def send_after_continue() -> bytes:
         with socket.create_connection(("127.0.0.1", gateway.port), timeout=10) as sock:
-            sock.sendall(b"POST /channels/hooked/webhook HTTP/1.1\r\nContent-Length: 2\r\n"
+            sock.sendall(b"POST /channels/hooked/webhook HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
                          b"Expect: 100-continue\r\n\r\n")  # fmt: skip
             interim = sock.recv(65536)
             assert interim == b"HTTP/1.1 100 Continue\r\n\r\n"
@@ -227,3 +229,18 @@ async def test_expect_continue_is_honoured(gateway: RunningGateway, hooked: Hook
 
     answer = await asyncio.to_thread(send_after_continue)
     assert answer.startswith(b"HTTP/1.1 200 OK") and hooked.requests[0].body == b"{}"
+
+
+async def test_a_head_over_the_cap_or_without_host_is_refused(
+    gateway: RunningGateway, hooked: HookedChannel
+) -> None:
+    """A webhook head over MAX_HEAD is 431; an HTTP/1.1 request without Host is 400."""
+    line = b"POST /channels/hooked/webhook HTTP/1.1\r\nHost: x\r\n"
+    padding = b"X-Pad: " + b"p" * 1000 + b"\r\n"
+    answer = await asyncio.to_thread(_raw, gateway, line + padding * (MAX_HEAD // 1000 + 2))
+    assert answer.startswith(b"HTTP/1.1 431 ")
+    answer = await asyncio.to_thread(
+        _raw, gateway, b"POST /channels/hooked/webhook HTTP/1.1\r\nContent-Length: 0\r\n\r\n"
+    )
+    assert answer.startswith(b"HTTP/1.1 400 ")
+    assert hooked.requests == []

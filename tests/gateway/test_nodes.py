@@ -15,7 +15,7 @@ from gsv_core.approval.binding import verify
 from gsv_core.errors import Unavailable
 from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
 from gsv_core.protocol.schemas.nodes import NodeExecEventParams
-from tests.wire import connect_params, handshake, node_runtime, open_raw, request
+from tests.wire import connect_params, credential, handshake, node_runtime, open_raw, request
 
 READ = {"name": "Read", "description": "read a file", "inputSchema": {"type": "object"}}
 
@@ -240,21 +240,25 @@ async def test_a_node_dying_mid_call_fails_the_call_with_503_at_once(
         await client.close()
 
 
-async def test_a_replaced_node_fails_its_calls_with_503(gateway: RunningGateway) -> None:
-    """A newer connection with the same node id fails the older one's calls."""
+async def test_a_takeover_attempt_leaves_calls_with_their_node(gateway: RunningGateway) -> None:
+    """A second connection for a connected node id is refused; the call stays with the
+    connection it was sent to, whose result completes it (issue 30)."""
     old = await node_socket(gateway, "n1")
     client = await client_socket(gateway)
     try:
         await send_req(client, "tool.invoke", {"tool": "n1__Read"}, "inv")
-        await next_event(old, "tool.invoke")
-        new = await node_socket(gateway, "n1")
+        call = await next_event(old, "tool.invoke")
+        async with await open_raw(gateway.url) as intruder:
+            token = await credential(gateway, "node", "n1")
+            params = connect_params(mode="node", client_id="n1", tools=[READ], token=token)
+            refused = await request(intruder, "connect", params)
+            assert refused["error"]["code"] == 409
+            answered = await request(intruder, "tool.result", {"callId": call["callId"],
+                                                               "result": {"stolen": True}})  # fmt: skip
+            assert answered["error"]["code"] == 101  # never connected: nothing to answer
+        await request(old, "tool.result", {"callId": call["callId"], "result": {"ok": 1}})
         reply = json.loads(await client.recv())
-        assert reply["error"] == {
-            "code": 503,
-            "message": "Node replaced during tool request: n1",
-            "retryable": True,
-        }
-        await new.close()
+        assert reply["ok"] and reply["payload"]["result"] == {"ok": 1}
     finally:
         await old.close()
         await client.close()

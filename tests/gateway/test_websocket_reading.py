@@ -1,6 +1,5 @@
-"""How our connections read frames: whole unfragmented data frames are read by our own
-code while websockets rests between frames; everything else goes to websockets. The byte
-streams are built with websockets' own `Frame.serialize`, cut at every offset, mixed with
+"""How our connections read frames (websockets' parser, read through `dispatch_messages`):
+byte streams built with websockets' own `Frame.serialize`, cut at every offset, mixed with
 pings and fragments, and broken in every way websockets refuses."""
 
 from __future__ import annotations
@@ -12,7 +11,6 @@ import pytest
 from websockets.exceptions import ConnectionClosedError
 from websockets.frames import Frame, Opcode
 
-from gsv_core.rpc.websocket import DispatchingServerConnection
 from tests.gateway.test_websocket_dispatch import READY, raw_client, serving, until
 
 
@@ -58,7 +56,6 @@ async def fed_in_pieces(pieces: list[bytes]) -> list[str | bytes]:
     async with serving(got.append) as served, raw_client(served.url) as ws:
         assert await ws.recv() == READY
         conn = served.conns[0]
-        assert isinstance(conn, DispatchingServerConnection)
         for piece in pieces:
             conn.data_received(piece)
         await until(lambda: len(got) >= len(EXPECTED))

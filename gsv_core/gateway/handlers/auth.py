@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from gsv_core.errors import NotFound
 from gsv_core.protocol import methods as m
+from gsv_core.protocol.close_codes import CloseCode
 from gsv_core.protocol.methods import CHANNEL, NODE
 from gsv_core.protocol.schemas.auth import (
     AuthInviteParams,
@@ -22,9 +23,9 @@ from gsv_core.rpc.dispatch import Router
 from gsv_core.storage.credentials import Credential
 
 if TYPE_CHECKING:
-    from gsv_core.gateway.app import Gateway
+    from gsv_core.gateway.state import Gateway
 
-CLOSE_REVOKED = (4001, "Credential revoked")
+CLOSE_REVOKED = (CloseCode.UNAUTHORIZED, "Credential revoked")
 
 
 def register(router: Router, gateway: Gateway) -> None:

@@ -22,6 +22,7 @@ from gsv_core.errors import (
 )
 from gsv_core.gateway.auth import Admission
 from gsv_core.protocol import PROTOCOL_VERSION
+from gsv_core.protocol.close_codes import CloseCode
 from gsv_core.protocol.methods import CHANNEL, CLIENT, CONNECT, NODE
 from gsv_core.protocol.schemas.connect import (
     ConnectParams,
@@ -35,9 +36,9 @@ from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router, params_error
 
 if TYPE_CHECKING:
-    from gsv_core.gateway.app import Gateway
+    from gsv_core.gateway.state import Gateway
 
-CLOSE_UNAUTHORIZED = (4001, "Unauthorized")
+CLOSE_UNAUTHORIZED = (CloseCode.UNAUTHORIZED, "Unauthorized")
 # `{nodeId}__{tool}` must stay a valid LLM tool name (`^[A-Za-z0-9_-]{1,64}$`) that splits
 # back at its first `__`: node ids have no `__`; together they fit in 64 characters.
 NODE_ID = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_)){0,47}$")

@@ -18,7 +18,7 @@ from gsv_core.rpc.dispatch import Router
 from gsv_core.workspace.paths import validate_agent_id
 
 if TYPE_CHECKING:
-    from gsv_core.gateway.app import Gateway
+    from gsv_core.gateway.state import Gateway
 
 
 def trigger_result(agent_id: str, result: BeatResult) -> dict[str, Any]:

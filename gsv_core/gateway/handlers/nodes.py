@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from gsv_core.errors import GsvError
@@ -32,10 +31,10 @@ from gsv_core.protocol.schemas.nodes import (
     ToolResultParams,
 )
 from gsv_core.rpc.context import RequestContext
-from gsv_core.rpc.dispatch import Router, Settle
+from gsv_core.rpc.dispatch import Router
 
 if TYPE_CHECKING:
-    from gsv_core.gateway.app import Gateway
+    from gsv_core.gateway.state import Gateway
 
 log = logging.getLogger(__name__)
 
@@ -51,18 +50,10 @@ def _ack(dropped: bool) -> AckResult:
 def register(router: Router, gateway: Gateway) -> None:
     nodes = gateway.nodes
 
-    def tool_invoke(
-        ctx: RequestContext, params: ToolInvokeParams, done: Settle
-    ) -> Callable[[], None]:
-        # deferred: the node's answer completes it, no task waits in between.
-        # A client is the owner calling the tool by hand: that is the approval.
-        return nodes.begin_invoke(
-            params.tool,
-            params.args,
-            gateway.tool_timeout(),
-            lambda result, error: done({"result": result}, error),
-            approved=True,
-        )
+    async def tool_invoke(ctx: RequestContext, params: ToolInvokeParams) -> dict[str, Any]:
+        # a client is the owner calling the tool by hand: that is the approval
+        timeout = gateway.tool_timeout()
+        return {"result": await nodes.invoke(params.tool, params.args, timeout, approved=True)}
 
     async def tool_request(ctx: RequestContext, params: ToolRequestParams) -> dict[str, str]:
         key = gateway.sessions.canonical(params.sessionKey)
@@ -70,16 +61,16 @@ def register(router: Router, gateway: Gateway) -> None:
         gateway.spawn(_requested_call(gateway, key, params))
         return {"status": "sent"}
 
-    def tool_result(ctx: RequestContext, params: ToolResultParams) -> AckResult:
+    async def tool_result(ctx: RequestContext, params: ToolResultParams) -> AckResult:
         return _ack(nodes.deliver_tool_result(ctx.peer, params.callId, params.result, params.error))
 
     async def logs_get(ctx: RequestContext, params: LogsGetParams) -> LogsGetResult:
         return await nodes.fetch_logs(params.nodeId, params.lines, gateway.tool_timeout())
 
-    def logs_result(ctx: RequestContext, params: LogsResultParams) -> AckResult:
+    async def logs_result(ctx: RequestContext, params: LogsResultParams) -> AckResult:
         return _ack(nodes.deliver_logs(ctx.peer, params))
 
-    def probe_result(ctx: RequestContext, params: NodeProbeResultParams) -> AckResult:
+    async def probe_result(ctx: RequestContext, params: NodeProbeResultParams) -> AckResult:
         return _ack(nodes.deliver_probe(ctx.peer, params))
 
     async def exec_event(ctx: RequestContext, params: NodeExecEventParams) -> AckResult:
@@ -93,13 +84,12 @@ def register(router: Router, gateway: Gateway) -> None:
         inventory = nodes.inventory()
         return NodesListResult(nodes=inventory, count=len(inventory))
 
-    router.add_deferred(m.TOOL_INVOKE, tool_invoke, ToolInvokeParams)
+    router.add(m.TOOL_INVOKE, tool_invoke, ToolInvokeParams)
     router.add(m.TOOL_REQUEST, tool_request, ToolRequestParams)
-    # a node's answers only settle a waiting call: answered on the spot, no task each
-    router.add_now(m.TOOL_RESULT, tool_result, ToolResultParams)
+    router.add(m.TOOL_RESULT, tool_result, ToolResultParams)
     router.add(m.LOGS_GET, logs_get, LogsGetParams)
-    router.add_now(m.LOGS_RESULT, logs_result, LogsResultParams)
-    router.add_now(m.NODE_PROBE_RESULT, probe_result, NodeProbeResultParams)
+    router.add(m.LOGS_RESULT, logs_result, LogsResultParams)
+    router.add(m.NODE_PROBE_RESULT, probe_result, NodeProbeResultParams)
     router.add(m.NODE_EXEC_EVENT, exec_event, NodeExecEventParams)
     router.add(m.NODE_FORGET, node_forget, NodeForgetParams)
     router.add(m.NODES_LIST, nodes_list)

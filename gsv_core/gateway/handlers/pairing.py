@@ -12,7 +12,15 @@ from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router
 
 if TYPE_CHECKING:
-    from gsv_core.gateway.app import Gateway
+    from gsv_core.gateway.state import Gateway
+
+
+# approving a second person while every DM goes to the owner's main session (issue 30)
+SHARED_MAIN_SESSION = (
+    "session.dmScope is main: this person's direct messages land in your own main "
+    "session, with its history and memory. Give each person their own session with: "
+    "gsv config set session.dmScope per-channel-peer"
+)
 
 
 def register(router: Router, gateway: Gateway) -> None:
@@ -23,7 +31,10 @@ def register(router: Router, gateway: Gateway) -> None:
         return {"pairs": {f"{p.channel}:{p.sender_id}": pending_pair_wire(p) for p in pending}}
 
     async def pair_approve(ctx: RequestContext, params: PairParams) -> dict[str, Any]:
-        return await manager.approve(params.channel, params.senderId)
+        result = await manager.approve(params.channel, params.senderId)
+        if gateway.config.setting("session.dmScope") == "main":
+            result["warning"] = SHARED_MAIN_SESSION
+        return result
 
     async def pair_reject(ctx: RequestContext, params: PairParams) -> dict[str, Any]:
         return await manager.reject(params.channel, params.senderId)

@@ -20,7 +20,7 @@ from gsv_core.rpc.dispatch import Router
 from gsv_core.workspace.paths import validate_agent_id
 
 if TYPE_CHECKING:
-    from gsv_core.gateway.app import Gateway
+    from gsv_core.gateway.state import Gateway
 
 
 def register(router: Router, gateway: Gateway) -> None:

@@ -13,7 +13,7 @@ from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router
 
 if TYPE_CHECKING:
-    from gsv_core.gateway.app import Gateway
+    from gsv_core.gateway.state import Gateway
 
 
 def register(router: Router, gateway: Gateway) -> None:

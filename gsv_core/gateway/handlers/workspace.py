@@ -24,7 +24,7 @@ from gsv_core.rpc.dispatch import Router
 from gsv_core.workspace.excerpts import MAX_CONTEXT_LINES, ReadQuery
 
 if TYPE_CHECKING:
-    from gsv_core.gateway.app import Gateway
+    from gsv_core.gateway.state import Gateway
 
 
 class WorkspaceListParams(WireModel):

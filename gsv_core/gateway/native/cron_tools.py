@@ -24,10 +24,10 @@ from gsv_core.cron.schedule import describe_schedule, format_local, lenient_zone
 from gsv_core.cron.service import Running
 from gsv_core.cron.tool_input import tool_job, tool_patch
 from gsv_core.errors import InvalidParams
-from gsv_core.gateway.native.registry import NativeArgs, NativeTool, NativeToolRegistry
+from gsv_core.gateway.native_registry import NativeArgs, NativeTool, NativeToolRegistry
 
 if TYPE_CHECKING:
-    from gsv_core.gateway.app import Gateway
+    from gsv_core.gateway.state import Gateway
 
 RUN_WAIT_SECONDS = 120.0
 _FLAT_JOB_FIELDS = ("name", "description", "schedule", "spec", "enabled", "deleteAfterRun")

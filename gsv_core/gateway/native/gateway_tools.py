@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from gsv_core.agent.tools import ToolCallContext
-from gsv_core.gateway.native.registry import NativeArgs, NativeTool, NativeToolRegistry
+from gsv_core.gateway.native_registry import NativeArgs, NativeTool, NativeToolRegistry
 from gsv_core.protocol.schemas.config import CONFIG_PATH_PATTERN
 
 if TYPE_CHECKING:
-    from gsv_core.gateway.app import Gateway
+    from gsv_core.gateway.state import Gateway
 
 LOGS_TIMEOUT = 20.0
 

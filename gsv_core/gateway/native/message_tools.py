@@ -11,10 +11,10 @@ from pydantic import Field
 from gsv_core.agent.tools import ToolCallContext
 from gsv_core.channels.base import Peer
 from gsv_core.errors import InvalidParams
-from gsv_core.gateway.native.registry import NativeArgs, NativeTool, NativeToolRegistry
+from gsv_core.gateway.native_registry import NativeArgs, NativeTool, NativeToolRegistry
 
 if TYPE_CHECKING:
-    from gsv_core.gateway.app import Gateway
+    from gsv_core.gateway.state import Gateway
 
 
 class MessageArgs(NativeArgs):

@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from gsv_core.agent.manager import SESSION_SEND_KIND
-from gsv_core.agent.session import RunFailed
+from gsv_core.agent.run import RunFailed
 from gsv_core.agent.tools import ToolCallContext
 from gsv_core.errors import InvalidParams
-from gsv_core.gateway.native.registry import NativeArgs, NativeTool, NativeToolRegistry
+from gsv_core.gateway.native_registry import NativeArgs, NativeTool, NativeToolRegistry
 from gsv_core.protocol.messages import text_of
 from gsv_core.routing import canonicalize_session_key, main_session_key, validate_session_key
 
 if TYPE_CHECKING:
-    from gsv_core.gateway.app import Gateway
+    from gsv_core.gateway.state import Gateway
 
 
 class SessionsListArgs(NativeArgs):

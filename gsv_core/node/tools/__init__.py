@@ -23,11 +23,11 @@ from gsv_core.node.tools.locks import FileLocks
 from gsv_core.node.tools.process import ProcessTool
 from gsv_core.node.tools.processes import Clock, ExecEventSink, ProcessManager, epoch_ms
 from gsv_core.node.tools.read import ReadTool
-from gsv_core.node.tools.toolset import Done, Toolset
+from gsv_core.node.tools.toolset import Toolset
 from gsv_core.node.tools.workspace import Workspace
 from gsv_core.node.tools.write import WriteTool
 
-__all__ = ["Done", "Toolset", "build_toolset"]
+__all__ = ["Toolset", "build_toolset"]
 
 
 def build_toolset(

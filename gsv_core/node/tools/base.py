@@ -4,7 +4,7 @@
 "Invalid arguments: ..." naming each bad field. `Tool.definition()` derives the JSON
 schema advertised in the connect handshake from the same model, so the schema and the
 validation can never disagree. `Tool.run_now()` lets a tool answer a call that needs no
-waiting (a small file) on the spot, without a task or a thread. `run_blocking()` moves
+waiting (a small file) on the spot, without a worker thread. `run_blocking()` moves
 disk-bound work off the event loop and tells the worker to stop when the call is
 cancelled.
 """

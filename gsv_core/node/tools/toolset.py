@@ -1,16 +1,16 @@
 """The Toolset: the node tools by name, as the daemon advertises and invokes them.
 
-`start()` is the one place a tool's exception becomes the caller's error: ToolFailed
+`invoke()` is the one place a tool's exception becomes the caller's error: ToolFailed
 passes through with its message, anything unexpected is logged with its traceback and
-reported as a short ToolFailed, so a tool bug never takes the node down. It answers at
-once (`Done`) when the tool can (`Tool.run_now`), so the daemon needs no task for it.
+reported as a short ToolFailed, so a tool bug never takes the node down. A tool that can
+answer without blocking (`Tool.run_now`: a small Read) skips the worker thread, which
+bench/tool_roundtrip.py shows as about a fifth of a node tool call.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 from gsv_core.errors import ToolFailed
@@ -18,13 +18,6 @@ from gsv_core.node.tools.base import LATER, Tool
 from gsv_core.node.tools.processes import ProcessManager
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class Done:
-    """A tool call that finished as it started."""
-
-    result: Any
 
 
 class Toolset:
@@ -47,12 +40,6 @@ class Toolset:
 
     async def invoke(self, name: str, args: Any) -> Any:
         """Run a tool by its bare name; every failure is raised as ToolFailed."""
-        started = self.start(name, args)
-        return started.result if isinstance(started, Done) else await started
-
-    def start(self, name: str, args: Any) -> Done | Awaitable[Any]:
-        """Start a tool call: `Done(result)` when it finished at once, else an awaitable
-        of its result. Every failure is raised (now or by the awaitable) as ToolFailed."""
         tool = self._tools.get(name)
         if tool is None:
             raise ToolFailed(f"Tool not found: {name}")
@@ -62,8 +49,8 @@ class Toolset:
         except Exception as exc:
             raise _as_tool_failure(name, exc) from None
         if result is not LATER:
-            return Done(result)
-        return self._run(tool, params)
+            return result
+        return await self._run(tool, params)
 
     async def _run(self, tool: Tool[Any], params: Any) -> Any:
         try:

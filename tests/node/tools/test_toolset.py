@@ -11,9 +11,9 @@ from pydantic import Field
 
 from gsv_core.errors import ToolFailed
 from gsv_core.node.tools import Toolset
-from gsv_core.node.tools.base import Tool, ToolParams
-from gsv_core.node.tools.read import INLINE_READ_BYTES
-from gsv_core.node.tools.toolset import Done
+from gsv_core.node.tools.base import LATER, Tool, ToolParams
+from gsv_core.node.tools.read import INLINE_READ_BYTES, ReadParams, ReadTool
+from gsv_core.node.tools.workspace import Workspace
 from gsv_core.protocol.schemas.connect import ToolDefinition
 from tests.node.tools.conftest import failure
 
@@ -135,30 +135,20 @@ async def test_unexpected_exceptions_become_short_tool_errors(
     await toolset.close()
 
 
-async def test_start_answers_at_once_only_when_nothing_needs_waiting(
+async def test_read_answers_at_once_only_for_a_small_file(
     toolset: Toolset, workspace: Path
 ) -> None:
-    """A small file is read on the spot (`Done`); a large file, or a command, is an
-    awaitable with the same result `invoke()` gives; bad calls fail as they start."""
+    """Read's `run_now` reads a small file on the spot, with the result `invoke()` gives;
+    a large or missing file is LATER (the worker thread reads or reports it)."""
     (workspace / "small.txt").write_text("one\n")
     (workspace / "large.txt").write_text("x\n" * INLINE_READ_BYTES)
-    small = toolset.start("Read", {"path": "small.txt"})
-    assert isinstance(small, Done)
-    assert small.result == await toolset.invoke("Read", {"path": "small.txt"})
-    large = toolset.start("Read", {"path": "large.txt", "limit": 2})
-    assert not isinstance(large, Done)
-    assert (await large)["content"] == "1\tx\n2\tx"
-    command = toolset.start("Bash", {"command": "echo hi"})
-    assert not isinstance(command, Done)
-    assert (await command)["output"] == "hi\n"
-    with pytest.raises(ToolFailed, match="Tool not found: Nope"):
-        toolset.start("Nope", {})
-    with pytest.raises(ToolFailed, match="Invalid arguments"):
-        toolset.start("Read", {"path": 3})
-    missing = toolset.start("Read", {"path": "missing.txt"})  # the general reader reports it
-    assert not isinstance(missing, Done)
-    with pytest.raises(ToolFailed, match="No such file"):
-        await missing
+    read = ReadTool(Workspace(workspace, restrict=False))
+    small = read.run_now(ReadParams(path="small.txt"))
+    assert small == await toolset.invoke("Read", {"path": "small.txt"})
+    assert read.run_now(ReadParams(path="large.txt", limit=2)) is LATER
+    assert read.run_now(ReadParams(path="missing.txt")) is LATER
+    large = await toolset.invoke("Read", {"path": "large.txt", "limit": 2})
+    assert large["content"] == "1\tx\n2\tx"
 
 
 async def test_tool_failed_is_a_500_tool_error(toolset: Toolset, workspace: Path) -> None:

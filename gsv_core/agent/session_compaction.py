@@ -1,0 +1,73 @@
+"""Shortening a session's history: `/compact` keeps the last N messages, and automatic
+compaction summarises the older part when the next request would not fit the model's
+window. Both archive what leaves the history, so nothing is lost.
+
+The caller holds the session's lock or is its one run (the only writer meanwhile).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gsv_core.agent.compaction import compaction_cut, message_cut, summarise, summary_message
+from gsv_core.agent.history import SessionHistory
+from gsv_core.config import setting
+from gsv_core.protocol import events
+from gsv_core.protocol.messages import add_usage
+from gsv_core.providers.base import Provider
+
+
+async def compact(history: SessionHistory, keep: int) -> dict[str, Any]:
+    """Keep the last `keep` messages, archiving the rest (spec 7.12). The cut never
+    separates a tool call from its result (fix of 18.15)."""
+    messages = await history.messages()
+    cut = message_cut(messages, keep)
+    if cut == 0:
+        return {"ok": True, "trimmedMessages": 0, "keptMessages": len(messages)}
+    removed, kept = messages[:cut], messages[cut:]
+    archived_to = await history.archive(removed, f"-part{history.host.now_ms()}")
+    history.record.updated_at = history.host.now_ms()
+    await history.replace(kept)
+    result: dict[str, Any] = {"ok": True, "trimmedMessages": cut, "keptMessages": len(kept)}
+    if archived_to:
+        result["archivedTo"] = archived_to
+    return result
+
+
+async def auto_compact(
+    history: SessionHistory, provider: Provider, model: str, window: int
+) -> dict[str, Any] | None:
+    """Summarise the older part of the history into a summary message; None when there
+    is nothing to summarise."""
+    host, record = history.host, history.record
+    config = host.config()
+    messages = await history.messages()
+    cut = compaction_cut(messages, int(setting(config, "compaction.keepRecentTokens")))
+    if cut == 0:
+        return None
+    removed = messages[:cut]
+    archived_to = await history.archive(removed, f"-part{host.now_ms()}")
+    summary = await summarise(provider, model, removed, window)
+    now = host.now_ms()
+    kept = [summary_message(summary.text, len(removed), archived_to, now), *messages[cut:]]
+    record.usage = add_usage(record.usage, summary.usage)
+    record.compaction_count += 1
+    record.last_compacted_at = record.updated_at = now
+    record.last_input_tokens = None  # the next request's size is unknown again
+    await history.replace(kept)
+    if summary.memories and setting(config, "compaction.extractMemories"):
+        await host.remember(record.agent_id, summary.memories)
+    details = {
+        "compactedMessages": len(removed),
+        "keptMessages": len(kept) - 1,
+        "archivedTo": archived_to,
+        "tier": summary.tier,
+        "usage": summary.usage,
+    }
+    host.emit(
+        events.SESSION_NOTICE,
+        {"sessionKey": history.key, "kind": "compaction", "details": details,
+         "text": f"Compacted {len(removed)} earlier messages into a summary "
+                 f"(the originals are archived at {archived_to})."},
+    )  # fmt: skip
+    return details

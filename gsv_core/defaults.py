@@ -1,0 +1,16 @@
+"""Defaults the gateway, the client and the CLI share: where a gateway listens and is
+found when nothing says otherwise, and the largest WebSocket message either side takes.
+
+Standard library only, so the CLI can read it without slowing `gsv --help`.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+DEFAULT_GATEWAY_HOST: Final = "127.0.0.1"  # loopback: nothing is exposed unless asked
+DEFAULT_GATEWAY_PORT: Final = 8787
+DEFAULT_GATEWAY_URL: Final = f"ws://{DEFAULT_GATEWAY_HOST}:{DEFAULT_GATEWAY_PORT}/ws"
+
+# a whole session history or a large tool result travels in one message
+MAX_MESSAGE_BYTES: Final = 32 * 1024 * 1024
