@@ -12,7 +12,7 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import replace
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -55,6 +55,17 @@ class AccountAdapter(Generic[A]):
         self._accounts: dict[str, A] = {}
         # statuses outlive their accounts: a stopped account still shows why it stopped
         self._statuses: dict[str, AccountStatus] = {}
+
+    def _new_status(self, account_id: str, mode: str, **extra: object) -> AccountStatus:
+        """A fresh status for an account being started (kept after it stops)."""
+        status = AccountStatus(account_id, mode=mode, extra=dict(extra))
+        self._statuses[account_id] = status
+        return status
+
+    def _spawn(self, account: A, work: Coroutine[Any, Any, None]) -> None:
+        """Run the account's background work as its task (cancelled by `stop`)."""
+        name = f"{self.name}:{account.status.account_id}"
+        account.task = asyncio.create_task(work, name=name)
 
     def status(self, account_id: str | None = None) -> list[AccountStatus]:
         """Copies of the statuses (all accounts, or the one asked for)."""

@@ -13,7 +13,6 @@ from typing import Any
 from gsv_core.channels.accounts import start_command
 from gsv_core.channels.base import (
     ALL_CHAT_TYPES,
-    AccountStatus,
     Capabilities,
     ChannelSink,
     LoginResult,
@@ -61,8 +60,7 @@ class DiscordChannel(DiscordSending, DiscordConnection):
         await self.stop(account_id)
         protect(token)
         gateway = self._factory(token)
-        status = AccountStatus(account_id, mode=MODE)
-        self._statuses[account_id] = status
+        status = self._new_status(account_id, MODE)
         account = Account(status, sink, gateway)
         try:
             await account.gateway.login()
@@ -79,7 +77,7 @@ class DiscordChannel(DiscordSending, DiscordConnection):
         else:
             self._authenticated(account)
         self._accounts[account_id] = account
-        account.task = asyncio.create_task(self._run(account), name=f"discord:{account_id}")
+        self._spawn(account, self._run(account))
 
     async def _close(self, account: Account) -> None:
         try:

@@ -3,13 +3,11 @@ its connection (`connection.py`) and sending (`sending.py`) halves."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from gsv_core.channels.accounts import start_command
 from gsv_core.channels.base import (
     ALL_CHAT_TYPES,
-    AccountStatus,
     Capabilities,
     ChannelSink,
     LoginResult,
@@ -36,12 +34,11 @@ class SlackChannel(SlackSending, SlackSocket):
         in the background. Unreachable Slack is not fatal: the account keeps trying."""
         settings = load_settings(config, account_id)
         await self.stop(account_id)
-        status = AccountStatus(account_id, mode="socket")
-        self._statuses[account_id] = status
+        status = self._new_status(account_id, "socket")
         account = Account(status, sink, settings, web_client(settings))
         url = await self._connect(account)
         self._accounts[account_id] = account
-        account.task = asyncio.create_task(self._run(account, url), name=f"slack:{account_id}")
+        self._spawn(account, self._run(account, url))
 
     async def login(self, account_id: str, force: bool) -> LoginResult:
         account = self._connected(account_id, force)

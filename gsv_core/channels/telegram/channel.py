@@ -3,13 +3,11 @@ over its connection (`connection.py`) and sending (`sending.py`) halves."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from gsv_core.channels.accounts import start_command
 from gsv_core.channels.base import (
     ALL_CHAT_TYPES,
-    AccountStatus,
     Capabilities,
     ChannelSink,
     LoginResult,
@@ -42,8 +40,7 @@ class TelegramChannel(TelegramSending, TelegramPolling):
         settings = load_settings(config)
         await self.stop(account_id)
         protect(settings.token)
-        status = AccountStatus(account_id, mode="polling")
-        self._statuses[account_id] = status
+        status = self._new_status(account_id, "polling")
         bot = Bot(
             settings.token,
             base_url=f"{settings.api_base}/bot",
@@ -56,9 +53,7 @@ class TelegramChannel(TelegramSending, TelegramPolling):
             await bot.shutdown()
             raise
         self._accounts[account_id] = account
-        account.task = asyncio.create_task(
-            self._run(account, connected), name=f"telegram:{account_id}"
-        )
+        self._spawn(account, self._run(account, connected))
 
     async def _close(self, account: Account) -> None:
         """Confirm the handled updates, then close the HTTP clients."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from gsv_core.channels.accounts import start_command
-from gsv_core.channels.base import AccountStatus, Capabilities, ChannelSink, LoginResult
+from gsv_core.channels.base import Capabilities, ChannelSink, LoginResult
 from gsv_core.channels.whatsapp.account import Account, load_settings, setting_prefix
 from gsv_core.channels.whatsapp.formatting import MAX_TEXT
 from gsv_core.channels.whatsapp.sending import WhatsAppSending
@@ -32,8 +32,7 @@ class WhatsAppChannel(WhatsAppSending, WhatsAppWebhook):
 
         settings = load_settings(config, account_id)
         await self.stop(account_id)
-        status = AccountStatus(account_id, mode="webhook", extra={"webhookPath": WEBHOOK_PATH})
-        self._statuses[account_id] = status
+        status = self._new_status(account_id, "webhook", webhookPath=WEBHOOK_PATH)
         client = httpx.AsyncClient(
             base_url=settings.api_base + "/",
             headers={"Authorization": f"Bearer {settings.access_token}"},
