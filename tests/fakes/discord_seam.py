@@ -4,11 +4,10 @@ sleeps, and the people, channels and messages the Discord tests use."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gsv_core.channels.base import AccountStatus, Action, InboundMessage
+from gsv_core.channels.base import Action, InboundMessage
 from gsv_core.channels.discord.seam import (
     TOKEN_REJECTED,
     DiscordAuthor,
@@ -17,6 +16,7 @@ from gsv_core.channels.discord.seam import (
     DiscordPress,
 )
 from gsv_core.errors import NotFound, Unauthorized, Unavailable
+from tests.fakes.channel_sink import RecordingSink
 
 TOKEN = "MTIzNDU2Nzg5MDEyMzQ1Njc4.GhXyZa.fake-discord-secret_part-0123456789"
 BOT_ID = "900000000000000001"
@@ -143,45 +143,6 @@ class FakeDiscord:
 
     def texts(self, channel_id: str | None = None) -> list[str]:
         return [s.text for s in self.sent if channel_id in (None, s.channel_id)]
-
-
-@dataclass
-class RecordingSink:
-    """A ChannelSink that records; it can fail a number of hand-overs."""
-
-    messages: list[InboundMessage] = field(default_factory=list)
-    statuses: list[AccountStatus] = field(default_factory=list)
-    failures: int = 0
-    changed: asyncio.Event = field(default_factory=asyncio.Event)
-
-    async def inbound(self, message: InboundMessage) -> None:
-        if self.failures:
-            self.failures -= 1
-            raise RuntimeError("journal write failed")
-        self.messages.append(message)
-        self.changed.set()
-
-    def status_changed(self, channel: str, status: AccountStatus) -> None:
-        assert channel == "discord"
-        self.statuses.append(status)
-        self.changed.set()
-
-    async def wait_for(self, predicate: Callable[[], Any]) -> None:
-        async with asyncio.timeout(15):
-            while not predicate():
-                self.changed.clear()
-                await self.changed.wait()
-
-
-@dataclass
-class Sleeps:
-    """The adapter's injected sleep: records each wait and only yields."""
-
-    waits: list[float] = field(default_factory=list)
-
-    async def __call__(self, seconds: float) -> None:
-        self.waits.append(seconds)
-        await asyncio.sleep(0)
 
 
 def dm(text: str, msg_id: str = "100000000000000001", **extra: Any) -> DiscordMessage:

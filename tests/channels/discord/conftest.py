@@ -8,11 +8,10 @@ from collections.abc import AsyncIterator
 import pytest
 
 from gsv_core.channels.discord import DiscordChannel
+from tests.fakes.channel_sink import RecordingSink, Sleeps
 from tests.fakes.discord_seam import (
     TOKEN,
     FakeDiscord,
-    RecordingSink,
-    Sleeps,
 )
 
 
@@ -28,7 +27,7 @@ def sleeps() -> Sleeps:
 
 @pytest.fixture
 def sink() -> RecordingSink:
-    return RecordingSink()
+    return RecordingSink(channel="discord")
 
 
 @pytest.fixture

@@ -16,12 +16,11 @@ from gsv_core.channels.discord.seam import (
     TOKEN_REJECTED,
 )
 from gsv_core.errors import Forbidden, InvalidParams, Unauthorized, Unavailable
+from tests.fakes.channel_sink import RecordingSink, Sleeps
 from tests.fakes.discord_seam import (
     DM_CHANNEL,
     TOKEN,
     FakeDiscord,
-    RecordingSink,
-    Sleeps,
     dm,
     receive,
 )

@@ -14,6 +14,7 @@ from gsv_core.channels.discord.seam import (
     DiscordAttachment,
     DiscordAuthor,
 )
+from tests.fakes.channel_sink import RecordingSink, Sleeps
 from tests.fakes.discord_seam import (
     ADA,
     BOB,
@@ -23,9 +24,7 @@ from tests.fakes.discord_seam import (
     PNG,
     THREAD,
     FakeDiscord,
-    RecordingSink,
     Sent,
-    Sleeps,
     dm,
     in_guild,
     receive,

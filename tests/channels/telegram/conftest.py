@@ -8,9 +8,8 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from gsv_core.channels.telegram import TelegramChannel
+from tests.fakes.channel_sink import RecordingSink, Sleeps
 from tests.fakes.telegram_adapter import (
-    RecordingSink,
-    Sleeps,
     bot_config,
 )
 from tests.fakes.telegram_api import (
@@ -40,7 +39,7 @@ async def channel(sleeps: Sleeps) -> AsyncIterator[TelegramChannel]:
 
 @pytest.fixture
 def sink() -> RecordingSink:
-    return RecordingSink()
+    return RecordingSink(channel="telegram")
 
 
 @pytest.fixture

@@ -19,10 +19,9 @@ from gsv_core.errors import (
     Unauthorized,
     Unavailable,
 )
+from tests.fakes.channel_sink import RecordingSink, Sleeps
 from tests.fakes.telegram_adapter import (
     SECRET,
-    RecordingSink,
-    Sleeps,
     bot_config,
     receive,
 )

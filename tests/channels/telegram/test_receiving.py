@@ -12,10 +12,9 @@ from gsv_core.channels.base import (
     Sender,
 )
 from gsv_core.channels.telegram import TelegramChannel
+from tests.fakes.channel_sink import RecordingSink, Sleeps
 from tests.fakes.telegram_adapter import (
     BOT_ID,
-    RecordingSink,
-    Sleeps,
     bot_config,
     called,
     receive,

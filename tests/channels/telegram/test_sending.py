@@ -17,9 +17,7 @@ from gsv_core.errors import (
     RateLimited,
     Unavailable,
 )
-from tests.fakes.telegram_adapter import (
-    Sleeps,
-)
+from tests.fakes.channel_sink import Sleeps
 from tests.fakes.telegram_api import (
     FakeTelegramAPI,
 )
