@@ -33,6 +33,10 @@ class Capabilities:
     max_text: int = 4000  # replies longer than this are split before sending
 
 
+# every kind of conversation: for a platform with groups, channels and threads
+ALL_CHAT_TYPES = ("dm", "group", "channel", "thread")
+
+
 @dataclass(frozen=True)
 class Peer:
     kind: str

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 
 from gsv_core.channels.discord import DiscordChannel
-from gsv_core.channels.discord_seam import DiscordPress
+from gsv_core.channels.discord.seam import DiscordPress
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
-from tests.channels.test_discord import ADA as DISCORD_ADA
-from tests.channels.test_discord import BOB as DISCORD_BOB
-from tests.channels.test_discord import GENERAL, TOKEN, FakeDiscord, dm, in_guild
+from tests.fakes.discord_seam import ADA as DISCORD_ADA
+from tests.fakes.discord_seam import BOB as DISCORD_BOB
+from tests.fakes.discord_seam import GENERAL, TOKEN, FakeDiscord, dm, in_guild
 from tests.fakes.provider import FakeProvider, call
 from tests.fakes.slack_api import ADA as SLACK_ADA
 from tests.fakes.slack_api import APP_TOKEN, BOT_TOKEN, FakeSlack, fake_slack

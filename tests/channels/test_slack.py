@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from gsv_core.channels.slack import SlackChannel
-from gsv_core.channels.slack_format import mentioned_ids, to_mrkdwn, to_plain
+from gsv_core.channels.slack.formatting import mentioned_ids, to_mrkdwn, to_plain
 from gsv_core.client import GatewayClient
 from gsv_core.errors import InvalidParams, Unauthorized
 from gsv_core.gateway.server import RunningGateway, ServerConfig, serve

@@ -11,19 +11,21 @@ from __future__ import annotations
 
 import re
 
+from gsv_core.channels.markdown import (
+    BOLD,
+    BULLET,
+    CODE_SPAN,
+    HEADING,
+    ITALIC,
+    PLACEHOLDER,
+    QUOTE,
+    STRIKE,
+)
+
 MAX_TEXT = 4000  # Slack truncates at 40,000; 4,000 is its advice for readable messages
 
 _FENCE = re.compile(r"^ {0,3}```[ \t]*[\w+#.-]*[ \t]*\n(.*?)(?:^ {0,3}```[ \t]*$|\Z)", re.M | re.S)
-_CODE_SPAN = re.compile(r"(`+)(?!\s*\1)(.+?)\1")
 _LINK = re.compile(r"\[([^\]\n]+)\]\(((?:https?://|mailto:)[^)\s]+)\)")
-_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$")
-_QUOTE = re.compile(r"^>[ \t]?(.*)$")
-_BULLET = re.compile(r"^([ \t]*)[-*+][ \t]+(.*)$")
-_PLACEHOLDER = re.compile(r"\x00(\d+)\x00")
-# `__x__` is not bold: agents write Python dunders (`__init__`) in prose more than they mean it
-_BOLD = re.compile(r"\*\*(?!\s)(.+?)(?<!\s)\*\*")
-_ITALIC = re.compile(r"(?<![\w*])\*(?![\s*])([^*\n]+?)(?<![\s*])\*(?![\w*])")
-_STRIKE = re.compile(r"~~(?!\s)([^~\n]+?)(?<!\s)~~")
 _BOLD_MARK = "\x01"  # stands for `*` until italics are done, so `**b**` never turns `_b_`
 
 # inbound markup: <@U123>, <@U123|name>, <#C123|general>, <!here>, <url|label>, <url>
@@ -46,9 +48,9 @@ def to_mrkdwn(markdown: str) -> str:
 def _blocks(text: str) -> str:
     lines = []
     for line in text.split("\n"):
-        heading = _HEADING.match(line)
-        bullet = _BULLET.match(line)
-        quote = _QUOTE.match(line)
+        heading = HEADING.match(line)
+        bullet = BULLET.match(line)
+        quote = QUOTE.match(line)
         if heading:
             lines.append(f"*{_inline(heading.group(1)).strip('*')}*")
         elif bullet:
@@ -67,14 +69,14 @@ def _inline(text: str) -> str:
         stash.append(piece)
         return f"\x00{len(stash) - 1}\x00"
 
-    text = _CODE_SPAN.sub(lambda m: keep(f"`{_escape(m.group(2))}`"), text)
+    text = CODE_SPAN.sub(lambda m: keep(f"`{_escape(m.group(2))}`"), text)
     text = _LINK.sub(lambda m: keep(f"<{_escape(m.group(2))}|{_label(m.group(1))}>"), text)
     text = _escape(text)
-    text = _BOLD.sub(rf"{_BOLD_MARK}\1{_BOLD_MARK}", text)
-    text = _ITALIC.sub(r"_\1_", text)
-    text = _STRIKE.sub(r"~\1~", text).replace(_BOLD_MARK, "*")
-    while _PLACEHOLDER.search(text):  # a link label may hold a code-span placeholder
-        text = _PLACEHOLDER.sub(lambda m: stash[int(m.group(1))], text)
+    text = BOLD.sub(rf"{_BOLD_MARK}\1{_BOLD_MARK}", text)
+    text = ITALIC.sub(r"_\1_", text)
+    text = STRIKE.sub(r"~\1~", text).replace(_BOLD_MARK, "*")
+    while PLACEHOLDER.search(text):  # a link label may hold a code-span placeholder
+        text = PLACEHOLDER.sub(lambda m: stash[int(m.group(1))], text)
     return text
 
 

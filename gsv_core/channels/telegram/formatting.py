@@ -18,24 +18,21 @@ import re
 from collections.abc import Callable
 from html import escape
 
+from gsv_core.channels.markdown import BOLD, BULLET, CODE_SPAN, HEADING, PLACEHOLDER, QUOTE
+
 MAX_TEXT = 4096
 
 _FENCE = re.compile(
     r"^ {0,3}```[ \t]*([\w+#.-]*)[ \t]*\n(.*?)(?:^ {0,3}```[ \t]*$|\Z)", re.M | re.S
 )
-_CODE_SPAN = re.compile(r"(`+)(?!\s*\1)(.+?)\1")
 _LINK = re.compile(r"\[([^\]\n]+)\]\(((?:https?://|tg://|mailto:)[^)\s]+)\)")
-_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$")
-_QUOTE = re.compile(r"^>[ \t]?(.*)$")
-_BULLET = re.compile(r"^([ \t]*)[-*+][ \t]+(.*)$")
-_PLACEHOLDER = re.compile(r"\x00(\d+)\x00")
 _TAG = re.compile(r"<(/?)([a-z-]+)[^>]*>")
 
 # Applied in order to escaped text. Bold goes first so its body holds no tags; the others
 # refuse a `<` or `>` in their body, so no two tags can ever cross. `__x__` is not bold:
 # agents write Python dunders like `__init__` in prose far more often than they mean it.
 _EMPHASIS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\*\*(?!\s)(.+?)(?<!\s)\*\*"), "b"),
+    (BOLD, "b"),
     (re.compile(r"(?<![\w*])\*(?![\s*])([^*<>\n]+?)(?<![\s*])\*(?![\w*])"), "i"),
     (re.compile(r"(?<![\w_])_(?![\s_])([^_<>\n]+?)(?<![\s_])_(?![\w_])"), "i"),
     (re.compile(r"~~(?!\s)([^<>\n]+?)(?<!\s)~~"), "s"),
@@ -109,7 +106,7 @@ def _blocks(text: str, emphasis: bool) -> str:
     out: list[str] = []
     quoted: list[str] = []
     for line in text.split("\n"):
-        quote = _QUOTE.match(line)
+        quote = QUOTE.match(line)
         if quote:
             quoted.append(_inline(quote.group(1), emphasis))
             continue
@@ -123,10 +120,10 @@ def _blocks(text: str, emphasis: bool) -> str:
 
 
 def _line(line: str, emphasis: bool) -> str:
-    heading = _HEADING.match(line)
+    heading = HEADING.match(line)
     if heading:
         return f"<b>{_inline(heading.group(1), emphasis)}</b>"
-    bullet = _BULLET.match(line)
+    bullet = BULLET.match(line)
     if bullet:
         return f"{bullet.group(1)}• {_inline(bullet.group(2), emphasis)}"
     return _inline(line, emphasis)
@@ -139,7 +136,7 @@ def _inline(text: str, emphasis: bool) -> str:
         stash.append(html)
         return f"\x00{len(stash) - 1}\x00"
 
-    text = _CODE_SPAN.sub(lambda m: keep(f"<code>{escape(m.group(2), quote=False)}</code>"), text)
+    text = CODE_SPAN.sub(lambda m: keep(f"<code>{escape(m.group(2), quote=False)}</code>"), text)
     text = _LINK.sub(lambda m: keep(_anchor(m.group(1), m.group(2))), text)
     text = escape(text, quote=False)
     if emphasis:
@@ -154,8 +151,8 @@ def _anchor(label: str, url: str) -> str:
 
 def _restore(text: str, lookup: Callable[[int], str]) -> str:
     # a link label may itself hold a code-span placeholder, hence the loop
-    while _PLACEHOLDER.search(text):
-        text = _PLACEHOLDER.sub(lambda m: lookup(int(m.group(1))), text)
+    while PLACEHOLDER.search(text):
+        text = PLACEHOLDER.sub(lambda m: lookup(int(m.group(1))), text)
     return text
 
 

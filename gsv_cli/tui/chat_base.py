@@ -1,0 +1,57 @@
+"""`ChatBase`: the state the chat app's parts share (the client, the session shown, the
+status, the lock that keeps one writer of the conversation) and the widgets they use.
+
+The app is built in layers, each owning one concern and using the ones below it:
+`feed.py` (the gateway's events), `link.py` (connecting and loading the session),
+`sending.py` (your messages and approval answers), `app.py` (layout, local commands, keys).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from textual.app import App
+from textual.widget import Widget
+
+from gsv_cli.tui.widgets.chat_view import ChatView
+from gsv_cli.tui.widgets.composer import Composer
+from gsv_cli.tui.widgets.status import Activity, Banner, Status, StatusBar
+from gsv_core.client import GatewayClient
+
+
+class ChatBase(App[None]):
+    """The chat app's shared state; `ChatApp` is the whole app."""
+
+    def __init__(
+        self, client: GatewayClient, session_key: str, *, url_label: str | None, history_limit: int
+    ) -> None:
+        super().__init__()
+        self.client = client
+        self.session_key = session_key
+        self.label: str | None = None
+        self.history_limit = history_limit
+        self.status = Status(url=url_label or client.url, session=session_key)
+        self.synced = asyncio.Event()  # set after each load of the session (tests wait on it)
+        self._lock = asyncio.Lock()  # one writer of the conversation at a time
+        self._outbox: asyncio.Queue[str] = asyncio.Queue()
+        self._remote_busy = False  # a run was in progress when the session was loaded
+        self._quit_armed = False
+        self._setup_hint: Widget | None = None  # shown until the model first answers
+
+    @property
+    def chat(self) -> ChatView:
+        return self.query_one(ChatView)
+
+    @property
+    def composer(self) -> Composer:
+        return self.query_one(Composer)
+
+    @property
+    def banner(self) -> Banner:
+        return self.query_one(Banner)
+
+    def show_status_bar(self) -> None:
+        self.query_one(StatusBar).show()
+
+    def _update_activity(self) -> None:
+        self.query_one(Activity).set_busy(self.chat.busy or self._remote_busy)

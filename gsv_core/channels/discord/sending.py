@@ -1,0 +1,60 @@
+"""Sending to Discord: text in pieces of at most 2,000 characters (the first answering
+the inbound message), buttons as message components, edits that remove them, typing."""
+
+from __future__ import annotations
+
+import logging
+
+from gsv_core.channels.accounts import AccountAdapter
+from gsv_core.channels.base import OutboundMessage, Peer
+from gsv_core.channels.discord.account import Account, mask, masked_reason
+from gsv_core.channels.shaping import split_text
+from gsv_core.errors import GsvError, Unavailable
+
+log = logging.getLogger(__name__)
+
+MAX_TEXT = 2000  # Discord's limit for one message
+
+
+class DiscordSending(AccountAdapter[Account]):
+    """Sending, editing and typing for `DiscordChannel`."""
+
+    async def send(self, account_id: str, message: OutboundMessage) -> str | None:
+        """Send text in pieces of at most 2,000 characters (the outbox has usually split
+        already); the first answers `reply_to_id`. Returns the last message id."""
+        account = self._running(account_id)
+        peer = message.peer
+        sent: str | None = None
+        pieces = split_text(message.text, MAX_TEXT)
+        for index, piece in enumerate(pieces):
+            reply_to = message.reply_to_id if index == 0 else None
+            actions = message.actions if index == len(pieces) - 1 else ()
+            try:
+                sent = await account.gateway.send(peer.id, piece, reply_to, peer.thread_id, actions)
+            except GsvError as exc:
+                raise type(exc)(mask(exc.message), details=exc.details) from None
+            except Exception as exc:
+                raise Unavailable(f"discord send failed: {masked_reason(exc)}") from None
+            account.status.last_activity = self._now_ms()
+        return sent
+
+    async def edit(self, account_id: str, peer: Peer, message_id: str, text: str) -> None:
+        """Replace a sent message's text and remove its buttons."""
+        account = self._running(account_id)
+        try:
+            await account.gateway.edit(peer.thread_id or peer.id, message_id, text[:MAX_TEXT])
+        except GsvError as exc:
+            raise type(exc)(mask(exc.message), details=exc.details) from None
+        except Exception as exc:
+            raise Unavailable(f"discord edit failed: {masked_reason(exc)}") from None
+
+    async def set_typing(self, account_id: str, peer: Peer, typing: bool) -> None:
+        """Show "typing..." (Discord clears it after ten seconds or on the next message).
+        A courtesy: failures are logged, never raised."""
+        account = self._accounts.get(account_id)
+        if not typing or account is None:
+            return
+        try:
+            await account.gateway.typing(peer.thread_id or peer.id)
+        except Exception as exc:
+            log.info("discord typing in %s failed: %s", peer.id, masked_reason(exc))

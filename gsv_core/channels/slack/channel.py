@@ -1,0 +1,65 @@
+"""`SlackChannel`: the Slack adapter's surface (start, stop, login, logout, status) over
+its connection (`connection.py`) and sending (`sending.py`) halves."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gsv_core.channels.accounts import start_command
+from gsv_core.channels.base import (
+    ALL_CHAT_TYPES,
+    Capabilities,
+    ChannelSink,
+    LoginResult,
+)
+from gsv_core.channels.slack.account import Account, load_settings, setting_key, web_client
+from gsv_core.channels.slack.connection import SlackSocket
+from gsv_core.channels.slack.formatting import MAX_TEXT
+from gsv_core.channels.slack.sending import SlackSending
+
+
+class SlackChannel(SlackSending, SlackSocket):
+    """Slack apps (one per account id) over Socket Mode."""
+
+    name = "slack"
+    capabilities = Capabilities(
+        ALL_CHAT_TYPES, media=True, threads=True, typing=False, buttons=True, max_text=MAX_TEXT
+    )
+
+    def __init__(self, *, max_backoff: float = 60.0, **options: Any) -> None:
+        super().__init__(max_backoff=max_backoff, **options)
+
+    async def start(self, account_id: str, config: dict[str, Any], sink: ChannelSink) -> None:
+        """Check both tokens (auth.test, apps.connections.open), then keep the socket open
+        in the background. Unreachable Slack is not fatal: the account keeps trying."""
+        settings = load_settings(config, account_id)
+        await self.stop(account_id)
+        status = self._new_status(account_id, "socket")
+        account = Account(status, sink, settings, web_client(settings))
+        url = await self._connect(account)
+        self._accounts[account_id] = account
+        self._spawn(account, self._run(account, url))
+
+    async def login(self, account_id: str, force: bool) -> LoginResult:
+        account = self._connected(account_id, force)
+        if account is not None:
+            team = account.status.extra.get("team", "its workspace")
+            return LoginResult(f"Slack app @{account.bot_name} is connected to {team}.")
+        start = start_command(self.name, account_id)
+        return LoginResult(
+            "Slack has no QR login: the app connects with two tokens over Socket Mode.\n"
+            "1. Create an app at https://api.slack.com/apps (From scratch) in your workspace.\n"
+            "2. Socket Mode: turn it on and create an app-level token with the "
+            "connections:write scope (xapp-...).\n"
+            "3. OAuth & Permissions, Bot Token Scopes: app_mentions:read, chat:write, "
+            "im:history, channels:history, groups:history, mpim:history, files:read, "
+            "users:read.\n"
+            "4. Event Subscriptions: on; bot events message.im, message.channels, "
+            "message.groups, message.mpim, app_mention. Interactivity & Shortcuts: on "
+            "(for the Allow / Deny buttons of approvals).\n"
+            "5. App Home: allow users to send messages from the Messages tab.\n"
+            "6. Install the app to the workspace and copy the Bot User OAuth Token (xoxb-...).\n"
+            f"7. gsv config set {setting_key(account_id, 'appToken')} xapp-...\n"
+            f"   gsv config set {setting_key(account_id, 'botToken')} xoxb-...\n"
+            f"8. {start}   (then invite the app to a channel with /invite @yourapp)"
+        )

@@ -1,0 +1,158 @@
+"""Sending to Telegram: text split past the limit and sent as HTML (plain text when
+Telegram refuses the formatting), edits, inline keyboards for buttons, typing, and
+waiting out flood limits."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, TypeVar
+
+from gsv_core.channels.accounts import AccountAdapter
+from gsv_core.channels.base import Action, OutboundMessage, Peer
+from gsv_core.channels.telegram.account import Account, api_error, masked_reason, seconds
+from gsv_core.channels.telegram.conversion import parse_chat_id, parse_int
+from gsv_core.channels.telegram.formatting import format_html, split_text
+
+if TYPE_CHECKING:
+    from telegram import InlineKeyboardMarkup, Message
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+MAX_RETRY_AFTER = 30.0  # a longer flood wait fails the send instead of stalling the reply
+RATE_RETRIES = 3
+
+
+class TelegramSending(AccountAdapter[Account]):
+    """Sending, editing and typing for `TelegramChannel`."""
+
+    async def send(self, account_id: str, message: OutboundMessage) -> str | None:
+        """Send text (split past the limit, HTML-formatted); returns the last message id."""
+        account = self._running(account_id)
+        chat_id = parse_chat_id(message.peer.id)
+        thread_id = parse_int(message.peer.thread_id)
+        reply_to = parse_int(message.reply_to_id)
+        sent: str | None = None
+        chunks = split_text(message.text)
+        for index, chunk in enumerate(chunks):
+            first_reply = reply_to if index == 0 else None
+            keyboard = keyboard_of(message.actions) if index == len(chunks) - 1 else None
+            sent = await self._send_chunk(account, chat_id, thread_id, chunk, first_reply, keyboard)
+        return sent
+
+    async def edit(self, account_id: str, peer: Peer, message_id: str, text: str) -> None:
+        """Replace a sent message's text; leaving out reply_markup drops its keyboard."""
+        from telegram import error as tg
+
+        account = self._running(account_id)
+        chat_id, target = parse_chat_id(peer.id), int(message_id)
+
+        async def attempt(body: str, parse_mode: str | None) -> object:
+            return await self._rate_limited(
+                lambda: account.bot.edit_message_text(
+                    body, chat_id=chat_id, message_id=target, parse_mode=parse_mode
+                )
+            )
+
+        try:
+            try:
+                await attempt(format_html(text), "HTML")
+            except tg.BadRequest as exc:
+                if "can't parse entities" not in str(exc).lower():
+                    raise
+                await attempt(text, None)
+        except tg.BadRequest as exc:
+            if "not modified" in str(exc).lower():
+                return  # already says this
+            raise api_error(exc) from None
+        except tg.TelegramError as exc:
+            raise api_error(exc) from None
+
+    async def _send_chunk(
+        self,
+        account: Account,
+        chat_id: int | str,
+        thread_id: int | None,
+        text: str,
+        reply_to: int | None,
+        keyboard: InlineKeyboardMarkup | None = None,
+    ) -> str:
+        from telegram import ReplyParameters
+        from telegram import error as tg
+
+        reply = (
+            ReplyParameters(reply_to, allow_sending_without_reply=True)
+            if reply_to is not None
+            else None
+        )
+
+        async def attempt(body: str, parse_mode: str | None) -> Message:
+            return await self._rate_limited(
+                lambda: account.bot.send_message(
+                    chat_id,
+                    body,
+                    parse_mode=parse_mode,
+                    message_thread_id=thread_id,
+                    reply_parameters=reply,
+                    reply_markup=keyboard,
+                )
+            )
+
+        try:
+            try:
+                sent = await attempt(format_html(text), "HTML")
+            except tg.BadRequest as exc:
+                if "can't parse entities" not in str(exc).lower():
+                    raise
+                log.info(
+                    "telegram refused the formatting (%s); sending plain text", masked_reason(exc)
+                )
+                sent = await attempt(text, None)
+        except tg.TelegramError as exc:
+            raise api_error(exc) from None
+        account.status.last_activity = self._now_ms()
+        return str(sent.message_id)
+
+    async def _rate_limited(self, request: Callable[[], Awaitable[T]]) -> T:
+        """Run a Bot API call, waiting out flood limits up to MAX_RETRY_AFTER."""
+        from telegram import error as tg
+
+        for _ in range(RATE_RETRIES):
+            try:
+                return await request()
+            except tg.RetryAfter as exc:
+                wait = seconds(exc.retry_after) or 1.0
+                if wait > MAX_RETRY_AFTER:
+                    raise api_error(exc) from None
+                log.info("telegram flood limit: waiting %g s", wait)
+                await self._sleep(wait)
+        return await request()
+
+    async def set_typing(self, account_id: str, peer: Peer, typing: bool) -> None:
+        """Show "typing..." (Telegram clears it by itself after a few seconds or on the
+        next message). A courtesy: failures are logged, never raised."""
+        from telegram import error as tg
+
+        account = self._accounts.get(account_id)
+        if not typing or account is None:
+            return
+        try:
+            await account.bot.send_chat_action(
+                parse_chat_id(peer.id), "typing", message_thread_id=parse_int(peer.thread_id)
+            )
+        except tg.TelegramError as exc:
+            log.info("telegram typing for chat %s failed: %s", peer.id, masked_reason(exc))
+
+
+def keyboard_of(actions: tuple[Action, ...]) -> InlineKeyboardMarkup | None:
+    """One row of inline buttons; each press comes back with the action's id."""
+    if not actions:
+        return None
+    from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+
+    styles = {"primary": "success", "danger": "danger"}
+    return InlineKeyboardMarkup([[
+        InlineKeyboardButton(a.label, callback_data=a.id, style=styles.get(a.style))
+        for a in actions
+    ]])  # fmt: skip
