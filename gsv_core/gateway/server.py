@@ -58,7 +58,12 @@ class ServerConfig:
     # wss: required to listen beyond loopback unless insecure_no_tls (a trusted LAN/VPN)
     tls: ssl.SSLContext | None = None
     insecure_no_tls: bool = False
-    ping_interval: float | None = 20.0
+    # keepalive: a silent peer (a frozen node, a dropped network) is closed, its calls
+    # failed and its tools withdrawn within ping_interval + ping_timeout + close_timeout (15 s)
+    ping_interval: float | None = 5.0
+    ping_timeout: float | None = 8.0
+    # a peer that stopped answering will not answer our close frame either
+    close_timeout: float = 2.0
     # tests put an in-process fake LLM here; None: providers from the config
     provider_factory: ProviderFactory | None = None
     # tests move time; None: the wall clock (epoch milliseconds)
@@ -143,6 +148,8 @@ async def serve(
             compression=None,
             write_limit=WRITE_LIMIT,
             ping_interval=config.ping_interval,
+            ping_timeout=config.ping_timeout,
+            close_timeout=config.close_timeout,
             server_header=f"gsv/{gateway.version}",
         ) as server:
             bound = _bound_port(server, port)

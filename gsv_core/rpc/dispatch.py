@@ -92,7 +92,8 @@ class Router:
             raise Forbidden(f"Method {method} not allowed for mode")
         if route.params is not None:
             return route, _validate(method, route.params, params)
-        if params is not None and not isinstance(params, dict):  # seed 001: an object
+        # seed 001: params are an object (connect checks its own, answering 103)
+        if params is not None and not isinstance(params, dict) and route.spec.needs_connect:
             raise InvalidParams(f"invalid params for {method}: params must be an object")
         return route, params
 

@@ -588,3 +588,19 @@ async def test_tool_request_sends_the_call_and_reports_to_the_sessions_clients(
     finally:
         await node.close()
         await client.close()
+
+
+async def test_a_silent_node_is_dropped_and_its_tools_withdrawn(tmp_path: Path) -> None:
+    """A node that stops answering (frozen, or its network gone) is closed by the
+    keepalive and its tools leave the list (issue 30; within 15 s by default, short here)."""
+    config = ServerConfig(database=tmp_path / "gsv.db", ping_interval=0.1, ping_timeout=0.3)
+    async with serve(config, port=0) as gw:
+        node = await node_socket(gw, "frozen")
+        node.transport.pause_reading()  # reads nothing: pings go unanswered
+        for _ in range(500):
+            if gw.gateway.nodes.online("frozen") is None:
+                break
+            await asyncio.sleep(0.01)
+        assert gw.gateway.nodes.online("frozen") is None
+        assert "frozen__Read" not in [t.name for t in gw.gateway.nodes.tool_definitions()]
+        node.transport.abort()
