@@ -190,7 +190,9 @@ class Inbox:
         await self.store.mark(
             entry_id, DISPATCHED, self.host.now_ms(), run_id=result["runId"], session_key=key
         )
-        self.outbox.start_typing(result["runId"], message.channel, message.account_id, message.peer)
+        self.outbox.start_typing(
+            result["runId"], message.channel, message.account_id, message.peer, key
+        )
         return {"status": "started", "sessionKey": key, "runId": result["runId"],
                 "queued": result.get("queued", False)}  # fmt: skip
 
@@ -261,9 +263,14 @@ class Inbox:
         elif status == "interrupted":
             run_id = await self.host.resume(entry.session_key, entry.run_id, context)
             await self.store.mark(entry.id, DISPATCHED, self.host.now_ms(), run_id=run_id)
-            self.outbox.start_typing(run_id, entry.channel, entry.account_id, message.peer)
+            self.outbox.start_typing(
+                run_id, entry.channel, entry.account_id, message.peer, entry.session_key or ""
+            )
         else:  # still queued or running: it will answer through its context
-            self.outbox.start_typing(entry.run_id, entry.channel, entry.account_id, message.peer)
+            self.outbox.start_typing(
+                entry.run_id, entry.channel, entry.account_id, message.peer,
+                entry.session_key or "",
+            )  # fmt: skip
 
 
 def _decoded(data: str | None) -> bytes | None:

@@ -139,18 +139,26 @@ class Outbox:
             self.stop_typing(run_id)
         reply_to = context.get("inboundMessageId")
         approval_id = payload.get("approvalId")
+        key = str(payload.get("sessionKey") or "")  # external adapters hear it (issue 30)
         if text and state == "paused" and isinstance(approval_id, str):
-            await self._prompt(context, text, approval_id, str(reply_to) if reply_to else None)
+            await self._prompt(context, text, approval_id, str(reply_to) if reply_to else None,
+                               key)  # fmt: skip
         elif text:
             await self.send_text(context["channel"], context.get("accountId", DEFAULT_ACCOUNT),
                                  Peer.from_wire(context["peer"]), text,
-                                 reply_to=str(reply_to) if reply_to else None)  # fmt: skip
+                                 reply_to=str(reply_to) if reply_to else None,
+                                 session_key=key)  # fmt: skip
         journal_id = context.get("journalId")
         if state in ("final", "error") and isinstance(journal_id, int):
             await self.store.mark(journal_id, ANSWERED, self.host.now_ms())
 
     async def _prompt(
-        self, context: dict[str, Any], text: str, approval_id: str, reply_to: str | None
+        self,
+        context: dict[str, Any],
+        text: str,
+        approval_id: str,
+        reply_to: str | None,
+        session_key: str = "",
     ) -> None:
         """Send an approval prompt, with buttons where the adapter has them; edit it when
         the approval settles."""
@@ -159,10 +167,12 @@ class Outbox:
         peer = Peer.from_wire(context["peer"])
         outcome = self._watch(approval_id) if self._buttons(channel) else None
         if outcome is None:
-            await self.send_text(channel, account_id, peer, text, reply_to=reply_to)
+            await self.send_text(channel, account_id, peer, text, reply_to=reply_to,
+                                 session_key=session_key)  # fmt: skip
             return
         sent = await self.send_text(channel, account_id, peer, text, reply_to=reply_to,
-                                     actions=approval_actions(approval_id))  # fmt: skip
+                                     actions=approval_actions(approval_id),
+                                     session_key=session_key)  # fmt: skip
         if sent:
             last_piece = self._pieces(channel, text)[-1]
             self._spawn(self._settle(outcome, channel, account_id, peer, sent[-1], last_piece))
@@ -202,6 +212,7 @@ class Outbox:
         *,
         reply_to: str | None = None,
         actions: tuple[Action, ...] = (),
+        session_key: str = "",
     ) -> list[str]:
         """Send text to a peer through whichever adapter serves the account (in-process or
         external), split before the platform's limit and paced by the rate limit; any
@@ -215,13 +226,13 @@ class Outbox:
                 peer, piece, reply_to if index == 0 else None,
                 actions if index == len(pieces) - 1 else (),
             )  # fmt: skip
-            message_id = await self._send_one(channel, account_id, message)
+            message_id = await self._send_one(channel, account_id, message, session_key)
             if message_id:
                 sent.append(message_id)
         return sent
 
     async def _send_one(
-        self, channel: str, account_id: str, outbound: OutboundMessage
+        self, channel: str, account_id: str, outbound: OutboundMessage, session_key: str = ""
     ) -> str | None:
         adapter = self.adapters.get(channel)
         peer, text, reply_to = outbound.peer, outbound.text, outbound.reply_to_id
@@ -238,28 +249,36 @@ class Outbox:
             message["replyToId"] = reply_to
         external.send_event(events.CHANNEL_OUTBOUND, {
             "channel": channel, "accountId": account_id, "peer": peer.to_wire(),
-            "sessionKey": "", "message": message,
+            "sessionKey": session_key, "message": message,
         })  # fmt: skip
         return None
 
-    def start_typing(self, run_id: str, channel: str, account_id: str, peer: Peer) -> None:
+    def start_typing(
+        self, run_id: str, channel: str, account_id: str, peer: Peer, session_key: str = ""
+    ) -> None:
         """Keep "typing..." showing for a run until its reply or error goes out."""
         self.stop_typing(run_id)
-        self._typing[run_id] = asyncio.create_task(self._keep_typing(channel, account_id, peer))
+        self._typing[run_id] = asyncio.create_task(
+            self._keep_typing(channel, account_id, peer, session_key)
+        )
 
     def stop_typing(self, run_id: str) -> None:
         task = self._typing.pop(run_id, None)
         if task is not None:
             task.cancel()
 
-    async def _keep_typing(self, channel: str, account_id: str, peer: Peer) -> None:
+    async def _keep_typing(
+        self, channel: str, account_id: str, peer: Peer, session_key: str
+    ) -> None:
         loop = asyncio.get_running_loop()
         until = loop.time() + TYPING_MAX
         while loop.time() < until:
-            await self._set_typing(channel, account_id, peer, True)
+            await self._set_typing(channel, account_id, peer, True, session_key)
             await asyncio.sleep(TYPING_EVERY)
 
-    async def _set_typing(self, channel: str, account_id: str, peer: Peer, typing: bool) -> None:
+    async def _set_typing(
+        self, channel: str, account_id: str, peer: Peer, typing: bool, session_key: str = ""
+    ) -> None:
         try:
             adapter = self.adapters.get(channel)
             if adapter is not None and adapter.capabilities.typing:
@@ -269,7 +288,7 @@ class Outbox:
             if external is not None:
                 external.send_event(events.CHANNEL_TYPING, {
                     "channel": channel, "accountId": account_id, "peer": peer.to_wire(),
-                    "sessionKey": "", "typing": typing,
+                    "sessionKey": session_key, "typing": typing,
                 })  # fmt: skip
         except Exception:  # typing is cosmetic: never let it fail a run
             log.debug("typing indicator failed on %s", channel, exc_info=True)

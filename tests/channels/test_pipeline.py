@@ -263,6 +263,8 @@ async def test_external_adapters_speak_over_websocket(
             if frame.get("event") == "channel.outbound":
                 break
         assert frame["payload"]["message"] == {"text": "hello from the agent", "replyToId": "x1"}
+        # the real session the reply belongs to, never "" (issue 30)
+        assert frame["payload"]["sessionKey"] == reply["payload"]["sessionKey"] != ""
         assert frame["payload"]["peer"] == {"kind": "dm", "id": "p1"}
         spoof = await request(ws, "channel.inbound", {**inbound, "accountId": "other"})
         assert spoof["error"]["code"] == 403
