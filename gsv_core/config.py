@@ -407,3 +407,24 @@ def masked_value_at(config: dict[str, Any], path: str) -> tuple[bool, Any]:
     """(found, value) at a dotted path of the masked config: a read by path is masked
     exactly like the whole-config read."""
     return get_path(mask_secrets(config), path)
+
+
+def agent_entry(config: dict[str, Any], agent_id: str) -> dict[str, Any]:
+    """The `agents.list` entry of `agent_id` ({} when it has none): its own `model` and
+    `systemPrompt` apply below a session's settings, above the global ones."""
+    listed = (config.get("agents") or {}).get("list") or []
+    for entry in listed:
+        if isinstance(entry, dict) and entry.get("id") == agent_id:
+            return entry
+    return {}
+
+
+def agent_model(config: dict[str, Any], agent_id: str) -> tuple[str, str] | None:
+    """An agent's own model: `{"provider", "id"}` or `"provider/id"`; None when unset."""
+    model = agent_entry(config, agent_id).get("model")
+    if isinstance(model, dict) and model.get("provider") and model.get("id"):
+        return str(model["provider"]), str(model["id"])
+    if isinstance(model, str) and "/" in model:
+        provider, _, model_id = model.partition("/")
+        return (provider, model_id) if provider and model_id else None
+    return None

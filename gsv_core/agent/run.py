@@ -33,7 +33,7 @@ from gsv_core.agent.tools import (
     failure_message,
     result_message,
 )
-from gsv_core.config import setting
+from gsv_core.config import agent_entry, setting
 from gsv_core.errors import ContextOverflow, GsvError, ProviderFailed, TimedOut
 from gsv_core.protocol import events
 from gsv_core.protocol.messages import (
@@ -220,7 +220,9 @@ class RunLoop:
             main_session=self.session.is_main,
             model=model,
             tools=specs,
+            # session > the agent's own (agents.list) > the global systemPrompt
             base_prompt=self.session.record.settings.get("systemPrompt")
+            or agent_entry(self.host.config(), self.session.agent_id).get("systemPrompt")
             or self._setting("systemPrompt"),
             timezone=str(self._setting("userTimezone")),
             channel=(self.run.context or {}).get("channel"),

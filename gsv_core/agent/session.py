@@ -23,7 +23,7 @@ from gsv_core.agent import session_compaction, session_reset
 from gsv_core.agent.history import SessionHistory
 from gsv_core.agent.host import AgentHost
 from gsv_core.agent.run import RunFailed, RunLoop, RunState
-from gsv_core.config import setting
+from gsv_core.config import agent_model, setting
 from gsv_core.errors import Conflict, GsvError
 from gsv_core.protocol import events
 from gsv_core.protocol.messages import (
@@ -137,7 +137,8 @@ class SessionActor:
 
     # -- model choice -------------------------------------------------------------------
     def effective_model(self, run: RunState | None = None) -> tuple[str, str]:
-        """Run override (directive) > session setting > config `model`."""
+        """Run override (directive) > session setting > the agent's own `model` in
+        `agents.list` > config `model`."""
         override = run.overrides.get("model") if run else None
         if isinstance(override, dict):
             return str(override["provider"]), str(override["id"])
@@ -145,6 +146,9 @@ class SessionActor:
         if isinstance(chosen, dict) and chosen.get("provider") and chosen.get("id"):
             return str(chosen["provider"]), str(chosen["id"])
         config = self.host.config()
+        own = agent_model(config, self.agent_id)
+        if own is not None:
+            return own
         return str(setting(config, "model.provider")), str(setting(config, "model.id"))
 
     # -- messages in --------------------------------------------------------------------

@@ -300,3 +300,27 @@ async def test_sessions_list_and_masked_config_tools(
 def test_tiny_png_is_a_png() -> None:
     """The helper's image starts with the PNG signature (guards the image test)."""
     assert tiny_png().startswith(b"\x89PNG")
+
+
+async def test_each_agent_uses_its_own_model_and_system_prompt(
+    gw: RunningGateway, client: GatewayClient, fake: FakeProvider, log: EventLog
+) -> None:
+    """`agents.list[].model` and `.systemPrompt` apply to that agent's sessions, below a
+    session's own settings (the original ignored them; issue 30)."""
+    agents = [{"id": "main", "default": True},
+              {"id": "ops", "model": "openai/gpt-ops", "systemPrompt": "You are OPS-BOT."}]  # fmt: skip
+    await client.call("config.set", {"path": "agents.list", "value": agents})
+    await client.call("config.set", {"path": "systemPrompt", "value": "You are MAIN-BOT."})
+    run = (await send(client, "hi ops", key="agent:ops:main"))["runId"]
+    await log.ended(run)
+    ops = fake.requests[-1]
+    assert ops.model == "gpt-ops" and "OPS-BOT" in ops.system and "MAIN-BOT" not in ops.system
+    run = (await send(client, "hi main"))["runId"]
+    await log.ended(run)
+    main = fake.requests[-1]
+    assert main.model != "gpt-ops" and "MAIN-BOT" in main.system
+    # a session's own model still wins over its agent's
+    assert (await send(client, "/model openai/o3", key="agent:ops:main"))["response"]
+    run = (await send(client, "again", key="agent:ops:main"))["runId"]
+    await log.ended(run)
+    assert fake.requests[-1].model == "o3"
