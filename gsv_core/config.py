@@ -250,6 +250,9 @@ class CronConfig(_Section):
     maxJobs: int = Field(default=200, ge=1)
     maxRunsPerJobHistory: int = Field(default=200, ge=1)
     maxConcurrentRuns: int = Field(default=4, ge=1)
+    # jobs that fell due while the gateway was down wait this long for the nodes that were
+    # connected before to come back (their tools would fail without them)
+    catchUpGraceMs: int = Field(default=60_000, ge=0, le=3_600_000)
 
 
 def _default_channels() -> dict[str, ChannelConfig]:

@@ -43,7 +43,9 @@ MAX_SLEEP_SECONDS = 60.0
 # on while the request travelled
 AT_GRACE_MS = 60_000
 INTERRUPTED = "interrupted: the gateway stopped during this run"
-_DEFAULTS = {"enabled": True, "maxJobs": 200, "maxRunsPerJobHistory": 200, "maxConcurrentRuns": 4}
+_DEFAULTS = {"enabled": True, "maxJobs": 200, "maxRunsPerJobHistory": 200, "maxConcurrentRuns": 4,
+             "catchUpGraceMs": 60_000}  # fmt: skip
+CATCH_UP_POLL_S = 1.0  # how often held catch-up jobs look again whether the nodes are back
 
 
 @dataclass
@@ -80,6 +82,10 @@ class CronService:
         self._lock = asyncio.Lock()  # job changes and their writes happen one at a time
         self._wake = asyncio.Event()
         self._timer: asyncio.Task[None] | None = None
+        # catch-up after a restart: jobs due before `_started` wait until `_world_back()`
+        # or the grace period ends, so their node tools do not fail for want of a node
+        self._started: int | None = None
+        self._world_back: Callable[[], bool] = lambda: True
 
     # -- settings -----------------------------------------------------------------------
     def setting(self, name: str) -> Any:
@@ -106,8 +112,13 @@ class CronService:
                 outcome = RunOutcome("error", error=INTERRUPTED)
                 await self._record(job, outcome, job.state.running_at_ms, None)
 
-    def start(self) -> None:
-        """Start the timer (after the sessions recovered)."""
+    def start(self, world_back: Callable[[], bool] | None = None) -> None:
+        """Start the timer (after the sessions recovered). Jobs that fell due while the
+        gateway was down run once `world_back()` (the nodes connected before the stop are
+        back) or after `cron.catchUpGraceMs`, whichever comes first."""
+        self._started = self._now()
+        if world_back is not None:
+            self._world_back = world_back
         if self._timer is None:
             self._timer = asyncio.create_task(self._loop(), name="gsv-cron-timer")
 
@@ -150,6 +161,11 @@ class CronService:
             if job.enabled and job.state.next_run_at_ms is not None and job.id not in self._running
         ]
         future = [at for at in waiting if at > now]
+        held = self._holding_catch_up(now) and any(
+            self._is_catch_up(j) for j in self._jobs.values() if j.id not in self._running
+        )
+        if held:  # look again soon: a node may be back
+            return CATCH_UP_POLL_S
         if not future:
             return MAX_SLEEP_SECONDS
         return min(MAX_SLEEP_SECONDS, max(0.0, (min(future) - now) / 1000))
@@ -310,7 +326,19 @@ class CronService:
 
     def _due(self, now: int) -> list[CronJob]:
         due = [j for j in self._jobs.values() if _is_due(j, now) and j.id not in self._running]
+        if self._holding_catch_up(now):
+            due = [j for j in due if not self._is_catch_up(j)]
         return sorted(due, key=lambda j: (j.state.next_run_at_ms, j.created_at_ms))
+
+    def _is_catch_up(self, job: CronJob) -> bool:
+        at = job.state.next_run_at_ms
+        return self._started is not None and at is not None and at < self._started
+
+    def _holding_catch_up(self, now: int) -> bool:
+        if self._started is None:
+            return False
+        grace_over = now >= self._started + int(self.setting("catchUpGraceMs"))
+        return not grace_over and not self._world_back()
 
     def _free_slots(self) -> int:
         return int(self.setting("maxConcurrentRuns")) - len(self._running)

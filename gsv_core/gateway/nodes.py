@@ -103,6 +103,19 @@ class NodeService:
     def online(self, node_id: str) -> OnlineNode | None:
         return self._online.get(node_id)
 
+    def expected_back(self) -> set[str]:
+        """The nodes connected when the gateway last stopped: still marked connected (a
+        crash), or disconnected by the stop itself (within seconds of the last disconnect)."""
+        records = list(self._catalog.values())
+        ended = [r.last_disconnected_at for r in records if r.last_disconnected_at is not None]
+        stop = max(ended, default=0)
+        return {
+            r.node_id
+            for r in records
+            if (r.last_connected_at or 0) > (r.last_disconnected_at or 0)
+            or (r.last_disconnected_at is not None and r.last_disconnected_at >= stop - 10_000)
+        }
+
     def online_ids(self) -> list[str]:
         return sorted(self._online)
 

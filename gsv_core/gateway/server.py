@@ -157,7 +157,9 @@ async def serve(
             scheme = "wss" if config.tls else "ws"
             log.info("gateway listening on %s://%s:%d/ws", scheme, host, bound)
             await gateway.sessions.recover()
-            gateway.cron.start()  # after recovery: a missed job runs once now
+            expected = gateway.nodes.expected_back()
+            # after recovery: a missed job runs once, when its nodes are back (or a grace)
+            gateway.cron.start(lambda: expected <= set(gateway.nodes.online_ids()))
             gateway.heartbeat.start()  # first beats one interval from now
             await gateway.channels.restore()
             yield RunningGateway(gateway, server, host, bound, tls=config.tls is not None)

@@ -70,3 +70,64 @@ async def test_a_run_cut_short_by_a_shutdown_is_recorded_as_interrupted(
         assert "interrupted" in runs[0]["error"]
         state = (await client.call("cron.list", {}))["jobs"][0]["state"]
         assert "runningAtMs" not in state and state["nextRunAtMs"] == START + HOUR
+
+
+TOOLS = [{"name": "Bash", "description": "run", "inputSchema": {"type": "object"}}]
+
+
+async def test_missed_jobs_wait_for_the_nodes_that_were_connected(
+    database: Path, fake: FakeProvider, clock: Clock
+) -> None:
+    """A job that fell due while the gateway was down runs after the nodes connected before
+    the stop are back, not before (its tools would fail); issue 30."""
+    from tests.wire import handshake, open_raw
+
+    async with serve(server_config(database, fake, clock), port=0) as gw:
+        async with GatewayClient(gw.url, token=gw.token) as client:
+            await client.call("cron.add", task_job("once"))
+        node = await open_raw(gw.url)
+        await handshake(node, mode="node", client_id="box", tools=TOOLS)
+    await node.close()
+    clock.advance(5 * HOUR)
+    async with (
+        serve(server_config(database, fake, clock), port=0) as gw,
+        GatewayClient(gw.url, token=gw.token) as client,
+    ):
+        await asyncio.sleep(0.3)
+        gw.gateway.cron.wake()
+        await asyncio.sleep(0.1)
+        assert (await client.call("cron.runs", {}))["count"] == 0  # held for the node
+        async with await open_raw(gw.url) as back:
+            await handshake(back, mode="node", client_id="box", tools=TOOLS)
+
+            async def ran() -> bool:
+                return bool((await client.call("cron.runs", {}))["count"])
+
+            await eventually(ran, "the held job to run once its node is back")
+
+
+async def test_missed_jobs_run_after_the_grace_when_a_node_stays_away(
+    database: Path, fake: FakeProvider, clock: Clock
+) -> None:
+    from tests.wire import handshake, open_raw
+
+    async with serve(server_config(database, fake, clock), port=0) as gw:
+        async with GatewayClient(gw.url, token=gw.token) as client:
+            await client.call("cron.add", task_job("once"))
+        node = await open_raw(gw.url)
+        await handshake(node, mode="node", client_id="gone", tools=TOOLS)
+    await node.close()
+    clock.advance(5 * HOUR)
+    async with (
+        serve(server_config(database, fake, clock), port=0) as gw,
+        GatewayClient(gw.url, token=gw.token) as client,
+    ):
+        await asyncio.sleep(0.2)
+        assert (await client.call("cron.runs", {}))["count"] == 0
+        clock.advance(60_000)  # cron.catchUpGraceMs
+        gw.gateway.cron.wake()
+
+        async def ran() -> bool:
+            return bool((await client.call("cron.runs", {}))["count"])
+
+        await eventually(ran, "the held job to run after the grace")
