@@ -458,6 +458,9 @@ def run_jobs(
     failed = [r["jobId"] for r in result["results"] if r["status"] == "error"]
     if failed:
         output.fail(f"{len(failed)} run(s) failed: {', '.join(failed)}")
+    skipped = [r for r in result["results"] if r["status"] == "skipped"]
+    if job_id is not None and skipped:  # the job asked for did not run: say so in the code
+        output.fail(f"{skipped[0]['jobId']} did not run: {skipped[0].get('error', 'skipped')}")
 
 
 def _result_row(result: dict[str, Any]) -> list[str]:

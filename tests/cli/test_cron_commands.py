@@ -168,3 +168,5 @@ def test_run_and_runs_show_real_outcomes(live: RunningGateway, fake: FakeProvide
     due = gsv(live.url, "cron", "run")
     assert due.exit_code == 0 and "nothing ran" in due.stdout
     assert gsv(live.url, "cron", "run", "--force").exit_code == 2
+    not_due = gsv(live.url, "cron", "run", job_id)  # asked for, not due: it did not run
+    assert not_due.exit_code == 1 and f"{job_id} did not run: not due yet" in not_due.stderr
