@@ -34,6 +34,9 @@ from gsv_core.timezones import user_zone
 
 log = logging.getLogger(__name__)
 
+STRANGERS = ":strangers"  # the rate-limit lane of pairing prompts
+MAX_STRANGER_PROMPTS = 50  # prompts waiting on that lane at most; more are not answered
+
 
 @dataclass
 class _Work:
@@ -60,12 +63,14 @@ class Inbox:
         self.settings = settings
         self._queues: dict[tuple[str, str], asyncio.Queue[_Work]] = {}
         self._workers: set[asyncio.Task[None]] = set()
+        self._stranger_prompts: set[asyncio.Task[None]] = set()
         self.last_context: dict[str, dict[str, Any]] = {}  # session key -> channel context
 
     async def close(self) -> None:
-        for task in list(self._workers):
+        tasks = [*self._workers, *self._stranger_prompts]
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._workers, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _account(self, channel: str, account_id: str) -> AccountRecord:
         for record in await self.store.accounts():
@@ -143,7 +148,7 @@ class Inbox:
             message.peer.to_wire(), message.text, self.host.now_ms(), ttl,
         )  # fmt: skip
         if first:
-            await self._safe_reply(message, AWAITING_APPROVAL)
+            self._prompt_stranger(message)
         await self.store.mark(entry_id, DROPPED, self.host.now_ms())
         return {"status": "pending_pairing", "senderId": sender_id}
 
@@ -226,12 +231,23 @@ class Inbox:
         record.last_message_at = self.host.now_ms()
         await self.store.save_account(record)
 
-    async def _safe_reply(self, message: InboundMessage, text: str) -> None:
+    def _prompt_stranger(self, message: InboundMessage) -> None:
+        """The pairing prompt, sent beside the queue (a flood of strangers must not hold
+        up the owner's messages behind the rate limit), on its own lane, bounded."""
+        if len(self._stranger_prompts) >= MAX_STRANGER_PROMPTS:
+            log.warning("too many pairing prompts waiting on %s; not answering %s",
+                        message.channel, message.peer.id)  # fmt: skip
+            return
+        task = asyncio.create_task(self._safe_reply(message, AWAITING_APPROVAL, STRANGERS))
+        self._stranger_prompts.add(task)
+        task.add_done_callback(self._stranger_prompts.discard)
+
+    async def _safe_reply(self, message: InboundMessage, text: str, lane: str = "") -> None:
         """A pipeline answer to the sender (pairing prompt, command output, error line);
         failing to send is logged, never raised."""
         try:
             await self.outbox.send_text(message.channel, message.account_id, message.peer, text,
-                                 reply_to=message.message_id)  # fmt: skip
+                                        reply_to=message.message_id, lane=lane)  # fmt: skip
         except Exception:
             log.exception("could not answer %s on %s", message.peer.id, message.channel)
 

@@ -213,6 +213,7 @@ class Outbox:
         reply_to: str | None = None,
         actions: tuple[Action, ...] = (),
         session_key: str = "",
+        lane: str = "",
     ) -> list[str]:
         """Send text to a peer through whichever adapter serves the account (in-process or
         external), split before the platform's limit and paced by the rate limit; any
@@ -221,7 +222,9 @@ class Outbox:
         pieces = self._pieces(channel, text)
         sent: list[str] = []
         for index, piece in enumerate(pieces):
-            await self._limiter.wait(f"{channel}:{account_id}", per_minute)
+            # `lane`: strangers' prompts have their own budget, so they never delay the
+            # owner's replies (issue 30)
+            await self._limiter.wait(f"{channel}:{account_id}{lane}", per_minute)
             message = OutboundMessage(
                 peer, piece, reply_to if index == 0 else None,
                 actions if index == len(pieces) - 1 else (),

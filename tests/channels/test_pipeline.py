@@ -296,3 +296,21 @@ async def test_channel_rpc_errors(client: GatewayClient) -> None:
         await client.call("channel.status", {"channel": "Bad Name"})
     status = await client.call("channel.status", {"channel": "test"})
     assert status == {"channel": "test", "accounts": []}
+
+
+async def test_a_flood_of_strangers_does_not_hold_up_the_owner(
+    client: GatewayClient, test_channel: TestChannel, fake: FakeProvider
+) -> None:
+    """20 unknown senders at once: their pairing prompts wait on their own rate-limit lane,
+    beside the queue, so the owner's reply goes out while most prompts still wait (issue
+    30). With one send a minute, a shared lane would hold the owner for 20 minutes."""
+    settings = {"dmPolicy": "pairing", "allowFrom": ["owner"], "sendRatePerMinute": 1}
+    await client.call("config.set", {"path": "channels.test", "value": settings})
+    for n in range(20):
+        await test_channel.inject(dm("let me in", f"s{n}", sender=f"stranger{n}"))
+    fake.enqueue("hello, owner")
+    await test_channel.inject(dm("status?", "o1", sender="owner"))
+    await until(lambda: "hello, owner" in test_channel.texts("owner"), "the owner's reply")
+    prompted = sum(1 for n in range(20) if test_channel.texts(f"stranger{n}"))
+    assert prompted < 20  # the strangers' lane is still waiting: it never blocked the owner
+    assert len((await client.call("pair.list"))["pairs"]) == 20
