@@ -2,6 +2,7 @@
 
     python -m bench._servers echo          # raw websockets echo (text and binary)
     python -m bench._servers gateway DIR   # a real gsv gateway with its database in DIR
+    python -m bench._servers peer URL      # a raw websockets client echoing what URL sends
 
 Each prints its ws:// URL on the first stdout line (the gateway: then its owner token)
 and serves until stdin closes.
@@ -77,6 +78,22 @@ async def _relay() -> None:
         port = next(iter(server.sockets)).getsockname()[1]
         print(f"ws://127.0.0.1:{port}/", flush=True)
         await _until_stdin_closes()
+
+
+async def _peer(url: str) -> None:
+    """The relay's echoing peer in a process of its own, as a node is: it says "ready"
+    once connected, echoes every message, and leaves cleanly when stdin closes."""
+    async with raw_socket(url) as ws:
+
+        async def echo() -> None:
+            async for message in ws:  # type: ignore[attr-defined]
+                await ws.send(message)  # type: ignore[attr-defined]
+
+        await ws.send("ready")  # type: ignore[attr-defined]
+        print(url, flush=True)  # server_process waits for a first line
+        echoing = asyncio.create_task(echo())
+        await _until_stdin_closes()
+        echoing.cancel()
 
 
 async def _gateway(data_dir: str) -> None:
@@ -186,6 +203,8 @@ if __name__ == "__main__":
         _run(_sink())
     elif kind == "relay":
         _run(_relay())
+    elif kind == "peer":
+        _run(_peer(sys.argv[2]))
     elif kind == "gateway":
         _run(_gateway(sys.argv[2]))
     else:

@@ -4,7 +4,10 @@
     python -m bench.tool_roundtrip [-n 2000]
 
 The gateway, the node (`gsv node run`) and the echo server each run in their own process
-on 127.0.0.1. Target (issue 3): p50 within 3x of the echo RTT.
+on 127.0.0.1. Target (issue 3): p50 within 3x of the echo RTT; issue 22: within 1.5x of
+the two-hop relay floor (the relay's echoing peer in the client's process). The same
+relay with its peer in a process of its own, as the node is, is printed beside it: on a
+2-core machine a third process costs on every hop, which no code of ours can remove.
 """
 
 from __future__ import annotations
@@ -72,6 +75,24 @@ async def relay_rtts(url: str, count: int) -> list[float]:
     return samples
 
 
+async def separate_relay_rtts(url: str, count: int) -> list[float]:
+    """The two-hop floor with the echoing peer in its own process (bench._servers peer)."""
+    from bench._servers import raw_socket, server_process
+
+    async with raw_socket(url) as client:
+        # connected first, the client is the relay's first peer; the echoing one is next
+        with server_process("peer", url):
+            assert await client.recv() == "ready"  # type: ignore[attr-defined]
+            frame = '{"type":"evt","event":"tool.invoke","payload":{"path":"small.txt"}}'
+            samples = []
+            for _ in range(count):
+                start = time.perf_counter()
+                await client.send(frame)  # type: ignore[attr-defined]
+                await client.recv()  # type: ignore[attr-defined]
+                samples.append(time.perf_counter() - start)
+    return samples
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", "--count", type=int, default=2000)
@@ -82,6 +103,7 @@ def main(argv: list[str] | None = None) -> None:
     block = max(1, count // rounds)
     echo: list[float] = []
     relay: list[float] = []
+    separate: list[float] = []
     samples: list[float] = []
     with (
         server_process("echo") as echo_url,
@@ -95,13 +117,20 @@ def main(argv: list[str] | None = None) -> None:
             for _ in range(rounds):
                 echo += asyncio.run(echo_rtts(echo_url, block))
                 relay += asyncio.run(relay_rtts(relay_url, block))
+                separate += asyncio.run(separate_relay_rtts(relay_url, block))
                 samples += asyncio.run(invoke_rtts(gw_url, token, block))
     print(
         f"{len(samples)} sequential calls in {rounds} rounds, 127.0.0.1, servers on {loop_name()}"
     )
     print(summary("raw websockets echo", echo))
     print(summary("raw two-hop relay (floor)", relay, percentile(echo, 0.5)))
+    print(summary("relay, peer in own process", separate, percentile(echo, 0.5)))
     print(summary("tool.invoke Read (node)", samples, percentile(echo, 0.5)))
+    p50 = percentile(samples, 0.5)
+    print(
+        f"tool.invoke p50 / two-hop relay floor {p50 / percentile(relay, 0.5):.2f}x, "
+        f"/ relay with its peer in its own process {p50 / percentile(separate, 0.5):.2f}x"
+    )
 
 
 if __name__ == "__main__":

@@ -20,6 +20,13 @@ from gsv_core.paths import resolve_paths
 
 log = logging.getLogger(__name__)
 LINKED_FILE_TOOLS = frozenset({"Read", "Write", "Edit", "Grep"})
+# Read-only file tools: their policy decision is a pure function of their (small)
+# arguments, string checks against this node's fixed policy and secret paths, with no
+# shell line and no file system, so it is kept per distinct call (the same Read comes
+# back again and again). The symlink check looks at the file system: it runs every time.
+# Write and Edit are left out: their content would be part of the key.
+PURE_DECISION_TOOLS = frozenset({"Read", "Glob", "Grep"})
+DECISIONS_KEPT = 1024
 
 
 class NodeGuard:
@@ -32,12 +39,14 @@ class NodeGuard:
         # the defaults: allowlist mode. The gateway's own mode and rules are its to
         # apply; whatever it approves arrives with a binding for exactly that call
         self.policy = ApprovalPolicy.from_config({}, protected)
+        self._decided: dict[tuple[Any, ...], Decision] = {}
+        self._decided_by: ApprovalPolicy | None = None
 
     def check(self, tool: str, args: Any, binding: Any) -> None:
         """Raise ToolFailed unless this call may run here."""
         arguments = args if isinstance(args, dict) else {}
         facts = CallFacts(f"{self.node_id}__{tool}", tool, self.node_id, arguments, self.workspace)
-        decision = self.policy.decide(facts)
+        decision = self._decide(facts)
         if decision.verdict != DENY:
             decision = self._through_links(facts) or decision
         if decision.verdict == DENY:
@@ -50,6 +59,19 @@ class NodeGuard:
                 f"refused on this node: {decision.reason} and the gateway's approval does not "
                 "cover exactly this call"
             )
+
+    def _decide(self, facts: CallFacts) -> Decision:
+        key = _decision_key(facts)
+        if key is None:
+            return self.policy.decide(facts)
+        if self._decided_by is not self.policy:  # a new policy decides afresh
+            self._decided, self._decided_by = {}, self.policy
+        decision = self._decided.get(key)
+        if decision is None:
+            if len(self._decided) >= DECISIONS_KEPT:  # arguments come from callers: bounded
+                self._decided.clear()
+            decision = self._decided[key] = self.policy.decide(facts)
+        return decision
 
     def _through_links(self, facts: CallFacts) -> Decision | None:
         """The decision for where a file tool's path really leads, when a symlink on the
@@ -75,3 +97,16 @@ class NodeGuard:
         except OSError:
             return False  # nothing there to read through a link
         return os.path.dirname(named) != self.workspace
+
+
+def _decision_key(facts: CallFacts) -> tuple[Any, ...] | None:
+    """The cache key of a call whose decision depends on its arguments alone: the tool
+    and its (flat, scalar) arguments; None when it must be decided every time."""
+    if facts.bare not in PURE_DECISION_TOOLS:
+        return None
+    items: list[tuple[str, type, Any]] = []
+    for name, value in facts.args.items():
+        if not isinstance(value, str | int | float | bool | None):
+            return None  # nested values: not worth a key
+        items.append((name, type(value), value))  # 1 and True are not the same argument
+    return (facts.bare, *sorted(items, key=lambda item: item[0]))

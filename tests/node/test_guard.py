@@ -52,3 +52,35 @@ def test_a_symlink_in_the_workspace_does_not_reach_the_secret_store(tmp_path: Pa
     with pytest.raises(ToolFailed, match="secret"):
         node.check("Read", {"path": "notes.txt"}, None)
     node.check("Read", {"path": "plain.txt"}, None)
+
+
+def test_a_call_checked_before_is_checked_again_on_the_file_system(tmp_path: Path) -> None:
+    """The same Read, allowed once, is refused once its file became a link to the
+    secret store: decisions kept per call never skip the link check."""
+    secrets = resolve_paths().secrets_file
+    secrets.parent.mkdir(parents=True, exist_ok=True)
+    secrets.write_text("token = 'x'\n")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "notes.txt").write_text("hi")
+    node = guard(workspace)
+    node.check("Read", {"path": "notes.txt"}, None)
+    (workspace / "notes.txt").unlink()
+    (workspace / "notes.txt").symlink_to(secrets)
+    with pytest.raises(ToolFailed, match="secret"):
+        node.check("Read", {"path": "notes.txt"}, None)
+
+
+def test_kept_decisions_belong_to_exactly_their_arguments(tmp_path: Path) -> None:
+    """After allowed calls, a secret path, a write to a git hook without a binding and
+    the same write with another binding are each judged on their own arguments."""
+    node = guard(tmp_path)
+    hook = {"path": ".git/hooks/pre-commit", "content": "x"}
+    node.check("Read", {"path": "notes.txt"}, None)
+    node.check("Write", hook, sign(KEY, "Write", hook, "allow"))
+    with pytest.raises(ToolFailed, match="secret"):
+        node.check("Read", {"path": str(resolve_paths().secrets_file)}, None)
+    with pytest.raises(ToolFailed, match="does not cover exactly this call"):
+        node.check("Write", hook, None)
+    with pytest.raises(ToolFailed, match="does not cover exactly this call"):
+        node.check("Write", {**hook, "content": "y"}, sign(KEY, "Write", hook, "allow"))
