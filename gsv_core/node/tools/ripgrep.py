@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import subprocess
 import threading
 from collections.abc import Callable, Iterator
@@ -33,6 +34,17 @@ from gsv_core.node.tools.textsearch import (
 )
 
 _GLOB_SYNTAX = frozenset("[]\\!{}/")
+# An rg event longer than this is a match on a huge line (a minified file, a one-line
+# dump): it is read in pieces and never held whole, so a 16 MB line costs the node about
+# this much, not 20x the line (issue 30). Such a line is reported as rg found it (Python's
+# re cannot re-check a line it does not hold), its content cut like any other.
+LONG_EVENT_BYTES = 1 << 20
+# structural (not inside a JSON string, where a quote is always escaped) line number
+_LINE_NUMBER = re.compile(rb',"line_number":(\d+),')
+_MATCH_PATH = re.compile(
+    rb'^\{"type":"match","data":\{"path":(\{"(?:text|bytes)":"(?:[^"\\]|\\.)*"\})'
+)
+_LINE_START = b'"lines":{"text":"'
 
 
 class RgUnusable(Exception):
@@ -76,13 +88,16 @@ def rg_matches(
     started = False
     checked: dict[str, bool] = {}
     try:
-        for raw in process.stdout:
+        for raw, line_number in _events(process.stdout):
             check_cancelled(cancelled)
             started = True
-            event = json.loads(raw)
-            if event.get("type") != "match":
-                continue
-            match = _confirmed(query, event["data"], checked, confined)
+            if line_number is not None:  # a huge line, read in pieces
+                match = _long_match(query, raw, line_number, checked, confined)
+            else:
+                event = json.loads(raw)
+                if event.get("type") != "match":
+                    continue
+                match = _confirmed(query, event["data"], checked, confined)
             if match is not None:
                 yield match
     finally:
@@ -91,6 +106,66 @@ def rg_matches(
         process.stdout.close()
     if not started and process.returncode == 2:
         raise RgUnusable
+
+
+def _events(stream: Any) -> Iterator[tuple[bytes, int | None]]:
+    """rg's JSON lines: a short one whole (None); a huge match as its first piece and the
+    line number found further on (the rest is read and dropped, never held)."""
+    while head := stream.readline(LONG_EVENT_BYTES):
+        if head.endswith(b"\n") or len(head) < LONG_EVENT_BYTES:
+            yield head, None
+            continue
+        number, window = None, b""
+        while piece := stream.readline(LONG_EVENT_BYTES):
+            window = window[-64:] + piece  # the number may straddle two pieces
+            if number is None and (found := _LINE_NUMBER.search(window)):
+                number = int(found.group(1))
+            if piece.endswith(b"\n"):
+                break
+        if number is not None and head.startswith(b'{"type":"match"'):
+            yield head, number
+
+
+def _long_match(
+    query: GrepQuery,
+    head: bytes,
+    line_number: int,
+    checked: dict[str, bool],
+    confined: Callable[[str], bool],
+) -> Match | None:
+    found = _MATCH_PATH.match(head)
+    start = head.find(_LINE_START)
+    if found is None or start < 0:
+        return None
+    path = _text(json.loads(found.group(1)))
+    if path is None or not _allowed(query, path, checked, confined):
+        return None
+    return Match(path, line_number, _json_prefix(head[start + len(_LINE_START) :]))
+
+
+def _json_prefix(body: bytes) -> str:
+    """The first characters of a JSON string whose end is cut off."""
+    piece = body[: MAX_LINE_CHARS * 8].decode("utf-8", "ignore")
+    for cut in range(len(piece), max(-1, len(piece) - 8), -1):  # not inside an escape
+        try:
+            text: str = json.loads(f'"{piece[:cut]}"')
+        except ValueError:
+            continue
+        return text[:MAX_LINE_CHARS]
+    return ""
+
+
+def _allowed(
+    query: GrepQuery, path: str, checked: dict[str, bool], confined: Callable[[str], bool]
+) -> bool:
+    if path not in checked:
+        checked[path] = (
+            query.wants(path)
+            and _outside_skipped_dirs(query.base, path)
+            and confined(path)
+            and searchable_text(path) is not None
+        )
+    return checked[path]
 
 
 def _confirmed(
@@ -104,14 +179,7 @@ def _confirmed(
     if line is None or path is None:
         return None  # not UTF-8: the file will not pass `searchable_text` either
     line = line.removesuffix("\n").removesuffix("\r")
-    if path not in checked:
-        checked[path] = (
-            query.wants(path)
-            and _outside_skipped_dirs(query.base, path)
-            and confined(path)
-            and searchable_text(path) is not None
-        )
-    if not checked[path] or not query.regex.search(line):
+    if not _allowed(query, path, checked, confined) or not query.regex.search(line):
         return None
     return Match(path, int(data["line_number"]), line[:MAX_LINE_CHARS])
 
