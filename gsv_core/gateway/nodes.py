@@ -370,6 +370,9 @@ class NodeService:
 
     def _abandon(self, call_id: str, call: _Call) -> None:
         self._abandoned[call_id] = (call.node_id, call.kind)
+        entry = self._online.get(call.node_id)
+        if call.kind == "tool" and entry is not None:  # stop the work nobody waits for
+            entry.peer.send_event(events.TOOL_CANCEL, {"callId": call_id})
         while len(self._abandoned) > ABANDONED_KEEP:
             self._abandoned.popitem(last=False)
 

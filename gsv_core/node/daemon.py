@@ -99,6 +99,7 @@ class NodeDaemon:
             on_exec_event=self.queue_exec_event,
         )
         self._tasks: set[asyncio.Task[None]] = set()
+        self._tool_calls: dict[str, asyncio.Task[None]] = {}  # callId -> the call at work
         self.client: GatewayClient | None = None
         self.guard = NodeGuard(settings.node_id, str(settings.workspace))
         paths = ToolWorkspace(settings.workspace, restrict=settings.restrict_to_workspace)
@@ -243,6 +244,9 @@ class NodeDaemon:
         if frame.event == events.TOOL_INVOKE:
             self._on_tool_invoke(client, frame)  # answered on the spot when it can be
             return
+        if frame.event == events.TOOL_CANCEL:
+            self._on_tool_cancel(frame)
+            return
         handler = self._handlers.get(frame.event)
         if handler is None:
             log.debug("ignoring event %s", frame.event)
@@ -285,7 +289,18 @@ class NodeDaemon:
             log.warning("malformed tool.invoke event: %r", frame.payload)
             return
         log.debug("tool %s (call %s)", tool, call_id)
-        self._spawn(self._run_tool_call(client, call_id, tool, payload))
+        task = self._spawn(self._run_tool_call(client, call_id, tool, payload))
+        self._tool_calls[call_id] = task
+        task.add_done_callback(lambda _: self._tool_calls.pop(call_id, None))
+
+    def _on_tool_cancel(self, frame: EventFrame) -> None:
+        """The gateway gave up on a call: stop it (Bash kills its process group, searches
+        stop at their next check) instead of letting it run on for nobody."""
+        payload = frame.payload if isinstance(frame.payload, dict) else {}
+        task = self._tool_calls.pop(str(payload.get("callId")), None)
+        if task is not None:
+            log.info("tool call %s cancelled by the gateway", payload.get("callId"))
+            task.cancel()
 
     async def _run_tool_call(
         self, client: GatewayClient, call_id: str, tool: str, payload: dict[str, Any]

@@ -10,6 +10,8 @@ CHAT_TOOL: Final = "chat.tool"
 # gsv addition: something happened to a session the user should see (auto reset, compaction)
 SESSION_NOTICE: Final = "session.notice"
 TOOL_INVOKE: Final = "tool.invoke"
+# gsv addition: the gateway gave up on a tool call (timeout, caller gone): stop the work
+TOOL_CANCEL: Final = "tool.cancel"
 # gsv addition: a tool call waits for (or got) a human's approval
 TOOL_APPROVAL: Final = "tool.approval"
 LOGS_GET: Final = "logs.get"
@@ -30,6 +32,7 @@ EVENTS: Final[frozenset[str]] = frozenset(
         SESSION_NOTICE,
         TOOL_APPROVAL,
         TOOL_INVOKE,
+        TOOL_CANCEL,
         LOGS_GET,
         NODE_PROBE,
         TRANSFER_SEND,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 
 from gsv_core.client import Backoff, GatewayClient
-from gsv_core.errors import NotFound, Unavailable
+from gsv_core.errors import NotFound, TimedOut, Unavailable
 from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
 from gsv_core.node.daemon import NodeDaemon, NodeSettings, default_node_id
 from gsv_core.node.logtail import tail_lines
@@ -242,3 +243,30 @@ def test_tail_lines_reads_from_the_end(tmp_path: Path) -> None:
     small.write_text("a\nb\n")
     assert tail_lines(small, 5) == (["a", "b"], False)
     assert tail_lines(small, 2) == (["a", "b"], False)
+
+
+async def test_a_call_the_gateway_gives_up_on_is_stopped_on_the_node(
+    gateway: RunningGateway, tmp_path: Path
+) -> None:
+    """After the tool timeout the gateway sends tool.cancel and the node kills the command
+    (its process group), instead of letting it run on for nobody (issue 30)."""
+    pid_file = tmp_path / "pid"
+    async with (
+        running_node(gateway.url, tmp_path),
+        GatewayClient(gateway.url, token=gateway.token) as client,
+    ):
+        await node_online(gateway)
+        await client.call("config.set", {"path": "timeouts.toolMs", "value": 1000})
+        command = f"echo $$ > {pid_file}; exec sleep 60"
+        with pytest.raises(TimedOut):
+            await client.call("tool.invoke", {"tool": "n1__Bash", "args": {"command": command}})
+        pid = int(pid_file.read_text())
+
+        def gone() -> bool:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return True
+            return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z"
+
+        await until(gone, "the command to be killed")

@@ -99,7 +99,9 @@ def register(router: Router, gateway: Gateway) -> None:
     router.add(m.NODE_EXEC_EVENT, exec_event, NodeExecEventParams)
     router.add(m.NODE_FORGET, node_forget, NodeForgetParams)
     router.add(m.NODES_LIST, nodes_list)
-    gateway.events.update({events.TOOL_INVOKE, events.LOGS_GET, events.NODE_PROBE})
+    gateway.events.update(
+        {events.TOOL_INVOKE, events.TOOL_CANCEL, events.LOGS_GET, events.NODE_PROBE}
+    )
 
 
 async def _requested_call(gateway: Gateway, key: str, params: ToolRequestParams) -> None:
