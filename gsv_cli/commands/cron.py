@@ -324,6 +324,7 @@ def update(
     from gsv_core.protocol.methods import CRON_UPDATE
 
     check_locally(patch, patch=True)
+    job_id = _full_id(ctx.obj, job_id)
     job = send_job(ctx.obj, CRON_UPDATE, lambda p: {"id": job_id, "patch": p}, patch, patch=True)[
         "job"
     ]
@@ -422,6 +423,7 @@ def remove(
     from gsv_cli.runner import call
     from gsv_core.protocol.methods import CRON_REMOVE
 
+    job_id = _full_id(ctx.obj, job_id)
     result = call(ctx.obj, CRON_REMOVE, {"id": job_id})
     if ctx.obj.wants_json(json_output):
         output.print_json(result)
@@ -448,7 +450,7 @@ def run_jobs(
         usage_error("--force needs a job ID")
     params: dict[str, Any] = {"mode": "force" if force else "due"}
     if job_id is not None:
-        params["id"] = job_id
+        params["id"] = job_id = _full_id(ctx.obj, job_id)
     result = call(ctx.obj, CRON_RUN, params, timeout=RUN_TIMEOUT)
     if ctx.obj.wants_json(json_output):
         output.print_json(result)
@@ -491,3 +493,16 @@ def runs(
             for r in result["runs"]]  # fmt: skip
     output.print_table(["run", "job", "when", "status", "took", "summary / error"], rows,
                        empty="no runs yet")  # fmt: skip
+
+
+def _full_id(state: CliState, given: str) -> str:
+    """A job id from a unique prefix of one (an unknown id is left for the gateway)."""
+    from gsv_cli.ids import resolve_prefix
+    from gsv_cli.runner import call
+    from gsv_core.protocol.methods import CRON_LIST
+
+    jobs = call(state, CRON_LIST, {"includeDisabled": True, "limit": 500})["jobs"]
+    ids = [job["id"] for job in jobs]
+    if given in ids or not any(i.startswith(given) for i in ids):
+        return given
+    return resolve_prefix(given, ids, "cron job")

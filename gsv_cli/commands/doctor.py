@@ -2,9 +2,9 @@
 each broken piece, what is wrong and the exact command that fixes it.
 
 Order: gateway reachable and the token accepted; the model configured with its key; the
-provider reachable (its models list); a node online; stale pid files; the local
-database's integrity; then this machine's security checks (file modes, secrets in plain
-text; shared with `gsv security audit`). Exit 0 when healthy, 1 otherwise.
+provider reachable (its models list) and one tiny live test call; a node online; stale
+pid files; the local database's integrity; then this machine's security checks (file
+modes, secrets in plain text; shared with `gsv security audit`). Exit 0 when healthy.
 """
 
 from __future__ import annotations
@@ -76,6 +76,8 @@ def _gateway_checks(state: CliState) -> list[Check]:
     ]
     if found["model"]["ready"]:
         checks.append(_provider(state, found["model"]["provider"]))
+        if checks[-1].ok:
+            checks.append(_test_call(state, found["model"]))
     checks.append(_nodes(found["nodes"]))
     return checks
 
@@ -97,6 +99,22 @@ def _provider(state: CliState, provider: str) -> Check:
     except GsvError as exc:
         return Check("provider", False, exc.message, f"gsv models list --provider {provider}")
     return Check("provider", True, f"{provider} answers ({listed['count']} models)")
+
+
+def _test_call(state: CliState, model: dict[str, Any]) -> Check:
+    """One tiny live call to the model in use (a few tokens): does it answer?"""
+    from gsv_cli.runner import call_quietly
+    from gsv_core.errors import GsvError
+    from gsv_core.protocol.methods import MODELS_TEST
+
+    name = f"{model['provider']}/{model['id']}"
+    try:
+        answer = call_quietly(state, MODELS_TEST, {}, timeout=90)
+    except GsvError as exc:
+        return Check("test call", False, f"{name}: {exc.message}",
+                     f"gsv models list --provider {model['provider']}, then "
+                     "gsv config set model.id MODEL")  # fmt: skip
+    return Check("test call", True, f"{name} answered in {answer['ms']} ms")
 
 
 def _nodes(nodes: list[dict[str, Any]]) -> Check:

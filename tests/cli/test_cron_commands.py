@@ -170,3 +170,7 @@ def test_run_and_runs_show_real_outcomes(live: RunningGateway, fake: FakeProvide
     assert gsv(live.url, "cron", "run", "--force").exit_code == 2
     not_due = gsv(live.url, "cron", "run", job_id)  # asked for, not due: it did not run
     assert not_due.exit_code == 1 and f"{job_id} did not run: not due yet" in not_due.stderr
+    fake.enqueue("By prefix.")
+    by_prefix = gsv(live.url, "cron", "run", job_id[:6], "--force")  # a unique id prefix
+    assert by_prefix.exit_code == 0 and "By prefix." in by_prefix.stdout
+    assert gsv(live.url, "cron", "remove", job_id[:6]).stdout == f"removed {job_id}\n"

@@ -20,7 +20,7 @@ from gsv_cli.main import app
 from gsv_core.gateway.server import RunningGateway
 from gsv_core.paths import resolve_paths
 from gsv_core.service import background
-from tests.fakes.llm_server import FakeLLMServer, fake_llm_server
+from tests.fakes.llm_server import ErrorReply, FakeLLMServer, fake_llm_server
 from tests.threaded import owner_env, threaded_gateway
 
 
@@ -62,7 +62,7 @@ def test_a_healthy_setup_passes(healthy: tuple[RunningGateway, FakeLLMServer]) -
     result = gsv(gw.url, "doctor")
     assert result.exit_code == 0, result.output
     assert "FAIL" not in result.stdout
-    for line in ("gateway", "token", "model", "provider", "nodes", "database"):
+    for line in ("gateway", "token", "model", "provider", "test call", "nodes", "database"):
         assert any(row.startswith(f"ok    {line}") for row in result.stdout.splitlines()), line
     assert "local/fake-small, key set" in result.stdout and "online: doc" in result.stdout
 
@@ -71,6 +71,10 @@ def test_each_broken_piece_is_named_with_its_fix(
     healthy: tuple[RunningGateway, FakeLLMServer],
 ) -> None:
     gw, llm = healthy
+    llm.enqueue(ErrorReply(404, "model fake-small not found"))
+    found = checks(gw.url)
+    assert found["provider"]["ok"] is True and found["test call"]["ok"] is False
+    assert "not found" in str(found["test call"]["message"])
     llm.api_key = "sk-right"  # the provider now refuses the (missing) key
     found = checks(gw.url)
     assert found["provider"]["ok"] is False
