@@ -41,7 +41,7 @@ def run(main: Callable[[], Awaitable[T]], *, fast: bool = False) -> T:
         with asyncio.Runner(loop_factory=_fast_loop_factory() if fast else None) as runner:
             return runner.run(_as_coroutine(main))
     except GatewayUnreachable as exc:
-        # one line: what failed and how to fix it (issue 2)
+        # one line: what failed and how to fix it
         print_error(_unreachable(exc.message))
         raise typer.Exit(EXIT_UNREACHABLE) from None
     except GsvError as exc:

@@ -83,7 +83,7 @@ def local_platform() -> str:
 
 @dataclass
 class ClientIdentity:
-    """What the client says about itself in `connect` (seed 001 ConnectParams)."""
+    """What the client says about itself in `connect` (docs/protocol.md#connect)."""
 
     mode: str = CLIENT
     id: str = field(default_factory=lambda: f"client-{uuid.uuid4()}")

@@ -1,14 +1,14 @@
 """The gateway configuration: schema with defaults, dotted get/set, validation, masking.
 
-Only overrides are stored (spec 13); the effective config is `deep_merge(DEFAULTS,
+Only overrides are stored; the effective config is `deep_merge(DEFAULTS,
 overrides)`: objects merge, arrays and scalars replace. Everything here is pure: the
 gateway's config handler loads and saves overrides through a store.
 
 Improvements over the original:
 * every value is validated against `GsvConfig` (strict types, unknown keys refused) and a
-  failure names the field (fix of 18.29);
-* `set_override(path, None)` removes the override, restoring the default (fix of 18.29);
-* secrets are masked as "***" in every read, whole or by path (fix of 18.5).
+  failure names the field;
+* `set_override(path, None)` removes the override, restoring the default;
+* secrets are masked as "***" in every read, whole or by path.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def _origin(value: str) -> str:
 
 
 class GatewaySection(_Section):
-    # browser pages allowed to open /ws (issue 21); native clients send no Origin.
+    # browser pages allowed to open /ws; native clients send no Origin.
     # Read when the gateway starts: restart it to apply a change.
     allowedOrigins: list[Annotated[str, AfterValidator(_origin)]] = Field(default_factory=list)
 
@@ -91,7 +91,7 @@ class TranscriptionConfig(_Section):
 
 
 class ChannelGroupsConfig(_OpenSection):
-    # group messages wake the agent only when it is mentioned or replied to (fix of 18.18)
+    # group messages wake the agent only when it is mentioned or replied to, not on every message
     requireMention: bool = True
 
 
@@ -232,7 +232,7 @@ class CompactionConfig(_Section):
 
 
 class AgentConfig(_Section):
-    # a run ends with a clear error after this many model calls (fix of 18.25)
+    # a run ends with a clear error after this many model calls, never loops forever
     maxIterations: int = Field(default=50, ge=1, le=1000)
 
 
@@ -264,7 +264,7 @@ def _default_channels() -> dict[str, ChannelConfig]:
 
 
 class GsvConfig(_Section):
-    """The whole gateway config with its defaults (spec 13)."""
+    """The whole gateway config with its defaults."""
 
     model: ModelConfig = Field(default_factory=ModelConfig)
     apiKeys: ApiKeysConfig = Field(default_factory=ApiKeysConfig)

@@ -45,7 +45,7 @@ class GsvError(Exception):
         self.retryable = self.default_retryable if retryable is None else retryable
 
     def to_error_shape(self) -> dict[str, Any]:
-        """The ErrorShape dict of seed 001: `{code, message, details?, retryable?}`."""
+        """The error shape of docs/protocol.md#frames: `{code, message, details?, retryable?}`."""
         shape: dict[str, Any] = {"code": self.code, "message": self.message}
         if self.details is not None:
             shape["details"] = self.details

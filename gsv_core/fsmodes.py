@@ -1,4 +1,4 @@
-"""Owner-only file modes for everything gsv keeps on disk (issue 21, "Secrets at rest").
+"""Owner-only file modes for everything gsv keeps on disk (no other local user reads a secret).
 
 Directories gsv creates get 0700 and files 0600, set explicitly at creation (os.open and
 mkdir modes), never by changing the process umask: a umask is process-wide and would

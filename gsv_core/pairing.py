@@ -1,10 +1,10 @@
-"""Who may talk to the agent through a channel (spec 8.3, 8.4): the access decision and
+"""Who may talk to the agent through a channel: the access decision and
 the pending pairing requests of unknown senders.
 
 Policies per channel (`channels.<name>.dmPolicy`): `open` (anyone), `allowlist` (only
 `allowFrom`), `pairing` (unknown senders ask the owner first; the default for every
 channel). Phone numbers are compared in E.164 form on phone-number channels only, so a
-Discord or Telegram id is never mangled (fix of 18.13). In groups a sender who is not
+Discord or Telegram id is never mangled. In groups a sender who is not
 allowed is ignored silently: pairing is asked for in direct messages only.
 """
 
@@ -118,7 +118,7 @@ class PairingService:
 
 
 def pending_pair_wire(request: PairRequest) -> dict[str, Any]:
-    """PendingPair of seed 001."""
+    """A pending pairing request as `pair.list` shows it (docs/protocol.md#methods)."""
     wire: dict[str, Any] = {
         "channel": request.channel,
         "senderId": request.sender_id,

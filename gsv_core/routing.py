@@ -1,4 +1,4 @@
-"""Session keys: which session a message belongs to (spec 4) and which agent serves it (spec 5).
+"""Session keys: which session a message belongs to and which agent serves it.
 
 Keys are plain strings. The routed shapes are
 
@@ -16,8 +16,8 @@ Everything is pure: settings arrive as a `RoutingSettings` built from the effect
 
 Improvements over the original:
 * identity links re-key DMs only; a linked member of a group no longer re-keys the group
-  session to their own name (fix of 18.13);
-* cron task runs get a fresh key per run when a run id is given (part of the fix of 18.11);
+  session to their own name;
+* cron task runs get a fresh key per run when a run id is given (so runs share no history);
 * the `dm` segment is found case-insensitively, and `is_main_session_key` takes the agent
   from the canonical key, so `main` counts as the main session of the default agent.
 """
@@ -35,7 +35,7 @@ from gsv_core.errors import InvalidParams
 DEFAULT_AGENT_ID = "main"
 DEFAULT_MAIN_KEY = "main"
 DEFAULT_ACCOUNT_ID = "default"
-# the CLI's default session (spec 14.4); same value as localconfig.DEFAULT_SESSION_KEY,
+# the CLI's default session; same value as localconfig.DEFAULT_SESSION_KEY,
 # spelled again because routing sits below the settings layer
 CLI_SESSION_KEY = "agent:main:cli:dm:main"
 MAX_SESSION_KEY_LENGTH = 512
@@ -215,8 +215,8 @@ def build_session_key(
     settings: RoutingSettings,
     linked_identity: str | None = None,
 ) -> str:
-    """The session key for a peer on a channel (spec 4). `linked_identity` (the canonical
-    name from `resolve_linked_identity`) replaces the peer id of DMs only (fix of 18.13)."""
+    """The session key for a peer on a channel. `linked_identity` (the canonical
+    name from `resolve_linked_identity`) replaces the peer id of DMs only (never group ids)."""
     agent = normalise_agent_id(agent_id)
     kind = normalise_token(peer_kind, fallback="dm")
     chan = normalise_token(channel)
@@ -244,7 +244,7 @@ def heartbeat_session_key(agent_id: str | None) -> str:
 
 def cron_session_key(agent_id: str | None, job_id: str, run_id: str | None = None) -> str:
     """The session of a cron task: `agent:{agentId}:cron:{jobId}`, or one fresh session per
-    run, `agent:{agentId}:cron:{jobId}:{runId}`, when `run_id` is given (fix of 18.11).
+    run, `agent:{agentId}:cron:{jobId}:{runId}`, when `run_id` is given, so runs share no history.
 
     The ids are normalised as tokens (never containing `:`, never exactly `dm`) so the key
     is already canonical and can never be mistaken for a DM key.
@@ -275,7 +275,7 @@ class ParsedSessionKey:
 
 def parse_session_key(key: str) -> ParsedSessionKey | None:
     """The parts of a routed key, or None for any other key (`main`, `agent:main:main`,
-    `agent:x:cron:id`): the rules of spec 4, with `dm` found case-insensitively."""
+    `agent:x:cron:id`): the session key rules, with `dm` found case-insensitively."""
     if not key.startswith(_AGENT_PREFIX):
         return None
     parts = key.split(":")
@@ -311,7 +311,7 @@ def agent_id_of(key: str) -> str:
 
 
 def canonicalize_session_key(key: str, settings: RoutingSettings) -> str:
-    """The one spelling of a client-supplied key (spec 4): `main` and the main key become the
+    """The one spelling of a client-supplied key: `main` and the main key become the
     default agent's main session, routed keys are rebuilt with the current dmScope (so DMs
     collapse to the main session under dmScope `main`), anything else is kept verbatim."""
     key = key.strip()
@@ -339,7 +339,7 @@ def canonicalize_session_key(key: str, settings: RoutingSettings) -> str:
 
 def cli_session_key(raw: str | None) -> str:
     """The key the CLI sends for `-s RAW`: empty or `main` mean the CLI's own DM session
-    `agent:main:cli:dm:main` (spec 14.4), which the gateway then canonicalises."""
+    `agent:main:cli:dm:main`, which the gateway then canonicalises."""
     key = (raw or "").strip()
     return CLI_SESSION_KEY if key.lower() in ("", DEFAULT_MAIN_KEY) else key
 
@@ -381,7 +381,7 @@ _CHANNEL_PREFIX = re.compile(r"([a-z][a-z0-9_-]*):(.+)", re.IGNORECASE | re.ASCI
 
 
 def normalize_e164(value: str | None) -> str:
-    """A phone number in E.164 form (spec 8.3): WhatsApp JID and device suffixes dropped,
+    """A phone number in E.164 form: WhatsApp JID and device suffixes dropped,
     non-digits removed, `+` kept or added for 10+ digits; "" when no digits remain."""
     cleaned = _DEVICE_SUFFIX.sub("", _E164_SUFFIX.sub("", (value or "").strip()))
     digits = _NON_DIGITS.sub("", cleaned)
@@ -412,7 +412,7 @@ def _identity_matches(identity: str, channel: str, sender_id: str) -> bool:
 def resolve_linked_identity(
     channel: str, sender_id: str | None, settings: RoutingSettings
 ) -> str | None:
-    """The canonical name `session.identityLinks` gives this sender, or None (spec 4).
+    """The canonical name `session.identityLinks` gives this sender, or None.
     Callers use it for DMs only: `build_session_key` ignores it for other peer kinds."""
     if not sender_id or not sender_id.strip():
         return None
@@ -433,7 +433,7 @@ def resolve_agent_id(
     settings: RoutingSettings,
 ) -> str:
     """The agent serving channel traffic: the first binding whose set fields all equal the
-    inbound values (spec 5), else the default agent."""
+    inbound values, else the default agent."""
     for binding in settings.bindings:
         if binding.matches(channel, account_id, peer_kind, peer_id):
             return binding.agent_id
@@ -454,7 +454,7 @@ def route_inbound(
     settings: RoutingSettings,
     sender_id: str | None = None,
 ) -> InboundRoute:
-    """Agent and session key for a channel message (spec 8.2 step 4): bindings pick the
+    """Agent and session key for a channel message: bindings pick the
     agent; identity links, looked up by sender (or peer) id, apply to DMs only."""
     agent_id = resolve_agent_id(channel, account_id, peer_kind, peer_id, settings)
     linked = None

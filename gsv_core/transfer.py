@@ -1,4 +1,4 @@
-"""The file side of a transfer (spec 15), shared by the gateway (workspace endpoints) and
+"""The file side of a transfer, shared by the gateway (workspace endpoints) and
 the node: chunked reads that hash as they go, hashed writes, the temporary name a file
 is received under until its bytes and sha256 check out, and the write-behind file it is
 written through."""
@@ -53,7 +53,7 @@ def temp_path(final: Path, transfer_id: int) -> Path:
 class PartJournal:
     """The `.part` files being received, listed in a small file, so a process killed in
     the middle of a transfer (no `finally` ran) removes them when it starts again: no
-    half file is left behind forever (issue 30). Blocking I/O: call it in a thread."""
+    half file is left behind forever. Blocking I/O: call it in a thread."""
 
     def __init__(self, path: Path) -> None:
         self.path = path

@@ -1,4 +1,4 @@
-"""`gsv config get|set`: the gateway's configuration (spec 13), over the wire."""
+"""`gsv config get|set`: the gateway's configuration, over the wire."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ Id: --id > local config node.id > node-<hostname>. Workspace: --workspace >
 node.workspace > the current directory. The gateway URL comes from the global options
 (--url/GSV_URL/local config).
 
-Credential (issue 21): each node connects with its own, kept in the secret store as
+Credential: each node connects with its own, kept in the secret store as
 `node.credentials.<id>`. A node on another machine gets it once with
 `gsv node --join CODE --url ws://host:port/ws` (the code from `gsv nodes invite`); on the
 gateway's own machine the node asks for it with the owner token (--token/GSV_TOKEN/secret

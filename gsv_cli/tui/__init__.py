@@ -1,1 +1,1 @@
-"""The Textual chat TUI (`gsv chat`); built by `make_app(client)` (issue 7)."""
+"""The Textual chat TUI (`gsv chat`); built by `make_app(client)`."""

@@ -1,4 +1,4 @@
-"""Running slash commands against a session (spec 6.2): the parsing and the exact texts
+"""Running slash commands against a session: the parsing and the exact texts
 live in gsv_core.agent.commands; this module does what each command says."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Slash commands (spec 6.2): recognising `/reset`, `/compact [N]`, `/stop`, `/status`,
+"""Slash commands: recognising `/reset`, `/compact [N]`, `/stop`, `/status`,
 `/model [sel]`, `/think [lvl]` and `/help`, parsing their arguments, and the exact texts
 they answer with. The session executes them; everything here is pure.
 
@@ -7,7 +7,7 @@ arguments on the same line; unknown words are not commands (they go to the model
 Argument errors raise `CommandError`, whose message is the `error` of the chat.send result.
 
 Improvement over the original: `format_status` shows the model the session actually uses
-(its override, else the configured one), not always the global model (fix of 18.20).
+(its override, else the configured one), not always the global model.
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def format_stop(run_id: str | None, cancelled: int = 0, *, channel: bool = False
 
 @dataclass(frozen=True)
 class SessionStatus:
-    """What `/status` reports; `model` is the session's effective model (fix of 18.20)."""
+    """What `/status` reports; `model` is the session's effective model."""
 
     session_key: str
     message_count: int

@@ -1,7 +1,7 @@
-"""Automatic compaction (spec 7.11, with fixes): when the next request would no longer
+"""Automatic compaction: when the next request would no longer
 fit the model's context window minus `compaction.reserveTokens`, older messages are
-summarised by the session's model into one *summary message* (not a fake user message,
-18.30) and the raw messages are archived, so nothing is lost.
+summarised by the session's model into one *summary message* (the original faked a user
+message) and the raw messages are archived, so nothing is lost.
 
 The pure parts (token estimates, the decision, where to cut, the summariser's prompt and
 its answer) are functions here; `summarise()` calls the provider.
@@ -98,7 +98,7 @@ def needs_compaction(
 def compaction_cut(history: list[dict[str, Any]], keep_recent_tokens: int) -> int:
     """How many leading messages to summarise: the recent part keeps up to
     `keep_recent_tokens`, at least one message is summarised, and the kept part never
-    starts with a tool result (its call stays with it, fix of 18.15). 0: nothing to do."""
+    starts with a tool result (its call stays with it). 0: nothing to do."""
     kept_tokens, cut = 0, len(history)
     while cut > 1:
         cost = estimate_tokens(history[cut - 1])
@@ -117,7 +117,7 @@ def message_cut(history: list[dict[str, Any]], keep: int) -> int:
 
 def _keep_calls_with_results(history: list[dict[str, Any]], cut: int) -> int:
     """Move a cut earlier until the kept part does not start with a tool result, so a
-    tool call and its result are archived or kept together (fix of 18.15)."""
+    tool call and its result are archived or kept together, never split."""
     while 0 < cut < len(history) and history[cut].get("role") == "toolResult":
         cut -= 1
     return cut

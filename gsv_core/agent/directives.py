@@ -1,4 +1,4 @@
-"""Inline directives (spec 6.3): per-message settings written into the message itself.
+"""Inline directives: per-message settings written into the message itself.
 
     /think:high  /thinking:low  /t:3        reasoning level for this message
     /model:provider/id  /m:model-id         model for this message
@@ -11,7 +11,7 @@ reported in the acknowledgement.
 
 A bare model id needs a provider: `parse_directives(text, None)` reports it as invalid and
 `Directives.needs_fallback_provider` says so; the caller then parses again with the
-session's provider (spec 6.1 step 3).
+session's provider.
 
 Deliberate difference from the original: only the spaces around a removed directive are
 collapsed, so the line breaks and indentation of the rest of the message survive (the

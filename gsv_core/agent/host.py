@@ -52,5 +52,5 @@ class AgentHost(Protocol):
         ...
 
     def watch_exec(self, node_id: str, process_id: str, sink: ExecSink, call_id: str) -> None:
-        """Deliver the end of a background node process to `sink` (spec 7.10)."""
+        """Deliver the end of a background node process to `sink`."""
         ...

@@ -1,12 +1,12 @@
 """Think levels and model selectors: the vocabulary `/think`, `/model` and the inline
-directives share (spec 6.2, 6.3)."""
+directives share."""
 
 from __future__ import annotations
 
 import re
 from typing import NamedTuple
 
-# the values stored in `settings.thinkingLevel` (seed 001 SessionSettings)
+# the values stored in a session's `settings.thinkingLevel`
 THINK_LEVELS = ("none", "minimal", "low", "medium", "high", "xhigh")
 THINK_LEVELS_LINE = "Levels: off, minimal, low, medium, high, xhigh"
 

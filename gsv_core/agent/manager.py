@@ -27,7 +27,7 @@ SESSION_SEND_KIND = "sessionSend"
 
 
 def session_kind(key: str) -> str:
-    """What a session is for, from its key: cron, heartbeat or chat (fix of 18.21)."""
+    """What a session is for, from its key: cron, heartbeat or chat."""
     parts = key.split(":")
     if len(parts) >= 4 and parts[0] == "agent":
         if parts[2] == "cron":
@@ -48,7 +48,7 @@ class SessionManager:
         return RoutingSettings.from_config(self.host.config())
 
     def canonical(self, raw: str) -> str:
-        """A caller's session key, validated (400 for garbage) and canonicalised (spec 4)."""
+        """A caller's session key, validated (400 for garbage) and canonicalised."""
         return canonicalize_session_key(validate_session_key(raw), self.routing())
 
     def loaded(self, key: str) -> SessionActor | None:

@@ -1,4 +1,4 @@
-"""The system prompt, assembled before every model call (spec 7.4). Sections are joined
+"""The system prompt, assembled before every model call. Sections are joined
 with a rule; empty ones are dropped. Order: base prompt, tooling, tool call style,
 safety, the workspace sections (workspace, injected files, commissioning or normal-mode
 files, heartbeats: built by `gsv_core.workspace.prompt` and passed in

@@ -1,5 +1,5 @@
-"""Reset policies (spec 7.12): whether a session is due for a fresh start when the next
-message arrives. `daily` resets at `atHour` in the user's timezone (fix of 18.22);
+"""Reset policies: whether a session is due for a fresh start when the next
+message arrives. `daily` resets at `atHour` in the user's timezone, not the server's;
 `idle` after `idleMinutes` without activity; `manual` never."""
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
-"""One run of the agent loop (spec 7.3): call the model with the system prompt, the
+"""One run of the agent loop: call the model with the system prompt, the
 history and the tools; stream its text as `delta` events; run the tool calls it makes,
 in order, storing each result as it arrives; repeat until a reply without tool calls.
 
 A run is an asyncio task owned by its session. Stopping it cancels the task, which
 cancels the model stream and any tool call in flight: nothing of a cancelled run is
-stored or broadcast afterwards (fix of 18.7). `agent.maxIterations` and
-`timeouts.llmMs` end runaway runs with a clear error (fix of 18.25).
+stored or broadcast afterwards. `agent.maxIterations` and
+`timeouts.llmMs` end runaway runs with a clear error instead of looping on.
 """
 
 from __future__ import annotations
@@ -312,7 +312,7 @@ class RunLoop:
         self.session.emit(events.CHAT_TOOL, self.run, tool=payload)
 
     def _watch_background(self, name: str, call_id: str, result: Any) -> None:
-        """A node command that went to the background reports its end later (spec 7.10)."""
+        """A node command that went to the background reports its end later."""
         parts = split_tool_name(name)
         if parts is None or not isinstance(result, dict) or result.get("status") != RUNNING:
             return

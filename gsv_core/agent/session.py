@@ -1,12 +1,12 @@
 """The session actor: one per canonical session key. It owns the session's queue and its
-one run at a time (spec 7.2, 7.3, 7.8), and serialises everything that touches the
+one run at a time, and serialises everything that touches the
 session's history (kept by `SessionHistory`; compaction and reset have their modules).
 
 State changes (a message arriving, a run ending, /stop, reset) take the actor's lock, so
 they happen one at a time and in order. A message is on disk before `send()` returns:
 either as the first message of a new run or as a queued item. Runs are asyncio tasks;
 each run is checked by identity when it ends, so a stopped run can never close the next
-one (fix of 18.7).
+one.
 """
 
 from __future__ import annotations
@@ -186,7 +186,8 @@ class SessionActor:
         self, completion: dict[str, Any], context: dict[str, Any] | None = None
     ) -> None:
         """A background node process ended: tell the agent (and wake it if idle). The run
-        it answers goes where the starting run came from (a channel, fix of 18.17)."""
+        it answers goes where the starting run came from (a channel), not where the last run
+        came from."""
         text = EXEC_EVENT_PREFIX + json.dumps(completion, ensure_ascii=False)
         await self.send(text, context=context)
 
@@ -348,7 +349,7 @@ class SessionActor:
         label: str | None = None,
         reset_policy: dict[str, Any] | None = None,
     ) -> None:
-        """session.patch (spec 7.12): settings merged (model field by field), label replaced
+        """session.patch: settings merged (model field by field), label replaced
         ("" clears it), reset policy merged (mode defaults to manual). Stores the session."""
         async with self._lock:
             record = self.record
@@ -373,14 +374,14 @@ class SessionActor:
         return self.queue_size
 
     async def set_pending_overrides(self, overrides: dict[str, Any]) -> None:
-        """Remember a directive-only message's settings for the next message (18.20)."""
+        """Remember a directive-only message's settings for the next message."""
         async with self._lock:
             self.record.pending_overrides = {**(self.record.pending_overrides or {}), **overrides}
             await self.store.save(self.record)
 
     # -- reset --------------------------------------------------------------------------
     async def reset(self) -> dict[str, Any]:
-        """Stop any run, archive the history, start a new session id (spec 7.12). Queued
+        """Stop any run, archive the history, start a new session id. Queued
         messages were acknowledged, so they survive and run in the fresh session."""
         async with self._lock:
             await self._stop_locked("reset", start_next=False)

@@ -18,8 +18,8 @@ from gsv_core.providers.base import Provider
 
 
 async def compact(history: SessionHistory, keep: int) -> dict[str, Any]:
-    """Keep the last `keep` messages, archiving the rest (spec 7.12). The cut never
-    separates a tool call from its result (fix of 18.15)."""
+    """Keep the last `keep` messages, archiving the rest. The cut never
+    separates a tool call from its result."""
     messages = await history.messages()
     cut = message_cut(messages, keep)
     if cut == 0:

@@ -1,4 +1,4 @@
-"""Starting a session afresh (spec 7.12): the history is archived and emptied, a new
+"""Starting a session afresh: the history is archived and emptied, a new
 session id is minted and the usage counters clear, by `/reset` or by the reset policy
 when an idle session is due. The caller holds the session's lock.
 """

@@ -1,7 +1,6 @@
 """How the agent loop calls tools, without knowing where they run: the `ToolExecutor`
 protocol (implemented by the gateway: native `gsv__*` tools and node tools), and the
-turning of a tool's outcome into the toolResult message the model reads (spec 7.3
-step 2).
+turning of a tool's outcome into the toolResult message the model reads.
 """
 
 from __future__ import annotations

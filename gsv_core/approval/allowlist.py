@@ -1,5 +1,5 @@
 """The allowlist: the programs that run without asking, and how each must be called to
-stay read-only (issue 29; explained in docs/approvals.md).
+stay read-only (explained in docs/approvals.md).
 
 A simple command passes when its program is in `TABLE` and none of its words turns it
 into a writer or a launcher (`sort -o`, `find -exec`, `rg --pre`, `git -c`). Everything

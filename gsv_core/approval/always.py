@@ -1,4 +1,4 @@
-"""Rules the owner grows from the prompt: "always allow `git commit`" (issue 29).
+"""Rules the owner grows from the prompt: "always allow `git commit`".
 
 A rule is a program and, usually, its subcommand or script: `git commit`, `npm test`,
 `python3 job.py`, `./build.sh`. It allows a command whose first words are exactly the

@@ -1,5 +1,5 @@
-"""The approval policy: for a tool call, allow, ask a human, or deny (spec 7.7, hardened;
-the model in one page: docs/approvals.md).
+"""The approval policy: for a tool call, allow, ask a human, or deny (the
+model in one page: docs/approvals.md).
 
 Order: built-in protections first (killing gsv, reading or writing its secrets: always
 denied, in every mode, no rule can allow them); then, for shell lines, the mode
@@ -325,7 +325,7 @@ def _runs(command: SimpleCommand, program: tuple[str, ...], decision: str) -> bo
 
 
 def _condition(condition: dict[str, Any], args: dict[str, Any]) -> bool:
-    """A spec 7.7 `when` condition: {path, op: equals|contains|startsWith|regex, value}."""
+    """A rule's `when` condition: {path, op: equals|contains|startsWith|regex, value}."""
     value: Any = args
     for part in str(condition.get("path", "")).split("."):
         if isinstance(value, list) and part.isdigit() and int(part) < len(value):

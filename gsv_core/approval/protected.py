@@ -1,6 +1,6 @@
 """What no mode and no rule may allow: stopping gsv's own processes, and reading or
 writing gsv's secrets -- the secret store, the database with its WAL and SHM files, the
-config file (issue 29).
+config file.
 
 A word touches a secret when it names it (absolute, relative to the working directory,
 `~` or `$HOME`, or as a pattern that matches it), and covers it when it names a

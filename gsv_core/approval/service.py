@@ -3,7 +3,7 @@
 A waiting call holds a future; `resolve()` (the `tool.approve` RPC, a "yes"/"no" reply,
 `gsv approvals approve`) settles it. Approvals expire *closed* after
 `toolApproval.timeoutMs` (or the older `timeoutSeconds`): the tool then fails with
-"approval timed out" (fix of 18.16). "Remember for this session" approves the same exact
+"approval timed out". "Remember for this session" approves the same exact
 call again without asking; "always" is a rule in the config, added by the gateway
 (`gsv_core.gateway.approval_answers`) before the approval is resolved.
 """

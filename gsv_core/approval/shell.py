@@ -5,7 +5,7 @@
 their redirections. It never executes anything and reads each character a bounded number
 of times (a substitution's inside is read once more per level of nesting, at most
 `MAX_DEPTH`), so a long line costs time in proportion to its length; the old `shlex`
-reader was quadratic (issue 29).
+reader was quadratic.
 
 It does not try to understand everything bash does. Whatever it cannot read with
 confidence -- heredocs, line continuations, `$'...'` quoting, control structures, function

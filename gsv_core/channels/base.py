@@ -1,4 +1,4 @@
-"""The Channel protocol (spec 8.1): what a messenger adapter offers the gateway, and the
+"""The Channel protocol: what a messenger adapter offers the gateway, and the
 shapes that cross between them.
 
 An in-process adapter (Telegram, the test channel, ...) implements `Channel` and is
@@ -76,7 +76,7 @@ class Sender:
 
 @dataclass(frozen=True)
 class Media:
-    """An attachment (seed 001 MediaAttachment): inline base64 `data` or a `url`."""
+    """An attachment (as `channel.inbound` carries it): inline base64 `data` or a `url`."""
 
     type: str  # image | audio | video | document
     mime_type: str
@@ -90,7 +90,7 @@ class Media:
 
 @dataclass(frozen=True)
 class InboundMessage:
-    """One message an adapter received (seed 001 ChannelInboundParams)."""
+    """One message an adapter received (`channel.inbound` params)."""
 
     channel: str
     account_id: str
@@ -143,7 +143,7 @@ class ActionEvent:
 
 @dataclass
 class AccountStatus:
-    """ChannelAccountStatus of seed 001."""
+    """One account's status as `channels.list` shows it (docs/protocol.md#methods)."""
 
     account_id: str
     connected: bool = False

@@ -1,5 +1,5 @@
-"""The pure parts of the inbound pipeline (spec 8.2, 8.6): the wire form of an inbound
-message, mention gating for groups (fix of 18.18), the envelope the agent reads (in the
+"""The pure parts of the inbound pipeline: the wire form of an inbound
+message, mention gating for groups (mentions and replies only), the envelope the agent reads (in the
 user's timezone) and how attachments become text."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ MAX_MEDIA_BYTES = 25 * 1024 * 1024
 
 
 def to_wire(message: InboundMessage) -> dict[str, Any]:
-    """ChannelInboundParams of seed 001 (plus `replyToBot`)."""
+    """`channel.inbound` params (docs/protocol.md#methods), plus `replyToBot`."""
     body: dict[str, Any] = {"id": message.message_id, "text": message.text}
     optional = {
         "timestamp": message.timestamp,
@@ -113,7 +113,7 @@ def envelope(message: InboundMessage, text: str, tz: dt.tzinfo, now_ms: int) -> 
 
 
 def attachment_note(media: Media, size: int | None) -> str:
-    """What the agent reads for an attachment it cannot see (spec 8.6)."""
+    """What the agent reads for an attachment it cannot see."""
     name = media.filename or media.type
     kilobytes = f" ({(size or 0) // 1024}KB)" if size else ""
     if media.type == "audio":

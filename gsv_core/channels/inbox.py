@@ -1,4 +1,4 @@
-"""Receiving from messengers (spec 8.2-8.6, with fixes): every inbound message is stored
+"""Receiving from messengers: every inbound message is stored
 in the journal before the adapter hears "received", then processed in order per account:
 access policy and pairing, mention gating in groups, routing to its session, the
 envelope and attachments, and the hand-over to the chat pipeline. After a restart the
@@ -202,7 +202,7 @@ class Inbox:
                 "queued": result.get("queued", False)}  # fmt: skip
 
     async def _content(self, message: InboundMessage, key: str) -> tuple[str, list[dict[str, Any]]]:
-        """The enveloped text and stored images of a message (spec 8.6)."""
+        """The enveloped text and stored images of a message."""
         notes: list[str] = []
         images: list[dict[str, Any]] = []
         for media in message.media:

@@ -91,7 +91,7 @@ class ChannelManager:
             await adapter.start(account_id, config, self)
         except GsvError:
             raise
-        except ModuleNotFoundError as exc:  # the platform SDK is an extra (issue 23)
+        except ModuleNotFoundError as exc:  # the platform SDK is an optional extra
             raise Unavailable(missing_extra(channel, exc)) from exc
         except Exception as exc:
             log.exception("%s account %s failed to start", channel, account_id)
@@ -188,7 +188,7 @@ class ChannelManager:
 
     async def approve(self, channel: str, sender_id: str) -> dict[str, Any]:
         """Approve a pending sender: allow them in config and welcome them through
-        whichever adapter serves the channel (in-process or external, fix of 18.13)."""
+        whichever adapter serves the channel (in-process or external)."""
         request = await self.pairing.take(
             channel, sender_id, self.host.now_ms(), self.pairing_ttl_ms()
         )

@@ -1,6 +1,6 @@
-"""Sending to messengers: the agent's replies routed to the channel a run came from
-(spec 8.5), direct sends (pairing prompts, gsv__Message), splitting before the platform
-limit, a per-account rate limit, and typing indicators kept alive while a run works.
+"""Sending to messengers: the agent's replies routed to the channel a run came from,
+direct sends (pairing prompts, gsv__Message), splitting before the platform limit, a
+per-account rate limit, and typing indicators kept alive while a run works.
 
 An approval prompt (a `paused` chat event with an `approvalId`) goes out with Allow /
 Deny buttons where the adapter has them; once the approval settles -- answered by
@@ -123,8 +123,8 @@ class Outbox:
                 log.exception("delivering a reply to %s failed", payload.get("channelContext"))
 
     async def deliver_event(self, event: str, payload: dict[str, Any]) -> None:
-        """Route a session event of a channel-born run to its channel (spec 8.5): partial
-        and final replies are sent, an error is told in one short line (fix of 18.18)."""
+        """Route a session event of a channel-born run to its channel: partial
+        and final replies are sent, an error is told in one short line."""
         context = payload.get("channelContext")
         if event != events.CHAT or not isinstance(context, dict) or "channel" not in context:
             return
@@ -139,7 +139,7 @@ class Outbox:
             self.stop_typing(run_id)
         reply_to = context.get("inboundMessageId")
         approval_id = payload.get("approvalId")
-        key = str(payload.get("sessionKey") or "")  # external adapters hear it (issue 30)
+        key = str(payload.get("sessionKey") or "")  # external adapters hear it too
         if text and state == "paused" and isinstance(approval_id, str):
             await self._prompt(context, text, approval_id, str(reply_to) if reply_to else None,
                                key)  # fmt: skip
@@ -223,7 +223,7 @@ class Outbox:
         sent: list[str] = []
         for index, piece in enumerate(pieces):
             # `lane`: strangers' prompts have their own budget, so they never delay the
-            # owner's replies (issue 30)
+            # owner's replies
             await self._limiter.wait(f"{channel}:{account_id}{lane}", per_minute)
             message = OutboundMessage(
                 peer, piece, reply_to if index == 0 else None,

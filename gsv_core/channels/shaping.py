@@ -1,5 +1,5 @@
 """Shaping replies for messengers: splitting long text before the platform's limit,
-one-line error notices (fix of 18.18), and a per-account send rate limit."""
+one-line error notices, and a per-account send rate limit."""
 
 from __future__ import annotations
 

@@ -1,15 +1,15 @@
-"""One run of a cron job against the agent's sessions, and its real outcome (spec 9).
+"""One run of a cron job against the agent's sessions, and its real outcome.
 
 * `systemEvent`: the text goes into the agent's main session (`agent:{id}:{mainKey}`), as
   a message in the ongoing conversation.
-* `task`: a full turn in a fresh session per run, `agent:{id}:cron:{jobId}:{runId}` (fix
-  of 18.11: no carry-over between runs), with the job's `model` and `thinking` as run
-  overrides, stopped when it outlasts `timeoutSeconds` (fix of 18.11: these were ignored).
+* `task`: a full turn in a fresh session per run, `agent:{id}:cron:{jobId}:{runId}` (no
+  carry-over between runs), with the job's `model` and `thinking` as run
+  overrides, stopped when it outlasts `timeoutSeconds` (the original ignored these).
 
-The run's status is its real end (fix of 18.11, where "ok" meant "queued"): `ok` once the
+The run's status is its real end (in the original "ok" meant "queued"): `ok` once the
 turn finished, with the reply's opening as the summary; `error` with the run's message.
 
-Delivery (spec 9, seed 000): a system event always answers in the agent's last active
+Delivery: a system event always answers in the agent's last active
 channel conversation; a task delivers only when asked (`deliver: true`, or a `channel` /
 `to`). The target: `channel` + `to` -> a DM to `to` on that channel; only `to` -> a DM to
 `to` on the last active channel; otherwise the last active conversation itself. The run

@@ -1,4 +1,4 @@
-"""Cron jobs (seed 001 CronJob, CronMode, CronJobState): the in-memory shape, its wire
+"""Cron jobs (as `cron.*` carries them, docs/protocol.md#methods): the in-memory shape, its wire
 form, and the validation of `cron.add` documents and `cron.update` patches. Pure: every
 error is an InvalidParams naming the field.
 
@@ -21,7 +21,7 @@ from gsv_core.errors import InvalidParams
 from gsv_core.routing import normalise_agent_id
 
 MODES = ("systemEvent", "task")
-# seed 001 SessionSettings.thinkingLevel, plus the aliases people type
+# the values of a session's `settings.thinkingLevel`, plus the aliases people type
 THINK_LEVELS = ("none", "minimal", "low", "medium", "high", "xhigh")
 _THINK_ALIASES = {"off": "none", "min": "minimal", "med": "medium", "max": "xhigh"}
 MAX_NAME = 200
@@ -124,7 +124,7 @@ class CronJob:
 
 
 def new_job(doc: Any, job_id: str, now_ms: int) -> CronJob:
-    """A job from a CronJobCreate document (seed 001), validated."""
+    """A job from a `cron.add` document, validated."""
     if not isinstance(doc, Mapping):
         raise InvalidParams("the job must be an object with name, schedule and spec")
     return CronJob(

@@ -1,11 +1,11 @@
-"""Cron schedules (seed 001 CronSchedule): validation of the canonical shapes, the pure
+"""Cron schedules: validation of the canonical shapes, the pure
 `next_run(schedule, now_ms)` and a human description.
 
     {"kind": "at",    "atMs": int}                      once, at an epoch-ms instant
     {"kind": "every", "everyMs": int, "anchorMs"?: int} at anchor + k * every
     {"kind": "cron",  "expr": "m h dom mon dow", "tz"?: IANA zone (default userTimezone)}
 
-Every next run is strictly after `now`. Fixes over the original (18.12):
+Every next run is strictly after `now`. Fixes over the original scheduler:
 * cron expressions are evaluated by cronsim: standard step syntax (`5/20` = 5, 25, 45),
   month and weekday names, and Vixie-cron DST semantics (a time skipped by a
   spring-forward runs once just after the gap, a repeated time runs once);
@@ -99,7 +99,7 @@ def normalise_cron_expr(expr: Any, field: str = "schedule.expr") -> str:
 
 
 def normalise_schedule(raw: Any, field: str = "schedule") -> dict[str, Any]:
-    """The canonical schedule in `raw` (seed 001 shapes); InvalidParams names the field."""
+    """The canonical schedule in `raw` (the shapes above); InvalidParams names the field."""
     if not isinstance(raw, Mapping):
         raise InvalidParams(f"{field} must be an object with a kind (at, every or cron)")
     kind = raw.get("kind")

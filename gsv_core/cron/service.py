@@ -1,5 +1,5 @@
 """CronService: the jobs, the timer that runs them when due, and the operations behind
-`cron.*` and `gsv__Cron` (spec 9).
+`cron.*` and `gsv__Cron`.
 
 The timer is one asyncio task that sleeps until the earliest due job (at most a minute, so
 a clock jump or a re-enabled `cron.enabled` is noticed) or until something changes (`wake`),
@@ -11,7 +11,7 @@ gateway was down is due at start-up and runs once; its next run is then computed
 that moment, so however many occurrences were missed, it runs only once for them. A run
 cut short by a shutdown is recorded at the next start as an `error` and not repeated.
 
-Per-job outcome (spec 9 runJob, with the fixes): a one-shot (`at`) job that ran is
+Per-job outcome: a one-shot (`at`) job that ran is
 disabled, or removed after success when `deleteAfterRun`; a recurring job's next run is
 computed after the run from the schedule (anchored intervals stay on their grid). The
 history of each job is trimmed to `cron.maxRunsPerJobHistory`.

@@ -1,5 +1,5 @@
-"""The schedule forms `gsv__Cron` accepts (seed 000 "Schedule Object", spec 9 "Tool-side
-schedule normalisation") turned into canonical schedules. Models write times the way
+"""The schedule forms `gsv__Cron` accepts (docs/tools.md#gateway-native-tools)
+turned into canonical schedules. Models write times the way
 people do, so besides the canonical fields this takes:
 
 * at:    `at` / `when` / `atIso` (any `parse_when` text or an epoch number), `in` ("30

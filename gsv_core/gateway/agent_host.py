@@ -90,7 +90,7 @@ class GatewayAgentHost:
 
     async def _skills_section(self, inputs: PromptInputs) -> str:
         """The skills list, snapshotted on a run's first model call and reused for its
-        later calls (spec 7.4), so eligibility does not shift in the middle of a run."""
+        later calls, so eligibility does not shift in the middle of a run."""
         actor = self._gateway.sessions.loaded(inputs.session_key)
         run_id = actor.current_run_id if actor is not None else None
         snapshot = self._skills_snapshots.get(inputs.session_key)

@@ -90,7 +90,7 @@ HANDLER_MODULES = (
     approval_handlers,
     transfer_handlers,
 )
-# native tools are listed in this order (seed 000): workspace, gateway, cron, sessions
+# native tools are listed in this order (as in docs/tools.md): workspace, gateway, cron, sessions
 NATIVE_TOOL_MODULES = (
     workspace_tools, gateway_tools, cron_tools, message_tools, session_tools, transfer_tools,
 )  # fmt: skip
@@ -170,7 +170,7 @@ def channel_adapters() -> dict[str, Channel]:
 
 def workspace_file(workspace: Workspace) -> WorkspacePath:
     """`gsv:workspace/<path>` endpoints: the agent's own file under the workspace path
-    rules (never a raw storage key, fix of 18.3), as a real path transfers stream to."""
+    rules (never a raw storage key), as a real path transfers stream to."""
 
     async def resolve(agent_id: str, path: str) -> Path:
         relative = normalise_path(path)

@@ -1,4 +1,4 @@
-"""The gateway's half of `gsv security audit` (issue 21): what only the running gateway
+"""The gateway's half of `gsv security audit`: what only the running gateway
 knows (how it listens, its token, config, nodes and credentials), as findings, each with
 the command that fixes it; `fix_findings` repairs those it safely can.
 

@@ -1,4 +1,4 @@
-"""Who may connect, and as what (issue 21).
+"""Who may connect, and as what: every connection shows a credential.
 
 Three kinds of credential, each good for one role only:
 

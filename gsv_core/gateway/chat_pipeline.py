@@ -1,6 +1,6 @@
-"""What happens to a message for the agent, whoever sent it (spec 6.1, 8.2 steps 6-12):
+"""What happens to a message for the agent, whoever sent it:
 a slash command runs at once; a directive-only message is acknowledged and remembered
-for the next message (fix of 18.20); anything else is stored in its session and answered
+for the next message; anything else is stored in its session and answered
 by a run. Used by `chat.send` and by the channels' inbound pipeline."""
 
 from __future__ import annotations
@@ -88,8 +88,8 @@ async def approval_answer(
     gateway: Gateway, key: str, text: str, context: dict[str, Any] | None
 ) -> dict[str, Any] | None:
     """A bare "yes", "always" or "no" from the owner answers the session's oldest pending
-    approval (spec 7.7). Anything else -- or the same words from someone else in a group
-    -- is an ordinary message and is queued, never dropped (fix of 18.16)."""
+    approval. Anything else -- or the same words from someone else in a group
+    -- is an ordinary message and is queued, never dropped."""
     word = APPROVE_WORDS.get(text.strip().lower())
     pending = gateway.approvals.pending(key)
     if word is None or not pending or not is_owner(gateway, context):

@@ -36,7 +36,7 @@ class ConfigService:
         self._store = store
         self._vault = vault or LocalSecretStore()
         self._lock = asyncio.Lock()
-        # set by the server: a running gateway always needs its owner token (issue 21)
+        # set by the server: a running gateway always needs its owner token
         self.token_required = False
         # called after every stored change (config.set and gsv__ConfigSet alike): parts that
         # cache a schedule from the config (the heartbeat timer) look again at once

@@ -161,7 +161,8 @@ class Connection:
         except FrameError as exc:
             log.warning("connection %s: bad frame: %s", self.connection_id, exc)
             if exc.reply_id is not None:
-                # connect's shape errors are 103 (spec 2.3), every other method's 400
+                # connect's shape errors are 103 (docs/protocol.md#connect), every other
+                # method's 400
                 error = InvalidConnectParams if exc.method == CONNECT else InvalidParams
                 self._send(encode_error(exc.reply_id, error(str(exc))))
             elif exc.close_code is not None:

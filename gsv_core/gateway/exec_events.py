@@ -1,5 +1,5 @@
-"""Background exec events (`node.exec.event`, spec 7.10): which session waits for which
-node process, and delivery of each terminal event exactly once.
+"""Background exec events (`node.exec.event`, docs/protocol.md#events): which session
+waits for which node process, and delivery of each terminal event exactly once.
 
 The agent registers a watch when a node tool answers `{status: "running", sessionId}`;
 the node later reports `finished` / `failed` / `timed_out` and the watcher's sink gets the

@@ -1,4 +1,4 @@
-"""The registry of native tools: each has a seed-000 name, a description, a pydantic
+"""The registry of native tools: each has a `gsv__` name (docs/tools.md), a description, a pydantic
 params model (its JSON schema is what the model sees) and an async handler that returns
 the tool's result or raises a GsvError whose message the model reads."""
 

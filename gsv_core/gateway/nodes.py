@@ -317,7 +317,7 @@ class NodeService:
         return _settle(call, result=params)
 
     async def probe_bins(self, node_id: str, bins: list[str], timeout: float) -> dict[str, bool]:
-        """Ask a node which of `bins` are on its PATH (seed 001 `node.probe`, kind bins)."""
+        """Ask a node which of `bins` are on its PATH (`node.probe`, kind bins)."""
         entry = self._online.get(node_id)
         if entry is None:
             raise Unavailable(f"Node not connected: {node_id}")

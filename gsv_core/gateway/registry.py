@@ -1,6 +1,6 @@
 """Who is connected: clients by id and channels by `{channel}:{accountId}` (nodes live in
 `gsv_core.gateway.nodes`). A newer connection with the same id replaces the older one,
-which is closed with 1000 "Replaced by newer {mode} connection" (spec 2.3)."""
+which is closed with 1000 "Replaced by newer {mode} connection"."""
 
 from __future__ import annotations
 

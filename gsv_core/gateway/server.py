@@ -7,7 +7,7 @@ HTTP surface: `GET /ws` upgrades to the WebSocket protocol, `GET /health` answer
 `{"status":"healthy"}`, `GET|POST /channels/{name}/webhook` goes to the channel's webhook
 (see `http_front`), anything else is 404.
 
-Secure by default (issue 21): every `connect` needs a credential (the owner token is
+Secure by default: every `connect` needs a credential (the owner token is
 generated on first start and kept in the local secret store, where the CLI, the TUI and a
 local node find it); a browser handshake is refused (403) unless its Origin is in
 `gateway.allowedOrigins`; beyond loopback the server speaks TLS, or plain ws only when

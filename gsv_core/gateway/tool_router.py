@@ -1,6 +1,6 @@
 """The gateway's ToolExecutor: every call is judged by the approval policy first; then
 `gsv__*` names run in the native tool registry and everything else is sent to its node
-(spec 7.6, 7.7).
+(under the approval policy, docs/approvals.md).
 
 A call the policy wants a human for pauses here: clients get a `tool.approval` event and
 a `paused` chat event (which channels relay as text), and the call waits until someone

@@ -1,4 +1,4 @@
-"""File transfers between nodes and the workspace (spec 15, with fixes 18.2, 18.3, 18.26).
+"""File transfers between nodes and the workspace.
 
 Endpoints are `{nodeId}:/path` on a node or `gsv:workspace/path` in the calling agent's
 workspace (under the workspace path rules, never raw storage keys). Bytes travel as
@@ -141,7 +141,7 @@ class TransferService:
     async def run(
         self, source: str, destination: str, agent_id: str, progress: Progress | None = None
     ) -> dict[str, Any]:
-        """Move a file end to end; the result of gsv__Transfer (spec 15)."""
+        """Move a file end to end; the result of gsv__Transfer."""
         src, dst = parse_endpoint(source), parse_endpoint(destination)
         if src.in_workspace and dst.in_workspace:
             raise InvalidParams("Cannot transfer from gsv to gsv: both endpoints are the workspace")
@@ -173,7 +173,7 @@ class TransferService:
 
     def _new_id(self) -> int:
         while True:
-            transfer_id = secrets.randbits(32)  # unpredictable (fix of 18.2)
+            transfer_id = secrets.randbits(32)  # unpredictable: no guessing another's transfer
             if transfer_id and transfer_id not in self._active:
                 return transfer_id
 

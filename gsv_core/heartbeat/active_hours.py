@@ -1,6 +1,6 @@
 """The agent's waking window: heartbeats run only between `start` and `end` (`HH:MM`,
-`end` may be `24:00`) in `activeHours.timezone`, else `userTimezone`, else UTC (fix of
-18.22: the original used the server's zone).
+`end` may be `24:00`) in `activeHours.timezone`, else `userTimezone`, else UTC (not the
+server's zone, which the original used).
 
 `start < end` is the window [start, end) of one day; `start > end` crosses midnight
 (22:00-06:00 is 22:00 to midnight and midnight to 06:00); `start == end` means all day

@@ -1,4 +1,4 @@
-"""Why a scheduled heartbeat does not run (spec 10). A skipped beat costs no model call;
+"""Why a scheduled heartbeat does not run. A skipped beat costs no model call;
 a manual trigger skips these checks."""
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ SESSION_BUSY: Final = "session_busy"
 
 def checklist_skip(text: str | None) -> str | None:
     """The skip reason HEARTBEAT.md gives (None: it holds a task). Headings, comments,
-    rules, blank lines and empty bullets are no task, so the shipped template is empty
-    (fix of 18.9)."""
+    rules, blank lines and empty bullets are no task, so the shipped template is empty."""
     if text is None:
         return NO_HEARTBEAT_FILE
     if heartbeat_file_is_empty(text):

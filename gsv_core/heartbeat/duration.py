@@ -1,6 +1,6 @@
 """Heartbeat intervals: `45s`, `30m`, `2h`, `1d` and sums such as `1h30m`; `0`, `0m`,
 `off` or empty switch heartbeats off. Anything else is an error naming the text (the
-original silently read it as "off", spec 10)."""
+original silently read it as "off")."""
 
 from __future__ import annotations
 

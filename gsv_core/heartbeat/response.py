@@ -1,4 +1,4 @@
-"""Which heartbeat replies reach a person (spec 10 with the fix of 18.8).
+"""Which heartbeat replies reach a person.
 
 Only a reply that is exactly `HEARTBEAT_OK` once trimmed is the agent's "nothing to
 report" and is kept back; anything else, however short, is an alert and is delivered

@@ -1,7 +1,7 @@
 """HeartbeatService: the timer that runs each agent's heartbeat when it is due, and the
-operations behind `heartbeat.status/start/trigger` (spec 10, with the fixes).
+operations behind `heartbeat.status/start/trigger`.
 
-The timer is one asyncio task. Every tick reads the config again (fix of 18.28), so a
+The timer is one asyncio task. Every tick reads the config again, so a
 new interval, prompt, target or waking window applies at once: an agent's next beat is
 one interval after its anchor (the scheduler's start, or its last beat), and an agent
 switched back on starts counting from that moment. The task sleeps until the earliest

@@ -1,5 +1,5 @@
-"""An agent's effective heartbeat settings, read from the live config on every use (fix of
-18.28: a `gsv config set` applies at the next tick, without a restart).
+"""An agent's effective heartbeat settings, read from the live config on every use: a
+`gsv config set` applies at the next tick, without a restart.
 
 `agents.list[i].heartbeat` is merged over `agents.defaultHeartbeat` key by key, and
 `activeHours` one level deeper (an override of `end` alone keeps the default `start`).

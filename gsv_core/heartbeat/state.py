@@ -1,5 +1,5 @@
-"""What the scheduler knows of each agent, in the shape `heartbeat.status` shows (spec 10,
-plus gsv's `every`, `running` and `lastResult`). Kept in memory: after a restart every
+"""What the scheduler knows of each agent, in the shape `heartbeat.status` shows (with
+gsv's `every`, `running` and `lastResult`). Kept in memory: after a restart every
 agent's next beat is one interval after start-up."""
 
 from __future__ import annotations

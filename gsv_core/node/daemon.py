@@ -75,8 +75,8 @@ class NodeSettings:
 
 
 def runtime_info(toolset: Toolset, workspace: Path | None = None) -> dict[str, Any]:
-    """NodeRuntimeInfo of seed 001: capabilities, OS, env var *names* (never values); plus
-    the workspace and pid, which the gateway's approval policy uses."""
+    """The runtime info of `connect` (docs/protocol.md#connect): capabilities, OS, env var
+    *names* (never values); plus the workspace and pid, which the gateway's approval policy uses."""
     return {
         "workspace": str(workspace) if workspace is not None else None,
         "hostRole": "execution",

@@ -1,4 +1,4 @@
-"""The node's own check before it runs a tool (issue 13): decisions are enforced where
+"""The node's own check before it runs a tool: decisions are enforced where
 the tool runs. Built-in protections (this node's processes, gsv's secret and config
 files on this machine) always refuse. A call the default policy (allowlist mode) would
 put before a human runs only with the gateway's approval binding for exactly these

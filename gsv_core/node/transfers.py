@@ -1,4 +1,4 @@
-"""The node's half of file transfers (spec 15): sending a file (meta, then chunks when
+"""The node's half of file transfers: sending a file (meta, then chunks when
 the gateway says start, then complete with its sha256) and receiving one (accept, write
 chunks to a temporary name, and on end rename it only if the byte count and sha256 match;
 otherwise delete it, so a failed transfer leaves nothing behind)."""

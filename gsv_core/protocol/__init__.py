@@ -1,4 +1,4 @@
-"""The wire vocabulary of seed 001: frames, method and event names, payload schemas.
+"""The wire vocabulary of docs/protocol.md: frames, method and event names, payload schemas.
 
 Nothing outside this package spells a method or event name as a string literal.
 """

@@ -1,4 +1,4 @@
-"""The slash-command vocabulary of spec 6.2 as users type it: names, other spellings,
+"""The slash-command vocabulary as users type it: names, other spellings,
 arguments and one-line help. The gateway's parser (`gsv_core.agent.commands`) and the chat
 TUI's completion both read this list, so the two can never disagree about a spelling.
 """

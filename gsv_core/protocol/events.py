@@ -1,4 +1,4 @@
-"""Every event name of seed 001 and spec 2.6, and the `chat` event states."""
+"""Every event name (docs/protocol.md#events), and the `chat` event states."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ EVENTS: Final[frozenset[str]] = frozenset(
     }
 )
 
-# `chat` event states (seed 001); `paused` is the original's approval prompt (spec 2.6).
+# `chat` event states; `paused` is the approval prompt.
 CHAT_PARTIAL: Final = "partial"
 CHAT_DELTA: Final = "delta"
 CHAT_FINAL: Final = "final"

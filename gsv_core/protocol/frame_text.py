@@ -1,4 +1,4 @@
-"""Text a frame must not carry (issue 30): lone surrogates, which no UTF-8 writer can
+"""Text a frame must not carry: lone surrogates, which no UTF-8 writer can
 encode (one stored in the config broke every later read), and NUL, which files, processes
 and databases refuse. Both can only arrive as JSON escapes (websockets has already checked
 the UTF-8), so a cheap search of the raw text guards the walk of the parsed frame."""

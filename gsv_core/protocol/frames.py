@@ -1,4 +1,4 @@
-"""JSON frames of seed 001 (`req`, `res`, `evt`) and the binary transfer frame; no I/O.
+"""JSON frames (`req`, `res`, `evt`, docs/protocol.md#frames) and the binary transfer frame; no I/O.
 
 `parse_frame()` turns one text message into a frame or raises `FrameError`, which says
 whether the peer can be answered (a `req` with a usable id but a bad shape) or not.
@@ -196,7 +196,7 @@ def encode_frame(frame: Frame) -> str:
     return _dumps(data)
 
 
-# Binary frames (spec 2.2): 4-byte little-endian transfer id, then the raw chunk.
+# Binary frames: 4-byte little-endian transfer id, then the raw chunk.
 _TRANSFER_ID = struct.Struct("<I")
 MAX_TRANSFER_CHUNK = 256 * 1024
 # a socket's write buffer high-water mark (both ends): room for a few transfer chunks, so

@@ -1,5 +1,5 @@
 """Canonical chat messages: the shapes stored in a session's history, sent in `chat`
-events and handed to providers (spec 7.1, after pi-ai's Message JSON).
+events and handed to providers (after pi-ai's Message JSON).
 
 Messages are plain JSON objects, typed here with TypedDicts, so storing, broadcasting and
 archiving them needs no conversion:

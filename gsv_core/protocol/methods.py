@@ -1,9 +1,9 @@
-"""Every RPC method name of seed 001 and spec section 3, and who may call it.
+"""Every RPC method name (docs/protocol.md#methods), and who may call it.
 
 `METHODS` is the one table of mode restrictions: the router refuses a call from a mode not
 listed for it with 403 before any handler runs. The original restricted only a handful of
-methods (spec 2.4), so nodes and channels could rewrite config or approve pairings (18.1).
-Here every method follows its seed-001 direction, least privilege first: what only clients
+methods, so nodes and channels could rewrite config or approve pairings.
+Here every method follows its direction, least privilege first: what only clients
 send (C -> G) is client-only, node replies are node-only, `channel.inbound` is channel-only,
 and `tools.list` stays open to every mode because nodes use it as their keepalive.
 """
@@ -30,12 +30,12 @@ TOOLS_LIST: Final = "tools.list"
 TOOL_INVOKE: Final = "tool.invoke"
 TOOL_RESULT: Final = "tool.result"
 TOOL_REQUEST: Final = "tool.request"
-# gsv additions (issue 13): answer a pending tool approval; list pending approvals
+# gsv additions: answer a pending tool approval; list pending approvals
 TOOL_APPROVE: Final = "tool.approve"
 TOOL_APPROVALS: Final = "tool.approvals"
 
 NODE_FORGET: Final = "node.forget"
-# gsv additions (issue 21): join codes and the credentials of nodes and channel adapters
+# gsv additions: join codes and the credentials of nodes and channel adapters
 AUTH_INVITE: Final = "auth.invite"
 AUTH_LIST: Final = "auth.list"
 AUTH_REVOKE: Final = "auth.revoke"
@@ -44,9 +44,9 @@ GATEWAY_STATUS: Final = "gateway.status"
 # gsv addition: the models a configured provider offers (`gsv models list`)
 MODELS_LIST: Final = "models.list"
 MODELS_TEST: Final = "models.test"  # one tiny live call (`gsv onboard`, `gsv models test`)
-# gsv addition (issue 21): the gateway's half of `gsv security audit [--fix]`
+# gsv addition: the gateway's half of `gsv security audit [--fix]`
 SECURITY_AUDIT: Final = "security.audit"
-# not in seed 001: the node inventory for `gsv nodes list` (online, platform, last seen)
+# gsv addition: the node inventory for `gsv nodes list` (online, platform, last seen)
 NODES_LIST: Final = "nodes.list"
 NODE_PROBE_RESULT: Final = "node.probe.result"
 NODE_EXEC_EVENT: Final = "node.exec.event"
@@ -169,7 +169,7 @@ METHODS: Final[dict[str, MethodSpec]] = {
         _spec(WORKSPACE_READ, CLIENT),
         _spec(WORKSPACE_WRITE, CLIENT),
         _spec(WORKSPACE_DELETE, CLIENT),
-        # transfers are driven by the participating nodes only (fix of 18.2)
+        # transfers are driven by the participating nodes only
         _spec(TRANSFER_META, NODE),
         _spec(TRANSFER_ACCEPT, NODE),
         _spec(TRANSFER_COMPLETE, NODE),

@@ -1,4 +1,4 @@
-"""The Router: method name -> handler, with the dispatch rules of spec 2.4.
+"""The Router: method name -> handler, with the dispatch rules of docs/protocol.md#methods.
 
 `Router.handle()` is the one place exceptions become response frames:
 1. not connected and method != connect -> 101 "Not connected" (even for unknown methods);
@@ -92,7 +92,7 @@ class Router:
             raise Forbidden(f"Method {method} not allowed for mode")
         if route.params is not None:
             return route, _validate(method, route.params, params)
-        # seed 001: params are an object (connect checks its own, answering 103)
+        # params are an object; connect checks its own, answering 103
         if params is not None and not isinstance(params, dict) and route.spec.needs_connect:
             raise InvalidParams(f"invalid params for {method}: params must be an object")
         return route, params

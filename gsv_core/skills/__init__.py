@@ -1,4 +1,4 @@
-"""Skills (spec 11): `skills/{name}/SKILL.md` instructions the agent reads when a task
+"""Skills: `skills/{name}/SKILL.md` instructions the agent reads when a task
 calls for them, offered only when some connected node can carry them out.
 
     manifest.py     SKILL.md frontmatter (YAML): name, description, always, requirements

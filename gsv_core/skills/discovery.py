@@ -1,6 +1,6 @@
 """Finding an agent's skills in the workspace: `skills/{name}/SKILL.md` in the global area
 and `agents/{agentId}/skills/{name}/SKILL.md` for the agent's own copies, which shadow a
-global skill of the same folder name (spec 11, seed 000 virtual `skills/` paths).
+global skill of the same folder name (as the workspace tools' virtual `skills/` paths show).
 
 `scan_skills()` is blocking storage I/O (run it in a thread). A skill that cannot be
 read or parsed is still returned, with `problem` saying why, so status reports can show

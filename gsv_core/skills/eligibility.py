@@ -1,4 +1,4 @@
-"""Whether the agent can use a skill, and on which nodes (spec 11, Appendix A).
+"""Whether the agent can use a skill, and on which nodes.
 
 A skill is eligible when some connected node meets all of its requirements: every
 capability, one of the listed operating systems, every environment variable name, every
@@ -122,7 +122,7 @@ class SkillStatus:
     verdict: Verdict
 
     def to_wire(self) -> dict[str, object]:
-        """SkillStatusEntry of seed 001."""
+        """One entry of the `skills.status` result (docs/protocol.md#methods)."""
         skill = self.skill
         return {
             "name": skill.name,

@@ -1,4 +1,4 @@
-"""A skill's SKILL.md: the YAML frontmatter and what it declares (spec 11, Appendix A).
+"""A skill's SKILL.md: the YAML frontmatter and what it declares.
 
     ---
     name: tmux

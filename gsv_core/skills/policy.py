@@ -1,4 +1,4 @@
-"""Config policy over discovered skills: `skills.entries.<name>` (spec 11).
+"""Config policy over discovered skills: `skills.entries.<name>`.
 
 An entry is looked up by the skill's name, then its folder name, then its storage key.
 `enabled: false` hides the skill, `always` overrides the frontmatter, and each list under

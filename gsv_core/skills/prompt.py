@@ -1,4 +1,4 @@
-"""The system prompt's skills section, `## Skills (Mandatory Scan)` (spec 11).
+"""The system prompt's skills section, `## Skills (Mandatory Scan)`.
 
 It lists the eligible skills (name, description, where the file is and the path to read
 it by, and the nodes it works on when it needs some), tells the agent to read the one

@@ -44,7 +44,7 @@ class NodeAccess(Protocol):
         ...
 
     async def probe_bins(self, node_id: str, bins: list[str], timeout: float) -> dict[str, bool]:
-        """Which of `bins` the node has (seed 001 `node.probe`); GsvError on failure."""
+        """Which of `bins` the node has (`node.probe`); GsvError on failure."""
         ...
 
 

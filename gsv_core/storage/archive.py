@@ -1,4 +1,4 @@
-"""Transcript archives: gzip JSON Lines files, written atomically (spec 7.12).
+"""Transcript archives: gzip JSON Lines files, written atomically.
 
 The first line is `{"meta": {...}}` (session key and id, agent, message count, usage,
 archive time); every following line is one stored message, in order.

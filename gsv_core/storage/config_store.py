@@ -1,4 +1,4 @@
-"""Persisted gateway config overrides: one row per top-level key (spec 13)."""
+"""Persisted gateway config overrides: one row per top-level key."""
 
 from __future__ import annotations
 

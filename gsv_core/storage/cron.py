@@ -1,4 +1,4 @@
-"""Cron jobs and their run history (spec 9, seed 001 CronJob / CronRun). Jobs are stored
+"""Cron jobs and their run history (as `cron.*` shows them). Jobs are stored
 in their wire shape as JSON (one row per job); runs get an autoincrement id, newest last,
 and each job's history is trimmed to a limit as runs are added."""
 

@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 MIGRATIONS: list[str] = [
-    # 1: gateway config overrides, one row per top-level key (spec 13)
+    # 1: gateway config overrides, one row per top-level key
     """
     CREATE TABLE config_overrides (
         key TEXT PRIMARY KEY,

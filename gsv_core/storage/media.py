@@ -1,5 +1,5 @@
 """Media files of sessions (images from tools and channels), stored on disk under the data
-directory and referenced from messages as `mediaPath` (spec 7.3 step 2, 8.6).
+directory and referenced from messages as `mediaPath`.
 
 Each session has its own directory, named by a hash of the session key (keys may hold any
 characters); files are written atomically and named by a random id.

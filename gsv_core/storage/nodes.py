@@ -1,5 +1,5 @@
 """The node catalog: every node that ever connected, with its tools and runtime, so the
-inventory (and `gsv nodes list`) still knows a node while it is offline (spec 2.3)."""
+inventory (and `gsv nodes list`) still knows a node while it is offline."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Pending pairing requests: senders who wrote to the agent and wait for the owner's
-approval (spec 8.4), one row per channel and sender."""
+approval, one row per channel and sender."""
 
 from __future__ import annotations
 

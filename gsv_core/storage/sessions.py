@@ -1,5 +1,5 @@
 """Sessions on disk: the session row, its message history, its queue of waiting messages
-and its open run (spec 7.1).
+and its open run.
 
 Every change that acknowledges something to a user is one transaction: a message that
 starts a run is stored together with the run's row; a message that waits is stored in the

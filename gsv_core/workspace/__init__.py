@@ -1,4 +1,4 @@
-"""The agent workspace (spec 12): each agent's soul, memory and skills as files it can
+"""The agent workspace: each agent's soul, memory and skills as files it can
 read and rewrite, under the gateway's data directory.
 
     paths.py       layout, agent ids and the path rules (no escapes)

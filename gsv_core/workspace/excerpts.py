@@ -1,5 +1,5 @@
 """Parts of a file's text, so an agent can read a large file without loading it whole
-(adopted from the peer catalog, seed 003): a line range, search hits with context lines,
+(adopted from the peer catalog's artifact reader): a line range, search hits with context lines,
 or the value at a JSON path. Pure functions over the text; errors are 400s that say what
 to change.
 """

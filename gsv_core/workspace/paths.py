@@ -1,4 +1,4 @@
-"""The workspace layout (spec 12) and the path rules every workspace access goes through.
+"""The workspace layout and the path rules every workspace access goes through.
 
 Storage keys are `/`-separated and relative to the workspace directory:
 
@@ -45,7 +45,7 @@ class Location:
 
 def validate_agent_id(agent_id: str) -> str:
     """An agent id as the workspace accepts it: `[a-z0-9][a-z0-9_-]*`, at most 64 chars
-    (fix of 18.4: the original used the RPC's agentId unchecked in storage keys)."""
+    (the original used the RPC's agentId unchecked in storage keys)."""
     if not _AGENT_ID.fullmatch(agent_id):
         raise InvalidParams(
             f"invalid agentId {agent_id!r}: use lowercase letters, digits, '_' and '-', "
@@ -134,7 +134,7 @@ def parent_of(key: str) -> str:
 
 
 def content_type(path: str) -> str:
-    """The Content-Type a file is stored with, by extension (seed 000)."""
+    """The Content-Type a file is stored with, by extension."""
     suffix = path.rpartition(".")[2].lower() if "." in path.rpartition("/")[2] else ""
     return _CONTENT_TYPES.get(suffix, "text/plain")
 

@@ -1,9 +1,9 @@
-"""The workspace's part of the system prompt (spec 7.4 sections 5-7 and the heartbeat
-section): which files are injected, and the sections made from them.
+"""The workspace's part of the system prompt (the workspace and heartbeat
+sections): which files are injected, and the sections made from them.
 
 Normal mode shows the soul, identity, human, operating instructions, long-term memory
 (main session only), yesterday's and today's daily memory (dates in the user's timezone,
-fix of 18.22) and tool notes. While BOOTSTRAP.md exists the agent is being commissioned:
+not the server's) and tool notes. While BOOTSTRAP.md exists the agent is being commissioned:
 the first-run steps lead, followed only by what it is shaping (soul, identity, human).
 Files are read by `Workspace.prompt_files()`; everything here is pure.
 """
@@ -68,14 +68,14 @@ def prompt_file_paths(main_session: bool, today: dt.date) -> list[str]:
 
 def heartbeat_file_is_empty(text: str) -> bool:
     """True when HEARTBEAT.md holds no task: only headings, comments, rules, blank lines
-    or empty bullets (fix of 18.9: the shipped template's title no longer counts)."""
+    or empty bullets (the shipped template's title does not count)."""
     uncommented = _COMMENT.sub("", text)
     return all(_NO_TASK.fullmatch(line.strip()) for line in uncommented.splitlines())
 
 
 # -- sections ----------------------------------------------------------------------------
 def workspace_sections(files: PromptFiles, heartbeat: str | None) -> list[str]:
-    """The workspace sections in prompt order (spec 7.4 sections 5-7, heartbeats)."""
+    """The workspace sections in prompt order (workspace files, then heartbeats)."""
     body = _commissioning(files) if files.commissioning else _normal(files)
     body += _heartbeat(files, heartbeat)
     injected = [path for paths, _ in body for path in paths]

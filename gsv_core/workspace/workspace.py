@@ -5,7 +5,7 @@ Every operation checks the agent id and the path (`paths`), seeds a new agent's 
 from the templates on its first use, resolves virtual `skills/` paths, and then does its
 storage work in one thread hop (the backend is blocking I/O). Writes, edits, appends and
 deletes of one file are serialised, so two edits never lose one another's change.
-Results are wire-shaped dicts (seed 001 / seed 000).
+Results are wire-shaped dicts (docs/protocol.md, docs/tools.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`tool.approve` and `tool.approvals` (gsv additions, issue 13): answering and listing
+"""`tool.approve` and `tool.approvals` (gsv additions): answering and listing
 the tool calls that wait for a human. Only clients may call them (the mode table), which
 is what "only the owner approves" means on the wire."""
 

@@ -1,5 +1,5 @@
 """`auth.invite`, `auth.list`, `auth.revoke`: the owner hands out one-time join codes and
-ends credentials (issue 21). Revoking disconnects the node or adapter at once."""
+ends credentials. Revoking disconnects the node or adapter at once."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Channel methods (seed 001 "Channel"): accounts of in-process adapters, and
+"""Channel methods (docs/protocol.md#methods): accounts of in-process adapters, and
 `channel.inbound` for external adapters, which may only speak for the channel and
-account they connected as (fix of 18.1)."""
+account they connected as: no adapter speaks for another."""
 
 from __future__ import annotations
 

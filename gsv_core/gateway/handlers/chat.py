@@ -1,5 +1,5 @@
-"""`chat.send` (spec 6.1, seed 001): the message goes through the chat pipeline, which
-stores it before this answers. A queued message says so (`queued: true`, fix of 18.19)."""
+"""`chat.send` (docs/protocol.md#methods): the message goes through the chat pipeline, which
+stores it before this answers. A queued message says so (`queued: true`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`config.get` / `config.set` (spec 13): masked reads, validated and persisted writes."""
+"""`config.get` / `config.set`: masked reads, validated and persisted writes."""
 
 from __future__ import annotations
 

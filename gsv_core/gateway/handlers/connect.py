@@ -1,9 +1,9 @@
-"""`connect`: the handshake of spec 2.3, with our fixes.
+"""`connect`: the handshake of docs/protocol.md#connect.
 
 Order: params shape (103) -> protocol range contains 1 (102) -> mode specifics (103) ->
 credential for that mode (401/403/429, see `gateway.auth`; the socket then closes with
-4001 *after* the response is sent, fix of 18.5) -> registration, replacing an older
-connection with the same id. A credential is always required (issue 21).
+4001 *after* the response is sent; the original closed the socket before replying) ->
+registration, replacing an older connection with the same id. A credential is always required.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Cron methods (seed 001 "Cron"): status, list, add, update, remove, run, runs.
+"""Cron methods (docs/protocol.md#methods): status, list, add, update, remove, run, runs.
 
 `cron.add` / `cron.update` take canonical schedules (the `gsv__Cron` tool accepts the
 friendlier forms); every bad field is a 400 naming it, an unknown id a 404. `cron.run`

@@ -1,4 +1,4 @@
-"""Heartbeat methods (seed 001 "Heartbeat", spec 10): status, start, trigger.
+"""Heartbeat methods (docs/protocol.md#methods): status, start, trigger.
 
 `heartbeat.trigger` runs the beat (without the checks) and waits for its end; besides
 the seed's `{ok, message, skipped?, skipReason?}` it tells `sessionKey`, `delivered`,

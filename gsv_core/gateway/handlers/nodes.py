@@ -1,4 +1,4 @@
-"""Node methods (seed 001 "Tools", "Node", "Logs"): tool calls, log fetches, probes,
+"""Node methods (docs/protocol.md#methods): tool calls, log fetches, probes,
 background exec events, the node inventory and `node.forget`.
 
 `tool.request` runs a node tool on behalf of a session: the call is checked and sent at

@@ -1,4 +1,4 @@
-"""Pairing methods (seed 001 "Pairing"): pending requests of unknown senders, approve
+"""Pairing methods (docs/protocol.md#methods): pending requests of unknown senders, approve
 (allow them and welcome them) and reject."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from gsv_core.gateway.state import Gateway
 
 
-# approving a second person while every DM goes to the owner's main session (issue 30)
+# approving a second person while every DM goes to the owner's main session, so the owner is warned
 SHARED_MAIN_SESSION = (
     "session.dmScope is main: this person's direct messages land in your own main "
     "session, with its history and memory. Give each person their own session with: "

@@ -1,6 +1,6 @@
-"""Session methods (seed 001 "Session"): list, get, stats, patch, reset, compact, history,
+"""Session methods (docs/protocol.md#methods): list, get, stats, patch, reset, compact, history,
 preview. Keys are validated (400) and canonicalised; a key never used before reports a
-fresh, empty session under its real key (fix of 18.21) without storing anything."""
+fresh, empty session under its real key without storing anything."""
 
 from __future__ import annotations
 

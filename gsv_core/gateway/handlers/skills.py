@@ -1,4 +1,4 @@
-"""`skills.status` and `skills.update` (seed 001 "Skills"): which skills an agent can use
+"""`skills.status` and `skills.update` (docs/protocol.md#methods): which skills an agent can use
 on which connected node, and why not; `update` probes the nodes for binaries first.
 `agentId` defaults to the configured default agent and is validated (400 otherwise).
 """

@@ -1,5 +1,5 @@
 """`tools.list`: the tools the agent can call: native `gsv__*` tools first, then node tools
-named `{nodeId}__{tool}`, nodes sorted by id (spec 3)."""
+named `{nodeId}__{tool}`, nodes sorted by id."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""`transfer.*` (spec 15): the steps nodes report, which only the connections taking part
-in a transfer may report (fix of 18.2), and `transfer.request`, a client's transfer with
+"""`transfer.*`: the steps nodes report, which only the connections taking part
+in a transfer may report, and `transfer.request`, a client's transfer with
 progress events (`gsv transfer`)."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def register(router: Router, gateway: Gateway) -> None:
     def step(name: str) -> Any:
         async def handle(ctx: RequestContext, params: TransferStepParams) -> dict[str, bool]:
             service.answer(ctx.peer, name, params.to_wire())
-            return {"ok": True}  # unknown or stale transfers are acknowledged (spec 3)
+            return {"ok": True}  # unknown or stale transfers are acknowledged, not errors
 
         return handle
 

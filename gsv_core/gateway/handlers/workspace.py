@@ -1,5 +1,6 @@
-"""`workspace.list/read/write/delete` (seed 001 "Workspace"): the agent workspace over the
-wire. `agentId` defaults to the configured default agent and is validated (fix of 18.4);
+"""`workspace.list/read/write/delete` (docs/protocol.md#methods): the agent workspace
+over the wire. `agentId` defaults to the configured default agent and is validated (the
+original used it unchecked in storage keys);
 bad paths are 400s, missing files 404s. `workspace.read` also takes the smart-read
 options of `gsv__ReadFile`: `startLine`/`endLine`, `search` with `contextLines`, and
 `jsonPath`.

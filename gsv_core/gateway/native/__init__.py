@@ -1,1 +1,1 @@
-"""Native `gsv__*` tools: tools that run inside the gateway (seed 000), by family."""
+"""Native `gsv__*` tools: tools that run inside the gateway (docs/tools.md), by family."""

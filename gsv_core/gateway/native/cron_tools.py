@@ -1,4 +1,4 @@
-"""`gsv__Cron` (seed 000 "Cron Tools"): one tool, an `action` per cron operation.
+"""`gsv__Cron` (docs/tools.md#gateway-native-tools): one tool, an `action` per cron operation.
 
 Times are normalised tool-side (gsv_core.cron.tool_input: "in 2 hours", "tomorrow 9am",
 everyMinutes + anchor, cron expr with tz defaulting to userTimezone). `add` takes the

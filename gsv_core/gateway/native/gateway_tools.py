@@ -1,4 +1,4 @@
-"""`gsv__ConfigGet` and `gsv__LogsGet` (seed 000 "Gateway Tools")."""
+"""`gsv__ConfigGet` and `gsv__LogsGet` (docs/tools.md#gateway-native-tools)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ class LogsGetArgs(NativeArgs):
 
 def register(registry: NativeToolRegistry, gateway: Gateway) -> None:
     async def config_get(args: ConfigGetArgs, ctx: ToolCallContext) -> dict[str, Any]:
-        # secrets are masked in every read, also by path (fix of 18.5)
+        # secrets are masked in every read, also by path
         if args.path is None:
             return {"config": gateway.config.masked}
         found, value = gateway.config.get_masked(args.path)

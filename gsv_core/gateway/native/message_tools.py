@@ -1,6 +1,6 @@
-"""`gsv__Message` (seed 000 "Message Tools"): send a message to a channel peer. Without
+"""`gsv__Message` (docs/tools.md#gateway-native-tools): send a message to a channel peer. Without
 `channel`/`to` it answers where the calling run came from, else where the calling
-session last heard from a channel (not whatever ran last, fix of 18.10)."""
+session last heard from a channel (not whatever ran last)."""
 
 from __future__ import annotations
 

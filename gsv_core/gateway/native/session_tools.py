@@ -1,8 +1,8 @@
-"""`gsv__SessionsList` and `gsv__SessionSend` (seed 000 "Session Tools", spec 16).
+"""`gsv__SessionsList` and `gsv__SessionSend` (docs/tools.md#gateway-native-tools).
 
 SessionSend waits for the reply to *its own* message (the run it started), not for
 whatever assistant message is newest, and a bare key like "main" means the calling
-agent's main session (fix of 18.14).
+agent's main session.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`gsv__Transfer` (seed 000 "Transfer Tools"): move a file between nodes and the
+"""`gsv__Transfer` (docs/tools.md#gateway-native-tools): move a file between nodes and the
 calling agent's workspace; the call returns once the file is complete end to end."""
 
 from __future__ import annotations

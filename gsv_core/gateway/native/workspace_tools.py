@@ -1,7 +1,7 @@
-"""`gsv__ReadFile`, `gsv__WriteFile`, `gsv__EditFile`, `gsv__DeleteFile` (seed 000
-"Workspace Tools", spec 16): the calling session's agent reads and rewrites its own
-workspace. ReadFile also reads parts of large files (startLine/endLine, search with
-contextLines, jsonPath), as the peer catalog's artifact reader does (seed 003).
+"""`gsv__ReadFile`, `gsv__WriteFile`, `gsv__EditFile`, `gsv__DeleteFile` (docs/tools.md):
+the calling session's agent reads and rewrites its own workspace. ReadFile also reads
+parts of large files (startLine/endLine, search with contextLines, jsonPath), as the peer catalog's
+artifact reader does.
 """
 
 from __future__ import annotations

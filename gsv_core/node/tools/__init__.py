@@ -5,8 +5,8 @@
     await toolset.invoke("Read", {"path": "README.md"})
     await toolset.close()            # kills background process groups
 
-Seed 002 is the contract for parameters, results and errors; each tool's module says
-where it departs from the original (spec 14.3) and why.
+docs/tools.md lists parameters, results and limits; each tool's module says where it
+departs from the original node tools and why.
 """
 
 from __future__ import annotations
@@ -40,9 +40,9 @@ def build_toolset(
 ) -> Toolset:
     """The seven node tools rooted at `workspace`.
 
-    `on_exec_event` receives seed 001 `node.exec.event` params (without callId) when a
-    background command starts or ends; it is called on the event loop. `clock` (epoch ms)
-    and `use_rg` exist for tests and benchmarks.
+    `on_exec_event` receives `node.exec.event` params (docs/protocol.md#events), without
+    callId, when a background command starts or ends; it is called on the event loop.
+    `clock` (epoch ms) and `use_rg` exist for tests and benchmarks.
     """
     root = Workspace(workspace, restrict=restrict_to_workspace)
     processes = ProcessManager(on_exec_event=on_exec_event, clock=clock)

@@ -45,7 +45,7 @@ class Tool(ABC, Generic[P]):
     Params: type[P]
 
     def definition(self) -> dict[str, Any]:
-        """`{name, description, inputSchema}` for the connect handshake (seed 001)."""
+        """`{name, description, inputSchema}` for `connect` (docs/protocol.md#connect)."""
         return {
             "name": self.name,
             "description": self.description,

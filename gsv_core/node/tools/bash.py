@@ -1,6 +1,6 @@
 """The Bash tool: run a shell command synchronously, in the background, or yield after a wait.
 
-Modes (seed 002): by default the call waits for the command and returns its output;
+Modes (docs/tools.md): by default the call waits for the command and returns its output;
 `background: true` returns a running session at once; `yieldMs` waits up to that long
 (clamped to 10..120000 ms) and backgrounds the command if it is still running. Background
 sessions are then driven with the Process tool. A synchronous command gets EOF on stdin

@@ -2,7 +2,7 @@
 
 Without `replaceAll` the old text must occur exactly once (the match-count error of spec
 14.3 tells the agent how to disambiguate). An empty `oldString` is refused: the original
-accepted it and, with replaceAll, inserted the new text between every character (18.23).
+accepted it and, with replaceAll, inserted the new text between every character.
 """
 
 from __future__ import annotations

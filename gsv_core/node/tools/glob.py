@@ -6,7 +6,7 @@ entry against all alternatives at once (a small NFA over path segments), so `src
 reads only `src` and no path is reported twice. Symlinks are followed without loops
 (`walk`). Results are absolute paths sorted by modification time, newest first (ties by
 path); at most 1000 are returned, and then `truncated: true` replaces `count` (the shape
-Grep uses; the original was unbounded: spec 18.23). A trailing `/` matches directories only.
+Grep uses; the original was unbounded). A trailing `/` matches directories only.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 fnmatch semantics per path segment (`*`, `?`, `[..]`, `[!..]`, case-sensitive, dotfiles
 match like any other name), `**` as a whole segment for any number of directories, and
 shell-style brace expansion (`*.{py,md}`, nested, at most 256 alternatives) on top, which
-the original lacked (spec 18.23).
+the original lacked.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The Process tool: list, poll, read logs of, write to and kill background Bash sessions.
 
-Actions and result shapes follow seed 002 and spec 14.3. Failures (no such session, not
+Actions and result shapes: docs/tools.md. Failures (no such session, not
 backgrounded, already exited, stdin closed, unknown action) raise ToolFailed with the
 original's exact messages rather than returning `{status: "failed", error}`, so every
 tool error reaches the caller the same way.

@@ -2,7 +2,7 @@
 
 Every command runs as `$SHELL -lc <command>` in its own session (`start_new_session`), so
 its process group id is its pid and a timeout or a kill reaches every child it spawned
-(the original signalled only the shell, and children survived: spec 18.23). A supervisor
+(the original signalled only the shell, and children survived). A supervisor
 task per process captures output, enforces the timeout (SIGTERM to the group, SIGKILL to
 the group 250 ms later) and records the exit. A process is *finished* when the shell
 exits; output still arriving from children that keep the pipe open is drained for a short
@@ -10,7 +10,7 @@ grace period and then keeps being captured in the background.
 
 Backgrounded sessions (Bash `background` / `yieldMs`) stay in the manager while running
 and for 30 minutes after they end; their start and end are reported through the
-`on_exec_event` callback as seed 001 `node.exec.event` params.
+`on_exec_event` callback as `node.exec.event` params (docs/protocol.md#events).
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ class ProcessSession:
             os.killpg(self.pid, sig)
 
     def running_result(self) -> dict[str, Any]:
-        """Seed 002 Bash "backgrounded/running" output."""
+        """Bash's "backgrounded/running" output (docs/tools.md)."""
         return {
             "status": "running",
             "sessionId": self.session_id,
@@ -118,7 +118,7 @@ class ProcessSession:
         }
 
     def completed_result(self) -> dict[str, Any]:
-        """Seed 002 Bash "completed" output (a timeout is reported as failed)."""
+        """Bash's "completed" output (a timeout is reported as failed)."""
         ended = self.ended_at if self.ended_at is not None else self.started_at
         return {
             "status": self.status,

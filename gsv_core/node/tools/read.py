@@ -2,10 +2,10 @@
 
 A file is text when its first 8 KiB hold no NUL byte and decode as UTF-8 (and every line
 returned decodes too). Text comes back as `{lineNum}\\t{line}` lines numbered from
-offset + 1 (seed 002: no padding), CR before LF stripped. At most 256 Ki characters of
+offset + 1 (no padding), CR before LF stripped. At most 256 Ki characters of
 line text are returned per call; a larger range is an error that suggests an offset and
-limit that fit, so a huge log can still be read in parts (the original had no cap:
-spec 18.23). Other files are sniffed by magic bytes: images up to 10 MiB are returned
+limit that fit, so a huge log can still be read in parts (the original had no
+cap). Other files are sniffed by magic bytes: images up to 10 MiB are returned
 base64 as `{content: [text block, image block]}`; anything else is an error naming the
 detected type.
 """

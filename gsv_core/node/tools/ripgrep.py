@@ -36,7 +36,7 @@ from gsv_core.node.tools.textsearch import (
 _GLOB_SYNTAX = frozenset("[]\\!{}/")
 # An rg event longer than this is a match on a huge line (a minified file, a one-line
 # dump): it is read in pieces and never held whole, so a 16 MB line costs the node about
-# this much, not 20x the line (issue 30). Such a line is reported as rg found it (Python's
+# this much, not 20x the line. Such a line is reported as rg found it (Python's
 # re cannot re-check a line it does not hold), its content cut like any other.
 LONG_EVENT_BYTES = 1 << 20
 # structural (not inside a JSON string, where a quote is always escaped) line number

@@ -32,7 +32,7 @@ class Toolset:
         return [tool.definition() for tool in self._tools.values()]
 
     def tool_capabilities(self) -> dict[str, list[str]]:
-        """Tool name -> capability ids (seed 002 "Capability Mapping")."""
+        """Tool name -> capability ids (the capability column of docs/tools.md)."""
         return {tool.name: [tool.capability] for tool in self._tools.values()}
 
     def host_capabilities(self) -> list[str]:

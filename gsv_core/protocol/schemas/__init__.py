@@ -1,6 +1,6 @@
 """Pydantic v2 models for method params and results, one module per method family.
 
-Field names are the wire names of seed 001 (camelCase). Params models ignore unknown
+Field names are the wire names of docs/protocol.md (camelCase). Params models ignore unknown
 fields (peers may be newer than us); results leave out absent optional fields.
 """
 

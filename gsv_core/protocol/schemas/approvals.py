@@ -1,4 +1,4 @@
-"""`tool.approve` params (gsv addition, issue 13; `remember: "always"` issue 29)."""
+"""`tool.approve` params (gsv addition; `remember: "always"` adds a rule)."""
 
 from __future__ import annotations
 

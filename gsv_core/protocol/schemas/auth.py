@@ -1,4 +1,4 @@
-"""`auth.*` (gsv additions, issue 21): one-time join codes and the credentials of nodes
+"""`auth.*` (gsv additions): one-time join codes and the credentials of nodes
 and channel adapters. Owner (client mode) only."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Channel and pairing params (seed 001 "Channel", "Pairing")."""
+"""Channel and pairing params (docs/protocol.md#methods)."""
 
 from __future__ import annotations
 

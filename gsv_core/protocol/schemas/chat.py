@@ -1,4 +1,4 @@
-"""`chat.send` params (seed 001 "Chat")."""
+"""`chat.send` params (docs/protocol.md#methods)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`config.get` / `config.set` params and results (seed 001 "Configuration")."""
+"""`config.get` / `config.set` params and results (docs/protocol.md#methods)."""
 
 from __future__ import annotations
 

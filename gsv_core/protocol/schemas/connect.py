@@ -1,4 +1,4 @@
-"""`connect` params and the `hello-ok` result (seed 001 "Connect", spec 2.3)."""
+"""`connect` params and the `hello-ok` result (docs/protocol.md#connect)."""
 
 from __future__ import annotations
 

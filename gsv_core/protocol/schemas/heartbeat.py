@@ -1,4 +1,4 @@
-"""`heartbeat.*` params (seed 001 "Heartbeat"). `heartbeat.status` and `heartbeat.start`
+"""`heartbeat.*` params (docs/protocol.md#methods). `heartbeat.status` and `heartbeat.start`
 take no params in the seed; gsv lets both name one agent (`agentId`)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Node payloads: runtime info validation (spec 2.3, seed 001 "Node Runtime Info") and the
-params of the node-facing methods (`tool.*`, `logs.*`, `node.*`, seed 001 "Tools", "Node",
+"""Node payloads: runtime info validation (docs/protocol.md#connect) and the
+params of the node-facing methods (`tool.*`, `logs.*`, `node.*`, docs/protocol.md#methods
 "Logs")."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from gsv_core.errors import InvalidConnectParams
 from gsv_core.protocol.schemas import WireModel
 from gsv_core.protocol.schemas.connect import ToolDefinition
 
-# Capability ids of seed 001/002.
+# Capability ids (docs/tools.md).
 CAPABILITY_IDS = frozenset(
     {
         "filesystem.list",
@@ -45,7 +45,7 @@ class NodeRuntime(WireModel):
 
 
 def validate_node_runtime(node_id: str, tools: list[ToolDefinition], raw: Any) -> NodeRuntime:
-    """Check a node's runtime against its tools (spec 2.3); 103 with the reason otherwise."""
+    """Check a node's runtime against its tools; 103 with the reason otherwise."""
     if not isinstance(raw, dict):
         raise InvalidConnectParams(f"Invalid nodeRuntime: nodeRuntime for {node_id} is required")
     try:
@@ -170,7 +170,7 @@ class NodeProbeResultParams(WireModel):
 
 
 class NodeExecEventParams(WireModel):
-    eventId: str = Field(min_length=1, max_length=256)  # seed 001: required (dedupe key)
+    eventId: str = Field(min_length=1, max_length=256)  # required: the dedupe key
     sessionId: str
     event: str
     callId: str | None = None

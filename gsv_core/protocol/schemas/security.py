@@ -1,4 +1,4 @@
-"""`security.audit` (gsv addition, issue 21): findings of the gateway's security audit."""
+"""`security.audit` (gsv addition): findings of the gateway's security audit."""
 
 from __future__ import annotations
 

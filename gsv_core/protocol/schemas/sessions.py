@@ -1,4 +1,4 @@
-"""Session method params (seed 001 "Session"): keys, pagination, patches."""
+"""Session method params (docs/protocol.md#methods): keys, pagination, patches."""
 
 from __future__ import annotations
 

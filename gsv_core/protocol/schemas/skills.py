@@ -1,4 +1,4 @@
-"""`skills.status` / `skills.update` params and results (seed 001 "Skills")."""
+"""`skills.status` / `skills.update` params and results (docs/protocol.md#methods)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`tools.list` result (seed 001 "Tools")."""
+"""`tools.list` result (docs/protocol.md#methods)."""
 
 from __future__ import annotations
 

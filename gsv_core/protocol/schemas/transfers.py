@@ -1,4 +1,4 @@
-"""`transfer.*` params (spec 2.6 / 3 / 15) and `transfer.request` (gsv addition)."""
+"""`transfer.*` params (docs/protocol.md#methods) and `transfer.request` (gsv addition)."""
 
 from __future__ import annotations
 
