@@ -1,5 +1,5 @@
-"""The slash commands the chat TUI completes and explains: the gateway's commands of spec
-6.2 (sent to the gateway as they are) and the few the TUI answers itself.
+"""The slash commands the chat TUI completes and explains: the gateway's slash
+commands (sent to the gateway as they are) and the few the TUI answers itself.
 
 The gateway's commands come from `gsv_core.protocol.commands`, the one list the gateway's
 parser also reads; the TUI adds only the commands it answers itself.

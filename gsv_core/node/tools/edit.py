@@ -1,7 +1,7 @@
 """The Edit tool: replace exact text in a UTF-8 file.
 
-Without `replaceAll` the old text must occur exactly once (the match-count error of spec
-14.3 tells the agent how to disambiguate). An empty `oldString` is refused: the original
+Without `replaceAll` the old text must occur exactly once (the match-count error
+tells the agent how to disambiguate). An empty `oldString` is refused: the original
 accepted it and, with replaceAll, inserted the new text between every character.
 """
 
