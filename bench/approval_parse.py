@@ -1,4 +1,4 @@
-"""Approval decisions on huge shell lines (issue 29): linear time, bounded size, and a
+"""Approval decisions on huge shell lines: linear time, bounded size, and a
 gateway that keeps answering while it judges.
 
     python -m bench.approval_parse [-r 5]

@@ -5,7 +5,7 @@ for a one-turn reply and for a reply that calls one node tool.
     python -m bench.chat_latency [-n 200]
 
 The gateway and the node run in their own processes; the fake LLM server runs in a thread
-here. Printed beside the raw websockets echo RTT of the same run. Targets (issue 4): ack
+here. Printed beside the raw websockets echo RTT of the same run. Targets: ack
 p50 <= 2 ms, final p50 <= 15 ms for a one-turn reply.
 """
 

@@ -4,7 +4,7 @@
 
 Both servers run in their own process on 127.0.0.1; the client runs here. Prints p50/p99
 of the raw echo RTT, of `config.get` sent as raw frames, and of `config.get` through
-GatewayClient, with the ratios to echo. Target (issue 2): gateway p50 within 2x of echo.
+GatewayClient, with the ratios to echo. Target: gateway p50 within 2x of echo.
 """
 
 from __future__ import annotations

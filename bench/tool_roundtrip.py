@@ -4,7 +4,7 @@
     python -m bench.tool_roundtrip [-n 2000]
 
 The gateway, the node (`gsv node run`) and the echo server each run in their own process
-on 127.0.0.1. Target (issue 3): p50 within 3x of the echo RTT; issue 22: within 1.5x of
+on 127.0.0.1. Target: p50 within 3x of the echo RTT, and within 1.5x of
 the two-hop relay floor (the relay's echoing peer in the client's process). The same
 relay with its peer in a process of its own, as the node is, is printed beside it: on a
 2-core machine a third process costs on every hop, which no code of ours can remove.

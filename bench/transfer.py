@@ -5,7 +5,7 @@ transfer's destination must do and the raw sink does not.
 
     python -m bench.transfer [--mb 200]
 
-Gateway, nodes and the sink run in their own processes on 127.0.0.1. Target (issue 11):
+Gateway, nodes and the sink run in their own processes on 127.0.0.1. Target:
 at least 40% of the raw throughput.
 """
 

@@ -1,5 +1,5 @@
 """Hostile text, as a stranger, a tool or a model could send it, and how gsv must show it:
-rich markup shown literally, terminal control characters as visible stand-ins (issue 21)."""
+rich markup shown literally, terminal control characters as visible stand-ins."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""gsv_core stays on the libraries' public surface (issue 22): no private stdlib names
+"""gsv_core stays on the libraries' public surface (so a library update cannot break it unseen): no private stdlib names
 (json's scanner and C encoder, code objects), and from websockets only its documented
 public modules and names, so a websockets upgrade is a version bump."""
 

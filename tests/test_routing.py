@@ -1,5 +1,5 @@
-"""Session-key routing (spec 4, 5, 8.3): tables ported from the original's routing.test and
-config.test, plus the DM-only identity-link fix (18.13), bindings and key validation."""
+"""Session-key routing: tables ported from the original's routing.test and
+config.test, plus the DM-only identity-link fix, bindings and key validation."""
 
 from __future__ import annotations
 
@@ -441,7 +441,7 @@ def test_linked_identity_rekeys_a_dm() -> None:
 
 
 def test_linked_identity_never_rekeys_a_group() -> None:
-    """A linked member writing in a group keeps the group's own session (fix of 18.13)."""
+    """A linked member writing in a group keeps the group's own session."""
     settings = RoutingSettings(identity_links={"alice": ("+15551234567",)})
     route = route_inbound(
         "whatsapp", None, "group", "120363@g.us", settings, sender_id="+15551234567"

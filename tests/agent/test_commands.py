@@ -1,5 +1,5 @@
-"""Slash commands, think levels and model selectors (spec 6.2; the original's commands.test,
-spec 17.4), and the exact texts the commands answer with."""
+"""Slash commands, think levels and model selectors (the original's
+commands.test), and the exact texts the commands answer with."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def test_think_levels_normalise(raw: str | None, expected: str | None) -> None:
 
 
 def test_think_levels_are_the_wire_values() -> None:
-    """The normalised levels are exactly seed 001's thinkingLevel values."""
+    """The normalised levels are exactly the wire's thinkingLevel values."""
     assert THINK_LEVELS == ("none", "minimal", "low", "medium", "high", "xhigh")
 
 
@@ -237,7 +237,7 @@ STATUS = SessionStatus(
 
 
 def test_status_text_shows_effective_model() -> None:
-    """/status lists key, messages, tokens and the model it was given (fix of 18.20)."""
+    """/status lists key, messages, tokens and the model it was given, not the global one."""
     assert format_status(STATUS) == (
         "Session: agent:main:main\nMessages: 4\nTokens: 120 in / 30 out\nModel: openai/gpt-4o"
     )

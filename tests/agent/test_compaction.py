@@ -119,7 +119,7 @@ async def test_a_long_session_is_compacted_before_the_next_call(
     gw: RunningGateway, client: GatewayClient, fake: FakeProvider, log: EventLog
 ) -> None:
     """Over the budget: older messages become one summary message (stored as a summary,
-    not a user message: fix of 18.30), the originals are archived, memories are saved,
+    not a fake user message), the originals are archived, memories are saved,
     clients get a notice, the model sees the summary."""
     fake.enqueue(call("gsv__ConfigGet", {"path": "model.id"}))
     fake.enqueue("A" * 3000)

@@ -1,4 +1,4 @@
-"""Inline directives (spec 6.3; the original's commands.test directive cases, spec 17.4)."""
+"""Inline directives (the original's commands.test directive cases)."""
 
 from __future__ import annotations
 

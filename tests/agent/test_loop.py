@@ -136,8 +136,7 @@ async def test_the_iteration_cap_ends_a_runaway_run(
 async def test_stop_mid_stream_cancels_and_the_next_run_is_unaffected(
     gw: RunningGateway, client: GatewayClient, fake: FakeProvider, log: EventLog
 ) -> None:
-    """/stop ends the run at once; nothing of it is stored later; the queued message runs
-    (fix of 18.7)."""
+    """/stop ends the run at once; nothing of it is stored later; the queued message runs."""
     gate = asyncio.Event()
     fake.enqueue("partial text", gate, " never seen")
     fake.enqueue("second answer")
@@ -231,8 +230,8 @@ async def test_reset_mid_stream_ends_the_run_and_the_new_session_starts_clean(
     gw: RunningGateway, client: GatewayClient, fake: FakeProvider, log: EventLog
 ) -> None:
     """session.reset during a streamed reply ends that run with an error event; nothing of
-    it lands in the new session, whose next message runs with a clean history (fix of
-    18.7)."""
+    it lands in the new session, whose next message runs with a clean
+    history."""
     gate = asyncio.Event()
     fake.enqueue("half a reply", gate, " never stored")
     fake.enqueue("fresh answer")

@@ -1,5 +1,5 @@
 """The whole system prompt for a fixture workspace, tool set and node inventory, fixed
-word for word (spec 7.4, 17.5 prompt.full.test); and the same agent while commissioning."""
+word for word (the original's prompt.full.test); and the same agent while commissioning."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The session methods of seed 001 on a real gateway: shapes, bad input, fresh keys."""
+"""The session methods (docs/protocol.md#methods) on a real gateway: shapes, bad input, fresh keys."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ async def chat(client: GatewayClient, log: EventLog, text: str, key: str = KEY) 
 
 
 async def test_a_fresh_key_reports_its_real_key_and_stores_nothing(client: GatewayClient) -> None:
-    """session.get on a never-used key: its canonical key, no messages, not listed (18.21)."""
+    """session.get on a never-used key: its canonical key, no messages, not listed."""
     got = await client.call("session.get", {"sessionKey": "agent:ops:main"})
     assert got["sessionKey"] == "agent:ops:main" and got["messageCount"] == 0
     assert got["tokens"] == {"input": 0, "output": 0, "total": 0}
@@ -56,8 +56,8 @@ async def test_get_stats_history_and_preview_after_a_turn(
 async def test_sessions_list_is_sorted_by_activity_with_kinds(
     client: GatewayClient, fake: FakeProvider, log: EventLog
 ) -> None:
-    """Newest activity first, with `kind` (cron and heartbeat sessions listed too: fix of
-    18.21), paginated with a total count."""
+    """Newest activity first, with `kind` (cron and heartbeat sessions listed
+    too), paginated with a total count."""
     await chat(client, log, "one", key="agent:main:first")
     await chat(client, log, "beat", key="agent:main:heartbeat:system:internal")
     await chat(client, log, "two", key="agent:main:cron:job1:run1")
@@ -144,7 +144,7 @@ async def test_compact_keeps_tool_calls_with_their_results(
     gw: RunningGateway, client: GatewayClient, fake: FakeProvider, log: EventLog
 ) -> None:
     """Keeping 2 messages would start with a tool result: the cut moves to keep its call
-    (fix of 18.15)."""
+    with it."""
     fake.enqueue(call("gsv__ConfigGet", {}))
     fake.enqueue("done")
     await chat(client, log, "hello")  # user, assistant(call), toolResult, assistant

@@ -198,7 +198,7 @@ async def test_slash_commands_answer_at_once(
 async def test_a_directive_only_message_applies_to_the_next_message(
     gw: RunningGateway, client: GatewayClient, fake: FakeProvider, log: EventLog
 ) -> None:
-    """`/t:high` alone is acknowledged and used for the next message only (fix of 18.20)."""
+    """`/t:high` alone is acknowledged and used for the next message only."""
     ack = await send(client, "/t:high")
     assert ack == {
         "status": "directive-only",
@@ -257,7 +257,7 @@ async def test_session_send_waits_for_its_own_reply(
         '"status": "ok"' in result["content"][0]["text"]
         and '"reply": "pong"' in result["content"][0]["text"]
     )
-    # fix of 18.21: the session SessionSend started is listed, and says what it is
+    # the session SessionSend started is listed, and says what it is
     kinds = {s["sessionKey"]: s["kind"] for s in (await client.call("sessions.list"))["sessions"]}
     assert kinds["agent:main:helper:dm:bob"] == "sessionSend"
     assert set(kinds.values()) == {"sessionSend", "chat"}
@@ -266,7 +266,7 @@ async def test_session_send_waits_for_its_own_reply(
 async def test_session_send_refuses_its_own_session(
     gw: RunningGateway, client: GatewayClient, fake: FakeProvider, log: EventLog
 ) -> None:
-    """Messaging the session the tool runs in is an error, not a wait until timeout (18.14)."""
+    """Messaging the session the tool runs in is an error, not a wait until timeout."""
     fake.enqueue(call("gsv__SessionSend", {"sessionKey": "main", "message": "me?"}))
     fake.enqueue("ok")
     run = (await send(client, "loop"))["runId"]
@@ -306,7 +306,7 @@ async def test_each_agent_uses_its_own_model_and_system_prompt(
     gw: RunningGateway, client: GatewayClient, fake: FakeProvider, log: EventLog
 ) -> None:
     """`agents.list[].model` and `.systemPrompt` apply to that agent's sessions, below a
-    session's own settings (the original ignored them; issue 30)."""
+    session's own settings (the original ignored them)."""
     agents = [{"id": "main", "default": True},
               {"id": "ops", "model": "openai/gpt-ops", "systemPrompt": "You are OPS-BOT."}]  # fmt: skip
     await client.call("config.set", {"path": "agents.list", "value": agents})

@@ -1,4 +1,4 @@
-"""The lines of issue 29: dangerous ones (each trick in several spellings) that must ask in
+"""Shell lines for the approval modes: dangerous ones (each trick in several spellings) that must ask in
 allowlist mode, and everyday read-only ones that must run without asking.
 
 `{out}` is a directory outside the node workspace holding the canary files (`canary`,

@@ -1,4 +1,4 @@
-"""Allowlist mode through the policy alone (issue 29): the dangerous lines of the table
+"""Allowlist mode through the policy alone: the dangerous lines of the table
 ask, the everyday read-only ones run; wrappers, rules from the prompt, secrets in every
 mode, long lines, and lines built at random from the table's pieces."""
 

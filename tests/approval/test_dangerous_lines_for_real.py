@@ -1,4 +1,4 @@
-"""The dangerous lines of issue 29 sent for real: a scripted model calls a real node's
+"""The dangerous lines of tests/approval/lines_table.py sent for real: a scripted model calls a real node's
 Bash with every one of them through a real gateway, the owner says no to each approval
 request as it arrives, and the canary files outside the workspace are untouched. Then
 the node alone, with no gateway approval at all, refuses every one of them itself."""

@@ -115,7 +115,7 @@ async def test_approvals_expire_closed(
 async def test_yes_and_no_replies_answer_other_words_are_queued(
     gw: RunningGateway, client: GatewayClient, fake: FakeProvider, log: EventLog, tmp_path: Path
 ) -> None:
-    """A bare "yes" approves; "please wait" is queued as a message, not dropped (18.16)."""
+    """A bare "yes" approves; "please wait" is queued as a message, not dropped."""
     fake.enqueue(call("n1__Bash", {"command": "rm -rf gone"}))
     fake.enqueue("Done.")
     fake.enqueue("Sure, waiting.")

@@ -33,7 +33,7 @@ def bash(command: str, workspace: str = "/home/me/project") -> CallFacts:
     return CallFacts("laptop__Bash", "Bash", "laptop", {"command": command}, workspace)
 
 
-# (command, expected decision) in denylist mode (the behaviour before issue 29):
+# (command, expected decision) in denylist mode (the behaviour before the allowlist mode):
 # defaultDecision allow + the standard preset. The allowlist has its own tables in
 # test_allowlist.py.
 TABLE = [
@@ -120,7 +120,7 @@ def test_an_allow_rule_for_one_program_does_not_cover_the_next() -> None:
 
 
 def test_rules_match_tools_nodes_conditions_and_paths() -> None:
-    """First match wins; globs on tool and node; spec 7.7 conditions; path prefixes."""
+    """First match wins; globs on tool and node; `when` conditions; path prefixes."""
     rules = [
         {"id": "deny-prod", "tool": "*", "node": "prod-*", "decision": "deny"},
         {"id": "secrets", "tool": "*__Read", "paths": ["~/.ssh"], "decision": "ask", "reason": "ssh keys"},

@@ -1,4 +1,4 @@
-"""Messenger SDKs are extras (issue 23): a channel whose library is missing says the exact
+"""Messenger SDKs are optional extras: a channel whose library is missing says the exact
 pip command instead of a traceback."""
 
 from __future__ import annotations

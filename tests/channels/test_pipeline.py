@@ -133,7 +133,7 @@ async def test_an_allowlist_blocks_strangers_silently(
 async def test_group_messages_wake_the_agent_only_when_mentioned(
     client: GatewayClient, test_channel: TestChannel, fake: FakeProvider, gw: RunningGateway
 ) -> None:
-    """In a group, chatter is ignored; a mention is answered (fix of 18.18)."""
+    """In a group, chatter is ignored; a mention is answered."""
     await client.call("config.set", {"path": "channels.test", "value": {"allowFrom": ["u1"]}})
     ignored = await gw.gateway.channels.inbox.receive(group("just chatting", "g-1"), wait=True)
     assert ignored == {"status": "ignored", "reason": "not mentioned"}
@@ -163,7 +163,7 @@ async def test_commands_and_directives_answer_in_the_chat(
 async def test_errors_are_told_to_the_peer_in_one_line(
     client: GatewayClient, test_channel: TestChannel, fake: FakeProvider
 ) -> None:
-    """A failed run sends a short warning line instead of silence (fix of 18.18)."""
+    """A failed run sends a short warning line instead of silence."""
     await open_policy(client)
     fake.enqueue(Fail(ProviderFailed("anthropic is overloaded\nplease retry")))
     await test_channel.inject(dm("hi", "m1"))
@@ -263,7 +263,7 @@ async def test_external_adapters_speak_over_websocket(
             if frame.get("event") == "channel.outbound":
                 break
         assert frame["payload"]["message"] == {"text": "hello from the agent", "replyToId": "x1"}
-        # the real session the reply belongs to, never "" (issue 30)
+        # the real session the reply belongs to, never ""
         assert frame["payload"]["sessionKey"] == reply["payload"]["sessionKey"] != ""
         assert frame["payload"]["peer"] == {"kind": "dm", "id": "p1"}
         spoof = await request(ws, "channel.inbound", {**inbound, "accountId": "other"})
@@ -302,8 +302,8 @@ async def test_a_flood_of_strangers_does_not_hold_up_the_owner(
     client: GatewayClient, test_channel: TestChannel, fake: FakeProvider
 ) -> None:
     """20 unknown senders at once: their pairing prompts wait on their own rate-limit lane,
-    beside the queue, so the owner's reply goes out while most prompts still wait (issue
-    30). With one send a minute, a shared lane would hold the owner for 20 minutes."""
+    beside the queue, so the owner's reply goes out while most prompts still
+    wait. With one send a minute, a shared lane would hold the owner for 20 minutes."""
     settings = {"dmPolicy": "pairing", "allowFrom": ["owner"], "sendRatePerMinute": 1}
     await client.call("config.set", {"path": "channels.test", "value": settings})
     for n in range(20):

@@ -1,5 +1,5 @@
 """More of the channel pipeline on a real gateway: background exec completions and
-gsv__Message defaults (fixes 18.17 and 18.10), pairing expiry on an injected clock, voice
+gsv__Message defaults, pairing expiry on an injected clock, voice
 notes transcribed by a fake OpenAI-compatible endpoint, the envelope's time zone, the
 pairing welcome through an external adapter, and an adapter whose start crashes."""
 
@@ -82,7 +82,7 @@ async def test_a_background_exec_completion_answers_the_channel_peer(
     gw: RunningGateway, client: GatewayClient, test_channel: TestChannel, fake: FakeProvider,
     tmp_path: Path,
 ) -> None:  # fmt: skip
-    """Fix of 18.17: a Bash command a channel run sent to the background ends later; the
+    """A Bash command a channel run sent to the background ends later; the
     run that its completion wakes replies to the same channel peer."""
     await open_policy(client)
     fake.enqueue(call("n1__Bash", {"command": "echo bg-finished", "background": True}, "bg"))
@@ -100,7 +100,7 @@ async def test_message_defaults_to_its_own_sessions_peer_after_another_session_r
     gw: RunningGateway, client: GatewayClient, test_channel: TestChannel, fake: FakeProvider,
     clock: list[int],
 ) -> None:  # fmt: skip
-    """Fix of 18.10: after a cron task delivered to another peer (another session, run
+    """After a cron task delivered to another peer (another session, run
     through the RPC), gsv__Message without a target from the main session still goes to
     the peer the main session last heard from."""
     await open_policy(client)

@@ -1,4 +1,4 @@
-"""`gsv chat "..."` when the run asks for approval (issue 29): without a terminal the
+"""`gsv chat "..."` when the run asks for approval: without a terminal the
 prompt says how to answer and the reply follows once someone does; on a terminal the
 answer typed there (once / always / deny) goes to the gateway."""
 

@@ -1,6 +1,6 @@
 """Hostile text in stored data, through a real gateway (thread), shown by every listing
 command: exit 0, no traceback, each string shown as written (brackets visible, controls
-as stand-ins) and no raw control character on stdout or stderr (issue 21)."""
+as stand-ins) and no raw control character on stdout or stderr."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every listing prints one `--json` shape, `{"<things>": [...], "count": n}` (issue 23):
+"""Every listing prints one `--json` shape, `{"<things>": [...], "count": n}`:
 a script reads `count` and the list by its plural name, whatever the command."""
 
 from __future__ import annotations

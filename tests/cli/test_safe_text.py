@@ -1,5 +1,5 @@
 """gsv_cli.safe_text and the output functions built on it: hostile text is shown as
-written, controls as visible stand-ins, and nothing fails to encode (issue 21)."""
+written, controls as visible stand-ins, and nothing fails to encode."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 21 from the command line: a node on "another machine" joins with one short code,
+"""Secure by default, from the command line: a node on "another machine" joins with one short code,
 `gsv nodes revoke` ends it at once, and `gsv security audit [--fix]` finds and repairs."""
 
 from __future__ import annotations

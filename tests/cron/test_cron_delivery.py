@@ -1,4 +1,4 @@
-"""Cron replies delivered to channels (spec 9, seed 000): a system event answers in the
+"""Cron replies delivered to channels: a system event answers in the
 agent's last active conversation; a task delivers when asked, to `channel` + `to`, to `to`
 on the last channel, or to the last conversation; with nowhere to go, clients only."""
 

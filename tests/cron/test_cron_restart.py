@@ -79,7 +79,7 @@ async def test_missed_jobs_wait_for_the_nodes_that_were_connected(
     database: Path, fake: FakeProvider, clock: Clock
 ) -> None:
     """A job that fell due while the gateway was down runs after the nodes connected before
-    the stop are back, not before (its tools would fail); issue 30."""
+    the stop are back, not before (its tools would fail)."""
     from tests.wire import handshake, open_raw
 
     async with serve(server_config(database, fake, clock), port=0) as gw:

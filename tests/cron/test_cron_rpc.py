@@ -103,7 +103,7 @@ async def test_a_task_run_ends_ok_with_its_summary_in_a_fresh_session(
     client: GatewayClient, fake: FakeProvider
 ) -> None:
     """Each task run has its own session; the result is the reply, with model and thinking
-    (fix of 18.11)."""
+    (the original ignored both)."""
     job = await add(client, task_job(model="fake/special-model", thinking="high"))
     fake.enqueue("The report is ready: ", "all systems nominal.")
     first = await run(client, job["id"])
@@ -160,7 +160,7 @@ async def test_a_system_event_goes_into_the_main_session(
 async def test_a_task_that_outlasts_its_timeout_is_stopped(
     client: GatewayClient, fake: FakeProvider
 ) -> None:
-    """timeoutSeconds bounds the run: it is stopped and the run ends `error` (fix of 18.11)."""
+    """timeoutSeconds bounds the run: it is stopped and the run ends `error` (the original ignored it)."""
     job = await add(client, task_job(timeoutSeconds=0.2))
     fake.enqueue("thinking", asyncio.Event())  # never answers
     result = (await run(client, job["id"]))["results"][0]

@@ -1,4 +1,4 @@
-"""gsv__Cron schedule forms become canonical schedules (spec 17.7 tool-input cases)."""
+"""gsv__Cron schedule forms become canonical schedules (the original's tool-input cases)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The gateway's half of `gsv security audit` (issue 21): `security.audit` over a real
+"""The gateway's half of `gsv security audit`: `security.audit` over a real
 socket, each finding with its fix, and `fix: true` repairing what it can."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Secure by default (issue 21): a credential per role, join codes, revocation, Origin, TLS.
+"""Secure by default: a credential per role, join codes, revocation, Origin, TLS.
 
 Every refusal is checked on a real gateway over real sockets: the right code and message,
 the socket closed after the reply, and nothing reachable before `connect` succeeds.

@@ -14,7 +14,7 @@ from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
 
 
 async def test_full_config_read_returns_defaults(gateway: RunningGateway) -> None:
-    """Without a path, config.get returns the effective config (spec 13 defaults)."""
+    """Without a path, config.get returns the effective config (defaults included)."""
     async with GatewayClient(gateway.url, token=gateway.token) as client:
         payload = await client.call("config.get")
     assert payload["config"]["model"] == {"provider": "anthropic", "id": "claude-sonnet-4-20250514"}
@@ -37,7 +37,7 @@ async def test_full_config_read_returns_defaults(gateway: RunningGateway) -> Non
 async def test_secrets_are_masked_in_every_read(
     gateway: RunningGateway, path: str, secret: str
 ) -> None:
-    """Fix of 18.5: the whole config, the parent object and the exact path all show ***."""
+    """Secrets masked in every read: the whole config, the parent object and the exact path all show ***."""
     async with GatewayClient(gateway.url, token=gateway.token) as client:
         await client.call("config.set", {"path": path, "value": secret})
         whole = await client.call("config.get")
@@ -99,7 +99,7 @@ async def test_malformed_paths_are_refused(gateway: RunningGateway, path: str) -
 
 
 async def test_setting_null_restores_the_default(gateway: RunningGateway) -> None:
-    """Fix of 18.29: `config.set PATH null` removes the override."""
+    """`config.set PATH null` removes the override (the default is back)."""
     tool_timeout = gateway.gateway.tool_timeout  # read through the looked-up settings
     async with GatewayClient(gateway.url, token=gateway.token) as client:
         assert tool_timeout() == 60.0
@@ -138,7 +138,7 @@ async def test_overrides_survive_a_gateway_restart(tmp_path: Path) -> None:
 
 
 async def test_the_owner_token_cannot_be_removed(gateway: RunningGateway) -> None:
-    """A credential is always required (issue 21): auth.token can change, never go."""
+    """A credential is always required: auth.token can change, never go."""
     token = gateway.token
     async with GatewayClient(gateway.url, token=token) as client:
         with pytest.raises(Conflict, match="always needs"):

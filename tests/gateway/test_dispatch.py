@@ -1,4 +1,4 @@
-"""Dispatch rules (spec 2.4) and connection behaviour on a live gateway."""
+"""Dispatch rules (docs/protocol.md#methods) and connection behaviour on a live gateway."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ NODE_TOOLS = [{"name": "Bash", "description": "run", "inputSchema": {}}]
 
 def test_the_mode_table_restricts_what_the_issue_names() -> None:
     """Client requests are client-only, node replies node-only, channel.inbound channel-only,
-    following each method's seed-001 direction (fix of 18.1)."""
+    following each method's direction (the original let nodes and channels call client methods)."""
     client_only = {
         m.CONFIG_SET, m.PAIR_LIST, m.PAIR_APPROVE, m.PAIR_REJECT, m.NODE_FORGET,
         m.SESSION_PATCH, m.SESSION_RESET, m.SESSION_COMPACT,
@@ -168,7 +168,7 @@ async def test_frames_over_max_size_close_the_connection_with_1009(tmp_path: Any
 
 
 async def test_events_carry_a_per_connection_increasing_seq(gateway: RunningGateway) -> None:
-    """Events to one connection are numbered 1, 2, 3 ... (spec 2.1 allows, seed 001 declares)."""
+    """Events to one connection are numbered 1, 2, 3 ... (the `seq` of docs/protocol.md#frames)."""
     async with await open_raw(gateway.url) as ws:
         await handshake(ws, client_id="seq-client")
         peer = gateway.gateway.registry.clients["seq-client"]

@@ -119,7 +119,7 @@ def test_random_frames_on_a_connected_socket_get_exactly_one_reply_each(
     "tools": json_values, "auth": json_values, "nodeRuntime": json_values,
 }))  # fmt: skip
 def test_random_connect_params_always_get_one_reply(live: RunningGateway, params: Any) -> None:
-    """connect with any params answers exactly once: hello-ok or an error code of spec 2.3."""
+    """connect with any params answers exactly once: hello-ok or an error code of docs/protocol.md#connect."""
     with connect(live.url, compression=None, proxy=None) as ws:
         ws.send(json.dumps({"type": "req", "id": "c", "method": "connect", "params": params}))
         reply = json.loads(ws.recv(timeout=10))

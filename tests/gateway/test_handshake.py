@@ -1,4 +1,4 @@
-"""The connect handshake (spec 2.3 with our fixes): codes, tokens, modes, replacement."""
+"""The connect handshake (docs/protocol.md#connect): codes, tokens, modes, replacement."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from tests.wire import connect_params, credential, handshake, open_raw, request
 async def test_hello_ok_lists_exactly_the_methods_the_router_serves(
     gateway: RunningGateway,
 ) -> None:
-    """features.methods is the router's real list (fix of 18.19), events only real ones."""
+    """features.methods is the router's real list, events only real ones."""
     async with await open_raw(gateway.url) as ws:
         hello = await handshake(ws)
     assert hello["type"] == "hello-ok"
@@ -79,7 +79,7 @@ async def test_bad_connect_params_get_103_with_a_reason(
 async def test_requests_before_connect_get_101_even_for_unknown_methods(
     gateway: RunningGateway,
 ) -> None:
-    """Spec 2.4 rule 1: not connected comes before unknown method."""
+    """Dispatch rule: not connected comes before unknown method."""
     async with await open_raw(gateway.url) as ws:
         for method in ("config.get", "no.such.method"):
             reply = await request(ws, method)
@@ -100,7 +100,7 @@ async def token_gateway(tmp_path: Path):  # type: ignore[no-untyped-def]
 async def test_a_bad_or_missing_token_gets_401_before_the_4001_close(
     token_gateway: RunningGateway, token: str | None
 ) -> None:
-    """The 401 response arrives first, then the socket closes with 4001 (fix of 18.5)."""
+    """The 401 response arrives first, then the socket closes with 4001 (the original closed before replying)."""
     async with await open_raw(token_gateway.url) as ws:
         params = connect_params(token=token)
         await ws.send(
@@ -144,7 +144,7 @@ async def test_a_second_client_with_the_same_id_replaces_the_first(
 
 async def test_a_connected_node_cannot_be_taken_over(gateway: RunningGateway) -> None:
     """A second connection for a connected node id is refused (409); the first keeps the
-    node, its calls and their results (issue 30)."""
+    node, its calls and their results."""
     tools = [{"name": "Bash", "description": "run", "inputSchema": {}}]
     token = await credential(gateway, "node", "same-id")
     async with await open_raw(gateway.url) as first, await open_raw(gateway.url) as second:

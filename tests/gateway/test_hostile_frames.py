@@ -1,4 +1,4 @@
-"""Every frame gets an answer or a clear close (issue 30): too deep, lone surrogates and
+"""Every frame gets an answer or a clear close: too deep, lone surrogates and
 NUL are refused at the boundary, naming where; nothing stored breaks a later read."""
 
 from __future__ import annotations

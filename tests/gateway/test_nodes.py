@@ -86,7 +86,7 @@ async def client_socket(gateway: RunningGateway) -> ClientConnection:
 async def test_bad_node_runtime_is_refused_with_103(
     gateway: RunningGateway, runtime: Any, reason: str
 ) -> None:
-    """Each runtime defect of spec 2.3 gets 103 with a reason; the node is not registered."""
+    """Each runtime defect (docs/protocol.md#connect) gets 103 with a reason; the node is not registered."""
     async with await open_raw(gateway.url) as ws:
         params = connect_params(mode="node", client_id="n1", tools=[READ], nodeRuntime=runtime)
         if runtime is None:
@@ -242,7 +242,7 @@ async def test_a_node_dying_mid_call_fails_the_call_with_503_at_once(
 
 async def test_a_takeover_attempt_leaves_calls_with_their_node(gateway: RunningGateway) -> None:
     """A second connection for a connected node id is refused; the call stays with the
-    connection it was sent to, whose result completes it (issue 30)."""
+    connection it was sent to, whose result completes it."""
     old = await node_socket(gateway, "n1")
     client = await client_socket(gateway)
     try:
@@ -523,7 +523,7 @@ async def test_exec_events_reach_the_watching_session_once(gateway: RunningGatew
 
 
 def test_exec_event_params_accept_null_exit_codes() -> None:
-    """exitCode may be null (killed by a signal), as in seed 001."""
+    """exitCode may be null (killed by a signal)."""
     params = NodeExecEventParams.model_validate(
         {"eventId": "e1", "sessionId": "s", "event": "failed", "exitCode": None,
          "signal": "SIGKILL"}
@@ -532,7 +532,7 @@ def test_exec_event_params_accept_null_exit_codes() -> None:
 
 
 async def test_an_exec_event_without_its_event_id_is_refused(gateway: RunningGateway) -> None:
-    """eventId is required by seed 001 (it is the key events are de-duplicated by)."""
+    """eventId is required (it is the key events are de-duplicated by)."""
     node = await node_socket(gateway, "n1")
     try:
         reply = await request(node, "node.exec.event", {"sessionId": "s", "event": "finished"})
@@ -592,7 +592,7 @@ async def test_tool_request_sends_the_call_and_reports_to_the_sessions_clients(
 
 async def test_a_silent_node_is_dropped_and_its_tools_withdrawn(tmp_path: Path) -> None:
     """A node that stops answering (frozen, or its network gone) is closed by the
-    keepalive and its tools leave the list (issue 30; within 15 s by default, short here)."""
+    keepalive and its tools leave the list (within 15 s by default, short here)."""
     config = ServerConfig(database=tmp_path / "gsv.db", ping_interval=0.1, ping_timeout=0.3)
     async with serve(config, port=0) as gw:
         node = await node_socket(gw, "frozen")

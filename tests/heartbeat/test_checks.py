@@ -33,7 +33,7 @@ def test_files_without_a_task_are_empty(text: str) -> None:
 
 
 def test_the_shipped_template_is_empty() -> None:
-    """The HEARTBEAT.md a new agent starts with does not cost a model call (fix of 18.9)."""
+    """The HEARTBEAT.md a new agent starts with does not cost a model call."""
     assert checklist_skip(workspace_templates()["HEARTBEAT.md"]) == EMPTY_HEARTBEAT_FILE
 
 

@@ -228,7 +228,7 @@ async def test_a_failed_trigger_says_why(client: GatewayClient, fake: FakeProvid
 
 
 async def test_config_changes_apply_without_a_restart(client: GatewayClient, clock: Clock) -> None:
-    """config.set of the interval moves the next beat at once (fix of 18.28)."""
+    """config.set of the interval moves the next beat at once, without a restart."""
     await client.call("config.set", {"path": "agents.defaultHeartbeat.every", "value": "5m"})
     state = await status(client)
     assert (state["every"], state["nextHeartbeatAt"]) == ("5m", START + 5 * MINUTE)

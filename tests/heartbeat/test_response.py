@@ -23,7 +23,7 @@ NOW = 1_800_000_000_000
         ("", EMPTY_REPLY),
         ("  \n", EMPTY_REPLY),
         ("The backup failed.", None),
-        ("Disk full", None),  # short alerts are delivered (fix of 18.8)
+        ("Disk full", None),  # short alerts are delivered (the original kept them back)
         ("HEARTBEAT_OK but the disk is 95% full", None),
         ("The disk is full. HEARTBEAT_OK", None),
         ("heartbeat_ok", None),

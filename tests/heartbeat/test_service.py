@@ -155,7 +155,7 @@ async def test_skipped_beats_make_no_run(
 async def test_config_changes_apply_without_a_restart(
     service: HeartbeatService, host: MemoryHost, clock: Clock
 ) -> None:
-    """A new interval moves the next beat at once (fix of 18.28)."""
+    """A new interval moves the next beat at once, without a restart."""
     host.overrides = {"agents": {"list": [{"id": "main", "heartbeat": {"every": "5m"}}]}}
     assert main(service)["nextHeartbeatAt"] == START + 5 * MINUTE
     assert main(service)["every"] == "5m"

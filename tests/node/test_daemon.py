@@ -249,7 +249,7 @@ async def test_a_call_the_gateway_gives_up_on_is_stopped_on_the_node(
     gateway: RunningGateway, tmp_path: Path
 ) -> None:
     """After the tool timeout the gateway sends tool.cancel and the node kills the command
-    (its process group), instead of letting it run on for nobody (issue 30)."""
+    (its process group), instead of letting it run on for nobody."""
     pid_file = tmp_path / "pid"
     async with (
         running_node(gateway.url, tmp_path),

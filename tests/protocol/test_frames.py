@@ -47,7 +47,7 @@ VALID = [
 
 @pytest.mark.parametrize(("text", "expected"), VALID)
 def test_valid_frames_parse_to_their_frame_objects(text: str, expected: object) -> None:
-    """Every frame shape of seed 001 parses to the matching dataclass."""
+    """Every frame shape of docs/protocol.md#frames parses to the matching dataclass."""
     assert parse_frame(text) == expected
 
 
@@ -167,7 +167,7 @@ def test_encoders_refuse_circular_and_unknown_values_as_json_does() -> None:
 
 
 def test_binary_frames_are_a_little_endian_id_then_the_chunk() -> None:
-    """Spec 2.2: bytes 0..3 = transfer id (u32 LE), then raw data."""
+    """A binary frame (docs/protocol.md#frames): bytes 0..3 = transfer id (u32 LE), then raw data."""
     data = encode_binary_frame(0x01020304, b"abc")
     assert data == b"\x04\x03\x02\x01abc"
     assert parse_binary_frame(data) == (0x01020304, b"abc")

@@ -139,7 +139,7 @@ async def test_the_skills_list_is_snapshotted_per_run(
 async def test_a_commissioning_agent_gets_no_skills_section(
     gw: RunningGateway, fake: FakeProvider
 ) -> None:
-    """While BOOTSTRAP.md exists the skills section is left out (spec 7.4)."""
+    """While BOOTSTRAP.md exists the skills section is left out."""
     write_skill(workspace_dir(gw), "first", skill_text(description="the first skill"))
     async with GatewayClient(gw.url, token=gw.token) as client:
         await run_to_end(client, gw, "hello")

@@ -62,7 +62,7 @@ def by_name(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
 async def test_status_has_the_seed_shape_and_probes_a_real_node(
     gw: RunningGateway, client: GatewayClient, tmp_path: Path
 ) -> None:
-    """Nodes and skills carry exactly the seed-001 fields; the real node's probe finds `sh`
+    """Nodes and skills carry exactly the wire fields (docs/protocol.md); the real node's probe finds `sh`
     and not a made-up binary; reasons name the node and what it lacks."""
     root = workspace_dir(gw)
     write_skill(root, "shell", skill_text(bins=["sh"], capabilities=["shell.exec"]))

@@ -1,4 +1,4 @@
-"""Partial files of transfers cut off by a crash are removed at the next start (issue 30):
+"""Partial files of transfers cut off by a crash are removed at the next start:
 the journal of `.part` files in progress, on the gateway and on a node."""
 
 from __future__ import annotations

@@ -49,7 +49,7 @@ async def test_a_source_that_disconnects_mid_transfer_fails_it_and_leaves_nothin
 async def test_a_stalled_source_times_out_and_both_ends_are_cleaned_up(
     gw: RunningGateway, tmp_path: Path, destination: str
 ) -> None:
-    """Idle timeout (fix of 18.26): a source that stops sending fails the transfer with
+    """Idle timeout (no stuck transfer): a source that stops sending fails the transfer with
     504; the destination drops its partial file and the source is told the transfer ended."""
     gw.gateway.transfers.idle_timeout = 0.2
     data = os.urandom(SIZE)

@@ -127,8 +127,7 @@ async def test_a_missing_source_and_an_unwritable_destination(
 
 
 async def test_bad_endpoints_are_refused(gw: RunningGateway, pair: tuple[Path, Path]) -> None:
-    """Malformed endpoints, unknown nodes, gsv-to-gsv and workspace escapes (fix of 18.3:
-    never a raw storage key, never outside the agent's workspace) fail with clear errors."""
+    """Malformed endpoints, unknown nodes, gsv-to-gsv and workspace escapes (never a raw storage key, never outside the agent's workspace) fail with clear errors."""
     cases = [
         ("no-colon-here", "b:x", InvalidParams, "invalid endpoint"),
         ("ghost:x", "b:x", GsvError, "Source node not connected: ghost"),
@@ -147,7 +146,7 @@ async def test_a_destination_that_vanishes_fails_fast_and_the_source_recovers(
     gw: RunningGateway, tmp_path: Path
 ) -> None:
     """Killing the destination mid-transfer fails the transfer with a clear error naming
-    it, and the source is told to stop sending (fix of 18.26: no stuck state)."""
+    it, and the source is told to stop sending (no stuck state)."""
     (tmp_path / "a").mkdir()
     chunk = os.urandom(1024 * 1024)
     with (tmp_path / "a" / "big.bin").open("wb") as fh:
@@ -198,7 +197,7 @@ async def test_spoofed_frames_from_another_connection_are_dropped(
     gw: RunningGateway, pair: tuple[Path, Path], caplog: pytest.LogCaptureFixture
 ) -> None:
     """A binary frame for a live transfer id from a socket not taking part is dropped and
-    changes nothing (fix of 18.2)."""
+    changes nothing."""
     a, b = pair
     data = os.urandom(2_000_000)
     (a / "in.bin").write_bytes(data)
@@ -229,7 +228,7 @@ async def test_binary_frames_before_connect_are_dropped(
     gw: RunningGateway, caplog: pytest.LogCaptureFixture
 ) -> None:
     """An unconnected socket's binary frame is logged and ignored; the socket stays open
-    (fix of 18.2)."""
+    (transfers are bound to their two connections)."""
     async with await open_raw(gw.url) as ws:
         await ws.send(encode_binary_frame(1, b"x"))
         await ws.send(json.dumps({"type": "req", "id": "1", "method": "tools.list"}))

@@ -1,4 +1,4 @@
-"""The approval prompt's choices (issue 29): Allow once, Always allow with the rule the
+"""The approval prompt's choices: Allow once, Always allow with the rule the
 gateway offers, Deny; no "always" button when no rule is offered."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Hostile text in the chat TUI (Pilot, real gateway, scripted model): replies, tool names,
 arguments and errors, notices and your own message show as written, with control
-characters as visible stand-ins, and nothing crashes (issue 21)."""
+characters as visible stand-ins, and nothing crashes."""
 
 from __future__ import annotations
 

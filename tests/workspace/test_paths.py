@@ -129,7 +129,7 @@ def test_harmless_paths_are_normalised(raw: str, expected: str) -> None:
 )
 async def test_bad_agent_ids_are_refused(agent_id: str, workspace: Workspace, root: Path) -> None:
     """Agent ids must be `[a-z0-9][a-z0-9_-]*` up to 64 characters; nothing is created
-    (fix of 18.4)."""
+    (the original used it unchecked)."""
     with pytest.raises(InvalidParams, match="invalid agentId"):
         await workspace.write(agent_id, "x.md", "x")
     with pytest.raises(InvalidParams, match="invalid agentId"):
@@ -199,5 +199,5 @@ async def test_a_file_standing_in_for_a_folder_is_a_clear_400(
     ],
 )
 def test_content_type_follows_the_extension(path: str, expected: str) -> None:
-    """Content-Type by extension (seed 000); anything else is text/plain."""
+    """Content-Type by extension; anything else is text/plain."""
     assert content_type(path) == expected

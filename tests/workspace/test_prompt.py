@@ -33,7 +33,7 @@ def sections(files: dict[str, str], beat: str | None = None) -> str:
     ],
 )
 def test_headings_comments_and_rules_count_as_empty(text: str) -> None:
-    """A checklist without a task does not wake the agent (fix of 18.9)."""
+    """A checklist without a task does not wake the agent."""
     assert heartbeat_file_is_empty(text)
 
 

@@ -1,4 +1,4 @@
-"""`workspace.*` over the wire on a real gateway: seed-001 shapes, the default agent,
+"""`workspace.*` over the wire on a real gateway: wire shapes, the default agent,
 smart reads, and 400/404 for bad input."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ async def call(client: GatewayClient, method: str, **params: Any) -> Any:
 async def test_write_read_list_delete_round_trip(
     gateway: RunningGateway, client: GatewayClient
 ) -> None:
-    """Each method answers with its seed-001 shape; the file lands under agents/main/."""
+    """Each method answers with its wire shape; the file lands under agents/main/."""
     wrote = await call(client, "write", path="memory/2025-01-31.md", content="tea ☕\n")
     assert wrote == {"path": "memory/2025-01-31.md", "size": 8, "written": True}
     on_disk = data_dir(gateway) / "workspace/agents/main/memory/2025-01-31.md"

@@ -151,7 +151,7 @@ async def kiribati(tmp_path: Path, fake: FakeProvider) -> AsyncIterator[RunningG
 async def test_daily_memory_follows_the_users_timezone(
     kiribati: RunningGateway, fake: FakeProvider
 ) -> None:
-    """Today and yesterday are the user's dates (fix of 18.22), not UTC's; MEMORY.md is
+    """Today and yesterday are the user's dates, not UTC's; MEMORY.md is
     shown in the main session."""
     workspace = kiribati.gateway.workspace
     await workspace.delete("main", "BOOTSTRAP.md")

@@ -90,7 +90,7 @@ async def test_sync_command_reads_eof_from_stdin(toolset: Toolset) -> None:
 
 
 async def test_timeout_kills_the_whole_process_group(toolset: Toolset, workspace: Path) -> None:
-    """On timeout the shell and the child it spawned are both gone (fix of spec 18.23)."""
+    """On timeout the shell and the child it spawned are both gone (the original killed only the shell)."""
     command = "sleep 300 & echo $! > child.pid; wait"
     result = await toolset.invoke("Bash", {"command": command, "timeout": 1500})
     assert result["status"] == "failed"

@@ -47,7 +47,7 @@ async def test_replace_all_replaces_every_non_overlapping_match(
 
 
 async def test_empty_old_string_is_refused(toolset: Toolset, workspace: Path) -> None:
-    """An empty oldString is an error, with or without replaceAll (fix of spec 18.23)."""
+    """An empty oldString is an error, with or without replaceAll (the original accepted it)."""
     (workspace / "a.txt").write_text("abc")
     for replace_all in (False, True):
         args = {"path": "a.txt", "oldString": "", "newString": "x", "replaceAll": replace_all}

@@ -293,7 +293,7 @@ asyncio.run(main())
 def test_a_match_on_a_huge_line_costs_little_memory(tmp_path: Path) -> None:
     """A 16 MB one-line file: the node's peak memory grows by about twice the file (the
     UTF-8 check of the file), not by rg's whole JSON event on top (about 4x here, 300 MB
-    in the node of issue 30); the match is found with its content cut like any other."""
+    in a node once); the match is found with its content cut like any other."""
     import json
     import subprocess
     import sys
