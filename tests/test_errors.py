@@ -14,7 +14,7 @@ ALL_ERRORS = sorted(
 
 
 def test_the_tree_covers_every_code_of_the_house_style() -> None:
-    """Each protocol code of house-style section 6 has an error class."""
+    """Each protocol code (docs/protocol.md#error-codes) has an error class."""
     codes = {cls.code for cls in ALL_ERRORS}
     assert {101, 102, 103, 400, 401, 403, 404, 409, 429, 500, 502, 503, 504} <= codes
 

@@ -1,5 +1,5 @@
 """The ways people write a time or an interval, turned into epoch milliseconds
-(the schedule normalisation behind `gsv__Cron`). Our own small parser (libraries.md: dateparser is
+(the schedule normalisation behind `gsv__Cron`). Our own small parser (dateparser is
 11 MB and slow to start).
 
 `parse_when(text, now_ms, tz)` understands
