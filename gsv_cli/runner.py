@@ -83,21 +83,16 @@ async def gateway_client(state: CliState, **kwargs: Any) -> AsyncIterator[Gatewa
         await client.close()
 
 
+async def _call_once(state: CliState, method: str, params: Any, timeout: float) -> Any:
+    async with gateway_client(state) as client:
+        return await client.call(method, params, timeout=timeout)
+
+
 def call_quietly(state: CliState, method: str, params: Any = None, timeout: float = 30.0) -> Any:
     """As `call`, but a failure is raised (GsvError) for the command to handle."""
-
-    async def once() -> Any:
-        async with gateway_client(state) as client:
-            return await client.call(method, params, timeout=timeout)
-
-    return asyncio.run(once())
+    return asyncio.run(_call_once(state, method, params, timeout))
 
 
 def call(state: CliState, method: str, params: Any = None, timeout: float = 30.0) -> Any:
     """Connect, make one call, return its payload (the common shape of admin commands)."""
-
-    async def once() -> Any:
-        async with gateway_client(state) as client:
-            return await client.call(method, params, timeout=timeout)
-
-    return run(once)
+    return run(lambda: _call_once(state, method, params, timeout))

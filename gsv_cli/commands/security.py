@@ -97,7 +97,7 @@ def _token_in_store() -> list[Finding]:
             "token",
             "no owner token in the local secret store: the CLI cannot reach the gateway",
             "start the gateway here once (`gsv up` or `gsv gateway start`) to make one, "
-            "or `gsv --token TOKEN local-config set-secret gateway.token` on a client",
+            "or on a client machine `gsv local-config set gateway.token TOKEN`",
         )
     ]
 

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from gsv_core.approval.modes import mode_report
 from gsv_core.config_secrets import plaintext_paths
-from gsv_core.gateway.listening import Listening as Listening  # re-exported for `serve`
+from gsv_core.gateway.listening import Listening
 from gsv_core.localconfig import generate_token
 
 if TYPE_CHECKING:

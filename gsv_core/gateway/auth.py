@@ -101,7 +101,7 @@ class Authenticator:
         owner = self._owner_token()
         # an owner token never has the shape of a node credential's id part, but compare
         # in constant time whatever it looks like
-        return bool(owner) and hmac.compare_digest(token.encode(), (owner or "").encode())
+        return owner is not None and hmac.compare_digest(token.encode(), owner.encode())
 
     async def _join(self, code: str, params: ConnectParams) -> Redeemed:
         now = self._monotonic()

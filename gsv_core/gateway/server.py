@@ -36,9 +36,10 @@ from gsv_core.defaults import DEFAULT_GATEWAY_HOST, DEFAULT_GATEWAY_PORT, MAX_ME
 from gsv_core.errors import InvalidParams
 from gsv_core.gateway.agent_host import ProviderFactory
 from gsv_core.gateway.app import build_gateway
-from gsv_core.gateway.audit import MIN_TOKEN_LENGTH, Listening
+from gsv_core.gateway.audit import MIN_TOKEN_LENGTH
 from gsv_core.gateway.connection import Connection
 from gsv_core.gateway.http_front import HttpFront
+from gsv_core.gateway.listening import Listening
 from gsv_core.gateway.state import Gateway
 from gsv_core.localconfig import generate_token, stored_secret
 from gsv_core.protocol.frames import WRITE_LIMIT

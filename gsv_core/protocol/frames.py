@@ -92,11 +92,12 @@ def parse_frame(text: str | bytes) -> Frame:
     if kind == "req":
         request = _parse_request(data)
         if may_hold_bad_text(text) and (where := bad_text_path(data)) is not None:
+            answerable = bad_text_path(request.id) is None  # an id we can write back
             raise FrameError(
                 f"{where}: text with a NUL character or a lone surrogate (\\ud800-\\udfff) "
                 "is not accepted",
-                reply_id=request.id if bad_text_path(request.id) is None else None,
-                close_code=None if bad_text_path(request.id) is None else INVALID_DATA,
+                reply_id=request.id if answerable else None,
+                close_code=None if answerable else INVALID_DATA,
                 method=request.method,
             )
         return request

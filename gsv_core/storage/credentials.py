@@ -138,30 +138,26 @@ class CredentialStore:
 
     async def verify(self, token: str, now: int) -> Credential | None:
         """The active credential `token` proves, else None (unknown, revoked, wrong secret);
-        records when it was last used."""
+        records when it was last used (one transaction: the check and the record)."""
         parts = split_token(token)
         if parts is None:
             return None
         ident, secret = parts
 
-        def read(conn: sqlite3.Connection) -> tuple[Credential, str] | None:
+        def check(conn: sqlite3.Connection) -> Credential | None:
             row = conn.execute(
                 f"SELECT {_COLUMNS}, secret_hash FROM credentials WHERE id = ?", (ident,)
             ).fetchone()
-            return (_credential(row[:-1]), row[-1]) if row else None
-
-        found = await self._db.read(read)
-        if found is None:
-            return None
-        credential, stored = found
-        if not hmac.compare_digest(digest(secret), stored) or not credential.active:
-            return None
-
-        def touch(conn: sqlite3.Connection) -> None:
+            if row is None or not hmac.compare_digest(digest(secret), row[-1]):
+                return None
+            credential = _credential(row[:-1])
+            if not credential.active:
+                return None
             conn.execute("UPDATE credentials SET last_used_at = ? WHERE id = ?", (now, ident))
+            return credential
 
-        await self._db.write(touch)
-        return credential
+        verified: Credential | None = await self._db.write(check)
+        return verified
 
     async def list_all(self, include_revoked: bool = False) -> list[Credential]:
         where = "" if include_revoked else "WHERE revoked_at IS NULL"

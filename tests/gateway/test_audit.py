@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from gsv_core.client import GatewayClient
-from gsv_core.gateway.audit import STALE_AFTER_MS, Listening, bind_findings
+from gsv_core.gateway.audit import STALE_AFTER_MS, bind_findings
+from gsv_core.gateway.listening import Listening
 from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
 from tests.wire import credential, handshake, open_raw
 
