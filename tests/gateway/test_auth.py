@@ -273,3 +273,27 @@ async def test_the_gateway_serves_wss_with_a_certificate(
             assert (await client.call("config.get", {"path": "auth.token"}))["value"] == "***"
         with pytest.raises(Exception, match="cannot reach"):
             await GatewayClient(gw.url, token=gw.token, connect_timeout=5).connect()
+
+
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [
+        ("auth.invite", {"role": "client"}),  # only nodes and channel adapters join
+        ("auth.invite", {"role": "node", "subject": ""}),
+        ("auth.invite", {"role": "node", "subject": "x" * 300}),
+        ("auth.list", {"includeRevoked": "maybe"}),
+        ("auth.revoke", {}),
+        ("auth.revoke", {"id": "   "}),
+        ("security.audit", {"fix": "yes please"}),
+        ("models.list", {"provider": ""}),
+        ("models.test", {"model": 5}),
+    ],
+)
+async def test_bad_input_to_the_new_methods_is_a_clear_400(
+    gateway: RunningGateway, method: str, params: dict[str, Any]
+) -> None:
+    async with GatewayClient(gateway.url, token=gateway.token) as owner:
+        with pytest.raises(Exception) as refused:
+            await owner.call(method, params)
+    assert getattr(refused.value, "code", None) == 400, refused.value
+    assert method in str(refused.value)
