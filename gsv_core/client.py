@@ -251,8 +251,8 @@ class GatewayClient:
         self._events_live = False
         ws, self._ws = self._ws, None
         if ws is not None:
-            await close_reading(ws, self._reader)
-        if self._reader is not None and self._reader is not asyncio.current_task():
+            await close_reading(ws, self._reader)  # cancels the reader and waits for it
+        elif self._reader is not None and self._reader is not asyncio.current_task():
             self._reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reader

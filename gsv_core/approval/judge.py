@@ -15,7 +15,7 @@ import json
 import sys
 from typing import Any
 
-from gsv_core.approval.decision import Decision
+from gsv_core.approval.decision import ASK, Decision
 from gsv_core.approval.policy import ApprovalPolicy, CallFacts
 from gsv_core.approval.protected import Protected
 
@@ -58,7 +58,7 @@ async def judge_in_child(config: dict[str, Any], protected: Protected, call: Cal
 
 def _failed(err: bytes) -> Decision:
     detail = err.decode(errors="replace").strip().splitlines()[-1:] or ["no output"]
-    return Decision("ask", f"could not judge the command ({detail[0]})")
+    return Decision(ASK, f"could not judge the command ({detail[0]})")
 
 
 def main() -> None:

@@ -113,12 +113,7 @@ def _read(
         seen.append(name)
         if name in spec.valued and "=" not in word:
             index += 2
-        elif (
-            name in spec.flags
-            or name in spec.valued
-            or _attached(word, spec)
-            or (spec.numeric_flags and word[1:].isdigit())
-        ):
+        elif _known(word, name, spec):
             index += 1
         else:
             return seen, assigned, f"{word}: an option gsv does not know", []

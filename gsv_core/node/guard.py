@@ -39,8 +39,7 @@ class NodeGuard:
         # the defaults: allowlist mode. The gateway's own mode and rules are its to
         # apply; whatever it approves arrives with a binding for exactly that call
         self.policy = ApprovalPolicy.from_config({}, protected)
-        self._decided: dict[tuple[Any, ...], Decision] = {}
-        self._decided_by: ApprovalPolicy | None = None
+        self._decided: dict[tuple[Any, ...], Decision] = {}  # for `self.policy`, fixed
 
     def check(self, tool: str, args: Any, binding: Any) -> None:
         """Raise ToolFailed unless this call may run here."""
@@ -64,8 +63,6 @@ class NodeGuard:
         key = _decision_key(facts)
         if key is None:
             return self.policy.decide(facts)
-        if self._decided_by is not self.policy:  # a new policy decides afresh
-            self._decided, self._decided_by = {}, self.policy
         decision = self._decided.get(key)
         if decision is None:
             if len(self._decided) >= DECISIONS_KEPT:  # arguments come from callers: bounded
@@ -90,12 +87,14 @@ class NodeGuard:
 
     def _may_be_linked(self, named: str) -> bool:
         """Whether following links could change `named`. A plain file right in the
-        workspace is told by one lstat (the common Read); anything deeper is resolved."""
+        workspace is told by one lstat (the common Read); anything deeper is resolved,
+        also when the file does not exist yet: a Write through a linked directory would
+        create it wherever that directory leads."""
         try:
             if stat.S_ISLNK(os.lstat(named).st_mode):
                 return True
         except OSError:
-            return False  # nothing there to read through a link
+            pass  # not there yet (a Write): the directories on the way may still be links
         return os.path.dirname(named) != self.workspace
 
 

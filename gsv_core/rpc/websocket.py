@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable
 from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
+from websockets.frames import CloseCode
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +50,7 @@ async def dispatch_messages(
 async def close_reading(
     ws: ServerConnection | ClientConnection,
     reader: asyncio.Task[None] | None,
-    code: int = 1000,
+    code: int = CloseCode.NORMAL_CLOSURE,
     reason: str = "",
 ) -> None:
     """Close: the reader is cancelled (its handler too) and what still arrives is

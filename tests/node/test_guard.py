@@ -54,6 +54,23 @@ def test_a_symlink_in_the_workspace_does_not_reach_the_secret_store(tmp_path: Pa
     node.check("Read", {"path": "plain.txt"}, None)
 
 
+def test_a_linked_directory_cannot_create_a_missing_secret_file(tmp_path: Path) -> None:
+    """A workspace link to gsv's config dir: writing a secrets.toml that does not exist yet
+    (the keyring is in use) is refused, as is a database journal; other files are not."""
+    config_dir = resolve_paths().config_dir
+    config_dir.mkdir(parents=True, exist_ok=True)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "link").symlink_to(config_dir)
+    node = guard(workspace)
+    for path in ("link/secrets.toml", "link/config.toml"):
+        args = {"path": path, "content": "x"}
+        with pytest.raises(ToolFailed, match="refused"):
+            node.check("Write", args, sign(KEY, "Write", args, "allow"))
+    (workspace / "sub").mkdir()
+    node.check("Write", {"path": "sub/new.txt", "content": "x"}, None)
+
+
 def test_a_call_checked_before_is_checked_again_on_the_file_system(tmp_path: Path) -> None:
     """The same Read, allowed once, is refused once its file became a link to the
     secret store: decisions kept per call never skip the link check."""
