@@ -265,8 +265,9 @@ async def test_a_call_the_gateway_gives_up_on_is_stopped_on_the_node(
         def gone() -> bool:
             try:
                 os.kill(pid, 0)
-            except ProcessLookupError:
+                state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+            except OSError:  # gone (possibly reaped between the two looks)
                 return True
-            return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z"
+            return state == "Z"  # killed, not yet reaped
 
         await until(gone, "the command to be killed")
