@@ -46,6 +46,9 @@ class GatewayToolRouter:
         self._gateway = gateway
         self.native = native
         self.approvals = approvals
+        # (config, protected, policy): built again only when either changes (a config
+        # write replaces `config.effective`; a node coming or going changes the pids)
+        self._policy: tuple[dict[str, Any], Protected, ApprovalPolicy] | None = None
 
     def specs(self, ctx: ToolCallContext) -> list[ToolSpec]:
         """Native tools first, then node tools (nodes sorted by id), as in tools.list."""
@@ -75,7 +78,17 @@ class GatewayToolRouter:
         return policy.decide(facts)
 
     def policy(self) -> ApprovalPolicy:
-        return ApprovalPolicy.from_config(self._gateway.config.effective, self.protected())
+        """The policy for the config and processes of this moment, built once per change
+        of either (its rules, presets and per-tool index are reused between calls)."""
+        config, protected = self._gateway.config.effective, self.protected()
+        cached = self._policy
+        if cached is None or cached[0] is not config or cached[1] != protected:
+            cached = self._policy = (
+                config,
+                protected,
+                ApprovalPolicy.from_config(config, protected),
+            )
+        return cached[2]
 
     def protected(self) -> Protected:
         """This gateway's own processes and files (nodes guard their own, too)."""
