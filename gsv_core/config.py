@@ -243,6 +243,9 @@ class ProviderConfig(_Section):
     baseUrl: str | None = None
     apiKey: str | None = None  # secret (masked); apiKeys.<name> works as well
     contextWindow: int | None = Field(default=None, ge=1024)
+    # send OpenAI's `prompt_cache_key` (one per session) so a conversation's requests
+    # meet the same cache; unset: only to api.openai.com (other servers may refuse it)
+    promptCacheKey: bool | None = None
 
 
 class CronConfig(_Section):

@@ -17,7 +17,8 @@ from gsv_core.providers.base import ToolSpec
 DEFAULT_BASE_PROMPT = "You are a helpful personal AI agent running inside gsv."
 SEPARATOR = "\n\n---\n\n"
 NATIVE_PREFIX = "gsv__"
-DESCRIPTION_MAX = 180
+NATIVE_FAMILIES = "your workspace, config, schedule, messages, sessions, transfers"
+NODE_FAMILIES = "shell, files and search on that machine"
 
 
 @dataclass
@@ -61,24 +62,24 @@ SAFETY = """## Safety
 
 
 def _tooling(tools: list[ToolSpec]) -> str:
+    """The tools by family, names only: each one's description and parameters already
+    travel with it in the request (repeating them here cost about 2 kB a turn)."""
     lines = ["## Tooling", "Tool names are case-sensitive; call tools exactly as listed."]
     if not tools:
         lines.append("No tools are attached to this run.")
         return "\n".join(lines)
-    native = sum(1 for t in tools if t.name.startswith(NATIVE_PREFIX))
-    lines.append(f"Native tools: {native}. Node tools: {len(tools) - native}.")
-    lines.append(
-        "`gsv__*` tools run in the gateway (workspace, config, sessions, schedule, messages); "
-        "`<nodeId>__<Tool>` tools run on that machine (shell, files, search)."
-    )
-    lines.append("Available tools:")
-    lines += [f"- {tool.name}: {_one_line(tool.description)}" for tool in tools]
+    native = [t.name.removeprefix(NATIVE_PREFIX) for t in tools if t.name.startswith(NATIVE_PREFIX)]
+    by_node: dict[str, list[str]] = {}
+    for tool in tools:
+        node, sep, name = tool.name.partition("__")
+        if sep and not tool.name.startswith(NATIVE_PREFIX):
+            by_node.setdefault(node, []).append(name)
+    if native:
+        lines.append(f"Gateway tools (`gsv__<Tool>`: {NATIVE_FAMILIES}): {', '.join(native)}")
+    if by_node:
+        nodes = "; ".join(f"{node}: {', '.join(names)}" for node, names in by_node.items())
+        lines.append(f"Node tools (`<nodeId>__<Tool>`: {NODE_FAMILIES}): {nodes}")
     return "\n".join(lines)
-
-
-def _one_line(text: str) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= DESCRIPTION_MAX else line[: DESCRIPTION_MAX - 3] + "..."
 
 
 def _runtime(inputs: PromptInputs) -> str:

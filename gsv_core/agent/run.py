@@ -240,6 +240,7 @@ class RunLoop:
             tools=specs,
             thinking=str(thinking),
             max_tokens=int(max_tokens) if isinstance(max_tokens, int) else None,
+            cache_key=self.session.record.session_id,  # a uuid: new after a reset
         )
 
     async def _model_history(self) -> list[Message]:

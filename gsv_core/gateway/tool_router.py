@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from gsv_core.agent.tools import ToolCallContext
@@ -29,6 +30,7 @@ from gsv_core.paths import resolve_paths
 from gsv_core.protocol import events
 from gsv_core.protocol.schemas.nodes import split_tool_name
 from gsv_core.providers.base import ToolSpec
+from gsv_core.providers.tool_schema import for_model
 
 if TYPE_CHECKING:
     from gsv_core.gateway.state import Gateway
@@ -51,12 +53,14 @@ class GatewayToolRouter:
         self._policy: tuple[dict[str, Any], Protected, ApprovalPolicy] | None = None
 
     def specs(self, ctx: ToolCallContext) -> list[ToolSpec]:
-        """Native tools first, then node tools (nodes sorted by id), as in tools.list."""
+        """Native tools first, then node tools (nodes sorted by id), as in tools.list; the
+        schemas in the compact form the model gets (providers/tool_schema.py)."""
         nodes = [
             ToolSpec(tool.name, tool.description, tool.inputSchema or {"type": "object"})
             for tool in self._gateway.nodes.tool_definitions()
         ]
-        return [*self.native.specs(), *nodes]
+        return [replace(spec, parameters=for_model(spec.parameters))
+                for spec in (*self.native.specs(), *nodes)]  # fmt: skip
 
     async def execute(self, name: str, args: dict[str, Any], ctx: ToolCallContext) -> Any:
         decision = await self.decide(name, args)

@@ -66,6 +66,12 @@ THINKING_BUDGETS = {
     "xhigh": 32768,
 }
 
+# Prompt caching (docs.anthropic.com, "Prompt caching"): a breakpoint caches the prefix
+# tools -> system -> messages up to the block that carries it; at most four per request.
+# Two go on the tools and the system prompt, two on the conversation.
+CACHED = {"type": "ephemeral"}
+CONVERSATION_BREAKPOINTS = 2
+
 _STOP_REASONS = {
     "end_turn": STOP_END,
     "stop_sequence": STOP_END,
@@ -185,17 +191,38 @@ def messages_params(request: ModelRequest) -> dict[str, Any]:
         "stream": True,
     }
     if request.system:
-        params["system"] = request.system
+        params["system"] = [{"type": "text", "text": request.system, "cache_control": CACHED}]
     if request.tools:
         params["tools"] = [
             {"name": t.name, "description": t.description, "input_schema": t.parameters}
             for t in request.tools
         ]
+        params["tools"][-1]["cache_control"] = CACHED
+    mark_conversation_prefix(params["messages"])
     budget = THINKING_BUDGETS.get(request.thinking)
     if budget:
         params["thinking"] = {"type": "enabled", "budget_tokens": budget}
         params["max_tokens"] = budget + max_tokens  # the budget must stay below max_tokens
     return params
+
+
+def mark_conversation_prefix(messages: list[dict[str, Any]]) -> None:
+    """Cache breakpoints on the last block of the last two user turns (tool results
+    travel in user turns): the next request, one tool step or one message later, reads
+    everything up to the newer one from cache, and the older one still matches when a
+    step added more blocks than the API looks back (about 20)."""
+    marked = 0
+    for message in reversed(messages):
+        if marked == CONVERSATION_BREAKPOINTS:
+            return
+        if message["role"] != "user":
+            continue
+        content = message["content"]
+        if isinstance(content, str) and content:  # the API refuses empty text blocks
+            message["content"] = content = [{"type": "text", "text": content}]
+        if content and not isinstance(content, str):
+            content[-1]["cache_control"] = CACHED
+            marked += 1
 
 
 def anthropic_messages(messages: list[Message]) -> list[dict[str, Any]]:

@@ -49,6 +49,8 @@ class ModelRequest:
     tools: list[ToolSpec] = field(default_factory=list)
     thinking: str = "none"  # one of THINKING_LEVELS
     max_tokens: int | None = None
+    # stable for one conversation, opaque: providers that route by it keep its cache warm
+    cache_key: str | None = None
 
 
 @dataclass(frozen=True)

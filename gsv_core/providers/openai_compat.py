@@ -82,15 +82,19 @@ class OpenAICompatProvider:
         api_key: str,
         llm_timeout: float,
         retry: RetryPolicy | None = None,
+        prompt_cache_key: bool = False,
     ) -> None:
         self.name = name
         self.base_url = base_url
         self.api_key = api_key
         self.llm_timeout = llm_timeout
         self.retry = retry or RetryPolicy()
+        self.prompt_cache_key = prompt_cache_key
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         params = chat_params(request)
+        if self.prompt_cache_key and request.cache_key:
+            params["prompt_cache_key"] = request.cache_key
         async for event in stream_with_retries(lambda: self._attempt(params), self.retry):
             yield event
 

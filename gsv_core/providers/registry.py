@@ -18,12 +18,14 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from gsv_core.errors import ProviderFailed
 from gsv_core.providers.base import Provider
 from gsv_core.providers.retry import RetryPolicy, is_loopback_url
 
 APIS = ("openai", "anthropic")
+OPENAI_HOST = "api.openai.com"
 
 # The SDKs insist on a key; servers that need none ignore this one.
 PLACEHOLDER_KEY = "no-key-needed"
@@ -68,6 +70,7 @@ class ProviderSettings:
     api: str
     base_url: str
     api_key: str
+    prompt_cache_key: bool = False  # OpenAI's per-conversation cache routing
 
 
 def resolve_provider(
@@ -102,6 +105,7 @@ def resolve_provider(
         api_key=settings.api_key,
         llm_timeout=llm_timeout,
         retry=retry,
+        prompt_cache_key=settings.prompt_cache_key,
     )
 
 
@@ -134,7 +138,11 @@ def provider_settings(
             key = PLACEHOLDER_KEY
         else:
             raise _no_key(name, builtin)
-    return ProviderSettings(name=name, api=api, base_url=base_url, api_key=key)
+    cache_key = custom.get("promptCacheKey")
+    if not isinstance(cache_key, bool):
+        cache_key = urlsplit(base_url).hostname == OPENAI_HOST
+    return ProviderSettings(name=name, api=api, base_url=base_url, api_key=key,
+                            prompt_cache_key=cache_key)  # fmt: skip
 
 
 def _custom(config: dict[str, Any], name: str) -> dict[str, Any] | None:

@@ -73,14 +73,8 @@ You are Wren, Ada's agent.
 
 ## Tooling
 Tool names are case-sensitive; call tools exactly as listed.
-Native tools: 2. Node tools: 3.
-`gsv__*` tools run in the gateway (workspace, config, sessions, schedule, messages); `<nodeId>__<Tool>` tools run on that machine (shell, files, search).
-Available tools:
-- gsv__ReadFile: Read a file in your workspace, or list a folder.
-- gsv__ConfigGet: Inspect the gateway configuration. Secrets are masked.
-- laptop__Bash: Run a shell command. xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...
-- laptop__Read: Read a file on this node.
-- server__Bash: Run a shell command.
+Gateway tools (`gsv__<Tool>`: your workspace, config, schedule, messages, sessions, transfers): ReadFile, ConfigGet
+Node tools (`<nodeId>__<Tool>`: shell, files and search on that machine): laptop: Bash, Read; server: Bash
 
 ---
 
@@ -212,14 +206,8 @@ You are Wren, Ada's agent.
 
 ## Tooling
 Tool names are case-sensitive; call tools exactly as listed.
-Native tools: 2. Node tools: 3.
-`gsv__*` tools run in the gateway (workspace, config, sessions, schedule, messages); `<nodeId>__<Tool>` tools run on that machine (shell, files, search).
-Available tools:
-- gsv__ReadFile: Read a file in your workspace, or list a folder.
-- gsv__ConfigGet: Inspect the gateway configuration. Secrets are masked.
-- laptop__Bash: Run a shell command. xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...
-- laptop__Read: Read a file on this node.
-- server__Bash: Run a shell command.
+Gateway tools (`gsv__<Tool>`: your workspace, config, schedule, messages, sessions, transfers): ReadFile, ConfigGet
+Node tools (`<nodeId>__<Tool>`: shell, files and search on that machine): laptop: Bash, Read; server: Bash
 
 ---
 

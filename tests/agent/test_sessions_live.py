@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import struct
 import zlib
 from collections.abc import AsyncIterator
@@ -72,6 +73,11 @@ async def test_a_run_uses_a_node_tool_and_reads_its_result(
     assert "the answer is 42" in result["content"][0]["text"]
     assert any(t.name == "n1__Read" for t in fake.requests[0].tools)
     assert fake.requests[0].tools[0].name.startswith("gsv__")  # native tools come first
+    # the model gets schemas without null branches, and one cache key per conversation
+    assert "null" not in json.dumps([t.parameters for t in fake.requests[0].tools])
+    assert all("required" in t.parameters for t in fake.requests[0].tools)
+    session_id = await client.call("session.get", {"sessionKey": "agent:main:main"})
+    assert {r.cache_key for r in fake.requests} == {session_id["sessionId"]}
 
 
 async def test_image_results_are_stored_and_inlined_for_the_model(

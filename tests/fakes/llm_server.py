@@ -45,9 +45,11 @@ import time
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
+
+from tests.fakes.prompt_cache import CacheUsage, PromptCache, TooManyBreakpoints
 
 MAX_DELAY = 1.0  # seconds between two events; keeps a scripted slow stream bounded
 HANG_LIMIT = 30.0  # a Hang turn is released at server close, or after this at the latest
@@ -161,6 +163,7 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
+    cache_usage: CacheUsage | None = None  # with `prompt_cache` set: what it answered
 
 
 _OPENAI_FINISH = {"stop": "stop", "toolUse": "tool_calls", "length": "length"}
@@ -183,6 +186,8 @@ class FakeLLMServer:
         # what GET .../models lists (both APIs); with `api_key` set, other keys get 401
         self.models: list[str] = ["fake-small", "fake-large"]
         self.api_key: str | None = None
+        # set: Anthropic usage comes from the request's cache breakpoints (prompt_cache.py)
+        self.prompt_cache: PromptCache | None = None
         self._queue: deque[Turn] = deque()
         self._lock = threading.Lock()
         self._closing = threading.Event()
@@ -284,7 +289,19 @@ class _Handler(BaseHTTPRequestHandler):
             return
         length = int(self.headers.get("content-length", "0"))
         body = json.loads(self.rfile.read(length) or b"{}")
-        turn = self.owner._record_and_pop(RecordedRequest(api, path, dict(self.headers), body))
+        cache, refused = self.owner.prompt_cache, None
+        usage = None
+        if api == "anthropic" and cache is not None:
+            try:
+                usage = cache.usage(body)
+            except TooManyBreakpoints as exc:
+                refused = ErrorReply(400, str(exc))
+        recorded = RecordedRequest(api, path, dict(self.headers), body, usage)
+        turn = self.owner._record_and_pop(recorded)
+        if refused is not None:
+            turn = refused
+        elif usage is not None and isinstance(turn, Reply):
+            turn = _with_cache_usage(turn, usage)
         if isinstance(turn, Hang):
             self.owner._closing.wait(HANG_LIMIT)
             self.close_connection = True
@@ -474,6 +491,12 @@ def _anthropic_blocks(turn: Reply) -> list[list[Part]]:
         else:
             blocks.append([part])
     return blocks
+
+
+def _with_cache_usage(turn: Reply, usage: CacheUsage) -> Reply:
+    output = turn.usage[1]
+    return replace(turn, usage=(usage.input_tokens, output), cache_read=usage.cache_read,
+                   cache_write=usage.cache_write)  # fmt: skip
 
 
 def _anthropic_events(turn: Reply, body: dict[str, Any]) -> Iterator[str]:

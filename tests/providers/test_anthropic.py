@@ -209,7 +209,8 @@ async def test_request_maps_system_history_images_and_tools(server: FakeLLMServe
         "source": {"type": "base64", "media_type": "image/png", "data": PIXEL},
     }
     assert body["model"] == "claude-test"
-    assert body["system"] == "You are a test."
+    cached = {"type": "ephemeral"}  # breakpoints: tools, system, the last two user turns
+    assert body["system"] == [{"type": "text", "text": "You are a test.", "cache_control": cached}]
     assert body["max_tokens"] == DEFAULT_MAX_TOKENS
     assert body["stream"] is True
     assert "thinking" not in body
@@ -243,13 +244,23 @@ async def test_request_maps_system_history_images_and_tools(server: FakeLLMServe
                     "content": [{"type": "text", "text": "ENOENT: no such file"}],
                     "is_error": True,
                 },
-                {"type": "tool_result", "tool_use_id": "toolu_b", "content": [image]},
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_b",
+                    "content": [image],
+                    "cache_control": cached,
+                },
             ],
         },
-        {"role": "user", "content": "Thanks"},
+        {"role": "user", "content": [{"type": "text", "text": "Thanks", "cache_control": cached}]},
     ]
     assert body["tools"] == [
-        {"name": "n1__Read", "description": "Read a file", "input_schema": READ_TOOL.parameters}
+        {
+            "name": "n1__Read",
+            "description": "Read a file",
+            "input_schema": READ_TOOL.parameters,
+            "cache_control": cached,
+        }
     ]
 
 
