@@ -33,6 +33,7 @@ from gsv_cli.commands import (
     tools,
     transfer,
     up,
+    usage,
     workspace,
 )
 from gsv_cli.state import CliState
@@ -88,6 +89,7 @@ app.command("down")(up.down)
 app.command("status")(status.status)
 app.command("doctor")(doctor.doctor)
 app.command("onboard")(onboard.onboard)
+app.command("usage")(usage.usage)
 app.add_typer(gateway.app, name="gateway")
 app.add_typer(node.app, name="node")
 app.add_typer(nodes.app, name="nodes")

@@ -258,6 +258,20 @@ class CronConfig(_Section):
     catchUpGraceMs: int = Field(default=60_000, ge=0, le=3_600_000)
 
 
+class PriceConfig(_Section):
+    """USD per million tokens of one model (gsv_core/usage/prices.py)."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cacheRead: float | None = Field(default=None, ge=0)  # unset: as input
+    cacheWrite: float | None = Field(default=None, ge=0)
+
+
+class UsageConfig(_Section):
+    # the ledger of model calls keeps this many days (gsv usage, usage.get)
+    retentionDays: int = Field(default=400, ge=1, le=3650)
+
+
 def _default_channels() -> dict[str, ChannelConfig]:
     # every channel defaults to pairing: a stranger never reaches the agent unasked
     return {
@@ -286,6 +300,8 @@ class GsvConfig(_Section):
     agent: AgentConfig = Field(default_factory=AgentConfig)
     pairing: PairingConfig = Field(default_factory=PairingConfig)
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
+    pricing: dict[str, PriceConfig] = Field(default_factory=dict)
+    usage: UsageConfig = Field(default_factory=UsageConfig)
     userTimezone: str = "UTC"
 
 

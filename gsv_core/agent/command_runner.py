@@ -3,12 +3,15 @@ live in gsv_core.agent.commands; this module does what each command says."""
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 
 from gsv_core.agent import commands as c
 from gsv_core.agent.levels import ModelRef
 from gsv_core.agent.session import SessionActor
+from gsv_core.config import setting
 from gsv_core.errors import GsvError
+from gsv_core.timezones import zone
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,8 @@ async def _run(actor: SessionActor, command: c.ParsedCommand, channel: bool) -> 
         return c.format_stop(stopped.run_id, stopped.tools_cancelled, channel=channel)
     if name == "status":
         return c.format_status(await _status(actor), channel=channel)
+    if name == "usage":
+        return await _usage(actor)
     if name == "model":
         return await _model(actor, args)
     if name == "think":
@@ -70,6 +75,18 @@ async def _status(actor: SessionActor) -> c.SessionStatus:
         thinking_level=record.settings.get("thinkingLevel"),
         reset_mode=policy.get("mode"),
     )
+
+
+async def _usage(actor: SessionActor) -> str:
+    """Today (from midnight in the user's timezone): this session's and everyone's."""
+    host = actor.host
+    now = host.now_ms()
+    timezone = str(setting(host.config(), "userTimezone"))
+    local = dt.datetime.fromtimestamp(now / 1000, zone(timezone))
+    midnight = int(local.replace(hour=0, minute=0, second=0, microsecond=0).timestamp() * 1000)
+    report = await host.usage_report(midnight, now + 1, "session")
+    mine = next((g for g in report["groups"] if g["name"] == actor.key), None)
+    return c.format_usage(mine, report["total"])
 
 
 async def _model(actor: SessionActor, args: str) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from gsv_core.agent.levels import (
     MODEL_SELECTOR_HELP,
@@ -140,6 +141,27 @@ def format_status(status: SessionStatus, *, channel: bool = False) -> str:
     if channel:
         return "\n".join(["**Session Status**", *(f"• {line}" for line in lines)])
     return "\n".join(lines)
+
+
+def format_usage(session: dict[str, Any] | None, everyone: dict[str, Any]) -> str:
+    """`/usage`: today's calls, tokens and spend, of this session and of all sessions."""
+    return "\n".join([
+        "Usage today:",
+        f"This session: {_sums(session)}",
+        f"All sessions: {_sums(everyone)}",
+    ])  # fmt: skip
+
+
+def _sums(sums: dict[str, Any] | None) -> str:
+    if not sums or not sums["calls"]:
+        return "no model calls"
+    cost = sums["costUsd"]
+    spend = "cost unknown" if cost is None else f"${cost:.4f}"
+    if cost is not None and sums["unpricedCalls"]:
+        spend += f" (+{sums['unpricedCalls']} calls of unpriced models)"
+    cached = f", {sums['cacheRead']:,} read from cache" if sums["cacheRead"] else ""
+    return (f"{sums['calls']} calls, {sums['input']:,} in / {sums['output']:,} out tokens"
+            f"{cached}, {spend}")  # fmt: skip
 
 
 def format_current_model(model: ModelRef) -> str:

@@ -11,6 +11,7 @@ from gsv_core.agent.prompt import PromptInputs
 from gsv_core.agent.tools import ToolExecutor
 from gsv_core.providers.base import Provider
 from gsv_core.storage.media import MediaStore
+from gsv_core.usage.ledger import ModelCall
 
 ExecSink = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -53,4 +54,12 @@ class AgentHost(Protocol):
 
     def watch_exec(self, node_id: str, process_id: str, sink: ExecSink, call_id: str) -> None:
         """Deliver the end of a background node process to `sink`."""
+        ...
+
+    async def record_usage(self, call: ModelCall) -> None:
+        """Enter one answered model call in the usage ledger (never raises)."""
+        ...
+
+    async def usage_report(self, since: int, until: int, group: str) -> dict[str, Any]:
+        """The ledger summed by `group` over `since <= at < until` (epoch ms)."""
         ...

@@ -49,6 +49,7 @@ from gsv_core.protocol.messages import (
 from gsv_core.protocol.schemas.nodes import split_tool_name
 from gsv_core.providers.base import AssistantBuilder, ModelRequest, Provider, TextDelta
 from gsv_core.storage.sessions import SessionRecord
+from gsv_core.usage.ledger import CHAT, ModelCall
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +82,7 @@ class RunState:
     usage: Usage = field(default_factory=empty_usage)
     tools_in_flight: int = 0
     compaction_attempted: bool = False
+    source: str = CHAT  # what started it, for the usage ledger (gsv_core/usage/ledger.py)
 
 
 class RunSession(Protocol):
@@ -136,6 +138,7 @@ class RunLoop:
         for _ in range(limit):
             assistant = await self._call_model()
             await self.session.persist([assistant], usage=assistant["usage"])
+            await self._record(assistant)
             self.run.usage = add_usage(self.run.usage, assistant["usage"])
             calls = tool_calls(assistant)
             if not calls:
@@ -152,6 +155,11 @@ class RunLoop:
 
     def _setting(self, path: str) -> Any:
         return setting(self.host.config(), path)
+
+    async def _record(self, assistant: AssistantMessage) -> None:
+        call = ModelCall(self.session.agent_id, self.session.key, self.run.source,
+                         assistant["provider"], assistant["model"], assistant["usage"])  # fmt: skip
+        await self.host.record_usage(call)
 
     # -- the model ----------------------------------------------------------------------
     async def _call_model(self) -> AssistantMessage:

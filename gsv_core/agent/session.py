@@ -35,6 +35,7 @@ from gsv_core.protocol.messages import (
 )
 from gsv_core.providers.base import Provider
 from gsv_core.storage.sessions import SessionRecord, SessionStore
+from gsv_core.usage.ledger import run_source
 
 log = logging.getLogger(__name__)
 
@@ -160,9 +161,12 @@ class SessionActor:
         overrides: dict[str, Any] | None = None,
         images: list[ImageBlock] | None = None,
         context: dict[str, Any] | None = None,
+        source: str | None = None,
     ) -> SendResult:
-        """Store a user message and start a run with it, or queue it behind the current run."""
+        """Store a user message and start a run with it, or queue it behind the current run.
+        `source` names who sent it in the usage ledger (default: read from `context`)."""
         run_id = run_id or str(uuid.uuid4())
+        source = source or run_source(context)
         async with self._lock:
             now = self.host.now_ms()
             message: dict[str, Any] = {**user_message(text, now, images), "runId": run_id}
@@ -175,9 +179,9 @@ class SessionActor:
                 history = await self.history()  # load first: the store is about to hold it
                 await self.store.start_run(self.record, run_id, message, now)
                 history.append(message)
-                self._start(RunState(run_id, merged, context))
+                self._start(RunState(run_id, merged, context, source=source))
                 return SendResult(run_id, queued=False)
-            item = {"message": message, "overrides": merged, "context": context}
+            item = {"message": message, "overrides": merged, "context": context, "source": source}
             position = await self.store.enqueue(self.record, run_id, item, now)
             self.queue_size = position
             return SendResult(run_id, queued=True, position=position)
@@ -256,7 +260,9 @@ class SessionActor:
             history.append(message)
         self.queue_size -= 1
         overrides = item.item.get("overrides") or {}
-        self._start(RunState(item.run_id, overrides, item.item.get("context")))
+        context = item.item.get("context")
+        source = item.item.get("source") or run_source(context)
+        self._start(RunState(item.run_id, overrides, context, source=source))
 
     async def run_status(self, run_id: str) -> tuple[str, dict[str, Any] | None]:
         """Where a message's run stands: ("active", None) while queued or running,
@@ -286,7 +292,7 @@ class SessionActor:
             now = self.host.now_ms()
             if self._run is None:
                 await self.store.start_run_without_message(self.record, new_id, now)
-                self._start(RunState(new_id, {}, context))
+                self._start(RunState(new_id, {}, context, source=run_source(context)))
             else:
                 item = {"resume": True, "context": context}
                 self.queue_size = await self.store.enqueue(self.record, new_id, item, now)

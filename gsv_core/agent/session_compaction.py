@@ -15,6 +15,7 @@ from gsv_core.config import setting
 from gsv_core.protocol import events
 from gsv_core.protocol.messages import add_usage
 from gsv_core.providers.base import Provider
+from gsv_core.usage.ledger import COMPACTION, ModelCall
 
 
 async def compact(history: SessionHistory, keep: int) -> dict[str, Any]:
@@ -51,6 +52,10 @@ async def auto_compact(
     now = host.now_ms()
     kept = [summary_message(summary.text, len(removed), archived_to, now), *messages[cut:]]
     record.usage = add_usage(record.usage, summary.usage)
+    if summary.usage["total"]:
+        call = ModelCall(record.agent_id, history.key, COMPACTION, provider.name, model,
+                         summary.usage)  # fmt: skip
+        await host.record_usage(call)
     record.compaction_count += 1
     record.last_compacted_at = record.updated_at = now
     record.last_input_tokens = None  # the next request's size is unknown again

@@ -22,6 +22,7 @@ from gsv_core.heartbeat.settings import settings_for
 from gsv_core.providers.base import Provider
 from gsv_core.storage.media import MediaStore
 from gsv_core.timezones import zone
+from gsv_core.usage.ledger import ModelCall
 from gsv_core.workspace import Workspace
 from gsv_core.workspace.prompt import daily_memory_path, workspace_sections
 
@@ -127,6 +128,12 @@ class GatewayAgentHost:
     def _local_now(self, timezone: str | None) -> dt.datetime:
         """Now in the user's timezone: daily memory files are named by the user's date."""
         return dt.datetime.fromtimestamp(self.now_ms() / 1000, zone(timezone))
+
+    async def record_usage(self, call: ModelCall) -> None:
+        await self._gateway.usage.record(call)
+
+    async def usage_report(self, since: int, until: int, group: str) -> dict[str, Any]:
+        return await self._gateway.usage.report(since, until, group)
 
     def watch_exec(self, node_id: str, process_id: str, sink: ExecSink, call_id: str) -> None:
         self._gateway.exec_events.watch(node_id, process_id, sink, call_id)

@@ -38,6 +38,7 @@ from gsv_core.gateway.handlers import skills as skill_handlers
 from gsv_core.gateway.handlers import status as status_handlers
 from gsv_core.gateway.handlers import tools as tools_handlers
 from gsv_core.gateway.handlers import transfers as transfer_handlers
+from gsv_core.gateway.handlers import usage as usage_handlers
 from gsv_core.gateway.handlers import workspace as workspace_handlers
 from gsv_core.gateway.heartbeat_host import GatewayHeartbeatHost, last_channel_context
 from gsv_core.gateway.native import (
@@ -89,6 +90,7 @@ HANDLER_MODULES = (
     pairing_handlers,
     approval_handlers,
     transfer_handlers,
+    usage_handlers,
 )
 # native tools are listed in this order (as in docs/tools.md): workspace, gateway, cron, sessions
 NATIVE_TOOL_MODULES = (
@@ -138,6 +140,7 @@ async def build_gateway(
         lambda agent_id: last_channel_context(gateway, agent_id),
     )  # fmt: skip
     await gateway.cron.load()
+    await gateway.usage.prune()
     gateway.heartbeat = HeartbeatService(GatewayHeartbeatHost(gateway))
     gateway.config.listeners.append(lambda _path: gateway.heartbeat.wake())
     gateway.channels = ChannelManager(

@@ -17,6 +17,7 @@ from gsv_core.heartbeat.host import LastActive
 from gsv_core.protocol import events
 from gsv_core.protocol.messages import text_of
 from gsv_core.routing import agent_id_of, heartbeat_session_key, main_session_key
+from gsv_core.usage.ledger import HEARTBEAT as HEARTBEAT_SOURCE
 from gsv_core.workspace.prompt import HEARTBEAT
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ class GatewayHeartbeatHost:
 
     async def run_turn(self, agent_id: str, session_key: str, text: str) -> str:
         actor = await self._gateway.sessions.actor(session_key)
-        sent = await actor.send(text)
+        sent = await actor.send(text, source=HEARTBEAT_SOURCE)
         outcome = actor.run_outcome(sent.run_id)  # asked at once: the run cannot have ended
         try:
             async with asyncio.timeout(RUN_TIMEOUT_SECONDS):

@@ -33,6 +33,8 @@ from gsv_core.rpc.dispatch import Router
 from gsv_core.skills import SkillService
 from gsv_core.storage.credentials import CredentialStore
 from gsv_core.storage.db import Database
+from gsv_core.storage.usage import UsageStore
+from gsv_core.usage.ledger import UsageLedger
 from gsv_core.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -65,6 +67,7 @@ class Gateway:
     heartbeat: HeartbeatService = field(init=False)
     channels: ChannelManager = field(init=False)
     transfers: TransferService = field(init=False)
+    usage: UsageLedger = field(init=False)
     version: str = __version__
     # events this gateway really emits; method families add theirs when they register
     events: set[str] = field(default_factory=set)
@@ -76,6 +79,7 @@ class Gateway:
         self.auth = Authenticator(
             CredentialStore(self.db), lambda: self.config.auth_token, self.now_ms
         )
+        self.usage = UsageLedger(UsageStore(self.db), lambda: self.config.effective, self.now_ms)
         self._jobs: set[asyncio.Task[None]] = set()
 
     def spawn(self, coro: Coroutine[Any, Any, None]) -> None:

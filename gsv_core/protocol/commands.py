@@ -29,6 +29,7 @@ COMMANDS: tuple[CommandInfo, ...] = (
     CommandInfo("compact", (), "[N]", f"Keep the last N messages (default {DEFAULT_COMPACT_KEEP})"),
     CommandInfo("stop", (), "", "Stop the current run"),
     CommandInfo("status", (), "", "Show session info"),
+    CommandInfo("usage", (), "", "Show today's tokens and spend (this session and all)"),
     CommandInfo("model", (), "[provider/model-id|model-id]", "Show or set the model"),
     CommandInfo(
         "think",

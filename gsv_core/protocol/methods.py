@@ -44,6 +44,8 @@ GATEWAY_STATUS: Final = "gateway.status"
 # gsv addition: the models a configured provider offers (`gsv models list`)
 MODELS_LIST: Final = "models.list"
 MODELS_TEST: Final = "models.test"  # one tiny live call (`gsv onboard`, `gsv models test`)
+# gsv addition: the usage ledger by source, session, model or day (`gsv usage`)
+USAGE_GET: Final = "usage.get"
 # gsv addition: the gateway's half of `gsv security audit [--fix]`
 SECURITY_AUDIT: Final = "security.audit"
 # gsv addition: the node inventory for `gsv nodes list` (online, platform, last seen)
@@ -182,5 +184,6 @@ METHODS: Final[dict[str, MethodSpec]] = {
         _spec(MODELS_LIST, CLIENT),
         _spec(MODELS_TEST, CLIENT),
         _spec(GATEWAY_STATUS, CLIENT),
+        _spec(USAGE_GET, CLIENT),
     )
 }

@@ -172,6 +172,24 @@ MIGRATIONS: list[str] = [
         used_at INTEGER
     );
     """,
+    # 7: the usage ledger: one row per model call (gsv_core/usage/ledger.py)
+    """
+    CREATE TABLE usage_ledger (
+        id INTEGER PRIMARY KEY,
+        at INTEGER NOT NULL,
+        agent_id TEXT NOT NULL,
+        session_key TEXT NOT NULL,
+        source TEXT NOT NULL,
+        provider TEXT NOT NULL,
+        model TEXT NOT NULL,
+        input INTEGER NOT NULL,
+        output INTEGER NOT NULL,
+        cache_read INTEGER NOT NULL,
+        cache_write INTEGER NOT NULL,
+        cost REAL
+    );
+    CREATE INDEX usage_ledger_by_time ON usage_ledger (at);
+    """,
 ]
 
 _STOP = object()

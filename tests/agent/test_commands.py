@@ -160,7 +160,7 @@ def test_other_messages_are_not_commands(text: str) -> None:
 def test_command_metadata_covers_every_spelling() -> None:
     """COMMANDS lists each command once and every spelling parse_command accepts."""
     names = [info.name for info in COMMANDS]
-    assert names == ["reset", "compact", "stop", "status", "model", "think", "help"]
+    assert names == ["reset", "compact", "stop", "status", "usage", "model", "think", "help"]
     for info in COMMANDS:
         for spelling in info.spellings:
             parsed = parse_command(f"/{spelling}")
@@ -171,6 +171,7 @@ def test_command_metadata_covers_every_spelling() -> None:
         "compact",
         "stop",
         "status",
+        "usage",
         "model",
         "think",
         "thinking",

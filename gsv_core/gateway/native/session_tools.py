@@ -19,6 +19,7 @@ from gsv_core.errors import InvalidParams
 from gsv_core.gateway.native_registry import NativeArgs, NativeTool, NativeToolRegistry
 from gsv_core.protocol.messages import text_of
 from gsv_core.routing import canonicalize_session_key, main_session_key, validate_session_key
+from gsv_core.usage.ledger import SESSION_SEND
 
 if TYPE_CHECKING:
     from gsv_core.gateway.state import Gateway
@@ -69,7 +70,7 @@ def register(registry: NativeToolRegistry, gateway: Gateway) -> None:
                 "gsv__SessionSend cannot message the session it runs in; answer directly instead"
             )
         actor = await gateway.sessions.actor(key, kind=SESSION_SEND_KIND)
-        sent = await actor.send(args.message)
+        sent = await actor.send(args.message, source=SESSION_SEND)
         if args.waitSeconds == 0:
             return {
                 "status": "accepted",

@@ -1,0 +1,96 @@
+"""The usage ledger: every model call the agent makes, with its tokens, cost and source.
+
+Sources: `chat` (a client), `channel:<name>` (a messenger), `cron:<job name>`,
+`heartbeat`, `sessionSend` (one session writing to another) and `compaction`. A call is
+recorded after it answered; recording never fails the run (a storage error is logged).
+Rows older than `usage.retentionDays` are pruned at start and then once a day.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from gsv_core.config import setting
+from gsv_core.protocol.messages import Usage
+from gsv_core.storage.usage import DAY_MS, UsageRow, UsageStore
+from gsv_core.usage.prices import cost_of
+
+log = logging.getLogger(__name__)
+
+CHAT = "chat"
+HEARTBEAT = "heartbeat"
+SESSION_SEND = "sessionSend"
+COMPACTION = "compaction"
+
+
+def run_source(context: dict[str, Any] | None) -> str:
+    """Where a run came from, read from its context (cron job, channel, or a client)."""
+    if not context:
+        return CHAT
+    cron = context.get("cron")
+    if isinstance(cron, dict):
+        return f"cron:{cron.get('jobName') or cron.get('jobId')}"
+    if context.get("channel"):
+        return f"channel:{context['channel']}"
+    return CHAT
+
+
+@dataclass(frozen=True)
+class ModelCall:
+    agent_id: str
+    session_key: str
+    source: str
+    provider: str
+    model: str
+    usage: Usage
+
+
+class UsageLedger:
+    def __init__(
+        self,
+        store: UsageStore,
+        config: Callable[[], dict[str, Any]],
+        now_ms: Callable[[], int],
+    ) -> None:
+        self.store = store
+        self._config = config
+        self._now_ms = now_ms
+        self._pruned_at: int | None = None
+
+    async def record(self, call: ModelCall) -> None:
+        usage, now = call.usage, self._now_ms()
+        row = UsageRow(
+            at=now, agent_id=call.agent_id, session_key=call.session_key, source=call.source,
+            provider=call.provider, model=call.model, input=usage.get("input", 0),
+            output=usage.get("output", 0), cache_read=usage.get("cacheRead", 0),
+            cache_write=usage.get("cacheWrite", 0),
+            cost=cost_of(call.model, usage, self._config()),
+        )  # fmt: skip
+        try:
+            await self.store.add(row)
+            if self._pruned_at is None or now - self._pruned_at >= DAY_MS:
+                await self.prune()
+        except Exception:  # the answer is already out: a lost row must not fail the run
+            log.exception("could not record the usage of a %s/%s call", call.provider, call.model)
+
+    async def prune(self) -> int:
+        now = self._now_ms()
+        self._pruned_at = now
+        days = int(setting(self._config(), "usage.retentionDays"))
+        return await self.store.prune(now - days * DAY_MS)
+
+    async def report(self, since: int, until: int, group: str) -> dict[str, Any]:
+        groups = await self.store.summary(since, until, group)
+        return {"since": since, "until": until, "groupBy": group, "groups": groups,
+                "count": len(groups), "total": _total(groups)}  # fmt: skip
+
+
+def _total(groups: list[dict[str, Any]]) -> dict[str, Any]:
+    keys = ("calls", "input", "output", "cacheRead", "cacheWrite", "unpricedCalls")
+    total: dict[str, Any] = {key: sum(g[key] for g in groups) for key in keys}
+    costs = [g["costUsd"] for g in groups if g["costUsd"] is not None]
+    total["costUsd"] = round(sum(costs), 6) if costs else (0.0 if not groups else None)
+    return total
