@@ -17,11 +17,14 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gsv_core.errors import ProviderFailed
 from gsv_core.providers.base import Provider
 from gsv_core.providers.retry import RetryPolicy, is_loopback_url
+
+if TYPE_CHECKING:
+    from gsv_core.providers.sdk import SdkProvider
 
 APIS = ("openai", "anthropic")
 
@@ -84,19 +87,16 @@ def resolve_provider(
     default retry policy (tests pass one that does not sleep).
     """
     settings = provider_settings(config, provider_name, env)
+    provider_class: type[SdkProvider]
     if settings.api == "anthropic":
         from gsv_core.providers.anthropic import AnthropicProvider
 
-        return AnthropicProvider(
-            settings.name,
-            base_url=settings.base_url,
-            api_key=settings.api_key,
-            llm_timeout=llm_timeout,
-            retry=retry,
-        )
-    from gsv_core.providers.openai_compat import OpenAICompatProvider
+        provider_class = AnthropicProvider
+    else:
+        from gsv_core.providers.openai_compat import OpenAICompatProvider
 
-    return OpenAICompatProvider(
+        provider_class = OpenAICompatProvider
+    return provider_class(
         settings.name,
         base_url=settings.base_url,
         api_key=settings.api_key,
