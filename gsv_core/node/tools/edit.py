@@ -14,9 +14,9 @@ from pydantic import Field
 
 from gsv_core.errors import ToolFailed
 from gsv_core.node.tools.base import Tool, ToolParams, run_blocking
-from gsv_core.node.tools.locks import FileLocks
 from gsv_core.node.tools.workspace import Workspace
 from gsv_core.node.tools.write import write_file
+from gsv_core.workspace.locks import KeyLocks
 
 
 class EditParams(ToolParams):
@@ -38,7 +38,7 @@ class EditTool(Tool[EditParams]):
     )
     Params = EditParams
 
-    def __init__(self, workspace: Workspace, locks: FileLocks) -> None:
+    def __init__(self, workspace: Workspace, locks: KeyLocks) -> None:
         self.workspace = workspace
         self.locks = locks
 

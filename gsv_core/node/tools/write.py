@@ -10,8 +10,8 @@ from pydantic import Field
 
 from gsv_core.errors import ToolFailed
 from gsv_core.node.tools.base import Tool, ToolParams, run_blocking
-from gsv_core.node.tools.locks import FileLocks
 from gsv_core.node.tools.workspace import Workspace
+from gsv_core.workspace.locks import KeyLocks
 
 
 class WriteParams(ToolParams):
@@ -28,7 +28,7 @@ class WriteTool(Tool[WriteParams]):
     )
     Params = WriteParams
 
-    def __init__(self, workspace: Workspace, locks: FileLocks) -> None:
+    def __init__(self, workspace: Workspace, locks: KeyLocks) -> None:
         self.workspace = workspace
         self.locks = locks
 
