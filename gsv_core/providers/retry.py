@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import functools
-import ipaddress
 import json
 import logging
 import random
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from gsv_core.errors import ContextOverflow, GsvError, ProviderFailed, RateLimited, TimedOut
+from gsv_core.loopback import is_loopback
 
 if TYPE_CHECKING:
     import ssl
@@ -232,13 +232,7 @@ def short(text: str, limit: int = 300) -> str:
 
 
 def is_loopback_url(url: str) -> bool:
-    host = urlsplit(url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return is_loopback(urlsplit(url).hostname or "")
 
 
 @functools.cache
