@@ -150,26 +150,22 @@ def looks_like_overflow(text: str) -> bool:
     return bool(_OVERFLOW.search(text))
 
 
+# HTTP statuses no retry can mend, worded with what the person should check
+_REFUSALS = {
+    401: "{provider} rejected the API key (HTTP 401: {detail}); set a valid one with "
+    "gsv config set apiKeys.{provider} NEW_KEY",
+    403: "{provider} refused access (HTTP 403: {detail}); check that the API key may "
+    "use this model",
+    404: "{provider} answered 404 not found ({detail}); check model.id and "
+    "providers.{provider}.baseUrl",
+}
+
+
 def status_failure(provider: str, status: int, detail: str, delay: float | None) -> Exception:
     """The error for an HTTP error status: AttemptFailed where a retry can help."""
-    if status == 401:
-        return ProviderFailed(
-            f"{provider} rejected the API key (HTTP 401: {detail}); set a valid one with "
-            f"gsv config set apiKeys.{provider} NEW_KEY",
-            retryable=False,
-        )
-    if status == 403:
-        return ProviderFailed(
-            f"{provider} refused access (HTTP 403: {detail}); check that the API key may "
-            "use this model",
-            retryable=False,
-        )
-    if status == 404:
-        return ProviderFailed(
-            f"{provider} answered 404 not found ({detail}); check model.id and "
-            f"providers.{provider}.baseUrl",
-            retryable=False,
-        )
+    refusal = _REFUSALS.get(status)
+    if refusal is not None:
+        return ProviderFailed(refusal.format(provider=provider, detail=detail), retryable=False)
     if status == 429:
         return AttemptFailed(
             RateLimited(f"{provider} is rate limiting requests (HTTP 429: {detail})"), delay
