@@ -32,6 +32,7 @@ class AccountState(Protocol):
 
 
 A = TypeVar("A", bound=AccountState)
+T = TypeVar("T")
 
 
 class AccountAdapter(Generic[A]):
@@ -67,6 +68,19 @@ class AccountAdapter(Generic[A]):
         """Run the account's background work as its task (cancelled by `stop`)."""
         name = f"{self.name}:{account.status.account_id}"
         account.task = asyncio.create_task(work, name=name)
+
+    async def _admit(
+        self, account: A, first_check: Awaitable[T], release: Callable[[], Awaitable[Any]]
+    ) -> T:
+        """What the account's first check returned; the account then joins the running
+        ones. A check that raises (or is cancelled) first `release`s the account's clients."""
+        try:
+            result = await first_check
+        except BaseException:
+            await release()
+            raise
+        self._accounts[account.status.account_id] = account
+        return result
 
     def status(self, account_id: str | None = None) -> list[AccountStatus]:
         """Copies of the statuses (all accounts, or the one asked for)."""

@@ -46,12 +46,7 @@ class TelegramChannel(TelegramSending, TelegramPolling):
             base_file_url=f"{settings.api_base}/file/bot",
         )
         account = Account(status, sink, bot, settings.poll_timeout)
-        try:
-            connected = await self._connect(account)
-        except BaseException:
-            await bot.shutdown()
-            raise
-        self._accounts[account_id] = account
+        connected = await self._admit(account, self._connect(account), bot.shutdown)
         self._spawn(account, self._run(account, connected))
 
     async def _close(self, account: Account) -> None:

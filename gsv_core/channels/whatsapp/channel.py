@@ -39,12 +39,7 @@ class WhatsAppChannel(WhatsAppSending, WhatsAppWebhook):
             timeout=30,
         )
         account = Account(status, sink, settings, client)
-        try:
-            checked = await self._check(account)
-        except BaseException:
-            await client.aclose()
-            raise
-        self._accounts[account_id] = account
+        checked = await self._admit(account, self._check(account), client.aclose)
         if not checked:
             self._recheck_later(account)
 
