@@ -101,7 +101,7 @@ def resolve_provider(
         base_url=settings.base_url,
         api_key=settings.api_key,
         llm_timeout=llm_timeout,
-        retry=retry,
+        retry=retry or RetryPolicy(),
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Protocol
 
 from gsv_core.providers.base import ModelRequest, StreamEvent
@@ -31,23 +32,17 @@ class StreamReader(Protocol):
         ...
 
 
+@dataclass(eq=False)
 class SdkProvider(ABC):
-    """A provider reached through an official SDK at `base_url`."""
+    """A provider reached through an official SDK at `base_url`; `llm_timeout` (seconds)
+    bounds each wait on it."""
 
-    def __init__(
-        self,
-        name: str,
-        *,
-        base_url: str,
-        api_key: str,
-        llm_timeout: float,
-        retry: RetryPolicy | None = None,
-    ) -> None:
-        self.name = name
-        self.base_url = base_url
-        self.api_key = api_key
-        self.llm_timeout = llm_timeout
-        self.retry = retry or RetryPolicy()
+    name: str
+    _: KW_ONLY
+    base_url: str
+    api_key: str
+    llm_timeout: float
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         params = self.request_params(request)
