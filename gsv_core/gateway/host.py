@@ -1,4 +1,4 @@
-"""GatewayHost: what the gateway offers every service it hosts (channels, heartbeat):
+"""GatewayHost: what the gateway offers every part it hosts (agents, channels, heartbeat):
 the effective config, read again on each call so a change applies at once, and the
 gateway's clock."""
 
