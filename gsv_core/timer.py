@@ -58,7 +58,7 @@ class Timer:
             self._wake.clear()
             try:
                 delay = self._tick()
-            except Exception:
+            except Exception:  # one bad tick must not end the timer
                 log.exception("%s timer tick failed", self.name)
                 delay = MAX_SLEEP_SECONDS
             with contextlib.suppress(TimeoutError):
