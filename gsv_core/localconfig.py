@@ -27,11 +27,12 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
+from tomlkit.items import Table
 from tomlkit.toml_document import TOMLDocument
 
 from gsv_core.defaults import DEFAULT_GATEWAY_URL
@@ -295,24 +296,37 @@ def write_initial_config(url: str | None = None, *, overwrite: bool = False) -> 
 
 def _initial_document(gateway_url: str) -> TOMLDocument:
     doc = tomlkit.document()
-    doc.add(tomlkit.comment("gsv local config: read by the gsv CLI and `gsv node run` here."))
-    doc.add(tomlkit.comment("Change it with `gsv local-config set KEY VALUE`. Secrets such as"))
-    doc.add(tomlkit.comment("gateway.token live in the keyring or a 0600 file, never here."))
-    gateway = tomlkit.table()
-    gateway.add(tomlkit.comment("Gateway to talk to (--url and GSV_URL override it)."))
+    _add_comments(
+        doc,
+        "gsv local config: read by the gsv CLI and `gsv node run` here.",
+        "Change it with `gsv local-config set KEY VALUE`. Secrets such as",
+        "gateway.token live in the keyring or a 0600 file, never here.",
+    )
+    gateway = _add_comments(tomlkit.table(), "Gateway to talk to (--url and GSV_URL override it).")
     gateway.add("url", gateway_url)
-    node = tomlkit.table()
-    node.add(tomlkit.comment("Used when this machine runs as a node (`gsv node run`)."))
-    node.add(tomlkit.comment('id = "laptop"                # default: the hostname'))
-    node.add(tomlkit.comment('workspace = "/home/me/gsv"   # where the node tools work'))
-    node.add(tomlkit.comment("restrict_to_workspace = false"))
-    session = tomlkit.table()
-    session.add(tomlkit.comment("Session the CLI chats in when none is given."))
+    node = _add_comments(
+        tomlkit.table(),
+        "Used when this machine runs as a node (`gsv node run`).",
+        'id = "laptop"                # default: the hostname',
+        'workspace = "/home/me/gsv"   # where the node tools work',
+        "restrict_to_workspace = false",
+    )
+    session = _add_comments(tomlkit.table(), "Session the CLI chats in when none is given.")
     session.add("default_key", DEFAULT_SESSION_KEY)
     doc.add("gateway", gateway)
     doc.add("node", node)
     doc.add("session", session)
     return doc
+
+
+_Container = TypeVar("_Container", TOMLDocument, Table)
+
+
+def _add_comments(container: _Container, *lines: str) -> _Container:
+    """`container` with `lines` added as TOML comments."""
+    for line in lines:
+        container.add(tomlkit.comment(line))
+    return container
 
 
 # --- secrets ------------------------------------------------------------------------------

@@ -265,7 +265,8 @@ async def _serve_until_signalled(listen: Listen) -> None:
 
     from gsv_cli.logsetup import FILE_ONLY
     from gsv_core.errors import GsvError
-    from gsv_core.gateway.server import ServerConfig, is_loopback, serve
+    from gsv_core.gateway.server import ServerConfig, serve
+    from gsv_core.loopback import is_loopback
     from gsv_core.paths import resolve_paths
 
     config = ServerConfig(

@@ -1,6 +1,7 @@
 """What every platform adapter does the same way with its accounts: the table of running
 accounts and their statuses, status changes told to the sink, jittered backoff, the clock,
-and the config keys an account's settings live under.
+the login answer (what a connected account is, else numbered setup steps) and the config
+keys an account's settings live under.
 
 An adapter subclasses `AccountAdapter[ItsAccount]`; its account type carries at least the
 `status` and the `sink` (`AccountState`).
@@ -16,7 +17,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import replace
 from typing import Any, Generic, Protocol, TypeVar
 
-from gsv_core.channels.base import AccountStatus, ChannelSink
+from gsv_core.channels.base import AccountStatus, ChannelSink, LoginResult
 from gsv_core.errors import Unavailable
 
 log = logging.getLogger(__name__)
@@ -31,6 +32,7 @@ class AccountState(Protocol):
 
 
 A = TypeVar("A", bound=AccountState)
+T = TypeVar("T")
 
 
 class AccountAdapter(Generic[A]):
@@ -67,6 +69,19 @@ class AccountAdapter(Generic[A]):
         name = f"{self.name}:{account.status.account_id}"
         account.task = asyncio.create_task(work, name=name)
 
+    async def _admit(
+        self, account: A, first_check: Awaitable[T], release: Callable[[], Awaitable[Any]]
+    ) -> T:
+        """What the account's first check returned; the account then joins the running
+        ones. A check that raises (or is cancelled) first `release`s the account's clients."""
+        try:
+            result = await first_check
+        except BaseException:
+            await release()
+            raise
+        self._accounts[account.status.account_id] = account
+        return result
+
     def status(self, account_id: str | None = None) -> list[AccountStatus]:
         """Copies of the statuses (all accounts, or the one asked for)."""
         return [
@@ -97,12 +112,24 @@ class AccountAdapter(Generic[A]):
         log.info("%s account %s logged out; its credentials stay in config (%s)",
                  self.name, account_id, where)  # fmt: skip
 
-    def _connected(self, account_id: str, force: bool) -> A | None:
-        """The account, when it is connected and a login was not forced."""
+    async def login(self, account_id: str, force: bool) -> LoginResult:
+        """What the account is signed in as; when it is not connected (or `force`), how
+        this platform signs in and the numbered steps that set the account up."""
         account = self._accounts.get(account_id)
-        if account is None or not account.status.connected or force:
-            return None
-        return account
+        if account is not None and account.status.connected and not force:
+            return LoginResult(self._connected_as(account))
+        intro, steps = self._setup(account_id)
+        numbered = [f"{number}. {step}" for number, step in enumerate(steps, 1)]
+        return LoginResult("\n".join([intro, *numbered]))
+
+    def _connected_as(self, account: A) -> str:
+        """One line naming what a connected account is signed in as."""
+        raise NotImplementedError
+
+    def _setup(self, account_id: str) -> tuple[str, list[str]]:
+        """How the platform signs in (one line), and the steps that set an account up,
+        the one with `start_command()` among them."""
+        raise NotImplementedError
 
     def _running(self, account_id: str) -> A:
         account = self._accounts.get(account_id)

@@ -20,7 +20,6 @@ history of each job is trimmed to `cron.maxRunsPerJobHistory`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime as dt
 import logging
 import uuid
@@ -35,10 +34,10 @@ from gsv_core.cron.schedule import next_run
 from gsv_core.errors import Conflict, GsvError, InvalidParams, NotFound, RateLimited
 from gsv_core.routing import normalise_agent_id
 from gsv_core.storage.cron import CronStore
+from gsv_core.timer import MAX_SLEEP_SECONDS, Timer, seconds_until
 
 log = logging.getLogger(__name__)
 
-MAX_SLEEP_SECONDS = 60.0
 # an `at` time this far in the past is still accepted (it runs at once): the clock moved
 # on while the request travelled
 AT_GRACE_MS = 60_000
@@ -80,8 +79,7 @@ class CronService:
         self._jobs: dict[str, CronJob] = {}
         self._running: dict[str, Running] = {}
         self._lock = asyncio.Lock()  # job changes and their writes happen one at a time
-        self._wake = asyncio.Event()
-        self._timer: asyncio.Task[None] | None = None
+        self._timer = Timer("cron", self._tick)
         # catch-up after a restart: jobs due before `_started` wait until `_world_back()`
         # or the grace period ends, so their node tools do not fail for want of a node
         self._started: int | None = None
@@ -119,34 +117,15 @@ class CronService:
         self._started = self._now()
         if world_back is not None:
             self._world_back = world_back
-        if self._timer is None:
-            self._timer = asyncio.create_task(self._loop(), name="gsv-cron-timer")
+        self._timer.start()
 
     async def stop(self) -> None:
         """Stop the timer and cancel runs in flight (recorded as interrupted next start)."""
-        tasks: list[asyncio.Task[Any]] = [r.task for r in self._running.values()]
-        if self._timer is not None:
-            tasks.append(self._timer)
-            self._timer = None
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await self._timer.stop(r.task for r in self._running.values())
 
     def wake(self) -> None:
         """Look at the jobs again now (something changed, or the clock moved)."""
-        self._wake.set()
-
-    async def _loop(self) -> None:
-        while True:
-            self._wake.clear()
-            try:
-                delay = self._tick()
-            except Exception:  # the timer must outlive one bad tick
-                log.exception("cron timer tick failed")
-                delay = MAX_SLEEP_SECONDS
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(delay):
-                    await self._wake.wait()
+        self._timer.wake()
 
     def _tick(self) -> float:
         """Start what is due; return the seconds until the next job is due."""
@@ -160,15 +139,12 @@ class CronService:
             for job in self._jobs.values()
             if job.enabled and job.state.next_run_at_ms is not None and job.id not in self._running
         ]
-        future = [at for at in waiting if at > now]
         held = self._holding_catch_up(now) and any(
             self._is_catch_up(j) for j in self._jobs.values() if j.id not in self._running
         )
         if held:  # look again soon: a node may be back
             return CATCH_UP_POLL_S
-        if not future:
-            return MAX_SLEEP_SECONDS
-        return min(MAX_SLEEP_SECONDS, max(0.0, (min(future) - now) / 1000))
+        return seconds_until(waiting, now)
 
     # -- reading --------------------------------------------------------------------------
     def get(self, job_id: str) -> CronJob:

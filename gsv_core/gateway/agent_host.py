@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from gsv_core.agent.host import ExecSink
 from gsv_core.agent.prompt import PromptInputs, build_system_prompt
 from gsv_core.errors import InvalidParams
+from gsv_core.gateway.host import GatewayHost
 from gsv_core.gateway.tool_router import GatewayToolRouter
 from gsv_core.heartbeat.settings import settings_for
 from gsv_core.providers.base import Provider
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 ProviderFactory = Callable[[str, dict[str, Any], float], Provider]
 
 
-class GatewayAgentHost:
+class GatewayAgentHost(GatewayHost):
     def __init__(
         self,
         gateway: Gateway,
@@ -42,19 +43,13 @@ class GatewayAgentHost:
         workspace: Workspace,
         provider_factory: ProviderFactory | None = None,
     ) -> None:
-        self._gateway = gateway
+        super().__init__(gateway)
         self.tools = tools
         self.media = media
         self.workspace = workspace
         self._provider_factory = provider_factory
         # session key -> (run id, skills section) of the run in progress there
         self._skills_snapshots: dict[str, tuple[str, str]] = {}
-
-    def config(self) -> dict[str, Any]:
-        return self._gateway.config.effective
-
-    def now_ms(self) -> int:
-        return self._gateway.now_ms()
 
     def emit(self, event: str, payload: dict[str, Any]) -> None:
         # every client sees every session's events (clients filter by sessionKey); a run

@@ -6,30 +6,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gsv_core.gateway.chat_pipeline import answer_approval_press, process_message
+from gsv_core.gateway.host import GatewayHost
 from gsv_core.protocol.messages import ImageBlock
 from gsv_core.providers.registry import ProviderNotConfigured, provider_settings
-
-if TYPE_CHECKING:
-    from gsv_core.gateway.state import Gateway
 
 log = logging.getLogger(__name__)
 
 TRANSCRIPTION_MODEL = "whisper-1"
 
 
-class GatewayChannelHost:
-    def __init__(self, gateway: Gateway) -> None:
-        self._gateway = gateway
-
-    def config(self) -> dict[str, Any]:
-        return self._gateway.config.effective
-
-    def now_ms(self) -> int:
-        return self._gateway.now_ms()
-
+class GatewayChannelHost(GatewayHost):
     async def dispatch(
         self,
         key: str,

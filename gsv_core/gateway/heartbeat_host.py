@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from gsv_core.channels.base import Peer
 from gsv_core.errors import NotFound, TimedOut
+from gsv_core.gateway.host import GatewayHost
 from gsv_core.heartbeat.host import LastActive
 from gsv_core.protocol import events
 from gsv_core.protocol.messages import text_of
@@ -28,16 +29,7 @@ RUN_TIMEOUT_SECONDS = 600.0
 STOP_REASON = "heartbeat timeout"
 
 
-class GatewayHeartbeatHost:
-    def __init__(self, gateway: Gateway) -> None:
-        self._gateway = gateway
-
-    def config(self) -> dict[str, Any]:
-        return self._gateway.config.effective
-
-    def now_ms(self) -> int:
-        return self._gateway.now_ms()
-
+class GatewayHeartbeatHost(GatewayHost):
     async def read_checklist(self, agent_id: str) -> str | None:
         try:
             found = await self._gateway.workspace.read(agent_id, HEARTBEAT)

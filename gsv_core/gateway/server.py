@@ -17,7 +17,6 @@ local node find it); a browser handshake is refused (403) unless its Origin is i
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import json
 import logging
 import socket
@@ -42,6 +41,7 @@ from gsv_core.gateway.http_front import HttpFront
 from gsv_core.gateway.listening import Listening
 from gsv_core.gateway.state import Gateway
 from gsv_core.localconfig import generate_token, stored_secret
+from gsv_core.loopback import is_loopback
 from gsv_core.protocol.frames import WRITE_LIMIT
 
 log = logging.getLogger(__name__)
@@ -94,15 +94,6 @@ class RunningGateway:
         token = self.gateway.config.auth_token
         assert token is not None  # serve() made sure of one before listening
         return token
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _respond_json(connection: ServerConnection, status: int, body: dict[str, str]) -> Response:

@@ -18,7 +18,6 @@ skips the checks. Either way the next beat is one interval after a scheduled one
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from typing import Any, Final
 
@@ -29,10 +28,10 @@ from gsv_core.heartbeat.host import HeartbeatHost, LastActive
 from gsv_core.heartbeat.settings import HeartbeatSettings, agent_ids, settings_for
 from gsv_core.heartbeat.state import BeatResult, HeartbeatState
 from gsv_core.routing import heartbeat_session_key
+from gsv_core.timer import Timer, seconds_until
 
 log = logging.getLogger(__name__)
 
-MAX_SLEEP_SECONDS = 60.0
 INTERVAL: Final = "interval"
 MANUAL: Final = "manual"
 
@@ -43,13 +42,12 @@ class HeartbeatService:
         self._states: dict[str, HeartbeatState] = {}
         self._running: dict[str, asyncio.Task[BeatResult]] = {}  # scheduled beats
         self._manual: set[asyncio.Task[BeatResult]] = set()
-        self._wake = asyncio.Event()
-        self._timer: asyncio.Task[None] | None = None
+        self._timer = Timer("heartbeat", self._tick)
 
     # -- life cycle -----------------------------------------------------------------------
     @property
     def started(self) -> bool:
-        return self._timer is not None
+        return self._timer.running
 
     def start(self, agent_id: str | None = None) -> None:
         """(Re)schedule: forget agents no longer configured; every agent's (or only
@@ -59,35 +57,16 @@ class HeartbeatService:
         for agent in configured if agent_id is None else [self._configured(agent_id)]:
             self._state(agent, now).anchor_ms = now
         self._refresh(now)  # also forgets agents no longer configured
-        if self._timer is None:
-            self._timer = asyncio.create_task(self._loop(), name="gsv-heartbeat-timer")
+        self._timer.start()
         self.wake()
 
     async def stop(self) -> None:
         """Stop the timer and cancel the beats in flight."""
-        tasks: list[asyncio.Task[Any]] = [*self._running.values(), *self._manual]
-        if self._timer is not None:
-            tasks.append(self._timer)
-            self._timer = None
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await self._timer.stop([*self._running.values(), *self._manual])
 
     def wake(self) -> None:
         """Look at the agents again now (the config or the clock moved)."""
-        self._wake.set()
-
-    async def _loop(self) -> None:
-        while True:
-            self._wake.clear()
-            try:
-                delay = self._tick()
-            except Exception:  # the timer must outlive one bad tick
-                log.exception("heartbeat timer tick failed")
-                delay = MAX_SLEEP_SECONDS
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(delay):
-                    await self._wake.wait()
+        self._timer.wake()
 
     def _tick(self) -> float:
         """Start the due beats; return the seconds until the next one is due."""
@@ -100,10 +79,7 @@ class HeartbeatService:
                 self._launch(state.agent_id)
         self._refresh(now)
         waiting = [s.next_at for s in self._states.values() if s.next_at is not None]
-        future = [at for at in waiting if at > now]
-        if not future:
-            return MAX_SLEEP_SECONDS
-        return min(MAX_SLEEP_SECONDS, max(0.0, (min(future) - now) / 1000))
+        return seconds_until(waiting, now)
 
     def _refresh(self, now: int) -> None:
         """Re-read the config: one state per configured agent, with its next beat."""

@@ -57,8 +57,7 @@ class HeartbeatState:
             "every": self.every,
             "running": self.running,
         }
-        if self.problem is not None:
-            wire["error"] = self.problem
-        if self.last_result is not None:
-            wire["lastResult"] = self.last_result.to_wire()
+        result = self.last_result.to_wire() if self.last_result is not None else None
+        optional = {"error": self.problem, "lastResult": result}
+        wire.update({k: v for k, v in optional.items() if v is not None})
         return wire

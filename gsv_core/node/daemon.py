@@ -256,8 +256,8 @@ class NodeDaemon:
     @functools.cached_property
     def _handlers(self) -> dict[str, Any]:
         return {
-            events.LOGS_GET: self._on_logs_get,
-            events.NODE_PROBE: self._on_probe,
+            events.LOGS_GET: self._answering("callId", m.LOGS_RESULT, self._logs),
+            events.NODE_PROBE: self._answering("probeId", m.NODE_PROBE_RESULT, self._probe),
             events.TRANSFER_SEND: self._on_transfer,
             events.TRANSFER_START: self._on_transfer,
             events.TRANSFER_RECEIVE: self._on_transfer,
@@ -316,11 +316,25 @@ class NodeDaemon:
             reply = {"callId": call_id, "error": exc.message}
         await _answer(client, m.TOOL_RESULT, reply)
 
-    async def _on_logs_get(self, client: GatewayClient, frame: EventFrame) -> None:
-        payload = frame.payload if isinstance(frame.payload, dict) else {}
-        call_id = payload.get("callId")
-        if not isinstance(call_id, str):
-            return
+    def _answering(
+        self,
+        id_key: str,
+        method: str,
+        answer: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]],
+    ) -> Callable[[GatewayClient, EventFrame], Awaitable[None]]:
+        """A handler for a gateway request that carries its id in `id_key` and is answered
+        with `method`: the id, then what `answer(payload)` says. A request without an id
+        has nobody waiting for the answer and is dropped."""
+
+        async def handle(client: GatewayClient, frame: EventFrame) -> None:
+            payload = frame.payload if isinstance(frame.payload, dict) else {}
+            request_id = payload.get(id_key)
+            if isinstance(request_id, str):
+                await _answer(client, method, {id_key: request_id, **await answer(payload)})
+
+        return handle
+
+    async def _logs(self, payload: dict[str, Any]) -> dict[str, Any]:
         requested = payload.get("lines")
         count = min(max(1, requested if isinstance(requested, int) else 100), MAX_LOG_LINES)
         path = self.settings.log_file
@@ -328,28 +342,16 @@ class NodeDaemon:
             if path is None:
                 raise OSError("this node does not log to a file")
             lines, truncated = await asyncio.to_thread(tail_lines, path, count)
-            reply: dict[str, Any] = {"callId": call_id, "lines": lines, "truncated": truncated}
         except OSError as exc:
-            reply = {"callId": call_id, "error": f"cannot read the node log: {exc}"}
-        await _answer(client, m.LOGS_RESULT, reply)
+            return {"error": f"cannot read the node log: {exc}"}
+        return {"lines": lines, "truncated": truncated}
 
-    async def _on_probe(self, client: GatewayClient, frame: EventFrame) -> None:
-        payload = frame.payload if isinstance(frame.payload, dict) else {}
-        probe_id = payload.get("probeId")
-        if not isinstance(probe_id, str):
-            return
+    async def _probe(self, payload: dict[str, Any]) -> dict[str, Any]:
         bins = payload.get("bins")
         if payload.get("kind") != "bins" or not isinstance(bins, list):
-            reply: dict[str, Any] = {
-                "probeId": probe_id,
-                "ok": False,
-                "error": f"unsupported probe kind: {payload.get('kind')!r}",
-            }
-        else:
-            names = [b for b in bins if isinstance(b, str) and BIN_NAME.match(b)]
-            found = {name: shutil.which(name) is not None for name in names}
-            reply = {"probeId": probe_id, "ok": True, "bins": found}
-        await _answer(client, m.NODE_PROBE_RESULT, reply)
+            return {"ok": False, "error": f"unsupported probe kind: {payload.get('kind')!r}"}
+        names = [b for b in bins if isinstance(b, str) and BIN_NAME.match(b)]
+        return {"ok": True, "bins": {name: shutil.which(name) is not None for name in names}}
 
     # -- background exec events ---------------------------------------------------------
     def queue_exec_event(self, payload: dict[str, Any]) -> None:

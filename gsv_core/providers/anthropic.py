@@ -8,7 +8,7 @@ errors (see retry.py). Thinking levels become an extended-thinking token budget.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from gsv_core.errors import ProviderFailed
@@ -35,23 +35,19 @@ from gsv_core.providers.base import (
     UsageReport,
 )
 from gsv_core.providers.retry import (
-    RetryPolicy,
     cause_text,
     http_client,
     looks_like_overflow,
     malformed,
-    malformed_reason,
     overflow,
     retry_after,
     short,
     status_failure,
-    stream_with_retries,
     timed_out,
     truncated,
     unreachable,
 )
-
-DEFAULT_BASE_URL = "https://api.anthropic.com"
+from gsv_core.providers.sdk import SdkProvider, split_plain_json
 
 # The API requires max_tokens; this is the room for the visible answer.
 DEFAULT_MAX_TOKENS = 8192
@@ -93,28 +89,11 @@ _STATUS_OF_ERROR_TYPE = {
 }
 
 
-class AnthropicProvider:
+class AnthropicProvider(SdkProvider):
     """A provider speaking the Anthropic Messages API at `base_url`."""
 
-    def __init__(
-        self,
-        name: str,
-        *,
-        base_url: str = DEFAULT_BASE_URL,
-        api_key: str,
-        llm_timeout: float,
-        retry: RetryPolicy | None = None,
-    ) -> None:
-        self.name = name
-        self.base_url = base_url
-        self.api_key = api_key
-        self.llm_timeout = llm_timeout
-        self.retry = retry or RetryPolicy()
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        params = messages_params(request)
-        async for event in stream_with_retries(lambda: self._attempt(params), self.retry):
-            yield event
+    def request_params(self, request: ModelRequest) -> dict[str, Any]:
+        return messages_params(request)
 
     async def _attempt(self, params: dict[str, Any]) -> AsyncGenerator[StreamEvent, None]:
         import anthropic
@@ -129,27 +108,15 @@ class AnthropicProvider:
                 anthropic.DefaultAsyncHttpxClient, self.base_url, self.llm_timeout
             ),
         )
+        typed, plain = split_plain_json(params, ("messages", "tools", "system"))
         async with client:
             try:
-                # messages, tools and system skip the SDK's per-field transform (it costs
-                # more than the rest of a turn on a long history): they are plain JSON
-                heavy = {k: params[k] for k in ("messages", "tools", "system") if k in params}
-                light = {k: v for k, v in params.items() if k not in heavy}
-                events: Any = await client.messages.create(**light, messages=[], extra_body=heavy)
+                events: Any = await client.messages.create(**typed, messages=[], extra_body=plain)
             except anthropic.AnthropicError as exc:
                 raise self._failure(exc, streaming=False) from exc
-            reader = EventReader(self.name)
-            try:
-                async for raw in events:
-                    for event in reader.feed(raw):
-                        yield event
             # unlike openai's, this SDK lets httpx errors through while a stream is read
-            except (anthropic.AnthropicError, httpx2.HTTPError) as exc:
-                raise self._failure(exc, streaming=True) from exc
-            except (ValueError, TypeError, AttributeError) as exc:
-                # an event that is not JSON or lacks the fields every event has
-                raise malformed(self.name, malformed_reason(exc)) from exc
-            for event in reader.finish():
+            sdk_errors = (anthropic.AnthropicError, httpx2.HTTPError)
+            async for event in self._read(events, EventReader(self.name), sdk_errors):
                 yield event
 
     def _failure(self, exc: Exception, *, streaming: bool) -> Exception:

@@ -9,7 +9,7 @@ and turns the chunks into gsv stream events; failures become gsv errors (see ret
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,21 +38,19 @@ from gsv_core.providers.base import (
 )
 from gsv_core.providers.retry import (
     AttemptFailed,
-    RetryPolicy,
     cause_text,
     http_client,
     looks_like_overflow,
     malformed,
-    malformed_reason,
     overflow,
     retry_after,
     short,
     status_failure,
-    stream_with_retries,
     timed_out,
     truncated,
     unreachable,
 )
+from gsv_core.providers.sdk import SdkProvider, split_plain_json
 
 # Chat completions knows minimal..high (some compatible servers nothing above high).
 _REASONING_EFFORT = {
@@ -71,32 +69,14 @@ _STOP_REASONS = {
 }
 
 
-class OpenAICompatProvider:
+class OpenAICompatProvider(SdkProvider):
     """A provider speaking OpenAI chat completions at `base_url`."""
 
-    def __init__(
-        self,
-        name: str,
-        *,
-        base_url: str,
-        api_key: str,
-        llm_timeout: float,
-        retry: RetryPolicy | None = None,
-        prompt_cache_key: bool = False,
-    ) -> None:
-        self.name = name
-        self.base_url = base_url
-        self.api_key = api_key
-        self.llm_timeout = llm_timeout
-        self.retry = retry or RetryPolicy()
-        self.prompt_cache_key = prompt_cache_key
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+    def request_params(self, request: ModelRequest) -> dict[str, Any]:
         params = chat_params(request)
         if self.prompt_cache_key and request.cache_key:
             params["prompt_cache_key"] = request.cache_key
-        async for event in stream_with_retries(lambda: self._attempt(params), self.retry):
-            yield event
+        return params
 
     async def _attempt(self, params: dict[str, Any]) -> AsyncGenerator[StreamEvent, None]:
         import openai
@@ -110,30 +90,15 @@ class OpenAICompatProvider:
                 openai.DefaultAsyncHttpxClient, self.base_url, self.llm_timeout
             ),
         )
-        # The SDK walks every message through its typed transform before sending, which
-        # costs more than the rest of a turn once the history grows (measured: 40% of the
-        # gateway's CPU per call). Messages and tools are plain JSON already, so they ride
-        # in `extra_body`, which the SDK merges into the body untouched.
-        heavy = {key: params[key] for key in ("messages", "tools") if key in params}
-        light = {key: value for key, value in params.items() if key not in heavy}
+        typed, plain = split_plain_json(params, ("messages", "tools"))
         async with client:
             try:
                 chunks: Any = await client.chat.completions.create(
-                    **light, messages=[], extra_body=heavy
+                    **typed, messages=[], extra_body=plain
                 )
             except openai.OpenAIError as exc:
                 raise self._failure(exc, streaming=False) from exc
-            reader = ChunkReader(self.name)
-            try:
-                async for chunk in chunks:
-                    for event in reader.feed(chunk):
-                        yield event
-            except openai.OpenAIError as exc:
-                raise self._failure(exc, streaming=True) from exc
-            except (ValueError, TypeError, AttributeError) as exc:
-                # a chunk that is not JSON or lacks the fields every chunk has
-                raise malformed(self.name, malformed_reason(exc)) from exc
-            for event in reader.finish():
+            async for event in self._read(chunks, ChunkReader(self.name), (openai.OpenAIError,)):
                 yield event
 
     def _failure(self, exc: Exception, *, streaming: bool) -> Exception:

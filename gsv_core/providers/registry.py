@@ -17,12 +17,15 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from gsv_core.errors import ProviderFailed
 from gsv_core.providers.base import Provider
 from gsv_core.providers.retry import RetryPolicy, is_loopback_url
+
+if TYPE_CHECKING:
+    from gsv_core.providers.sdk import SdkProvider
 
 APIS = ("openai", "anthropic")
 OPENAI_HOST = "api.openai.com"
@@ -87,24 +90,21 @@ def resolve_provider(
     default retry policy (tests pass one that does not sleep).
     """
     settings = provider_settings(config, provider_name, env)
+    provider_class: type[SdkProvider]
     if settings.api == "anthropic":
         from gsv_core.providers.anthropic import AnthropicProvider
 
-        return AnthropicProvider(
-            settings.name,
-            base_url=settings.base_url,
-            api_key=settings.api_key,
-            llm_timeout=llm_timeout,
-            retry=retry,
-        )
-    from gsv_core.providers.openai_compat import OpenAICompatProvider
+        provider_class = AnthropicProvider
+    else:
+        from gsv_core.providers.openai_compat import OpenAICompatProvider
 
-    return OpenAICompatProvider(
+        provider_class = OpenAICompatProvider
+    return provider_class(
         settings.name,
         base_url=settings.base_url,
         api_key=settings.api_key,
         llm_timeout=llm_timeout,
-        retry=retry,
+        retry=retry or RetryPolicy(),
         prompt_cache_key=settings.prompt_cache_key,
     )
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import functools
-import ipaddress
 import json
 import logging
 import random
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from gsv_core.errors import ContextOverflow, GsvError, ProviderFailed, RateLimited, TimedOut
+from gsv_core.loopback import is_loopback
 
 if TYPE_CHECKING:
     import ssl
@@ -150,26 +150,22 @@ def looks_like_overflow(text: str) -> bool:
     return bool(_OVERFLOW.search(text))
 
 
+# HTTP statuses no retry can mend, worded with what the person should check
+_REFUSALS = {
+    401: "{provider} rejected the API key (HTTP 401: {detail}); set a valid one with "
+    "gsv config set apiKeys.{provider} NEW_KEY",
+    403: "{provider} refused access (HTTP 403: {detail}); check that the API key may "
+    "use this model",
+    404: "{provider} answered 404 not found ({detail}); check model.id and "
+    "providers.{provider}.baseUrl",
+}
+
+
 def status_failure(provider: str, status: int, detail: str, delay: float | None) -> Exception:
     """The error for an HTTP error status: AttemptFailed where a retry can help."""
-    if status == 401:
-        return ProviderFailed(
-            f"{provider} rejected the API key (HTTP 401: {detail}); set a valid one with "
-            f"gsv config set apiKeys.{provider} NEW_KEY",
-            retryable=False,
-        )
-    if status == 403:
-        return ProviderFailed(
-            f"{provider} refused access (HTTP 403: {detail}); check that the API key may "
-            "use this model",
-            retryable=False,
-        )
-    if status == 404:
-        return ProviderFailed(
-            f"{provider} answered 404 not found ({detail}); check model.id and "
-            f"providers.{provider}.baseUrl",
-            retryable=False,
-        )
+    refusal = _REFUSALS.get(status)
+    if refusal is not None:
+        return ProviderFailed(refusal.format(provider=provider, detail=detail), retryable=False)
     if status == 429:
         return AttemptFailed(
             RateLimited(f"{provider} is rate limiting requests (HTTP 429: {detail})"), delay
@@ -232,13 +228,7 @@ def short(text: str, limit: int = 300) -> str:
 
 
 def is_loopback_url(url: str) -> bool:
-    host = urlsplit(url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return is_loopback(urlsplit(url).hostname or "")
 
 
 @functools.cache

@@ -56,6 +56,13 @@ class JournalEntry:
     session_key: str | None
 
 
+_JOURNAL_COLUMNS = "id, channel, account_id, message_id, payload, state, run_id, session_key"
+
+
+def _journal_entry(row: tuple[Any, ...]) -> JournalEntry:
+    return JournalEntry(row[0], row[1], row[2], row[3], json.loads(row[4]), *row[5:])
+
+
 def secret_names(channel: str, account_id: str) -> secrets.NameOf:
     """Store names for the secrets of one account's call-time config."""
     prefix = f"channel.{_name_part(channel)}.{_name_part(account_id)}"
@@ -78,16 +85,11 @@ class ChannelStore:
         return [await self._with_secrets(record) for record in await self._stored_accounts()]
 
     async def _stored_accounts(self) -> list[AccountRecord]:
-        def read(conn: sqlite3.Connection) -> list[AccountRecord]:
-            rows = conn.execute(
-                "SELECT channel, account_id, running, config, connected_at, last_message_at "
-                "FROM channel_accounts ORDER BY channel, account_id"
-            ).fetchall()
-            return [
-                AccountRecord(r[0], r[1], bool(r[2]), json.loads(r[3]), r[4], r[5]) for r in rows
-            ]
-
-        return await self._db.read(read)
+        return await self._db.select(
+            lambda r: AccountRecord(r[0], r[1], bool(r[2]), json.loads(r[3]), r[4], r[5]),
+            "SELECT channel, account_id, running, config, connected_at, last_message_at "
+            "FROM channel_accounts ORDER BY channel, account_id",
+        )
 
     async def _with_secrets(self, record: AccountRecord) -> AccountRecord:
         name_of = secret_names(record.channel, record.account_id)
@@ -211,34 +213,19 @@ class ChannelStore:
     async def open_entries(self) -> list[JournalEntry]:
         """Entries not yet answered or dropped, oldest first."""
 
-        def read(conn: sqlite3.Connection) -> list[JournalEntry]:
-            marks = ", ".join("?" * len(OPEN_STATES))
-            rows = conn.execute(
-                "SELECT id, channel, account_id, message_id, payload, state, run_id, session_key "
-                f"FROM inbound_journal WHERE state IN ({marks}) ORDER BY id",
-                OPEN_STATES,
-            ).fetchall()
-            return [
-                JournalEntry(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7])
-                for r in rows
-            ]
-
-        return await self._db.read(read)
+        marks = ", ".join("?" * len(OPEN_STATES))
+        return await self._db.select(
+            _journal_entry,
+            f"SELECT {_JOURNAL_COLUMNS} FROM inbound_journal WHERE state IN ({marks}) ORDER BY id",
+            OPEN_STATES,
+        )
 
     async def entry(self, entry_id: int) -> JournalEntry | None:
-        def read(conn: sqlite3.Connection) -> JournalEntry | None:
-            row = conn.execute(
-                "SELECT id, channel, account_id, message_id, payload, state, run_id, session_key "
-                "FROM inbound_journal WHERE id = ?",
-                (entry_id,),
-            ).fetchone()
-            return (
-                JournalEntry(row[0], row[1], row[2], row[3], json.loads(row[4]), *row[5:])
-                if row
-                else None
-            )
-
-        return await self._db.read(read)
+        return await self._db.select_one(
+            _journal_entry,
+            f"SELECT {_JOURNAL_COLUMNS} FROM inbound_journal WHERE id = ?",
+            (entry_id,),
+        )
 
     async def prune(self, before: int) -> int:
         """Forget closed entries older than `before` (epoch ms); returns how many."""

@@ -162,13 +162,10 @@ class CredentialStore:
     async def list_all(self, include_revoked: bool = False) -> list[Credential]:
         where = "" if include_revoked else "WHERE revoked_at IS NULL"
 
-        def read(conn: sqlite3.Connection) -> list[Credential]:
-            rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM credentials {where} ORDER BY role, subject, created_at"
-            ).fetchall()
-            return [_credential(r) for r in rows]
-
-        return await self._db.read(read)
+        return await self._db.select(
+            _credential,
+            f"SELECT {_COLUMNS} FROM credentials {where} ORDER BY role, subject, created_at",
+        )
 
     async def revoke(self, ident: str, now: int) -> list[Credential]:
         """Revoke the active credential with id `ident`, or every active credential of the

@@ -19,11 +19,8 @@ class CronStore:
     async def jobs(self) -> list[dict[str, Any]]:
         """Every job, oldest first."""
 
-        def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-            rows = conn.execute("SELECT data FROM cron_jobs ORDER BY created_at, id").fetchall()
-            return [json.loads(row[0]) for row in rows]
-
-        return await self._db.read(read)
+        sql = "SELECT data FROM cron_jobs ORDER BY created_at, id"
+        return await self._db.select(lambda row: json.loads(row[0]), sql)
 
     async def save_job(self, job: Mapping[str, Any]) -> None:
         """Insert or replace a job (a wire-shaped dict, serialised now, not later)."""

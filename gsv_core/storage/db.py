@@ -18,7 +18,7 @@ import logging
 import queue
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +29,7 @@ from gsv_core.fsmodes import create_private_file, make_private_dir, owner_only
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+Row = tuple[Any, ...]
 
 MIGRATIONS: list[str] = [
     # 1: gateway config overrides, one row per top-level key
@@ -309,6 +310,28 @@ class Database:
         if self._closed:
             raise RuntimeError("database is closed")
         return await asyncio.to_thread(self._run_read, fn)
+
+    async def select(
+        self, convert: Callable[[Row], T], sql: str, args: Sequence[Any] = ()
+    ) -> list[T]:
+        """Every row of one query, each through `convert` (in the reader thread too, so
+        decoding JSON columns stays off the event loop)."""
+
+        def read(conn: sqlite3.Connection) -> list[T]:
+            return [convert(row) for row in conn.execute(sql, args).fetchall()]
+
+        return await self.read(read)
+
+    async def select_one(
+        self, convert: Callable[[Row], T], sql: str, args: Sequence[Any] = ()
+    ) -> T | None:
+        """The first row of one query through `convert`; None when there is none."""
+
+        def read(conn: sqlite3.Connection) -> T | None:
+            row = conn.execute(sql, args).fetchone()
+            return None if row is None else convert(row)
+
+        return await self.read(read)
 
     def _run_read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         # a cancelled awaiter does not stop the thread: close() waits for it to finish

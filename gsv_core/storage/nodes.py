@@ -49,11 +49,7 @@ class NodeStore:
         self._db = db
 
     async def list(self) -> list[NodeRecord]:
-        def read(conn: sqlite3.Connection) -> list[NodeRecord]:
-            rows = conn.execute(f"SELECT {_COLUMNS} FROM nodes ORDER BY node_id").fetchall()
-            return [_record(row) for row in rows]
-
-        return await self._db.read(read)
+        return await self._db.select(_record, f"SELECT {_COLUMNS} FROM nodes ORDER BY node_id")
 
     async def connected(self, record: NodeRecord) -> None:
         """Upsert a node that just connected (first_seen_at kept from an earlier visit)."""

@@ -39,23 +39,16 @@ class PairingStore:
         self._db = db
 
     async def get(self, channel: str, sender_id: str) -> PairRequest | None:
-        def read(conn: sqlite3.Connection) -> PairRequest | None:
-            row = conn.execute(
-                f"SELECT {_COLUMNS} FROM pairing_requests WHERE channel = ? AND sender_id = ?",
-                (channel, sender_id),
-            ).fetchone()
-            return _request(row) if row else None
-
-        return await self._db.read(read)
+        return await self._db.select_one(
+            _request,
+            f"SELECT {_COLUMNS} FROM pairing_requests WHERE channel = ? AND sender_id = ?",
+            (channel, sender_id),
+        )
 
     async def list(self) -> list[PairRequest]:
-        def read(conn: sqlite3.Connection) -> list[PairRequest]:
-            rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM pairing_requests ORDER BY requested_at"
-            ).fetchall()
-            return [_request(r) for r in rows]
-
-        return await self._db.read(read)
+        return await self._db.select(
+            _request, f"SELECT {_COLUMNS} FROM pairing_requests ORDER BY requested_at"
+        )
 
     async def save(self, request: PairRequest) -> None:
         def write(conn: sqlite3.Connection) -> None:

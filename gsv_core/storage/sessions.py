@@ -108,13 +108,9 @@ class SessionStore:
 
     # -- reads --------------------------------------------------------------------------
     async def get(self, key: str) -> SessionRecord | None:
-        def read(conn: sqlite3.Connection) -> SessionRecord | None:
-            row = conn.execute(
-                f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE session_key = ?", (key,)
-            ).fetchone()
-            return _record(row) if row else None
-
-        return await self._db.read(read)
+        return await self._db.select_one(
+            _record, f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE session_key = ?", (key,)
+        )
 
     async def messages(self, key: str, limit: int | None = None) -> list[dict[str, Any]]:
         """The history in order; with `limit`, only the last `limit` messages."""
@@ -158,14 +154,11 @@ class SessionStore:
         return await self._db.read(read)
 
     async def queue(self, key: str) -> list[QueuedItem]:
-        def read(conn: sqlite3.Connection) -> list[QueuedItem]:
-            rows = conn.execute(
-                "SELECT seq, run_id, item, queued_at FROM queue WHERE session_key = ? ORDER BY seq",
-                (key,),
-            ).fetchall()
-            return [QueuedItem(r[0], r[1], json.loads(r[2]), r[3]) for r in rows]
-
-        return await self._db.read(read)
+        return await self._db.select(
+            lambda r: QueuedItem(r[0], r[1], json.loads(r[2]), r[3]),
+            "SELECT seq, run_id, item, queued_at FROM queue WHERE session_key = ? ORDER BY seq",
+            (key,),
+        )
 
     async def list_sessions(self, offset: int, limit: int) -> tuple[list[SessionRecord], int]:
         """Sessions by last activity (newest first), and the total count."""

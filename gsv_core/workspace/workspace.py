@@ -14,13 +14,13 @@ import asyncio
 import datetime as dt
 import logging
 import threading
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from gsv_core.errors import Forbidden, GsvError, InternalError, InvalidParams, NotFound
 from gsv_core.workspace.backend import Stat, StorageBackend
 from gsv_core.workspace.excerpts import ReadQuery, excerpt
+from gsv_core.workspace.locks import KeyLocks
 from gsv_core.workspace.paths import (
     SKILLS_DIR,
     Location,
@@ -273,27 +273,6 @@ class Workspace:
             return None
         data, fresh = found
         return fresh.mtime_ns, fresh.size, data.decode("utf-8", errors="replace")
-
-
-class KeyLocks:
-    """One asyncio.Lock per storage key, dropped when nobody holds or waits for it."""
-
-    def __init__(self) -> None:
-        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
-
-    @asynccontextmanager
-    async def hold(self, key: str) -> AsyncIterator[None]:
-        lock, users = self._locks.get(key, (asyncio.Lock(), 0))
-        self._locks[key] = (lock, users + 1)
-        try:
-            async with lock:
-                yield
-        finally:
-            lock, users = self._locks[key]
-            if users == 1:
-                del self._locks[key]
-            else:
-                self._locks[key] = (lock, users - 1)
 
 
 def _target(agent_id: str, path: str) -> tuple[str, Location]:

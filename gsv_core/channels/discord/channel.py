@@ -15,7 +15,6 @@ from gsv_core.channels.base import (
     ALL_CHAT_TYPES,
     Capabilities,
     ChannelSink,
-    LoginResult,
 )
 from gsv_core.channels.discord.account import Account, load_token, masked_reason, protect, token_key
 from gsv_core.channels.discord.connection import DiscordConnection
@@ -89,20 +88,18 @@ class DiscordChannel(DiscordSending, DiscordConnection):
                 masked_reason(exc),
             )
 
-    async def login(self, account_id: str, force: bool) -> LoginResult:
-        account = self._connected(account_id, force)
-        if account is not None:
-            return LoginResult(f"Discord bot {account.gateway.bot_name} is connected.")
-        start = start_command(self.name, account_id)
-        return LoginResult(
-            "Discord has no QR login: a bot signs in with its token.\n"
-            "1. Open https://discord.com/developers/applications, create an application "
-            "(New Application), open Bot and press Reset Token to get the token.\n"
-            "2. On the same Bot page, under Privileged Gateway Intents, turn on "
-            "Message Content Intent (without it the bot cannot read messages).\n"
-            "3. Invite the bot to your server: OAuth2 > URL Generator, scope `bot`, "
+    def _connected_as(self, account: Account) -> str:
+        return f"Discord bot {account.gateway.bot_name} is connected."
+
+    def _setup(self, account_id: str) -> tuple[str, list[str]]:
+        return "Discord has no QR login: a bot signs in with its token.", [
+            "Open https://discord.com/developers/applications, create an application "
+            "(New Application), open Bot and press Reset Token to get the token.",
+            "On the same Bot page, under Privileged Gateway Intents, turn on "
+            "Message Content Intent (without it the bot cannot read messages).",
+            "Invite the bot to your server: OAuth2 > URL Generator, scope `bot`, "
             "permissions Send Messages, Send Messages in Threads, Read Message History; "
-            "open the URL. (People can DM the bot once they share a server with it.)\n"
-            f"4. gsv config set {token_key(account_id)} <the token>\n"
-            f"5. {start}"
-        )
+            "open the URL. (People can DM the bot once they share a server with it.)",
+            f"gsv config set {token_key(account_id)} <the token>",
+            start_command(self.name, account_id),
+        ]

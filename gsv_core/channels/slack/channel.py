@@ -10,7 +10,6 @@ from gsv_core.channels.base import (
     ALL_CHAT_TYPES,
     Capabilities,
     ChannelSink,
-    LoginResult,
 )
 from gsv_core.channels.slack.account import Account, load_settings, setting_key, web_client
 from gsv_core.channels.slack.connection import SlackSocket
@@ -40,26 +39,25 @@ class SlackChannel(SlackSending, SlackSocket):
         self._accounts[account_id] = account
         self._spawn(account, self._run(account, url))
 
-    async def login(self, account_id: str, force: bool) -> LoginResult:
-        account = self._connected(account_id, force)
-        if account is not None:
-            team = account.status.extra.get("team", "its workspace")
-            return LoginResult(f"Slack app @{account.bot_name} is connected to {team}.")
-        start = start_command(self.name, account_id)
-        return LoginResult(
-            "Slack has no QR login: the app connects with two tokens over Socket Mode.\n"
-            "1. Create an app at https://api.slack.com/apps (From scratch) in your workspace.\n"
-            "2. Socket Mode: turn it on and create an app-level token with the "
-            "connections:write scope (xapp-...).\n"
-            "3. OAuth & Permissions, Bot Token Scopes: app_mentions:read, chat:write, "
+    def _connected_as(self, account: Account) -> str:
+        team = account.status.extra.get("team", "its workspace")
+        return f"Slack app @{account.bot_name} is connected to {team}."
+
+    def _setup(self, account_id: str) -> tuple[str, list[str]]:
+        return "Slack has no QR login: the app connects with two tokens over Socket Mode.", [
+            "Create an app at https://api.slack.com/apps (From scratch) in your workspace.",
+            "Socket Mode: turn it on and create an app-level token with the "
+            "connections:write scope (xapp-...).",
+            "OAuth & Permissions, Bot Token Scopes: app_mentions:read, chat:write, "
             "im:history, channels:history, groups:history, mpim:history, files:read, "
-            "users:read.\n"
-            "4. Event Subscriptions: on; bot events message.im, message.channels, "
+            "users:read.",
+            "Event Subscriptions: on; bot events message.im, message.channels, "
             "message.groups, message.mpim, app_mention. Interactivity & Shortcuts: on "
-            "(for the Allow / Deny buttons of approvals).\n"
-            "5. App Home: allow users to send messages from the Messages tab.\n"
-            "6. Install the app to the workspace and copy the Bot User OAuth Token (xoxb-...).\n"
-            f"7. gsv config set {setting_key(account_id, 'appToken')} xapp-...\n"
-            f"   gsv config set {setting_key(account_id, 'botToken')} xoxb-...\n"
-            f"8. {start}   (then invite the app to a channel with /invite @yourapp)"
-        )
+            "(for the Allow / Deny buttons of approvals).",
+            "App Home: allow users to send messages from the Messages tab.",
+            "Install the app to the workspace and copy the Bot User OAuth Token (xoxb-...).",
+            f"gsv config set {setting_key(account_id, 'appToken')} xapp-...\n"
+            f"   gsv config set {setting_key(account_id, 'botToken')} xoxb-...",
+            f"{start_command(self.name, account_id)}   "
+            "(then invite the app to a channel with /invite @yourapp)",
+        ]

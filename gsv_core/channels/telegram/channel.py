@@ -10,7 +10,6 @@ from gsv_core.channels.base import (
     ALL_CHAT_TYPES,
     Capabilities,
     ChannelSink,
-    LoginResult,
 )
 from gsv_core.channels.telegram.account import (
     Account,
@@ -47,12 +46,7 @@ class TelegramChannel(TelegramSending, TelegramPolling):
             base_file_url=f"{settings.api_base}/file/bot",
         )
         account = Account(status, sink, bot, settings.poll_timeout)
-        try:
-            connected = await self._connect(account)
-        except BaseException:
-            await bot.shutdown()
-            raise
-        self._accounts[account_id] = account
+        connected = await self._admit(account, self._connect(account), bot.shutdown)
         self._spawn(account, self._run(account, connected))
 
     async def _close(self, account: Account) -> None:
@@ -60,14 +54,12 @@ class TelegramChannel(TelegramSending, TelegramPolling):
         await self._confirm(account)
         await account.bot.shutdown()
 
-    async def login(self, account_id: str, force: bool) -> LoginResult:
-        account = self._connected(account_id, force)
-        if account is not None:
-            return LoginResult(f"Telegram bot @{account.username} is connected.")
-        start = start_command(self.name, account_id)
-        return LoginResult(
-            "Telegram has no QR login: a bot signs in with its token.\n"
-            "1. In Telegram, open @BotFather and send /newbot (or /token for an existing bot).\n"
-            f"2. gsv config set {token_key(account_id)} <the token BotFather gave you>\n"
-            f"3. {start}"
-        )
+    def _connected_as(self, account: Account) -> str:
+        return f"Telegram bot @{account.username} is connected."
+
+    def _setup(self, account_id: str) -> tuple[str, list[str]]:
+        return "Telegram has no QR login: a bot signs in with its token.", [
+            "In Telegram, open @BotFather and send /newbot (or /token for an existing bot).",
+            f"gsv config set {token_key(account_id)} <the token BotFather gave you>",
+            start_command(self.name, account_id),
+        ]

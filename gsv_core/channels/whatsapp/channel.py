@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from gsv_core.channels.accounts import start_command
-from gsv_core.channels.base import Capabilities, ChannelSink, LoginResult
+from gsv_core.channels.base import Capabilities, ChannelSink
 from gsv_core.channels.whatsapp.account import Account, load_settings, setting_prefix
 from gsv_core.channels.whatsapp.formatting import MAX_TEXT
 from gsv_core.channels.whatsapp.sending import WhatsAppSending
@@ -39,39 +39,33 @@ class WhatsAppChannel(WhatsAppSending, WhatsAppWebhook):
             timeout=30,
         )
         account = Account(status, sink, settings, client)
-        try:
-            checked = await self._check(account)
-        except BaseException:
-            await client.aclose()
-            raise
-        self._accounts[account_id] = account
+        checked = await self._admit(account, self._check(account), client.aclose)
         if not checked:
             self._recheck_later(account)
 
     async def _close(self, account: Account) -> None:
         await account.client.aclose()
 
-    async def login(self, account_id: str, force: bool) -> LoginResult:
-        account = self._connected(account_id, force)
-        if account is not None:
-            number = account.status.extra.get("displayPhoneNumber", "its number")
-            return LoginResult(f"WhatsApp Business number {number} is connected.")
+    def _connected_as(self, account: Account) -> str:
+        number = account.status.extra.get("displayPhoneNumber", "its number")
+        return f"WhatsApp Business number {number} is connected."
+
+    def _setup(self, account_id: str) -> tuple[str, list[str]]:
         key = setting_prefix(account_id)
-        start = start_command(self.name, account_id)
-        return LoginResult(
-            "WhatsApp has no QR login here: gsv uses the official WhatsApp Business Cloud API.\n"
-            "1. At https://developers.facebook.com/apps create an app (type Business) and add "
-            "the WhatsApp product.\n"
-            "2. WhatsApp > API Setup: note the Phone number ID of your business number.\n"
-            "3. Business Settings > System users: add one, give it the app, and generate a "
-            "permanent token with whatsapp_business_messaging and whatsapp_business_management.\n"
-            "4. App settings > Basic: copy the App secret.\n"
-            f"5. gsv config set {key}.accessToken <permanent token>\n"
+        intro = "WhatsApp has no QR login here: gsv uses the official WhatsApp Business Cloud API."
+        return intro, [
+            "At https://developers.facebook.com/apps create an app (type Business) and add "
+            "the WhatsApp product.",
+            "WhatsApp > API Setup: note the Phone number ID of your business number.",
+            "Business Settings > System users: add one, give it the app, and generate a "
+            "permanent token with whatsapp_business_messaging and whatsapp_business_management.",
+            "App settings > Basic: copy the App secret.",
+            f"gsv config set {key}.accessToken <permanent token>\n"
             f"   gsv config set {key}.phoneNumberId <phone number id>\n"
             f"   gsv config set {key}.appSecret <app secret>\n"
-            f"   gsv config set {key}.verifyToken <a long random string you choose>\n"
-            f"6. {start}\n"
-            "7. WhatsApp > Configuration > Webhook: callback URL "
+            f"   gsv config set {key}.verifyToken <a long random string you choose>",
+            start_command(self.name, account_id),
+            "WhatsApp > Configuration > Webhook: callback URL "
             f"https://<your gateway>{WEBHOOK_PATH} (public HTTPS, e.g. a reverse proxy or "
-            "tunnel to the gateway port), the same verify token; subscribe to `messages`."
-        )
+            "tunnel to the gateway port), the same verify token; subscribe to `messages`.",
+        ]

@@ -19,13 +19,13 @@ from gsv_core.node.tools.bash import BashTool
 from gsv_core.node.tools.edit import EditTool
 from gsv_core.node.tools.glob import GlobTool
 from gsv_core.node.tools.grep import GrepTool
-from gsv_core.node.tools.locks import FileLocks
 from gsv_core.node.tools.process import ProcessTool
 from gsv_core.node.tools.processes import Clock, ExecEventSink, ProcessManager, epoch_ms
 from gsv_core.node.tools.read import ReadTool
 from gsv_core.node.tools.toolset import Toolset
 from gsv_core.node.tools.workspace import Workspace
 from gsv_core.node.tools.write import WriteTool
+from gsv_core.workspace.locks import KeyLocks
 
 __all__ = ["Toolset", "build_toolset"]
 
@@ -46,7 +46,7 @@ def build_toolset(
     """
     root = Workspace(workspace, restrict=restrict_to_workspace)
     processes = ProcessManager(on_exec_event=on_exec_event, clock=clock)
-    locks = FileLocks()
+    locks = KeyLocks()
     tools: list[Tool[Any]] = [
         BashTool(root, processes),
         ProcessTool(processes),

@@ -7,16 +7,13 @@ accepted it and, with replaceAll, inserted the new text between every character.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from pydantic import Field
 
 from gsv_core.errors import ToolFailed
-from gsv_core.node.tools.base import Tool, ToolParams, run_blocking
-from gsv_core.node.tools.locks import FileLocks
-from gsv_core.node.tools.workspace import Workspace
-from gsv_core.node.tools.write import write_file
+from gsv_core.node.tools.base import ToolParams
+from gsv_core.node.tools.write import FileChangeTool, write_file
 
 
 class EditParams(ToolParams):
@@ -29,7 +26,7 @@ class EditParams(ToolParams):
     )
 
 
-class EditTool(Tool[EditParams]):
+class EditTool(FileChangeTool[EditParams]):
     name = "Edit"
     capability = "filesystem.edit"
     description = (
@@ -38,16 +35,10 @@ class EditTool(Tool[EditParams]):
     )
     Params = EditParams
 
-    def __init__(self, workspace: Workspace, locks: FileLocks) -> None:
-        self.workspace = workspace
-        self.locks = locks
-
     async def run(self, params: EditParams) -> dict[str, Any]:
         if not params.oldString:
             raise ToolFailed("oldString must not be empty")
-        path = await asyncio.to_thread(self.workspace.resolve, params.path)
-        async with self.locks.hold(path):
-            replacements = await run_blocking(lambda _: edit_file(path, params))
+        path, replacements = await self.change(params.path, lambda path: edit_file(path, params))
         return {"path": path, "replacements": replacements}
 
 

@@ -4,14 +4,33 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from pydantic import Field
 
 from gsv_core.errors import ToolFailed
-from gsv_core.node.tools.base import Tool, ToolParams, run_blocking
-from gsv_core.node.tools.locks import FileLocks
+from gsv_core.node.tools.base import P, Tool, ToolParams, run_blocking
 from gsv_core.node.tools.workspace import Workspace
+from gsv_core.workspace.locks import KeyLocks
+
+T = TypeVar("T")
+
+
+class FileChangeTool(Tool[P]):
+    """A tool that changes one file (Write, Edit): changes of one file happen one at a
+    time, so two calls in the same turn never lose one another's update."""
+
+    def __init__(self, workspace: Workspace, locks: KeyLocks) -> None:
+        self.workspace = workspace
+        self.locks = locks
+
+    async def change(self, path: str, work: Callable[[str], T]) -> tuple[str, T]:
+        """The resolved `path` and what `work(resolved)` returned, run in a worker thread
+        while the file's lock is held."""
+        resolved = await asyncio.to_thread(self.workspace.resolve, path)
+        async with self.locks.hold(resolved):
+            return resolved, await run_blocking(lambda _: work(resolved))
 
 
 class WriteParams(ToolParams):
@@ -19,7 +38,7 @@ class WriteParams(ToolParams):
     content: str = Field(description="The complete new content of the file.")
 
 
-class WriteTool(Tool[WriteParams]):
+class WriteTool(FileChangeTool[WriteParams]):
     name = "Write"
     capability = "filesystem.write"
     description = (
@@ -28,15 +47,9 @@ class WriteTool(Tool[WriteParams]):
     )
     Params = WriteParams
 
-    def __init__(self, workspace: Workspace, locks: FileLocks) -> None:
-        self.workspace = workspace
-        self.locks = locks
-
     async def run(self, params: WriteParams) -> dict[str, Any]:
-        path = await asyncio.to_thread(self.workspace.resolve, params.path)
         data = params.content.encode("utf-8")
-        async with self.locks.hold(path):
-            await run_blocking(lambda _: write_file(path, data))
+        path, _ = await self.change(params.path, lambda path: write_file(path, data))
         return {"path": path, "bytes": len(data)}
 
 
