@@ -8,7 +8,8 @@ Secrets (the gateway token, anything named like a token/secret/password/API key)
 go into config.toml. `get_secret()` looks in order at:
 
     1. the environment        gateway.token -> GSV_TOKEN, other names -> GSV_<NAME>
-    2. the system keyring     service "gsv", username = the dotted name
+    2. the system keyring     service "gsv" ("gsv:<GSV_HOME>" under a GSV_HOME),
+                              username = the dotted name
     3. a 0600 secrets file    resolve_paths().secrets_file (for boxes with no keyring)
     4. config.toml            a legacy plain value, read only
 
@@ -38,7 +39,7 @@ from tomlkit.toml_document import TOMLDocument
 from gsv_core.defaults import DEFAULT_GATEWAY_URL
 from gsv_core.errors import Conflict, InvalidParams
 from gsv_core.fsmodes import FILE_MODE, make_private_dir
-from gsv_core.paths import resolve_paths
+from gsv_core.paths import gsv_home, resolve_paths
 from gsv_core.secret_names import looks_secret
 
 log = logging.getLogger(__name__)
@@ -392,7 +393,7 @@ def set_secret(name: str, value: str) -> str:
     if failure is None:
         _forget_in_file(name)
         _forget_in_config(name)
-        return f"stored {name} in the system keyring (service '{KEYRING_SERVICE}')"
+        return f"stored {name} in the system keyring (service '{keyring_service()}')"
     path = resolve_paths().secrets_file
     doc = _read_toml(path)
     _assign(doc, _split(name), value)
@@ -437,6 +438,14 @@ def _forget_in_config(name: str) -> bool:
     return True
 
 
+def keyring_service() -> str:
+    """The keyring service of this gsv: "gsv", or "gsv:<GSV_HOME>" under a GSV_HOME, so
+    that a second home on the machine (a test instance, another profile) neither reads
+    nor overwrites this one's secrets (its owner token above all)."""
+    home = gsv_home()
+    return KEYRING_SERVICE if home is None else f"{KEYRING_SERVICE}:{home.resolve()}"
+
+
 # Keyring backends fail in more ways than KeyringError (D-Bus errors, a locked collection,
 # a missing helper binary), and any failure means the same thing: use the next source.
 
@@ -445,7 +454,7 @@ def _keyring_get(name: str) -> str | None:
     try:
         import keyring
 
-        value = keyring.get_password(KEYRING_SERVICE, name)
+        value = keyring.get_password(keyring_service(), name)
     except Exception as exc:
         log.debug("keyring lookup of %s failed: %s", name, _describe(exc))
         return None
@@ -457,7 +466,7 @@ def _keyring_set(name: str, value: str) -> str | None:
     try:
         import keyring
 
-        keyring.set_password(KEYRING_SERVICE, name, value)
+        keyring.set_password(keyring_service(), name, value)
     except Exception as exc:
         return _describe(exc)
     return None
@@ -467,7 +476,7 @@ def _keyring_delete(name: str) -> bool:
     try:
         import keyring
 
-        keyring.delete_password(KEYRING_SERVICE, name)
+        keyring.delete_password(keyring_service(), name)
     except Exception as exc:
         log.debug("keyring delete of %s failed: %s", name, _describe(exc))
         return False

@@ -19,6 +19,7 @@ from gsv_core.localconfig import (
     generate_token,
     get_secret,
     is_secret_key,
+    keyring_service,
     load_local_config,
     mask_secret,
     set_secret,
@@ -181,10 +182,27 @@ def test_set_secret_uses_the_keyring(memory_keyring: MemoryKeyring) -> None:
     """With a working keyring the secret goes there and no file is written."""
     where = set_secret("gateway.token", "tok-in-keyring-123")
     assert "keyring" in where
-    assert memory_keyring.store[("gsv", "gateway.token")] == "tok-in-keyring-123"
+    assert memory_keyring.store[(keyring_service(), "gateway.token")] == "tok-in-keyring-123"
     assert not resolve_paths().secrets_file.exists()
     found = find_secret("gateway.token")
     assert found is not None and (found.value, found.source) == ("tok-in-keyring-123", "keyring")
+
+
+def test_each_gsv_home_has_its_own_keyring_service(
+    memory_keyring: MemoryKeyring, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second GSV_HOME on the machine (a test instance) must not read or overwrite the
+    first one's owner token: each home keys its secrets by its own service name."""
+    monkeypatch.setenv("GSV_HOME", str(tmp_path / "first"))
+    set_secret("gateway.token", "first-token-123456")
+    monkeypatch.setenv("GSV_HOME", str(tmp_path / "second"))
+    assert get_secret("gateway.token") is None
+    set_secret("gateway.token", "second-token-123456")
+    monkeypatch.setenv("GSV_HOME", str(tmp_path / "first"))
+    assert get_secret("gateway.token") == "first-token-123456"
+    assert keyring_service() == f"gsv:{(tmp_path / 'first').resolve()}"
+    monkeypatch.delenv("GSV_HOME")
+    assert keyring_service() == "gsv"  # the default home keeps the service it always had
 
 
 @pytest.mark.usefixtures("no_keyring")
@@ -221,7 +239,7 @@ def test_env_beats_keyring_beats_file_beats_config(
     secrets_file = resolve_paths().secrets_file
     secrets_file.write_text('[gateway]\ntoken = "from-file"\n')
     assert get_secret("gateway.token") == "from-file"
-    memory_keyring.store[("gsv", "gateway.token")] = "from-keyring"
+    memory_keyring.store[(keyring_service(), "gateway.token")] = "from-keyring"
     assert get_secret("gateway.token") == "from-keyring"
     monkeypatch.setenv("GSV_TOKEN", "from-env")
     assert get_secret("gateway.token") == "from-env"
@@ -251,7 +269,7 @@ def test_delete_secret_clears_every_store(memory_keyring: MemoryKeyring) -> None
     """delete_secret removes the keyring entry, the file entry and a legacy config value."""
     _write_config('[gateway]\ntoken = "plain"\n')
     resolve_paths().secrets_file.write_text('[gateway]\ntoken = "filed"\n')
-    memory_keyring.store[("gsv", "gateway.token")] = "kept"
+    memory_keyring.store[(keyring_service(), "gateway.token")] = "kept"
     assert delete_secret("gateway.token") == ["keyring", "file", "config"]
     assert get_secret("gateway.token") is None
     assert delete_secret("gateway.token") == []
@@ -291,7 +309,7 @@ def test_initial_config_validates_the_url_before_writing() -> None:
 def test_describe_masks_secrets_and_names_sources(memory_keyring: MemoryKeyring) -> None:
     """describe() lists known keys and extra file keys, secrets masked, with sources."""
     _write_config('[node]\nid = "box"\n[cloudflare]\napi_token = "cf-secret-value-123"\n')
-    memory_keyring.store[("gsv", "gateway.token")] = "abcdefghijklmnop"
+    memory_keyring.store[(keyring_service(), "gateway.token")] = "abcdefghijklmnop"
     rows = {row.key: row for row in load_local_config().describe()}
     assert (rows["gateway.url"].value, rows["gateway.url"].source) == (
         DEFAULT_GATEWAY_URL,

@@ -16,7 +16,7 @@ from typer.testing import CliRunner, Result
 from gsv_cli.main import app
 from gsv_cli.state import CliState
 from gsv_core.defaults import DEFAULT_GATEWAY_URL
-from gsv_core.localconfig import get_secret, load_local_config, set_secret
+from gsv_core.localconfig import get_secret, keyring_service, load_local_config, set_secret
 from gsv_core.paths import resolve_paths
 from tests.fakes.memory_keyring import MemoryKeyring
 
@@ -68,7 +68,7 @@ def test_init_generate_token_stores_it_outside_the_config(memory_keyring: Memory
     assert result.exit_code == 0, result.stderr
     token = get_secret("gateway.token")
     assert token is not None and len(token) >= 32
-    assert memory_keyring.store[("gsv", "gateway.token")] == token
+    assert memory_keyring.store[(keyring_service(), "gateway.token")] == token
     assert token not in config_text() and "token =" not in config_text()
     assert "keyring" in result.stdout and "gsv gateway run" in result.stdout
     assert token not in result.stdout
@@ -196,7 +196,7 @@ def test_set_token_goes_to_the_secret_store(memory_keyring: MemoryKeyring) -> No
     assert gsv("init").exit_code == 0
     result = gsv("local-config", "set", "gateway.token", "secret-token-1234")
     assert result.exit_code == 0, result.stderr
-    assert memory_keyring.store[("gsv", "gateway.token")] == "secret-token-1234"
+    assert memory_keyring.store[(keyring_service(), "gateway.token")] == "secret-token-1234"
     assert "secret-token-1234" not in config_text()
 
 

@@ -19,7 +19,7 @@ from gsv_core.client import GatewayClient
 from gsv_core.errors import GsvError, InvalidParams
 from gsv_core.gateway.config_service import ConfigService
 from gsv_core.gateway.server import ServerConfig, serve
-from gsv_core.localconfig import get_secret, set_secret
+from gsv_core.localconfig import get_secret, keyring_service, set_secret
 from gsv_core.paths import resolve_paths
 from gsv_core.storage.config_store import ConfigStore
 from gsv_core.storage.db import Database, migrate
@@ -48,7 +48,7 @@ def leaks(values: Iterable[str], roots: Iterable[Path], allowed: Path | None = N
 
 def config_entries(keyring: MemoryKeyring) -> dict[tuple[str, str], str]:
     """The keyring's entries but the owner token every gateway keeps there."""
-    return {k: v for k, v in keyring.store.items() if k != ("gsv", "gateway.token")}
+    return {k: v for k, v in keyring.store.items() if k != (keyring_service(), "gateway.token")}
 
 
 async def set_all(client: GatewayClient, values: Mapping[str, Any]) -> None:
@@ -72,7 +72,10 @@ async def test_no_secret_reaches_a_file_outside_the_keyring(
         assert {p: gw.gateway.config.setting(p) for p in values} == values
         assert gw.gateway.config.auth_token == values["auth.token"]
     assert leaks(values.values(), [gsv_home, db_dir]) == []
-    assert memory_keyring.store[("gsv", "config.apiKeys.openai")] == values["apiKeys.openai"]
+    assert (
+        memory_keyring.store[(keyring_service(), "config.apiKeys.openai")]
+        == values["apiKeys.openai"]
+    )
     assert get_secret("gateway.token") == values["auth.token"]  # the CLI's token, shared
     async with gateway_at(db_dir / "gsv.db") as again:
         assert {p: again.gateway.config.setting(p) for p in values} == values
@@ -107,7 +110,9 @@ async def test_a_removed_secret_leaves_the_store(memory_keyring: MemoryKeyring) 
         await c.call("config.set", {"path": "channels.slack", "value": {"botToken": "xoxb-2"}})
         found = await c.call("config.get", {"path": "apiKeys.openai"})
     assert "value" not in found
-    assert config_entries(memory_keyring) == {("gsv", "config.channels.slack.botToken"): "xoxb-2"}
+    assert config_entries(memory_keyring) == {
+        (keyring_service(), "config.channels.slack.botToken"): "xoxb-2"
+    }
 
 
 # -- migration ---------------------------------------------------------------------------
@@ -253,7 +258,7 @@ async def test_a_bad_secret_is_refused_and_nothing_is_written(
         assert (dict(memory_keyring.store), gw.gateway.config.overrides) == before
     assert b"xapp-fine" not in database.read_bytes()
     assert config_entries(memory_keyring) == {
-        ("gsv", "config.channels.slack.appToken"): "xapp-before"
+        (keyring_service(), "config.channels.slack.appToken"): "xapp-before"
     }
 
 
@@ -316,7 +321,9 @@ async def test_call_time_channel_tokens_are_kept_in_the_store(
             "channel.start", {"channel": "test", "accountId": "w.1", "config": config}
         )
         assert leaks([token], [tmp_path]) == []
-    assert config_entries(memory_keyring) == {("gsv", "channel.test.w%2E1.botToken"): token}
+    assert config_entries(memory_keyring) == {
+        (keyring_service(), "channel.test.w%2E1.botToken"): token
+    }
     async with gateway_at(database) as gw, GatewayClient(gw.url, token=gw.token) as client:
         assert [r.config for r in await gw.gateway.channels.accounts()] == [config]
         await client.call("channel.logout", {"channel": "test", "accountId": "w.1"})
@@ -341,7 +348,9 @@ async def test_plain_text_channel_tokens_of_an_old_database_are_moved(
     async with gateway_at(database) as gw:
         assert [r.config for r in await gw.gateway.channels.accounts()] == [{"appSecret": token}]
         assert leaks([token], [tmp_path]) == []
-    assert config_entries(memory_keyring) == {("gsv", "channel.test.default.appSecret"): token}
+    assert config_entries(memory_keyring) == {
+        (keyring_service(), "channel.test.default.appSecret"): token
+    }
 
 
 async def test_a_failed_migration_does_not_stop_the_gateway(
