@@ -1,4 +1,5 @@
-"""docs/protocol.md stays true to gsv_core.protocol and gsv_core.errors."""
+"""The docs stay true to the code: docs/protocol.md to what the gateway serves and to
+gsv_core.protocol and gsv_core.errors, and code comments cite only docs that exist."""
 
 from __future__ import annotations
 
@@ -11,10 +12,17 @@ from pathlib import Path
 import pytest
 
 from gsv_core import errors
+from gsv_core.client import GatewayClient
+from gsv_core.gateway.server import RunningGateway
 from gsv_core.protocol import events
+from gsv_core.protocol.close_codes import CloseCode
+from gsv_core.protocol.frames import INVALID_DATA
 from gsv_core.protocol.methods import METHODS
 
-DOC = (Path(__file__).resolve().parents[1] / "docs" / "protocol.md").read_text()
+ROOT = Path(__file__).resolve().parents[1]
+DOC = (ROOT / "docs" / "protocol.md").read_text()
+# a method or event row: its name in backticks, `+` when it is gsv's own
+NAME_CELL = r"`([a-z.]+)`\+?"
 
 
 def _section(title: str) -> str:
@@ -33,7 +41,7 @@ def _table_rows(section: str, first_cell: str) -> dict[str, list[str]]:
 
 def test_every_method_is_documented_with_its_modes() -> None:
     """Each protocol method has a row in the methods table naming exactly its modes."""
-    rows = _table_rows("Methods", r"`([a-z.]+)`")
+    rows = _table_rows("Methods", NAME_CELL)
     for name, spec in METHODS.items():
         assert name in rows, f"{name} is missing from docs/protocol.md"
         documented = rows[name][0]
@@ -45,7 +53,7 @@ def test_every_method_is_documented_with_its_modes() -> None:
 
 def test_every_event_is_documented() -> None:
     """Each event constant has a row in the events table."""
-    rows = _table_rows("Events", r"`([a-z.]+)`")
+    rows = _table_rows("Events", NAME_CELL)
     for name in events.EVENTS:
         assert name in rows, f"event {name} is missing from docs/protocol.md"
 
@@ -60,7 +68,26 @@ def test_every_error_code_is_documented(cls: type[errors.GsvError]) -> None:
     assert rows[str(cls.code)][0] == f"`{cls.__name__}`"
 
 
-ROOT = Path(__file__).resolve().parents[1]
+async def test_what_the_gateway_serves_is_documented(gateway: RunningGateway) -> None:
+    """Every method a real gateway serves and every event it emits (its hello-ok) has a row."""
+    async with GatewayClient(gateway.url, token=gateway.token) as client:
+        assert client.hello is not None
+        features = client.hello["features"]
+    assert features["methods"] == gateway.gateway.router.methods()
+    assert "chat.send" in features["methods"] and "chat" in features["events"]
+    methods, emitted = _table_rows("Methods", NAME_CELL), _table_rows("Events", NAME_CELL)
+    missing = [m for m in features["methods"] if m not in methods]
+    missing += [f"event {e}" for e in features["events"] if e not in emitted]
+    assert not missing, "missing from docs/protocol.md: " + ", ".join(missing)
+
+
+def test_every_close_code_is_documented() -> None:
+    """Each close code the gateway sends has a row in the close-code table."""
+    rows = _table_rows("Close codes", r"(\d{4})")
+    for code in [*CloseCode, INVALID_DATA]:
+        assert str(int(code)) in rows, f"close code {int(code)} is missing from docs/protocol.md"
+
+
 # documents that live outside the repository: the original's spec and its numbered known
 # weaknesses, the seeds, the issue tracker
 OUTSIDE_CITATION = re.compile(
