@@ -1,5 +1,6 @@
 """The docs stay true to the code: docs/protocol.md to what the gateway serves and to
-gsv_core.protocol and gsv_core.errors, and code comments cite only docs that exist."""
+gsv_core.protocol and gsv_core.errors, every file the docs name exists, the walk-throughs
+of docs/architecture.md name real functions, and code comments cite only docs that exist."""
 
 from __future__ import annotations
 
@@ -86,6 +87,67 @@ def test_every_close_code_is_documented() -> None:
     rows = _table_rows("Close codes", r"(\d{4})")
     for code in [*CloseCode, INVALID_DATA]:
         assert str(int(code)) in rows, f"close code {int(code)} is missing from docs/protocol.md"
+
+
+DOCS = sorted((ROOT / "docs").glob("*.md"))
+SOURCE_DIRS = ("gsv_core", "gsv_cli", "tests", "bench", "scripts")
+PY_NAME = re.compile(r"`([\w./-]+\.py)`")
+
+
+def _python_files() -> list[str]:
+    return [str(p.relative_to(ROOT)) for d in SOURCE_DIRS for p in (ROOT / d).rglob("*.py")]
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_python_files_the_docs_name_exist(doc: Path) -> None:
+    """Each backticked `*.py` name in docs/ is a file of the repository (a partial path
+    such as `gateway/nodes.py` matches the end of one)."""
+    files = _python_files()
+    named = set(PY_NAME.findall(doc.read_text()))
+    gone = [n for n in named if not any(f == n or f.endswith("/" + n) for f in files)]
+    assert not gone, f"docs/{doc.name} names files that do not exist: {sorted(gone)}"
+
+
+def _walk_through_rows() -> list[tuple[str, str]]:
+    """(file, function) of every row of docs/architecture.md's walk-through tables."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    rows = []
+    for section in text.split("\n## ")[1:]:
+        if not section.startswith("Walk-through"):
+            continue
+        for line in section.splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) >= 3 and cells[1].endswith(".py`") and cells[2].startswith("`"):
+                rows.append((cells[1].strip("`"), cells[2].strip("`")))
+    return rows
+
+
+DEFINITION = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _defines(tree: ast.Module, dotted: str) -> bool:
+    """Whether a module defines `name` or `Class.method` (functions and classes)."""
+    body: list[ast.stmt] = tree.body
+    for part in dotted.split("."):
+        found = [n for n in body if isinstance(n, DEFINITION) and n.name == part]
+        if not found:
+            return False
+        body = found[0].body
+    return True
+
+
+def test_walk_throughs_name_real_functions() -> None:
+    """Every step of the architecture walk-throughs names a function its file defines."""
+    rows = _walk_through_rows()
+    assert len(rows) >= 20
+    wrong = [
+        f"{path}: {name}"
+        for path, name in rows
+        if not (ROOT / path).is_file() or not _defines(ast.parse((ROOT / path).read_text()), name)
+    ]
+    assert not wrong, "docs/architecture.md walk-throughs name what does not exist:\n" + (
+        "\n".join(wrong)
+    )
 
 
 # documents that live outside the repository: the original's spec and its numbered known
