@@ -267,6 +267,16 @@ class PriceConfig(_Section):
     cacheWrite: float | None = Field(default=None, ge=0)
 
 
+class BudgetConfig(_Section):
+    """Spending caps in USD (gsv_core/usage/budget.py). daily and monthly stop every run
+    once reached; background (cron, heartbeat and what they start) is per day and on by
+    default, so nothing spends unwatched overnight. `false` turns one off."""
+
+    daily: Annotated[float, Field(ge=0)] | Literal[False] | None = None
+    monthly: Annotated[float, Field(ge=0)] | Literal[False] | None = None
+    background: Annotated[float, Field(ge=0)] | Literal[False] | None = 1.0
+
+
 class UsageConfig(_Section):
     # the ledger of model calls keeps this many days (gsv usage, usage.get)
     retentionDays: int = Field(default=400, ge=1, le=3650)
@@ -302,6 +312,7 @@ class GsvConfig(_Section):
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
     pricing: dict[str, PriceConfig] = Field(default_factory=dict)
     usage: UsageConfig = Field(default_factory=UsageConfig)
+    budget: BudgetConfig = Field(default_factory=BudgetConfig)
     userTimezone: str = "UTC"
 
 

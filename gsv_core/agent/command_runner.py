@@ -56,6 +56,8 @@ async def _run(actor: SessionActor, command: c.ParsedCommand, channel: bool) -> 
         return c.format_status(await _status(actor), channel=channel)
     if name == "usage":
         return await _usage(actor)
+    if name == "budget":
+        return await _budget(actor, args, channel)
     if name == "model":
         return await _model(actor, args)
     if name == "think":
@@ -87,6 +89,17 @@ async def _usage(actor: SessionActor) -> str:
     report = await host.usage_report(midnight, now + 1, "session")
     mine = next((g for g in report["groups"] if g["name"] == actor.key), None)
     return c.format_usage(mine, report["total"])
+
+
+async def _budget(actor: SessionActor, args: str, channel: bool) -> str:
+    """Show the budgets and today's spend; with `NAME USD|off`, set one (not from a
+    messenger: whoever can write to the agent there must not lift its spending cap)."""
+    if args.strip():
+        if channel:
+            raise c.CommandError(c.BUDGET_FROM_CHANNEL)
+        name, usd = c.parse_budget_arg(args)
+        await actor.host.set_budget(name, False if usd is None else usd)
+    return c.format_budget(await actor.host.budget_status())
 
 
 async def _model(actor: SessionActor, args: str) -> str:

@@ -164,6 +164,42 @@ def _sums(sums: dict[str, Any] | None) -> str:
             f"{cached}, {spend}")  # fmt: skip
 
 
+BUDGETS = ("daily", "monthly", "background")
+BUDGET_USAGE = "Usage: /budget [daily|monthly|background] [USD|off]"
+BUDGET_FROM_CHANNEL = (
+    "Budgets are set from the gsv CLI or the TUI (gsv config set budget.daily USD), "
+    "not from a messenger."
+)
+
+
+def parse_budget_arg(args: str) -> tuple[str, float | None]:
+    """`daily 5` -> ("daily", 5.0); `background off` -> ("background", None)."""
+    parts = args.split()
+    if len(parts) != 2 or parts[0] not in BUDGETS:
+        raise CommandError(BUDGET_USAGE)
+    if parts[1] == "off":
+        return parts[0], None
+    try:
+        usd = float(parts[1].removeprefix("$"))
+    except ValueError:
+        raise CommandError(f"Not an amount in USD: {parts[1]}. {BUDGET_USAGE}") from None
+    if not 0 <= usd < 1e9 or usd != usd:  # no negatives, NaN or absurd caps
+        raise CommandError(f"A budget is 0 or more USD. {BUDGET_USAGE}")
+    return parts[0], usd
+
+
+def format_budget(status: dict[str, Any]) -> str:
+    """`/budget`: each budget with its limit and what was spent against it."""
+    period = {"daily": "today", "monthly": "this month", "background": "background, today"}
+    lines = ["Budgets (USD):"]
+    for name in BUDGETS:
+        limit, spent = status["limits"][name], status["spent"][name]
+        cap = "no limit" if limit is None else f"limit ${limit:.2f}"
+        mark = " (reached)" if name in status["reached"] else ""
+        lines.append(f"{name}: {cap}, ${spent:.4f} spent {period[name]}{mark}")
+    return "\n".join(lines)
+
+
 def format_current_model(model: ModelRef) -> str:
     return f"Current model: {model}\n{MODEL_SELECTOR_HELP}"
 

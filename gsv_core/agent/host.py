@@ -11,6 +11,7 @@ from gsv_core.agent.prompt import PromptInputs
 from gsv_core.agent.tools import ToolExecutor
 from gsv_core.providers.base import Provider
 from gsv_core.storage.media import MediaStore
+from gsv_core.usage.budget import Reached
 from gsv_core.usage.ledger import ModelCall
 
 ExecSink = Callable[[dict[str, Any]], Awaitable[None]]
@@ -62,4 +63,17 @@ class AgentHost(Protocol):
 
     async def usage_report(self, since: int, until: int, group: str) -> dict[str, Any]:
         """The ledger summed by `group` over `since <= at < until` (epoch ms)."""
+        ...
+
+    async def budget_reached(self, agent_id: str, source: str) -> Reached | None:
+        """The budget a run from `source` may not spend past, if one is reached (the
+        owner is told, once a day per budget)."""
+        ...
+
+    async def budget_status(self) -> dict[str, Any]:
+        """Limits, today's and this month's spend, and which budgets are reached."""
+        ...
+
+    async def set_budget(self, name: str, usd: float | bool) -> None:
+        """Change one budget (`/budget`); False turns it off."""
         ...

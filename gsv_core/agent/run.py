@@ -134,6 +134,9 @@ class RunLoop:
     # -- the loop -----------------------------------------------------------------------
     async def execute(self) -> AssistantMessage:
         """Run to the final answer; returns it (stored; the session broadcasts it)."""
+        reached = await self.host.budget_reached(self.session.agent_id, self.run.source)
+        if reached is not None:
+            raise RunFailed(reached.message())
         limit = int(self._setting("agent.maxIterations"))
         for _ in range(limit):
             assistant = await self._call_model()
@@ -290,6 +293,7 @@ class RunLoop:
             call_id=call_id,
             main_session=self.session.is_main,
             channel_context=self.run.context,
+            run_source=self.run.source,
         )
 
     async def _run_tool(self, call: ToolCallBlock) -> None:

@@ -33,6 +33,7 @@ class ToolCallContext:
     main_session: bool = False
     # where the run came from (channel, accountId, peer ...), None for a client's run
     channel_context: dict[str, Any] | None = None
+    run_source: str = "chat"  # what started the run (gsv_core/usage/ledger.py)
 
 
 class ToolExecutor(Protocol):

@@ -23,6 +23,7 @@ from gsv_core.heartbeat.settings import settings_for
 from gsv_core.providers.base import Provider
 from gsv_core.storage.media import MediaStore
 from gsv_core.timezones import zone
+from gsv_core.usage.budget import Reached
 from gsv_core.usage.ledger import ModelCall
 from gsv_core.workspace import Workspace
 from gsv_core.workspace.prompt import daily_memory_path, workspace_sections
@@ -129,6 +130,18 @@ class GatewayAgentHost(GatewayHost):
 
     async def usage_report(self, since: int, until: int, group: str) -> dict[str, Any]:
         return await self._gateway.usage.report(since, until, group)
+
+    async def budget_reached(self, agent_id: str, source: str) -> Reached | None:
+        reached = await self._gateway.budget.reached(source)
+        if reached is not None:
+            await self._gateway.budget_notices.tell(agent_id, reached)
+        return reached
+
+    async def budget_status(self) -> dict[str, Any]:
+        return await self._gateway.budget.status()
+
+    async def set_budget(self, name: str, usd: float | bool) -> None:
+        await self._gateway.config.set(f"budget.{name}", usd)
 
     def watch_exec(self, node_id: str, process_id: str, sink: ExecSink, call_id: str) -> None:
         self._gateway.exec_events.watch(node_id, process_id, sink, call_id)

@@ -66,6 +66,7 @@ from gsv_core.storage.nodes import NodeStore
 from gsv_core.storage.pairing import PairingStore
 from gsv_core.storage.sessions import SessionStore
 from gsv_core.transfer import PartJournal
+from gsv_core.usage.notices import BudgetNotices
 from gsv_core.workspace import FilesystemBackend, Workspace
 from gsv_core.workspace.paths import normalise_path, validate_agent_id, write_location
 
@@ -141,7 +142,12 @@ async def build_gateway(
     )  # fmt: skip
     await gateway.cron.load()
     await gateway.usage.prune()
-    gateway.heartbeat = HeartbeatService(GatewayHeartbeatHost(gateway))
+    beats = GatewayHeartbeatHost(gateway)
+    gateway.heartbeat = HeartbeatService(beats)
+    gateway.budget_notices = BudgetNotices(
+        gateway.now_ms,
+        lambda agent, text: beats.notify(agent, text, beats.last_active().get(agent), "budget"),
+    )
     gateway.config.listeners.append(lambda _path: gateway.heartbeat.wake())
     gateway.channels = ChannelManager(
         ChannelStore(db), PairingService(PairingStore(db)), GatewayChannelHost(gateway),

@@ -65,6 +65,12 @@ class GatewayHeartbeatHost(GatewayHost):
                 return True
         return False
 
+    async def over_budget(self, agent_id: str) -> bool:
+        reached = await self._gateway.budget.reached(HEARTBEAT_SOURCE)
+        if reached is not None:
+            await self._gateway.budget_notices.tell(agent_id, reached)
+        return reached is not None
+
     async def run_turn(self, agent_id: str, session_key: str, text: str) -> str:
         actor = await self._gateway.sessions.actor(session_key)
         sent = await actor.send(text, source=HEARTBEAT_SOURCE)
@@ -81,6 +87,11 @@ class GatewayHeartbeatHost(GatewayHost):
         return text_of(final)
 
     async def deliver(self, agent_id: str, text: str, to: LastActive | None) -> str:
+        return await self.notify(agent_id, text, to, "heartbeat")
+
+    async def notify(self, agent_id: str, text: str, to: LastActive | None, kind: str) -> str:
+        """`text` to the channel peer `to`, else to the clients of the agent's main
+        session as a `session.notice` of `kind`; returns where it went."""
         if to is not None:
             peer = Peer.from_wire(to.peer)
             await self._gateway.channels.outbox.send_text(to.channel, to.account_id, peer, text)
@@ -89,7 +100,7 @@ class GatewayHeartbeatHost(GatewayHost):
         details = {"agentId": agent_id, "heartbeatSessionKey": heartbeat_session_key(agent_id)}
         self._gateway.sessions.host.emit(
             events.SESSION_NOTICE,
-            {"sessionKey": key, "kind": "heartbeat", "text": text, "details": details},
+            {"sessionKey": key, "kind": kind, "text": text, "details": details},
         )
         return key
 

@@ -34,7 +34,9 @@ from gsv_core.skills import SkillService
 from gsv_core.storage.credentials import CredentialStore
 from gsv_core.storage.db import Database
 from gsv_core.storage.usage import UsageStore
+from gsv_core.usage.budget import Budget
 from gsv_core.usage.ledger import UsageLedger
+from gsv_core.usage.notices import BudgetNotices
 from gsv_core.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -68,6 +70,8 @@ class Gateway:
     channels: ChannelManager = field(init=False)
     transfers: TransferService = field(init=False)
     usage: UsageLedger = field(init=False)
+    budget: Budget = field(init=False)
+    budget_notices: BudgetNotices = field(init=False)
     version: str = __version__
     # events this gateway really emits; method families add theirs when they register
     events: set[str] = field(default_factory=set)
@@ -80,6 +84,7 @@ class Gateway:
             CredentialStore(self.db), lambda: self.config.auth_token, self.now_ms
         )
         self.usage = UsageLedger(UsageStore(self.db), lambda: self.config.effective, self.now_ms)
+        self.budget = Budget(self.db, lambda: self.config.effective, self.now_ms)
         self._jobs: set[asyncio.Task[None]] = set()
 
     def spawn(self, coro: Coroutine[Any, Any, None]) -> None:

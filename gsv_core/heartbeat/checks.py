@@ -11,6 +11,7 @@ OUTSIDE_ACTIVE_HOURS: Final = "outside_active_hours"
 NO_HEARTBEAT_FILE: Final = "no_heartbeat_file"
 EMPTY_HEARTBEAT_FILE: Final = "empty_heartbeat_file"
 SESSION_BUSY: Final = "session_busy"
+BUDGET: Final = "budget"  # the background budget of the day is spent (budget.background)
 
 
 def checklist_skip(text: str | None) -> str | None:

@@ -42,6 +42,10 @@ class HeartbeatHost(Protocol):
         session is running or has a queue."""
         ...
 
+    async def over_budget(self, agent_id: str) -> bool:
+        """Whether background work may not spend now (the owner is told, once a day)."""
+        ...
+
     async def run_turn(self, agent_id: str, session_key: str, text: str) -> str:
         """Send `text` into the session and return the reply's text once the run ended
         (GsvError when it failed)."""

@@ -23,7 +23,7 @@ from typing import Any, Final
 
 from gsv_core.errors import GsvError, InvalidParams, NotFound
 from gsv_core.heartbeat import response
-from gsv_core.heartbeat.checks import OUTSIDE_ACTIVE_HOURS, SESSION_BUSY, checklist_skip
+from gsv_core.heartbeat.checks import BUDGET, OUTSIDE_ACTIVE_HOURS, SESSION_BUSY, checklist_skip
 from gsv_core.heartbeat.host import HeartbeatHost, LastActive
 from gsv_core.heartbeat.settings import HeartbeatSettings, agent_ids, settings_for
 from gsv_core.heartbeat.state import BeatResult, HeartbeatState
@@ -196,6 +196,8 @@ class HeartbeatService:
             return reason
         if self.host.session_busy(settings.agent_id, last):
             return SESSION_BUSY
+        if await self.host.over_budget(settings.agent_id):
+            return BUDGET
         return None
 
     async def _deliver(

@@ -30,6 +30,7 @@ COMMANDS: tuple[CommandInfo, ...] = (
     CommandInfo("stop", (), "", "Stop the current run"),
     CommandInfo("status", (), "", "Show session info"),
     CommandInfo("usage", (), "", "Show today's tokens and spend (this session and all)"),
+    CommandInfo("budget", (), "[daily|monthly|background USD|off]", "Show or set a budget"),
     CommandInfo("model", (), "[provider/model-id|model-id]", "Show or set the model"),
     CommandInfo(
         "think",

@@ -90,3 +90,15 @@ def _group(row: tuple[Any, ...]) -> dict[str, Any]:
         "costUsd": None if unpriced == calls else round(cost or 0.0, 6),
         "unpricedCalls": unpriced,
     }
+
+
+# the sources of background work: cron jobs, heartbeats, and sessions they message
+BACKGROUND_WHERE = "(source LIKE 'cron:%' OR source = 'heartbeat' OR source LIKE 'sessionSend@%')"
+
+
+async def spent_since(db: Database, since: int, background_only: bool = False) -> float:
+    """USD of the calls with a known price since `since` (ms)."""
+    where = f"at >= ? AND {BACKGROUND_WHERE}" if background_only else "at >= ?"
+    query = f"SELECT COALESCE(SUM(cost), 0) FROM usage_ledger WHERE {where}"
+    row = await db.read(lambda c: c.execute(query, (since,)).fetchone())
+    return float(row[0])

@@ -160,24 +160,14 @@ def test_other_messages_are_not_commands(text: str) -> None:
 def test_command_metadata_covers_every_spelling() -> None:
     """COMMANDS lists each command once and every spelling parse_command accepts."""
     names = [info.name for info in COMMANDS]
-    assert names == ["reset", "compact", "stop", "status", "usage", "model", "think", "help"]
+    commands = ["reset", "compact", "stop", "status", "usage", "budget", "model", "think", "help"]
+    assert names == commands
     for info in COMMANDS:
         for spelling in info.spellings:
             parsed = parse_command(f"/{spelling}")
             assert parsed is not None and parsed.name == info.name
-    assert {s for info in COMMANDS for s in info.spellings} == {
-        "new",
-        "reset",
-        "compact",
-        "stop",
-        "status",
-        "usage",
-        "model",
-        "think",
-        "thinking",
-        "t",
-        "help",
-    }
+    spellings = {s for info in COMMANDS for s in info.spellings}
+    assert spellings == {*commands, "new", "thinking", "t"}
 
 
 # --------------------------------------------------------------------------- responses

@@ -25,6 +25,7 @@ class MemoryHost:
     overrides: dict[str, Any] = field(default_factory=dict)
     checklist: str | None = "- Check the backup."
     busy: bool = False
+    spent: bool = False  # the background budget of the day is reached
     reply: str = "The backup failed."
     failure: GsvError | None = None
     gate: asyncio.Event | None = None
@@ -46,6 +47,9 @@ class MemoryHost:
 
     def session_busy(self, agent_id: str, last: LastActive | None) -> bool:
         return self.busy
+
+    async def over_budget(self, agent_id: str) -> bool:
+        return self.spent
 
     async def run_turn(self, agent_id: str, session_key: str, text: str) -> str:
         self.runs.append((agent_id, session_key, text))
@@ -135,6 +139,7 @@ async def test_an_acknowledgement_and_a_repeat_are_not_delivered(
         ({"checklist": None}, "no_heartbeat_file"),
         ({"checklist": "# Heartbeat checklist\n<!-- add tasks -->\n"}, "empty_heartbeat_file"),
         ({"busy": True}, "session_busy"),
+        ({"spent": True}, "budget"),
         ({"overrides": {"agents": {"defaultHeartbeat": {"activeHours": {
             "start": "08:00", "end": "12:00"}}}}}, "outside_active_hours"),
     ],

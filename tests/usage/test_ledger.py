@@ -145,9 +145,13 @@ async def test_rows_older_than_the_retention_are_pruned(
     await chat(client, "old")
     clock.advance(31 * DAY)
     fake.enqueue("New.")
-    await chat(client, "new")  # the first record of a new day prunes
-    report = await by(client, since=clock.now - 40 * DAY)
-    assert report["total"]["calls"] == 1
+    await chat(client, "new")  # the first record of a new day prunes, right after it
+
+    async def pruned() -> bool:
+        report = await by(client, since=clock.now - 40 * DAY)
+        return bool(report["total"]["calls"] == 1)
+
+    await eventually(pruned, "the 31-day-old row pruned")
 
 
 @pytest.mark.parametrize(
@@ -177,3 +181,17 @@ async def test_the_ledger_survives_a_restart(
             fake.enqueue(f"Turn {turn}.")
             await chat(client, f"turn {turn}")
             assert (await by(client))["total"]["calls"] == turn + 1
+
+
+async def test_a_session_messaged_by_background_work_counts_as_background(
+    client: GatewayClient, fake: FakeProvider
+) -> None:
+    """A cron job that messages another session: that run is `sessionSend@cron:<job>`,
+    so the background budget covers it too."""
+    fake.enqueue(call("gsv__SessionSend", {"sessionKey": "agent:main:helper",
+                                           "message": "ping", "waitSeconds": 10}))  # fmt: skip
+    fake.enqueue("pong")
+    fake.enqueue("The helper said pong.")
+    await run_now(client, task_job("nightly"))
+    await recorded(client, 3)
+    assert await sources(client) == {"cron:nightly": 2, "sessionSend@cron:nightly": 1}

@@ -29,6 +29,7 @@ def register(router: Router, gateway: Gateway) -> None:
             "cron": gateway.cron.status(),
             "pendingApprovals": len(gateway.approvals.pending()),
             "pendingPairings": len(pairs),
+            "budget": {**await gateway.budget.status(), "lastNotice": gateway.budget_notices.last},
         }
 
     router.add(m.GATEWAY_STATUS, gateway_status)

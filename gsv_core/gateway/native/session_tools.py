@@ -19,6 +19,7 @@ from gsv_core.errors import InvalidParams
 from gsv_core.gateway.native_registry import NativeArgs, NativeTool, NativeToolRegistry
 from gsv_core.protocol.messages import text_of
 from gsv_core.routing import canonicalize_session_key, main_session_key, validate_session_key
+from gsv_core.usage.budget import is_background
 from gsv_core.usage.ledger import SESSION_SEND
 
 if TYPE_CHECKING:
@@ -70,7 +71,10 @@ def register(registry: NativeToolRegistry, gateway: Gateway) -> None:
                 "gsv__SessionSend cannot message the session it runs in; answer directly instead"
             )
         actor = await gateway.sessions.actor(key, kind=SESSION_SEND_KIND)
-        sent = await actor.send(args.message, source=SESSION_SEND)
+        # work started by background work counts as background (its budget)
+        background = is_background(ctx.run_source)
+        source = f"{SESSION_SEND}@{ctx.run_source}" if background else SESSION_SEND
+        sent = await actor.send(args.message, source=source)
         if args.waitSeconds == 0:
             return {
                 "status": "accepted",

@@ -1,0 +1,104 @@
+"""Spending caps: config `budget = {daily?, monthly?, background?}` in USD.
+
+- `daily` / `monthly`: once the day's (month's) spend reaches it, no run calls the model;
+  the person gets an answer that says so and how to raise it.
+- `background` (per day, 1 USD on a fresh install): cron jobs, heartbeats and the sessions
+  they message pause once their spend of the day reaches it; a run already going
+  finishes. Interactive work is not counted against it.
+
+Days and months start at midnight in `userTimezone`. Spend counts calls with a known
+price only (an unpriced model cannot be capped: `gsv usage` shows it as unknown).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from gsv_core.config import setting
+from gsv_core.storage.db import Database
+from gsv_core.storage.usage import spent_since
+from gsv_core.timezones import zone
+
+DAILY, MONTHLY, BACKGROUND = "daily", "monthly", "background"
+RAISE = {
+    DAILY: "/budget daily USD, or gsv config set budget.daily USD",
+    MONTHLY: "/budget monthly USD, or gsv config set budget.monthly USD",
+    BACKGROUND: "/budget background USD, or gsv config set budget.background USD",
+}
+
+
+def is_background(source: str) -> bool:
+    """Cron jobs, heartbeats, and sessions they message (`sessionSend@<their source>`)."""
+    return source.startswith(("cron:", "sessionSend@")) or source == "heartbeat"
+
+
+def _limit(value: Any) -> float | None:
+    """None: no cap (unset, or `false`: turned off; 0 is a cap that allows nothing)."""
+    return None if value is None or value is False else float(value)
+
+
+@dataclass(frozen=True)
+class Reached:
+    """A budget that stops a run: which one, its limit and what was spent."""
+
+    budget: str
+    limit: float
+    spent: float
+
+    def message(self) -> str:
+        period = {DAILY: "today", MONTHLY: "this month", BACKGROUND: "by background work today"}
+        return (
+            f"The {self.budget} budget of ${self.limit:.2f} is reached "
+            f"(${self.spent:.2f} spent {period[self.budget]}), so no model was called. "
+            f"Raise it with {RAISE[self.budget]}."
+        )
+
+
+class Budget:
+    def __init__(
+        self, db: Database, config: Callable[[], dict[str, Any]], now_ms: Callable[[], int]
+    ) -> None:
+        self._db = db
+        self._config = config
+        self._now_ms = now_ms
+
+    def limits(self) -> dict[str, float | None]:
+        section = setting(self._config(), "budget")
+        return {name: _limit(section.get(name)) for name in (DAILY, MONTHLY, BACKGROUND)}
+
+    async def spend(self) -> dict[str, float]:
+        """USD spent today, this month, and by background work today."""
+        day, month = self._starts()
+        return {
+            DAILY: await spent_since(self._db, day),
+            MONTHLY: await spent_since(self._db, month),
+            BACKGROUND: await spent_since(self._db, day, background_only=True),
+        }
+
+    async def reached(self, source: str) -> Reached | None:
+        """The budget a run from `source` may not spend past now, if any."""
+        limits = self.limits()
+        wanted = [DAILY, MONTHLY] + ([BACKGROUND] if is_background(source) else [])
+        if all(limits[name] is None for name in wanted):
+            return None  # no cap applies: no query
+        spend = await self.spend()
+        for name in wanted:
+            limit = limits[name]
+            if limit is not None and spend[name] >= limit:
+                return Reached(name, limit, spend[name])
+        return None
+
+    async def status(self) -> dict[str, Any]:
+        """Limits, spend and which budgets are reached (`gateway.status`, `/budget`)."""
+        limits, spend = self.limits(), await self.spend()
+        reached = [n for n, limit in limits.items() if limit is not None and spend[n] >= limit]
+        return {"limits": limits, "spent": spend, "reached": reached}
+
+    def _starts(self) -> tuple[int, int]:
+        timezone = str(setting(self._config(), "userTimezone"))
+        now = dt.datetime.fromtimestamp(self._now_ms() / 1000, zone(timezone))
+        day = now.replace(hour=0, minute=0, second=0, microsecond=0)
+        return int(day.timestamp() * 1000), int(day.replace(day=1).timestamp() * 1000)
