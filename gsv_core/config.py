@@ -14,6 +14,7 @@ Improvements over the original:
 from __future__ import annotations
 
 import copy
+import ipaddress
 import re
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -277,6 +278,22 @@ class BudgetConfig(_Section):
     background: Annotated[float, Field(ge=0)] | Literal[False] | None = 1.0
 
 
+class WebFetchConfig(_Section):
+    """gsv__WebFetch (gsv_core/webfetch): what it may reach and how much it reads."""
+
+    # networks a fetch may reach although they are not public, e.g. ["192.168.1.0/24"]
+    allowPrivate: list[str] = Field(default_factory=list)
+    maxBytes: int = Field(default=1_000_000, ge=1, le=10 * 1024 * 1024)
+    timeoutMs: int = Field(default=20_000, ge=1000, le=300_000)
+
+    @field_validator("allowPrivate")
+    @classmethod
+    def _networks(cls, entries: list[str]) -> list[str]:
+        for entry in entries:
+            ipaddress.ip_network(entry, strict=False)  # ValueError names the bad entry
+        return entries
+
+
 class UsageConfig(_Section):
     # the ledger of model calls keeps this many days (gsv usage, usage.get)
     retentionDays: int = Field(default=400, ge=1, le=3650)
@@ -313,6 +330,7 @@ class GsvConfig(_Section):
     pricing: dict[str, PriceConfig] = Field(default_factory=dict)
     usage: UsageConfig = Field(default_factory=UsageConfig)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
+    webFetch: WebFetchConfig = Field(default_factory=WebFetchConfig)
     userTimezone: str = "UTC"
 
 

@@ -47,6 +47,7 @@ from gsv_core.gateway.native import (
     message_tools,
     session_tools,
     transfer_tools,
+    web_tools,
     workspace_tools,
 )
 from gsv_core.gateway.nodes import NodeService
@@ -96,6 +97,7 @@ HANDLER_MODULES = (
 # native tools are listed in this order (as in docs/tools.md): workspace, gateway, cron, sessions
 NATIVE_TOOL_MODULES = (
     workspace_tools, gateway_tools, cron_tools, message_tools, session_tools, transfer_tools,
+    web_tools,
 )  # fmt: skip
 
 

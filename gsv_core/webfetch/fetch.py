@@ -1,0 +1,119 @@
+"""One guarded HTTP exchange: connect only to the address the guard checked (the URL's
+host stays the Host header and the TLS server name, through httpx's documented
+`sni_hostname` extension), follow redirects by hand so that every hop is checked again,
+and stop reading at a size cap and a deadline. No proxies from the environment (a proxy
+would connect somewhere the guard never saw), no cookies kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from urllib.parse import urljoin
+
+import httpx
+
+from gsv_core.errors import TimedOut, ToolFailed
+from gsv_core.webfetch.guard import Network, Resolver, Target, check_url
+
+MAX_REDIRECTS = 5
+REDIRECTS = {301, 302, 303, 307, 308}
+# headers the caller may not set: the guard decides where the request goes and how long
+# it is; the rest are the connection's business
+FORBIDDEN_HEADERS = {"host", "content-length", "transfer-encoding", "connection", "upgrade"}
+USER_AGENT = "gsv-webfetch/1 (+https://github.com/gsv)"
+
+
+@dataclass(frozen=True)
+class Request:
+    url: str
+    method: str = "GET"
+    headers: dict[str, str] | None = None
+    body: str | None = None
+
+
+@dataclass(frozen=True)
+class Fetched:
+    url: str  # after redirects
+    status: int
+    content_type: str
+    charset: str | None
+    body: bytes
+    truncated: bool  # the body was longer than the cap
+
+
+async def fetch(
+    request: Request, resolver: Resolver, allow: list[Network], max_bytes: int, timeout: float
+) -> Fetched:
+    headers = _headers(request.headers or {})
+    method, body, url = request.method.upper(), request.body, request.url
+    try:
+        async with asyncio.timeout(timeout), httpx.AsyncClient(trust_env=False) as client:
+            for _ in range(MAX_REDIRECTS + 1):
+                target = await check_url(url, resolver, allow)
+                fetched, location = await _exchange(client, target, method, headers, body,
+                                                    max_bytes)  # fmt: skip
+                if location is None:
+                    return fetched
+                url = urljoin(target.url, location)
+                if fetched.status == 303 or (fetched.status in (301, 302) and method == "POST"):
+                    method, body = "GET", None  # what browsers do
+    except TimeoutError:
+        raise TimedOut(f"{request.url} did not answer within {timeout:g}s") from None
+    except httpx.HTTPError as exc:
+        raise ToolFailed(f"fetching {url} failed: {type(exc).__name__}: {exc}") from None
+    raise ToolFailed(f"more than {MAX_REDIRECTS} redirects from {request.url}")
+
+
+def _headers(given: dict[str, str]) -> dict[str, str]:
+    bad = [name for name in given if name.lower() in FORBIDDEN_HEADERS]
+    if bad:
+        raise ToolFailed(f"header {bad[0]!r} cannot be set")
+    return {"user-agent": USER_AGENT, **given}
+
+
+async def _exchange(
+    client: httpx.AsyncClient,
+    target: Target,
+    method: str,
+    headers: dict[str, str],
+    body: str | None,
+    max_bytes: int,
+) -> tuple[Fetched, str | None]:
+    """One request to the checked address; (what came back, a redirect's Location)."""
+    pinned = httpx.URL(target.url).copy_with(host=str(target.address))
+    extensions = {"sni_hostname": target.host} if target.scheme == "https" else {}
+    request = client.build_request(method, pinned, headers={**headers, "host": _host(target)},
+                                   content=body, extensions=extensions)  # fmt: skip
+    response = await client.send(request, stream=True)
+    try:
+        location = response.headers.get("location")
+        if response.status_code in REDIRECTS and location:
+            return _fetched(target, response, b"", False), location
+        data, truncated = await _read(response, max_bytes)
+        return _fetched(target, response, data, truncated), None
+    finally:
+        await response.aclose()
+
+
+def _host(target: Target) -> str:
+    host = f"[{target.host}]" if ":" in target.host else target.host
+    default = {"http": 80, "https": 443}[target.scheme]
+    return host if target.port == default else f"{host}:{target.port}"
+
+
+async def _read(response: httpx.Response, max_bytes: int) -> tuple[bytes, bool]:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > max_bytes:
+            return b"".join(chunks)[:max_bytes], True
+    return b"".join(chunks), False
+
+
+def _fetched(target: Target, response: httpx.Response, data: bytes, truncated: bool) -> Fetched:
+    content_type = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    return Fetched(target.url, response.status_code, content_type, response.charset_encoding,
+                   data, truncated)  # fmt: skip
