@@ -77,7 +77,10 @@ def is_searchable(path: str, needle: bytes | None = None) -> bool:
     opened = _open_regular(path)
     if opened is None:
         return False
-    with os.fdopen(opened[0], "rb") as handle:
+    fd, size = opened
+    if size <= PIECE_BYTES:
+        return _small_text(_read_small(fd, size), needle) is not None
+    with os.fdopen(fd, "rb") as handle:
         return is_searchable_stream(handle, needle)
 
 
@@ -101,36 +104,49 @@ def _open_regular(path: str) -> tuple[int, int] | None:
     return None
 
 
-def _read_all(fd: int, size: int, limit: int) -> bytes | None:
-    """The bytes of the open file, or None when it is (or grew) longer than `limit`."""
+def _read_small(fd: int, size: int) -> bytes | None:
+    """The bytes of a file of at most PIECE_BYTES, in one read (the common case: cheaper
+    than a buffered file); None when it grew past that. Closes `fd`."""
     chunks, held = [], 0
     try:
         while chunk := os.read(fd, max(size - held, 0) + 1):
             chunks.append(chunk)
             held += len(chunk)
-            if held > limit:
+            if held > PIECE_BYTES:
                 return None
     except OSError:
         return None
+    finally:
+        os.close(fd)
     return b"".join(chunks)
+
+
+def _small_text(data: bytes | None, needle: bytes | None) -> str | None:
+    """The text of a small file's bytes, or None when it is not searchable."""
+    if data is None or (needle is not None and needle not in data) or b"\x00" in data:
+        return None  # the needle first: the cheapest way to skip most files
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def file_matches(
     query: GrepQuery, path: str, cancelled: threading.Event | None = None
 ) -> Iterator[Match]:
-    """The file's matches in line order. A small file (the common case) is read whole,
-    in one read; a bigger one is streamed in bounded memory (`textstream`)."""
+    """The file's matches in line order. A small file (the common case) is read whole;
+    a bigger one is streamed in bounded memory (`textstream`)."""
     opened = _open_regular(path)
     if opened is None:
         return
     fd, size = opened
     if size <= PIECE_BYTES:
-        try:
-            data = _read_all(fd, size, PIECE_BYTES)
-        finally:
-            os.close(fd)
-        if data is not None:
-            yield from _text_matches(query, path, data)
+        text = _small_text(_read_small(fd, size), query.needle)
+        if text is not None:
+            search = query.regex.search
+            for number, line in enumerate(split_lines(text), 1):
+                if search(line):
+                    yield Match(path, number, line[:MAX_LINE_CHARS], len(line) > MAX_LINE_CHARS)
         return
     never = cancelled or threading.Event()
     with os.fdopen(fd, "rb") as handle:
@@ -139,19 +155,6 @@ def file_matches(
         handle.seek(0)
         for number, content, cut in matching_lines(query.regex, handle, never, MAX_LINE_CHARS):
             yield Match(path, number, content, cut)
-
-
-def _text_matches(query: GrepQuery, path: str, data: bytes) -> Iterator[Match]:
-    if (query.needle is not None and query.needle not in data) or b"\x00" in data:
-        return
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return
-    search = query.regex.search
-    for number, line in enumerate(split_lines(text), 1):
-        if search(line):
-            yield Match(path, number, line[:MAX_LINE_CHARS], len(line) > MAX_LINE_CHARS)
 
 
 def python_matches(query: GrepQuery, walker: TreeWalker) -> Iterator[Match]:
