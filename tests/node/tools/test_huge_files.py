@@ -159,3 +159,22 @@ def test_read_of_a_16_mb_line_costs_little_memory(tmp_path: Path) -> None:
     assert result["content"] == "1\t" + "x" * 16 * 1024 and result["lines"] == 1
     assert result["note"].startswith("line(s) 1 are longer than 16384 characters")
     assert report["grown_kb"] < PEAK_BOUND_KB, report["grown_kb"]
+
+
+def test_a_cancelled_search_stops_inside_a_big_file(workspace: Path) -> None:
+    """A big file is read in pieces, and the cancel flag (set when the gateway gives up on
+    the call) is looked at between them: the search stops instead of reading on."""
+    import re
+    import threading
+
+    from gsv_core.node.tools.base import SearchCancelled
+    from gsv_core.node.tools.textsearch import GrepQuery, file_matches
+
+    path = workspace / "big.txt"
+    path.write_text("x" * HUGE + "\nNEEDLE\n")
+    query = GrepQuery(re.compile("NEEDLE"), str(workspace))
+    assert [m.line for m in file_matches(query, str(path), threading.Event())] == [2]
+    cancelled = threading.Event()
+    cancelled.set()
+    with pytest.raises(SearchCancelled):
+        list(file_matches(query, str(path), cancelled))
