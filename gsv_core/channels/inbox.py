@@ -2,7 +2,9 @@
 in the journal before the adapter hears "received", then processed in order per account:
 access policy and pairing, mention gating in groups, routing to its session, the
 envelope and attachments, and the hand-over to the chat pipeline. After a restart the
-journal is replayed so every message is answered.
+journal is replayed so every message is answered. A message id seen before (the same
+channel, account and id) is a duplicate and is not processed again, across restarts, for
+`JOURNAL_RETENTION_DAYS` after it was answered.
 """
 
 from __future__ import annotations
@@ -35,6 +37,11 @@ from gsv_core.timezones import user_zone
 log = logging.getLogger(__name__)
 
 STRANGERS = ":strangers"  # the rate-limit lane of pairing prompts
+# how long an answered or dropped message is remembered, so that the same message
+# delivered again (a platform or bridge retrying after a restart) is known as a duplicate;
+# platforms redeliver within hours (Telegram keeps an update for 24 h)
+JOURNAL_RETENTION_DAYS = 30
+DAY_MS = 86_400_000
 MAX_STRANGER_PROMPTS = 50  # prompts waiting on that lane at most; more are not answered
 
 
@@ -250,6 +257,16 @@ class Inbox:
                                         reply_to=message.message_id, lane=lane)  # fmt: skip
         except Exception:
             log.exception("could not answer %s on %s", message.peer.id, message.channel)
+
+    async def forget_old(self) -> float:
+        """Forget closed journal entries past the retention (open ones are kept); returns
+        the seconds until the next look (a day), for the timer that calls it."""
+        before = self.host.now_ms() - JOURNAL_RETENTION_DAYS * DAY_MS
+        forgotten = await self.store.prune(before)
+        if forgotten:
+            log.info("forgot %d inbound messages older than %d days", forgotten,
+                     JOURNAL_RETENTION_DAYS)  # fmt: skip
+        return DAY_MS / 1000
 
     async def replay(self) -> None:
         """After a restart, take up every journal entry not yet answered: messages never

@@ -154,9 +154,9 @@ class Outbox:
         approval_id = payload.get("approvalId")
         key = str(payload.get("sessionKey") or "")  # external adapters hear it too
         journal_id = context.get("journalId")
-        answers = (
-            journal_id if state in ("final", "error") and isinstance(journal_id, int) else None
-        )
+        answers = None  # (journal entry, run): the message this run's end answers
+        if state in ("final", "error") and isinstance(journal_id, int):
+            answers = (journal_id, run_id or None)
         if text and state == "paused" and isinstance(approval_id, str):
             await self._prompt(context, text, approval_id, str(reply_to) if reply_to else None,
                                key)  # fmt: skip
@@ -165,7 +165,7 @@ class Outbox:
             await self.replies.put(pieces, answers)
             return
         if answers is not None:
-            await self.store.mark(answers, ANSWERED, self.host.now_ms())
+            await self.store.mark(answers[0], ANSWERED, self.host.now_ms())
 
     def _queued_pieces(
         self, context: dict[str, Any], text: str, reply_to: str | None, session_key: str

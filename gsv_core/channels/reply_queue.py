@@ -22,7 +22,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from gsv_core.errors import GsvError
-from gsv_core.storage.outbox import NewReply, OutboxStore, StoredReply
+from gsv_core.storage.outbox import Answer, NewReply, OutboxStore, StoredReply
 from gsv_core.timer import run_timer
 
 log = logging.getLogger(__name__)
@@ -60,10 +60,13 @@ class ReplyQueue:
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
         self._wake = asyncio.Event()
 
-    async def put(self, replies: list[NewReply], answers: int | None = None) -> None:
+    async def put(self, replies: list[NewReply], answers: Answer | None = None) -> None:
         """Store the pieces of one reply (to one account), then send what can go now.
-        `answers`: the inbound journal entry the reply answers."""
-        await self.store.add(replies, self._now(), answers)
+        `answers`: (inbound journal entry, run id) of a run's final reply; a run's reply
+        to an entry it answered already is not sent again."""
+        if not await self.store.add(replies, self._now(), answers):
+            log.info("inbound message %s is answered already: not sending it twice", answers)
+            return
         for channel, account_id in dict.fromkeys((r.channel, r.account_id) for r in replies):
             await self.flush(channel, account_id)
 

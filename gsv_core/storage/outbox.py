@@ -12,6 +12,8 @@ from typing import Any
 from gsv_core.storage.channels import ANSWERED
 from gsv_core.storage.db import Database
 
+Answer = tuple[int, str | None]  # (inbound journal entry id, the run answering it)
+
 _COLUMNS = (
     "id, channel, account_id, peer, text, reply_to, session_key, created_at, attempts, "
     "next_attempt_at, last_error"
@@ -59,6 +61,20 @@ class QueueSummary:
         return wire
 
 
+def _mark_answered(conn: sqlite3.Connection, answers: Answer, now: int) -> bool:
+    """Mark a journal entry answered by a run; False if that run had answered it already
+    (another run answering the same message, such as a background command's completion,
+    is a new reply)."""
+    entry_id, run_id = answers
+    return bool(
+        conn.execute(
+            "UPDATE inbound_journal SET state = ?, updated_at = ? "
+            "WHERE id = ? AND NOT (state = ? AND run_id IS ?)",
+            (ANSWERED, now, entry_id, ANSWERED, run_id),
+        ).rowcount
+    )
+
+
 def _stored(row: tuple[Any, ...]) -> StoredReply:
     reply = NewReply(row[1], row[2], json.loads(row[3]), row[4], row[5], row[6])
     return StoredReply(row[0], reply, row[7], row[8], row[9], row[10])
@@ -68,25 +84,24 @@ class OutboxStore:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def add(self, replies: list[NewReply], now: int, answers: int | None = None) -> None:
-        """Keep replies to send; `answers`: the inbound journal entry they answer, marked
-        answered in the same transaction (a restart then neither loses the reply nor
-        produces it a second time)."""
+    async def add(self, replies: list[NewReply], now: int, answers: Answer | None = None) -> bool:
+        """Keep replies to send; `answers`: (inbound journal entry, run id) of a run's
+        final reply, the entry marked answered in the same transaction, unless this run
+        answered it already (the restart's replay and the run itself may both offer the
+        final reply: it is kept once). Returns whether the replies were kept."""
 
-        def write(conn: sqlite3.Connection) -> None:
+        def write(conn: sqlite3.Connection) -> bool:
+            if answers is not None and not _mark_answered(conn, answers, now):
+                return False
             conn.executemany(
                 "INSERT INTO channel_outbox (channel, account_id, peer, text, reply_to, "
                 "session_key, created_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [(r.channel, r.account_id, json.dumps(r.peer, ensure_ascii=False), r.text,
                   r.reply_to, r.session_key, now, now) for r in replies],
             )  # fmt: skip
-            if answers is not None:
-                conn.execute(
-                    "UPDATE inbound_journal SET state = ?, updated_at = ? WHERE id = ?",
-                    (ANSWERED, now, answers),
-                )
+            return True
 
-        await self._db.write(write)
+        return await self._db.write(write)
 
     async def pending(self, channel: str, account_id: str) -> list[StoredReply]:
         """One account's replies, oldest first."""

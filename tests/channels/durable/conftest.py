@@ -1,5 +1,5 @@
 """A gateway with a frozen clock the test moves (the cron fixtures) and the test channel,
-for the durable outbox's tests."""
+for the tests of what survives a restart: the durable outbox and the journal."""
 
 import pytest
 
