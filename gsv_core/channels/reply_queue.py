@@ -1,6 +1,11 @@
 """The durable outbox: a reply to a channel is written to the database before it is
 sent, and deleted once the platform (or the external adapter's connection) took it.
 
+What goes through it: the agent's replies to a channel conversation (partial, final and
+error lines of runs born in a channel, and cron deliveries). Sends whose caller wants the
+answer now go direct and fail at once: approval prompts with buttons (edited later),
+pairing prompts and welcomes, `gsv__Message`, heartbeat deliveries.
+
 A send that fails for a reason that can pass -- the account's adapter or bridge is not
 connected, it is reconnecting, the platform answered 5xx or 429, it did not answer in
 time (a GsvError marked `retryable`) -- leaves the reply stored; it is tried again with

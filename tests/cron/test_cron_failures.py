@@ -9,9 +9,9 @@ from typing import Any
 
 from gsv_core.client import GatewayClient
 from gsv_core.cron.retry import RETRY_DELAYS_MS
-from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import RunningGateway, serve
 from tests.agent.test_sessions_live import node
-from tests.cron.conftest import HOUR, Clock, eventually, task_job
+from tests.cron.conftest import HOUR, Clock, eventually, server_config, task_job
 from tests.fakes.provider import FakeProvider, call
 
 NO_NODE = "tools failed: box__Bash (No node provides tool: box__Bash)"
@@ -108,3 +108,28 @@ async def ran_times(client: GatewayClient, job_id: str, times: int) -> None:
         return bool(runs == times)
 
     await eventually(count, f"run {times} of the job")
+
+
+async def test_a_one_shot_run_cut_short_by_a_stop_is_retried_after_the_restart(
+    database: Path, fake: FakeProvider, clock: Clock
+) -> None:
+    """The gateway stopped during a one-shot job's run: after the restart the run is
+    recorded as interrupted and the job is tried again after the first delay."""
+    fake.enqueue("working", asyncio.Event())  # never finishes
+    async with (
+        serve(server_config(database, fake, clock), port=0) as gw,
+        GatewayClient(gw.url, token=gw.token) as client,
+    ):
+        job = (await client.call("cron.add", task_job("remind")))["job"]
+        clock.advance(HOUR)
+        gw.gateway.cron.wake()
+        await eventually(fake.streaming.is_set, "the run to start")
+    async with (
+        serve(server_config(database, fake, clock), port=0) as gw,
+        GatewayClient(gw.url, token=gw.token) as client,
+    ):
+        (run,) = (await client.call("cron.runs", {"jobId": job["id"]}))["runs"]
+        assert run["status"] == "error" and "interrupted" in run["error"]
+        state = await job_state(client, job["id"])
+        assert state["enabled"] is True and state["state"]["retries"] == 1
+        assert state["state"]["nextRunAtMs"] == clock.now + RETRY_DELAYS_MS[0]
