@@ -72,6 +72,7 @@ class Inbox:
         self._workers: set[asyncio.Task[None]] = set()
         self._stranger_prompts: set[asyncio.Task[None]] = set()
         self.last_context: dict[str, dict[str, Any]] = {}  # session key -> channel context
+        self._forgotten_at = 0  # when old journal entries were last forgotten (epoch ms)
 
     async def close(self) -> None:
         tasks = [*self._workers, *self._stranger_prompts]
@@ -98,6 +99,8 @@ class Inbox:
         )  # fmt: skip
         if not new:
             return {"status": "duplicate"}
+        if self.host.now_ms() - self._forgotten_at >= DAY_MS:
+            await self.forget_old()
         work = _Work(entry_id, message)
         self._queue_for(message.channel, message.account_id).put_nowait(work)
         if not wait:
@@ -258,20 +261,22 @@ class Inbox:
         except Exception:
             log.exception("could not answer %s on %s", message.peer.id, message.channel)
 
-    async def forget_old(self) -> float:
-        """Forget closed journal entries past the retention (open ones are kept); returns
-        the seconds until the next look (a day), for the timer that calls it."""
-        before = self.host.now_ms() - JOURNAL_RETENTION_DAYS * DAY_MS
-        forgotten = await self.store.prune(before)
+    async def forget_old(self) -> None:
+        """Forget closed journal entries past the retention (open ones are kept). Done at
+        start and then at most daily, as messages arrive: the journal stays bounded
+        without a timer of its own."""
+        now = self.host.now_ms()
+        self._forgotten_at = now
+        forgotten = await self.store.prune(now - JOURNAL_RETENTION_DAYS * DAY_MS)
         if forgotten:
             log.info("forgot %d inbound messages older than %d days", forgotten,
                      JOURNAL_RETENTION_DAYS)  # fmt: skip
-        return DAY_MS / 1000
 
     async def replay(self) -> None:
         """After a restart, take up every journal entry not yet answered: messages never
         handed to a session are processed; messages whose run was interrupted get a run
         that answers them; a finished run's reply that may not have gone out is sent."""
+        await self.forget_old()
         for entry in await self.store.open_entries():
             try:
                 await self._replay(entry)

@@ -5,7 +5,6 @@ approvals, and button presses (an approval answered from a messenger). Receiving
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from typing import Any
@@ -19,13 +18,12 @@ from gsv_core.channels.base import (
     Peer,
 )
 from gsv_core.channels.host import ChannelHost
-from gsv_core.channels.inbox import DAY_MS, Inbox
+from gsv_core.channels.inbox import Inbox
 from gsv_core.channels.outbox import DEFAULT_ACCOUNT, Outbox, parse_approval_action
 from gsv_core.errors import GsvError, NotFound, Unavailable
 from gsv_core.pairing import WELCOME, PairingService, pairing_ttl_ms
 from gsv_core.storage.channels import AccountRecord, ChannelStore
 from gsv_core.storage.outbox import OutboxStore, QueueSummary
-from gsv_core.timer import run_timer
 
 log = logging.getLogger(__name__)
 
@@ -129,8 +127,6 @@ class ChannelManager:
                 log.exception("restarting %s account %s failed", record.channel, record.account_id)
         await self.inbox.replay()
         self.outbox.start_retries()
-        self.outbox.spawn(run_timer(self.inbox.forget_old, asyncio.Event(), "journal pruning",
-                                    DAY_MS / 1000))  # fmt: skip
 
     async def close(self) -> None:
         self.outbox.close()

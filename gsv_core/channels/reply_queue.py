@@ -23,12 +23,12 @@ the restart; we prefer that to losing it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
 from gsv_core.errors import GsvError
 from gsv_core.storage.outbox import Answer, NewReply, OutboxStore, StoredReply
-from gsv_core.timer import run_timer
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +119,16 @@ class ReplyQueue:
     async def run(self) -> None:
         """Retry what waits, until cancelled: when the head of an account's queue is due,
         or at once when woken (an account connected)."""
-        await run_timer(self._flush_all, self._wake, "channel reply queue", MAX_SLEEP_S)
+        while True:
+            self._wake.clear()
+            try:
+                delay = await self._flush_all()
+            except Exception:  # the retrier must outlive one bad round
+                log.exception("retrying queued channel replies failed")
+                delay = MAX_SLEEP_S
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(delay):
+                    await self._wake.wait()
 
     async def _flush_all(self) -> float:
         for waiting in await self.store.summary():

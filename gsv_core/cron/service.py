@@ -22,6 +22,7 @@ history of each job is trimmed to `cron.maxRunsPerJobHistory`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import logging
 import uuid
@@ -36,7 +37,6 @@ from gsv_core.cron.schedule import next_run
 from gsv_core.errors import Conflict, GsvError, InvalidParams, NotFound, RateLimited
 from gsv_core.routing import normalise_agent_id
 from gsv_core.storage.cron import CronStore
-from gsv_core.timer import run_timer
 
 log = logging.getLogger(__name__)
 
@@ -139,7 +139,16 @@ class CronService:
         self._wake.set()
 
     async def _loop(self) -> None:
-        await run_timer(self._tick, self._wake, "cron timer", MAX_SLEEP_SECONDS)
+        while True:
+            self._wake.clear()
+            try:
+                delay = self._tick()
+            except Exception:  # the timer must outlive one bad tick
+                log.exception("cron timer tick failed")
+                delay = MAX_SLEEP_SECONDS
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(delay):
+                    await self._wake.wait()
 
     def _tick(self) -> float:
         """Start what is due; return the seconds until the next job is due."""

@@ -18,6 +18,7 @@ skips the checks. Either way the next beat is one interval after a scheduled one
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from typing import Any, Final
 
@@ -28,7 +29,6 @@ from gsv_core.heartbeat.host import HeartbeatHost, LastActive
 from gsv_core.heartbeat.settings import HeartbeatSettings, agent_ids, settings_for
 from gsv_core.heartbeat.state import BeatResult, HeartbeatState
 from gsv_core.routing import heartbeat_session_key
-from gsv_core.timer import run_timer
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +78,16 @@ class HeartbeatService:
         self._wake.set()
 
     async def _loop(self) -> None:
-        await run_timer(self._tick, self._wake, "heartbeat timer", MAX_SLEEP_SECONDS)
+        while True:
+            self._wake.clear()
+            try:
+                delay = self._tick()
+            except Exception:  # the timer must outlive one bad tick
+                log.exception("heartbeat timer tick failed")
+                delay = MAX_SLEEP_SECONDS
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(delay):
+                    await self._wake.wait()
 
     def _tick(self) -> float:
         """Start the due beats; return the seconds until the next one is due."""
