@@ -9,10 +9,12 @@ due when all slots are busy starts as soon as a run ends.
 Restarts: jobs and their next runs live in the store. A job whose time passed while the
 gateway was down is due at start-up and runs once; its next run is then computed from
 that moment, so however many occurrences were missed, it runs only once for them. A run
-cut short by a shutdown is recorded at the next start as an `error` and not repeated.
+cut short by a shutdown is recorded at the next start as an `error`: a recurring job waits
+for its next occurrence, a one-shot job is retried like any failed one.
 
-Per-job outcome: a one-shot (`at`) job that ran is
-disabled, or removed after success when `deleteAfterRun`; a recurring job's next run is
+Per-job outcome: a one-shot (`at`) job that ran well is disabled, or removed when
+`deleteAfterRun`; one that failed is tried again a few times, then kept disabled and
+listed with its error (gsv_core.cron.retry, docs/cron.md). A recurring job's next run is
 computed after the run from the schedule (anchored intervals stay on their grid). The
 history of each job is trimmed to `cron.maxRunsPerJobHistory`.
 """
@@ -27,7 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gsv_core.cron import execution
+from gsv_core.cron import execution, retry
 from gsv_core.cron.execution import CronSessions, RunOutcome
 from gsv_core.cron.jobs import CronJob, new_job, patched_job
 from gsv_core.cron.schedule import next_run
@@ -159,7 +161,8 @@ class CronService:
         chosen = [
             job
             for job in self._jobs.values()
-            if (agent is None or job.agent_id == agent) and (include_disabled or job.enabled)
+            if (agent is None or job.agent_id == agent)
+            and (include_disabled or job.enabled or retry.needs_attention(job))
         ]
         return sorted(chosen, key=_list_order)
 
@@ -290,6 +293,7 @@ class CronService:
         if job.id in self._running:
             return _skipped(job, "already running")
         if mode == "force":
+            job.state.retries = 0  # run again by hand: a fresh set of retries
             return None
         if not job.enabled or not self.enabled:
             reason = "job disabled" if not job.enabled else "cron scheduler disabled"
@@ -373,9 +377,7 @@ class CronService:
         deleted = False
         if outcome.status != "skipped":
             if job.one_shot:
-                deleted = outcome.status == "ok" and job.delete_after_run
-                job.enabled = False
-                state.next_run_at_ms = None
+                deleted = _after_one_shot(job, outcome, now)
             elif job.enabled:
                 state.next_run_at_ms = next_run(job.schedule, now, self.user_tz())
         if deleted:
@@ -396,6 +398,25 @@ class CronService:
         keep = int(self.setting("maxRunsPerJobHistory"))
         await self.store.append_run(run, keep)
         return result
+
+
+def _after_one_shot(job: CronJob, outcome: RunOutcome, now: int) -> bool:
+    """A one-shot job after a run: done (deleted when asked: returns True) after a
+    success; after a failure tried again later, or kept disabled with its error once the
+    retries are spent (gsv_core.cron.retry)."""
+    state = job.state
+    if outcome.status == "ok":
+        state.retries = 0
+        job.enabled, state.next_run_at_ms = False, None
+        return job.delete_after_run
+    again = retry.retry_at(job, now)
+    state.retries += 1
+    if again is None:
+        job.enabled, state.next_run_at_ms = False, None
+        state.last_error = retry.gave_up(outcome.error)
+    else:
+        job.enabled, state.next_run_at_ms = True, again
+    return False
 
 
 def _is_due(job: CronJob, now: int) -> bool:

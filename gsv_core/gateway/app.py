@@ -62,6 +62,7 @@ from gsv_core.storage.cron import CronStore
 from gsv_core.storage.db import Database
 from gsv_core.storage.media import MediaStore
 from gsv_core.storage.nodes import NodeStore
+from gsv_core.storage.outbox import OutboxStore
 from gsv_core.storage.pairing import PairingStore
 from gsv_core.storage.sessions import SessionStore
 from gsv_core.transfer import PartJournal
@@ -142,7 +143,7 @@ async def build_gateway(
     gateway.config.listeners.append(lambda _path: gateway.heartbeat.wake())
     gateway.channels = ChannelManager(
         ChannelStore(db), PairingService(PairingStore(db)), GatewayChannelHost(gateway),
-        channel_adapters(),
+        channel_adapters(), OutboxStore(db),
     )  # fmt: skip
     for module in NATIVE_TOOL_MODULES:
         module.register(gateway.native_tools, gateway)

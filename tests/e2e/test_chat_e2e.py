@@ -15,14 +15,8 @@ from typer.testing import CliRunner
 
 from gsv_cli.main import app
 from gsv_core.gateway.server import RunningGateway
-from tests.fakes.llm_server import FakeLLMServer, ToolCall, fake_llm_server, reply
+from tests.fakes.llm_server import FakeLLMServer, ToolCall, reply
 from tests.threaded import owner_env, threaded_gateway
-
-
-@pytest.fixture
-def llm() -> Iterator[FakeLLMServer]:
-    with fake_llm_server() as server:
-        yield server
 
 
 @pytest.fixture
