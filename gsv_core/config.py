@@ -299,12 +299,21 @@ class UsageConfig(_Section):
     retentionDays: int = Field(default=400, ge=1, le=3650)
 
 
-def _default_channels() -> dict[str, ChannelConfig]:
+class ChannelsConfig(_OpenSection):
+    """`channels`: one object per channel (its key is the channel's name), beside the
+    settings of every channel's delivery."""
+
+    __pydantic_extra__: dict[str, ChannelConfig] = Field(init=False)
+    # a reply that cannot be delivered is kept and retried this long, then dropped
+    # (gsv_core.channels.reply_queue)
+    outboxMaxAgeHours: int = Field(default=24, ge=1, le=24 * 30)
+
+
+def _default_channels() -> ChannelsConfig:
     # every channel defaults to pairing: a stranger never reaches the agent unasked
-    return {
-        "whatsapp": ChannelConfig(dmPolicy="pairing"),
-        "discord": ChannelConfig(dmPolicy="pairing"),
-    }
+    return ChannelsConfig.model_validate(
+        {"whatsapp": {"dmPolicy": "pairing"}, "discord": {"dmPolicy": "pairing"}}
+    )
 
 
 class GsvConfig(_Section):
@@ -316,7 +325,7 @@ class GsvConfig(_Section):
     auth: AuthConfig = Field(default_factory=AuthConfig)
     gateway: GatewaySection = Field(default_factory=GatewaySection)
     transcription: TranscriptionConfig = Field(default_factory=TranscriptionConfig)
-    channels: dict[str, ChannelConfig] = Field(default_factory=_default_channels)
+    channels: ChannelsConfig = Field(default_factory=_default_channels)
     systemPrompt: str | None = None
     session: SessionConfig = Field(default_factory=SessionConfig)
     skills: SkillsConfig = Field(default_factory=SkillsConfig)

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
+import subprocess
+import sys
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -48,3 +52,35 @@ def owner_env(running: RunningGateway) -> dict[str, str]:
     """The environment for a CLI subprocess of this test: it cannot see the in-process
     memory keyring, so the owner token goes in GSV_TOKEN (as a user could pass it)."""
     return {**os.environ, "GSV_TOKEN": running.token}
+
+
+def wait_for(predicate: Callable[[], object], what: str, seconds: float = 30) -> None:
+    """Poll `predicate` until it holds (bounded); fail naming `what` if it never does."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@contextmanager
+def node_subprocess(
+    running: RunningGateway, workspace: Path, node_id: str = "n1"
+) -> Iterator[subprocess.Popen[str]]:
+    """`gsv node run --id <node_id>` serving `workspace`, online when this yields; stopped
+    with SIGTERM afterwards (continued first, in case a test froze it)."""
+    workspace.mkdir(exist_ok=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gsv_cli", "--url", running.url, "node", "run", "--id", node_id,
+         "--workspace", str(workspace)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=owner_env(running),
+    )  # fmt: skip
+    try:
+        wait_for(lambda: node_id in running.gateway.nodes.online_ids(), "the node to connect")
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGCONT)
+            proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)

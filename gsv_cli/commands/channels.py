@@ -86,11 +86,20 @@ def status(
         return
     rows = [
         [a["accountId"], "yes" if a["connected"] else "no", "yes" if a["authenticated"] else "no",
-         output.when(a.get("lastActivity")), a.get("error", "")]
+         output.when(a.get("lastActivity")), _queued(a.get("queuedReplies")), a.get("error", "")]
         for a in result["accounts"]
     ]  # fmt: skip
-    output.print_table(["account", "connected", "authenticated", "last activity", "error"], rows,
-                       empty=f"no {channel} account is running")  # fmt: skip
+    columns = ["account", "connected", "authenticated", "last activity", "queued replies", "error"]
+    output.print_table(columns, rows, empty=f"no {channel} account is running")
+
+
+def _queued(queued: dict[str, Any] | None) -> str:
+    """Replies waiting for delivery: how many, since when, the next try and why."""
+    if not queued:
+        return "-"
+    text = f"{queued['count']} since {output.when(queued['oldestAt'])}, next try "
+    text += output.when(queued["nextAttemptAt"])
+    return f"{text} ({queued['lastError']})" if queued.get("lastError") else text
 
 
 @app.command("login")

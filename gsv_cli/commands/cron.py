@@ -405,12 +405,21 @@ def job_row(job: dict[str, Any], tz: str) -> list[str]:
         utc = format_local(upcoming, UTC)
     else:
         local = utc = "-" if job["enabled"] else "(disabled)"
-    last = job["state"].get("lastStatus", "-")
-    if job["state"].get("runningAtMs"):
-        last = "running"
+    last = last_outcome(job["state"])
     name = job["name"] if job["enabled"] else f"{job['name']} (disabled)"
     return [job["id"], name, job["agentId"], describe_schedule(job["schedule"], tz),
             local, utc, last]  # fmt: skip
+
+
+def last_outcome(state: dict[str, Any]) -> str:
+    """The last run as the list shows it: a failure with its reason and retries."""
+    if state.get("runningAtMs"):
+        return "running"
+    last = str(state.get("lastStatus", "-"))
+    if last != "error":
+        return last
+    retries = f" (retry {state['retries']})" if state.get("retries") else ""
+    return f"failed{retries}: {state.get('lastError') or 'no reason given'}"
 
 
 @app.command("remove")

@@ -29,6 +29,7 @@ from gsv_core.agent.host import AgentHost
 from gsv_core.agent.prompt import PromptInputs
 from gsv_core.agent.tools import (
     ToolCallContext,
+    could_not_run,
     error_result,
     failure_message,
     result_message,
@@ -83,6 +84,9 @@ class RunState:
     tools_in_flight: int = 0
     compaction_attempted: bool = False
     source: str = CHAT  # what started it, for the usage ledger (gsv_core/usage/ledger.py)
+    # tool name -> why it could not run, for calls the model has not since made work
+    # (docs/cron.md, "When a run fails")
+    unrecovered_tools: dict[str, str] = field(default_factory=dict)
 
 
 class RunSession(Protocol):
@@ -307,7 +311,10 @@ class RunLoop:
             )
         except GsvError as exc:
             message = error_result(call_id, name, failure_message(exc), self.host.now_ms())
+            if could_not_run(exc):
+                self.run.unrecovered_tools[name] = failure_message(exc)
         else:
+            self.run.unrecovered_tools.pop(name, None)
             self._watch_background(name, call_id, result)
             message = await result_message(
                 call_id, name, result, self.host.media, self.session.key, self.host.now_ms()

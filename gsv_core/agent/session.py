@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 CANCELLED_BY_USER = "Run cancelled by user"
 INTERRUPTED = "The gateway restarted while this run was in progress; it was stopped."
 EXEC_EVENT_PREFIX = "System event: async_exec_completion\n"
+MAX_UNRECOVERED_KEPT = 64
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,8 @@ class SessionActor:
         self._lock = asyncio.Lock()
         self.queue_size = 0
         self._outcomes: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        # run id -> tools that could not run, kept for whoever awaited the run's outcome
+        self._unrecovered: dict[str, dict[str, str]] = {}
 
     @property
     def key(self) -> str:
@@ -105,12 +108,25 @@ class SessionActor:
             self._outcomes[run_id] = future
         return future
 
+    def unrecovered_tools(self, run_id: str) -> dict[str, str]:
+        """Tools of an ended run (whose outcome was awaited) that could not run and were
+        not made to work later in the run: tool name -> why (read once)."""
+        return self._unrecovered.pop(run_id, {})
+
     def _settle(
-        self, run_id: str, message: dict[str, Any] | None, error: str | None = None
+        self,
+        run_id: str,
+        message: dict[str, Any] | None,
+        error: str | None = None,
+        unrecovered: dict[str, str] | None = None,
     ) -> None:
         future = self._outcomes.pop(run_id, None)
         if future is None or future.done():
             return
+        if unrecovered:
+            while len(self._unrecovered) >= MAX_UNRECOVERED_KEPT:  # readers that never read
+                self._unrecovered.pop(next(iter(self._unrecovered)))
+            self._unrecovered[run_id] = dict(unrecovered)
         if error is not None:
             future.set_exception(RunFailed(error))
         else:
@@ -239,7 +255,7 @@ class SessionActor:
             self._settle(run.run_id, None, run.error)
         else:
             self.emit_chat(run, "final", message=run.final, usage=run.usage)
-            self._settle(run.run_id, run.final)
+            self._settle(run.run_id, run.final, unrecovered=run.unrecovered_tools)
         if start_next:
             await self._start_next()
 

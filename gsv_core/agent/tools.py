@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from gsv_core.errors import GsvError, TimedOut
+from gsv_core.errors import GsvError, NotFound, TimedOut, Unavailable
 from gsv_core.protocol.messages import ImageBlock, TextBlock, ToolResultMessage
 from gsv_core.providers.base import ToolSpec
 from gsv_core.storage.media import MediaStore
@@ -56,6 +56,14 @@ def error_result(call_id: str, name: str, message: str, now: int) -> ToolResultM
         "isError": True,
         "timestamp": now,
     }
+
+
+def could_not_run(exc: GsvError) -> bool:
+    """Whether a tool call failed for want of the tool rather than in the tool: nobody
+    provides it (404), its node is offline or went away (503), or it did not answer in
+    time (504). A tool that ran and failed (500), was refused (approval) or got bad
+    arguments (400) is the model's to handle and does not count."""
+    return isinstance(exc, NotFound | Unavailable | TimedOut)
 
 
 def failure_message(exc: GsvError) -> str:

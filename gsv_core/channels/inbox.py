@@ -2,7 +2,9 @@
 in the journal before the adapter hears "received", then processed in order per account:
 access policy and pairing, mention gating in groups, routing to its session, the
 envelope and attachments, and the hand-over to the chat pipeline. After a restart the
-journal is replayed so every message is answered.
+journal is replayed so every message is answered. A message id seen before (the same
+channel, account and id) is a duplicate and is not processed again, across restarts, for
+`JOURNAL_RETENTION_DAYS` after it was answered.
 """
 
 from __future__ import annotations
@@ -35,6 +37,11 @@ from gsv_core.timezones import user_zone
 log = logging.getLogger(__name__)
 
 STRANGERS = ":strangers"  # the rate-limit lane of pairing prompts
+# how long an answered or dropped message is remembered, so that the same message
+# delivered again (a platform or bridge retrying after a restart) is known as a duplicate;
+# platforms redeliver within hours (Telegram keeps an update for 24 h)
+JOURNAL_RETENTION_DAYS = 30
+DAY_MS = 86_400_000
 MAX_STRANGER_PROMPTS = 50  # prompts waiting on that lane at most; more are not answered
 
 
@@ -65,6 +72,7 @@ class Inbox:
         self._workers: set[asyncio.Task[None]] = set()
         self._stranger_prompts: set[asyncio.Task[None]] = set()
         self.last_context: dict[str, dict[str, Any]] = {}  # session key -> channel context
+        self._forgotten_at = 0  # when old journal entries were last forgotten (epoch ms)
 
     async def close(self) -> None:
         tasks = [*self._workers, *self._stranger_prompts]
@@ -91,6 +99,8 @@ class Inbox:
         )  # fmt: skip
         if not new:
             return {"status": "duplicate"}
+        if self.host.now_ms() - self._forgotten_at >= DAY_MS:
+            await self.forget_old()
         work = _Work(entry_id, message)
         self._queue_for(message.channel, message.account_id).put_nowait(work)
         if not wait:
@@ -251,10 +261,22 @@ class Inbox:
         except Exception:
             log.exception("could not answer %s on %s", message.peer.id, message.channel)
 
+    async def forget_old(self) -> None:
+        """Forget closed journal entries past the retention (open ones are kept). Done at
+        start and then at most daily, as messages arrive: the journal stays bounded
+        without a timer of its own."""
+        now = self.host.now_ms()
+        self._forgotten_at = now
+        forgotten = await self.store.prune(now - JOURNAL_RETENTION_DAYS * DAY_MS)
+        if forgotten:
+            log.info("forgot %d inbound messages older than %d days", forgotten,
+                     JOURNAL_RETENTION_DAYS)  # fmt: skip
+
     async def replay(self) -> None:
         """After a restart, take up every journal entry not yet answered: messages never
         handed to a session are processed; messages whose run was interrupted get a run
         that answers them; a finished run's reply that may not have gone out is sent."""
+        await self.forget_old()
         for entry in await self.store.open_entries():
             try:
                 await self._replay(entry)

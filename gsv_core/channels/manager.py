@@ -23,6 +23,7 @@ from gsv_core.channels.outbox import DEFAULT_ACCOUNT, Outbox, parse_approval_act
 from gsv_core.errors import GsvError, NotFound, Unavailable
 from gsv_core.pairing import WELCOME, PairingService, pairing_ttl_ms
 from gsv_core.storage.channels import AccountRecord, ChannelStore
+from gsv_core.storage.outbox import OutboxStore, QueueSummary
 
 log = logging.getLogger(__name__)
 
@@ -49,12 +50,14 @@ class ChannelManager:
         pairing: PairingService,
         host: ChannelHost,
         adapters: dict[str, Channel],
+        queued: OutboxStore,
     ) -> None:
         self.store = store
         self.pairing = pairing
         self.host = host
         self.adapters = adapters
-        self.outbox = Outbox(store, host, adapters, self.settings)
+        self.queued = queued
+        self.outbox = Outbox(store, host, adapters, self.settings, queued)
         self.inbox = Inbox(store, pairing, host, self.outbox, self.settings)
 
     # -- settings -----------------------------------------------------------------------
@@ -123,6 +126,7 @@ class ChannelManager:
             except Exception:  # one broken account must not keep the others down
                 log.exception("restarting %s account %s failed", record.channel, record.account_id)
         await self.inbox.replay()
+        self.outbox.start_retries()
 
     async def close(self) -> None:
         self.outbox.close()
@@ -181,6 +185,17 @@ class ChannelManager:
             "%s account %s: connected=%s error=%s",
             channel, status.account_id, status.connected, status.error,
         )  # fmt: skip
+        if status.connected:
+            self.outbox.spawn(self.connected(channel, status.account_id))
+
+    async def connected(self, channel: str, account_id: str) -> None:
+        """An account (in-process, or an external adapter's connection) is there again:
+        the replies that waited for it go now."""
+        await self.outbox.replies.account_back(channel, account_id)
+
+    async def queued_replies(self) -> dict[tuple[str, str], QueueSummary]:
+        """Replies waiting to be delivered, per (channel, account)."""
+        return {(q.channel, q.account_id): q for q in await self.queued.summary()}
 
     # -- pairing ------------------------------------------------------------------------
     def pairing_ttl_ms(self) -> int:

@@ -1,5 +1,6 @@
-"""Sending to messengers: the agent's replies routed to the channel a run came from,
-direct sends (pairing prompts, gsv__Message), splitting before the platform limit, a
+"""Sending to messengers: the agent's replies routed to the channel a run came from
+(kept in the database until they went out: gsv_core.channels.reply_queue), direct
+sends (pairing prompts, gsv__Message), splitting before the platform limit, a
 per-account rate limit, and typing indicators kept alive while a run works.
 
 An approval prompt (a `paused` chat event with an `approvalId`) goes out with Allow /
@@ -16,10 +17,13 @@ from typing import Any
 
 from gsv_core.channels.base import Action, ButtonChannel, Channel, OutboundMessage, Peer
 from gsv_core.channels.host import ChannelHost
+from gsv_core.channels.reply_queue import ReplyQueue
 from gsv_core.channels.shaping import RateLimiter, error_line, reply_text, split_text
+from gsv_core.config import setting
 from gsv_core.errors import Unavailable
 from gsv_core.protocol import events
 from gsv_core.storage.channels import ANSWERED, ChannelStore
+from gsv_core.storage.outbox import NewReply, OutboxStore, StoredReply
 
 log = logging.getLogger(__name__)
 
@@ -59,11 +63,13 @@ class Outbox:
         host: ChannelHost,
         adapters: dict[str, Channel],
         settings: Callable[[str], dict[str, Any]],
+        queued: OutboxStore,
     ) -> None:
         self.store = store
         self.host = host
         self.adapters = adapters
         self.settings = settings
+        self.replies = ReplyQueue(queued, self._send_queued, host.now_ms, self._max_age_ms)
         self._typing: dict[str, asyncio.Task[None]] = {}
         self._limiter = RateLimiter()
         self._queues: dict[tuple[str, str], asyncio.Queue[tuple[str, dict[str, Any]]]] = {}
@@ -76,7 +82,14 @@ class Outbox:
         self._typing.clear()
         self._outcomes.clear()
 
-    def _spawn(self, work: Awaitable[Any]) -> asyncio.Future[Any]:
+    def start_retries(self) -> None:
+        """Retry the replies left waiting (after a restart, they go out from here)."""
+        self.spawn(self.replies.run())
+
+    def _max_age_ms(self) -> int:
+        return int(setting(self.host.config(), "channels.outboxMaxAgeHours")) * 3_600_000
+
+    def spawn(self, work: Awaitable[Any]) -> asyncio.Future[Any]:
         task = asyncio.ensure_future(work)
         self._workers.add(task)
         task.add_done_callback(self._workers.discard)
@@ -92,7 +105,7 @@ class Outbox:
         queue = self._queues.get(key)
         if queue is None:
             queue = self._queues[key] = asyncio.Queue()
-            self._spawn(self._deliver_in_order(queue))
+            self.spawn(self._deliver_in_order(queue))
         approval_id = payload.get("approvalId")
         paused = payload.get("state") == "paused" and isinstance(approval_id, str)
         if paused and self._buttons(key[0]):
@@ -110,7 +123,7 @@ class Outbox:
             outcome = self.host.approval_outcome(approval_id)
             if outcome is None:
                 return None
-            task = self._outcomes[approval_id] = self._spawn(outcome)
+            task = self._outcomes[approval_id] = self.spawn(outcome)
             task.add_done_callback(lambda _: self._outcomes.pop(approval_id, None))
         return self._outcomes[approval_id]
 
@@ -140,17 +153,38 @@ class Outbox:
         reply_to = context.get("inboundMessageId")
         approval_id = payload.get("approvalId")
         key = str(payload.get("sessionKey") or "")  # external adapters hear it too
+        journal_id = context.get("journalId")
+        answers = None  # (journal entry, run): the message this run's end answers
+        if state in ("final", "error") and isinstance(journal_id, int):
+            answers = (journal_id, run_id or None)
         if text and state == "paused" and isinstance(approval_id, str):
             await self._prompt(context, text, approval_id, str(reply_to) if reply_to else None,
                                key)  # fmt: skip
-        elif text:
-            await self.send_text(context["channel"], context.get("accountId", DEFAULT_ACCOUNT),
-                                 Peer.from_wire(context["peer"]), text,
-                                 reply_to=str(reply_to) if reply_to else None,
-                                 session_key=key)  # fmt: skip
-        journal_id = context.get("journalId")
-        if state in ("final", "error") and isinstance(journal_id, int):
-            await self.store.mark(journal_id, ANSWERED, self.host.now_ms())
+        elif text:  # kept in the database until it went out (gsv_core.channels.reply_queue)
+            pieces = self._queued_pieces(context, text, str(reply_to) if reply_to else None, key)
+            await self.replies.put(pieces, answers)
+            return
+        if answers is not None:
+            await self.store.mark(answers[0], ANSWERED, self.host.now_ms())
+
+    def _queued_pieces(
+        self, context: dict[str, Any], text: str, reply_to: str | None, session_key: str
+    ) -> list[NewReply]:
+        channel = str(context["channel"])
+        account_id = str(context.get("accountId", DEFAULT_ACCOUNT))
+        peer = Peer.from_wire(context["peer"]).to_wire()
+        return [
+            NewReply(channel, account_id, peer, piece, reply_to if not index else None, session_key)
+            for index, piece in enumerate(self._pieces(channel, text))
+        ]
+
+    async def _send_queued(self, stored: StoredReply) -> None:
+        """One stored piece, paced like every send to its account."""
+        reply = stored.reply
+        per_minute = int(self.settings(reply.channel).get("sendRatePerMinute", 30))
+        await self._limiter.wait(f"{reply.channel}:{reply.account_id}", per_minute)
+        message = OutboundMessage(Peer.from_wire(reply.peer), reply.text, reply.reply_to)
+        await self._send_one(reply.channel, reply.account_id, message, reply.session_key)
 
     async def _prompt(
         self,
@@ -175,7 +209,7 @@ class Outbox:
                                      session_key=session_key)  # fmt: skip
         if sent:
             last_piece = self._pieces(channel, text)[-1]
-            self._spawn(self._settle(outcome, channel, account_id, peer, sent[-1], last_piece))
+            self.spawn(self._settle(outcome, channel, account_id, peer, sent[-1], last_piece))
 
     async def _settle(
         self,

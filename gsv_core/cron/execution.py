@@ -7,7 +7,10 @@
   overrides, stopped when it outlasts `timeoutSeconds` (the original ignored these).
 
 The run's status is its real end (in the original "ok" meant "queued"): `ok` once the
-turn finished, with the reply's opening as the summary; `error` with the run's message.
+turn finished, with the reply's opening as the summary; `error` with the run's message,
+or when a tool the run called could not run (nobody provides it, its node is offline,
+it did not answer in time) and no later call of that tool in the run worked: the model
+may have replied "I could not do it", but the job's work was not done (docs/cron.md).
 
 Delivery: a system event always answers in the agent's last active
 channel conversation; a task delivers only when asked (`deliver: true`, or a `channel` /
@@ -59,6 +62,8 @@ class CronActor(Protocol):
 
     def run_outcome(self, run_id: str) -> asyncio.Future[dict[str, Any]]: ...
 
+    def unrecovered_tools(self, run_id: str) -> dict[str, str]: ...
+
     async def stop(self, reason: str = "stop") -> object: ...
 
 
@@ -72,7 +77,7 @@ class CronSessions(Protocol):
 
 @dataclass(frozen=True)
 class RunOutcome:
-    status: str  # ok | error | skipped
+    status: str  # ok | error | skipped | budget (held back by a budget: runs later)
     summary: str | None = None
     error: str | None = None
 
@@ -185,7 +190,15 @@ async def execute(
         return await _timed_out(job, actor, outcome, timeout, key)
     except GsvError as exc:
         return RunOutcome("error", error=exc.message)
+    failed = actor.unrecovered_tools(sent.run_id)
+    if failed:
+        return RunOutcome("error", summary=summary_of(final), error=tools_failed(failed))
     return RunOutcome("ok", summary=summary_of(final))
+
+
+def tools_failed(failed: dict[str, str]) -> str:
+    """The reason of a run whose tools could not run: `tools failed: X (why); ...`."""
+    return "tools failed: " + "; ".join(f"{name} ({why})" for name, why in failed.items())
 
 
 async def _timed_out(

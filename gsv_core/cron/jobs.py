@@ -44,6 +44,7 @@ class JobState:
     last_status: str | None = None
     last_error: str | None = None
     last_duration_ms: int | None = None
+    retries: int = 0  # failed runs of a one-shot job since its last success
 
     def to_wire(self) -> dict[str, Any]:
         fields = {
@@ -53,6 +54,7 @@ class JobState:
             "lastStatus": self.last_status,
             "lastError": self.last_error,
             "lastDurationMs": self.last_duration_ms,
+            "retries": self.retries or None,
         }
         return {k: v for k, v in fields.items() if v is not None}
 
@@ -65,6 +67,7 @@ class JobState:
             last_status=data.get("lastStatus"),
             last_error=data.get("lastError"),
             last_duration_ms=data.get("lastDurationMs"),
+            retries=int(data.get("retries") or 0),
         )
 
 

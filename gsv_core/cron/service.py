@@ -9,10 +9,12 @@ due when all slots are busy starts as soon as a run ends.
 Restarts: jobs and their next runs live in the store. A job whose time passed while the
 gateway was down is due at start-up and runs once; its next run is then computed from
 that moment, so however many occurrences were missed, it runs only once for them. A run
-cut short by a shutdown is recorded at the next start as an `error` and not repeated.
+cut short by a shutdown is recorded at the next start as an `error`: a recurring job waits
+for its next occurrence, a one-shot job is retried like any failed one.
 
-Per-job outcome: a one-shot (`at`) job that ran is
-disabled, or removed after success when `deleteAfterRun`; a recurring job's next run is
+Per-job outcome: a one-shot (`at`) job that ran well is disabled, or removed when
+`deleteAfterRun`; one that failed is tried again a few times, then kept disabled and
+listed with its error (gsv_core.cron.retry, docs/cron.md). A recurring job's next run is
 computed after the run from the schedule (anchored intervals stay on their grid). The
 history of each job is trimmed to `cron.maxRunsPerJobHistory`.
 """
@@ -23,11 +25,11 @@ import asyncio
 import datetime as dt
 import logging
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gsv_core.cron import execution
+from gsv_core.cron import execution, retry
 from gsv_core.cron.execution import CronSessions, RunOutcome
 from gsv_core.cron.jobs import CronJob, new_job, patched_job
 from gsv_core.cron.schedule import next_run
@@ -59,6 +61,11 @@ class Running:
 
 # agent id -> its last active channel conversation `{channel, accountId, peer}`, or None
 LastChannel = Callable[[str], dict[str, Any] | None]
+# a job about to run -> why background work may not spend now (a budget), or None
+BudgetCheck = Callable[[CronJob], Awaitable[str | None]]
+BUDGET = "budget"  # a run's status when a budget held it back
+# a one-shot job held back by a budget looks again this often (the owner may raise it)
+BUDGET_RECHECK_MS = 15 * 60_000
 
 
 class CronService:
@@ -69,6 +76,7 @@ class CronService:
         config: Callable[[], Mapping[str, Any]],
         now_ms: Callable[[], int],
         last_channel: LastChannel | None = None,
+        budget: BudgetCheck | None = None,
     ) -> None:
         self.store = store
         self.sessions = sessions
@@ -76,6 +84,7 @@ class CronService:
         self._now = now_ms
         # the agent's last active channel conversation (delivery target); none: clients only
         self._last_channel = last_channel or (lambda _agent_id: None)
+        self._budget = budget
         self._jobs: dict[str, CronJob] = {}
         self._running: dict[str, Running] = {}
         self._lock = asyncio.Lock()  # job changes and their writes happen one at a time
@@ -159,7 +168,8 @@ class CronService:
         chosen = [
             job
             for job in self._jobs.values()
-            if (agent is None or job.agent_id == agent) and (include_disabled or job.enabled)
+            if (agent is None or job.agent_id == agent)
+            and (include_disabled or job.enabled or retry.needs_attention(job))
         ]
         return sorted(chosen, key=_list_order)
 
@@ -290,6 +300,7 @@ class CronService:
         if job.id in self._running:
             return _skipped(job, "already running")
         if mode == "force":
+            job.state.retries = 0  # run again by hand: a fresh set of retries
             return None
         if not job.enabled or not self.enabled:
             reason = "job disabled" if not job.enabled else "cron scheduler disabled"
@@ -344,8 +355,12 @@ class CronService:
                 await self.store.save_job(current.to_wire())  # runningAtMs: a restart knows
         message = execution.cron_message(job, started, self.user_tz())
         try:
+            held = await self._budget(job) if self._budget is not None else None
             last = self._last_channel(job.agent_id)
-            outcome = await execution.execute(job, self.sessions, key, run_id, message, last)
+            if held is not None:
+                outcome = RunOutcome(BUDGET, error=held)
+            else:
+                outcome = await execution.execute(job, self.sessions, key, run_id, message, last)
         except asyncio.CancelledError:
             raise
         except GsvError as exc:
@@ -365,17 +380,19 @@ class CronService:
         """Store a run's end (lock held): the job's state and a history entry."""
         now = self._now()
         state = job.state
+        repeated_hold = outcome.status == BUDGET and state.last_status == BUDGET
         state.running_at_ms = None
         state.last_run_at_ms = started
         state.last_status = outcome.status
         state.last_error = outcome.error
         state.last_duration_ms = max(0, now - started)
         deleted = False
-        if outcome.status != "skipped":
+        if outcome.status == BUDGET:  # nothing is lost: it runs when spending is allowed
+            state.next_run_at_ms = (now + BUDGET_RECHECK_MS if job.one_shot
+                                    else next_run(job.schedule, now, self.user_tz()))  # fmt: skip
+        elif outcome.status != "skipped":
             if job.one_shot:
-                deleted = outcome.status == "ok" and job.delete_after_run
-                job.enabled = False
-                state.next_run_at_ms = None
+                deleted = _after_one_shot(job, outcome, now)
             elif job.enabled:
                 state.next_run_at_ms = next_run(job.schedule, now, self.user_tz())
         if deleted:
@@ -392,10 +409,29 @@ class CronService:
             result["nextRunAtMs"] = state.next_run_at_ms
         if key is not None:
             result["sessionKey"] = key
-        run = {"ts": started, **result}
-        keep = int(self.setting("maxRunsPerJobHistory"))
-        await self.store.append_run(run, keep)
+        if not repeated_hold:  # one history entry per hold, not one per look
+            run = {"ts": started, **result}
+            await self.store.append_run(run, int(self.setting("maxRunsPerJobHistory")))
         return result
+
+
+def _after_one_shot(job: CronJob, outcome: RunOutcome, now: int) -> bool:
+    """A one-shot job after a run: done (deleted when asked: returns True) after a
+    success; after a failure tried again later, or kept disabled with its error once the
+    retries are spent (gsv_core.cron.retry)."""
+    state = job.state
+    if outcome.status == "ok":
+        state.retries = 0
+        job.enabled, state.next_run_at_ms = False, None
+        return job.delete_after_run
+    again = retry.retry_at(job, now)
+    state.retries += 1
+    if again is None:
+        job.enabled, state.next_run_at_ms = False, None
+        state.last_error = retry.gave_up(outcome.error)
+    else:
+        job.enabled, state.next_run_at_ms = True, again
+    return False
 
 
 def _is_due(job: CronJob, now: int) -> bool:

@@ -15,6 +15,7 @@ from gsv_core.agent.manager import SessionManager
 from gsv_core.channels.base import Channel
 from gsv_core.channels.manager import ChannelManager
 from gsv_core.channels.test_channel import TestChannel
+from gsv_core.cron.jobs import CronJob
 from gsv_core.cron.service import CronService
 from gsv_core.errors import InvalidParams
 from gsv_core.fsmodes import tighten_gsv_modes
@@ -64,6 +65,7 @@ from gsv_core.storage.cron import CronStore
 from gsv_core.storage.db import Database
 from gsv_core.storage.media import MediaStore
 from gsv_core.storage.nodes import NodeStore
+from gsv_core.storage.outbox import OutboxStore
 from gsv_core.storage.pairing import PairingStore
 from gsv_core.storage.sessions import SessionStore
 from gsv_core.transfer import PartJournal
@@ -141,6 +143,7 @@ async def build_gateway(
     gateway.cron = CronService(
         CronStore(db), gateway.sessions, lambda: gateway.config.effective, gateway.now_ms,
         lambda agent_id: last_channel_context(gateway, agent_id),
+        lambda job: cron_budget_hold(gateway, job),
     )  # fmt: skip
     await gateway.cron.load()
     await gateway.usage.prune()
@@ -153,13 +156,22 @@ async def build_gateway(
     gateway.config.listeners.append(lambda _path: gateway.heartbeat.wake())
     gateway.channels = ChannelManager(
         ChannelStore(db), PairingService(PairingStore(db)), GatewayChannelHost(gateway),
-        channel_adapters(),
+        channel_adapters(), OutboxStore(db),
     )  # fmt: skip
     for module in NATIVE_TOOL_MODULES:
         module.register(gateway.native_tools, gateway)
     for module in HANDLER_MODULES:
         module.register(gateway.router, gateway)
     return gateway
+
+
+async def cron_budget_hold(gateway: Gateway, job: CronJob) -> str | None:
+    """Why a cron job may not spend now (a reached budget; the owner is told), or None."""
+    reached = await gateway.budget.reached(f"cron:{job.name}")
+    if reached is None:
+        return None
+    await gateway.budget_notices.tell(job.agent_id, reached)
+    return reached.message()
 
 
 def channel_adapters() -> dict[str, Channel]:

@@ -173,7 +173,25 @@ MIGRATIONS: list[str] = [
         used_at INTEGER
     );
     """,
-    # 7: the usage ledger: one row per model call (gsv_core/usage/ledger.py)
+    # 7: replies to channels not delivered yet, one row per platform message, retried
+    # until sent or too old (gsv_core.channels.reply_queue)
+    """
+    CREATE TABLE channel_outbox (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        channel TEXT NOT NULL,
+        account_id TEXT NOT NULL,
+        peer TEXT NOT NULL,
+        text TEXT NOT NULL,
+        reply_to TEXT,
+        session_key TEXT NOT NULL DEFAULT '',
+        created_at INTEGER NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER NOT NULL,
+        last_error TEXT
+    );
+    CREATE INDEX channel_outbox_by_account ON channel_outbox (channel, account_id, id);
+    """,
+    # 8: the usage ledger: one row per model call (gsv_core/usage/ledger.py)
     """
     CREATE TABLE usage_ledger (
         id INTEGER PRIMARY KEY,

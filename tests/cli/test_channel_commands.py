@@ -120,3 +120,28 @@ def test_a_qr_code_that_cannot_be_drawn_is_saved_with_the_reason(live: RunningGa
     assert "scan the QR code in " in result.stdout and "not a PNG image" in result.stdout
     saved = Path(result.stdout.split("scan the QR code in ")[1].split(" (")[0])
     assert saved.suffix == ".gif" and saved.read_bytes() == b"GIF89a-not-a-png"
+
+
+def test_status_shows_replies_waiting_to_be_delivered(live: RunningGateway) -> None:
+    """A reply the platform did not take waits in the outbox: status shows how many and
+    why, in the table and in --json."""
+    assert gsv(live.url, "channels", "start", "test").exit_code == 0
+    assert gsv(live.url, "config", "set", "channels.test.dmPolicy", "open").exit_code == 0
+    adapter = live.gateway.channels.adapters["test"]
+    assert isinstance(adapter, TestChannel)
+    adapter.fail_sends = True
+    message = InboundMessage("test", "default", Peer("dm", "u1"), "m1", "hello",
+                             sender=Sender("u1", "Ann"))  # fmt: skip
+    gateway_loop = live.server.get_loop()
+    asyncio.run_coroutine_threadsafe(adapter.inject(message), gateway_loop).result(30)
+    deadline = time.monotonic() + 30
+    while "queuedReplies" not in gsv(live.url, "--json", "channels", "status", "test").stdout:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    status = json.loads(gsv(live.url, "--json", "channels", "status", "test").stdout)
+    waiting = status["accounts"][0]["queuedReplies"]
+    assert waiting["count"] == 1 and waiting["lastError"] == "test channel: sending failed"
+    table = CliRunner().invoke(app, ["--url", live.url, "channels", "status", "test"],
+                               env={"COLUMNS": "250"})  # fmt: skip
+    assert table.exit_code == 0 and "queued replies" in table.stdout
+    assert "1 since" in table.stdout and "(test channel: sending failed)" in table.stdout

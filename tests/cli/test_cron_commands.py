@@ -174,3 +174,23 @@ def test_run_and_runs_show_real_outcomes(live: RunningGateway, fake: FakeProvide
     by_prefix = gsv(live.url, "cron", "run", job_id[:6], "--force")  # a unique id prefix
     assert by_prefix.exit_code == 0 and "By prefix." in by_prefix.stdout
     assert gsv(live.url, "cron", "remove", job_id[:6]).stdout == f"removed {job_id}\n"
+
+
+def test_a_run_whose_tool_could_not_run_exits_1_and_list_shows_why(
+    live: RunningGateway, fake: FakeProvider
+) -> None:
+    """The model answered, but no node provides its tool: the run failed (exit 1) and
+    `cron list` shows the failure, its reason and the retry."""
+    from tests.fakes.provider import call
+
+    job_id = gsv(live.url, "cron", "add", "--name", "remind", "--at", "in 2 hours",
+                 "--message", "check the box").stdout.strip()  # fmt: skip
+    fake.enqueue(call("box__Bash", {"command": "true"}))
+    fake.enqueue("Could not do it.")
+    ran = gsv(live.url, "cron", "run", job_id, "--force")
+    assert ran.exit_code == 1 and "1 run(s) failed" in ran.stderr
+    listed = gsv(live.url, "cron", "list")
+    assert listed.exit_code == 0 and job_id in listed.stdout
+    assert "failed (retry 1): tools failed: box__Bash (No node provides tool: box__Bash)" in (
+        " ".join(listed.stdout.split())
+    )

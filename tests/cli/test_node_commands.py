@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,20 +18,11 @@ from gsv_cli.main import app
 from gsv_core.gateway.server import RunningGateway
 from gsv_core.localconfig import load_local_config
 from gsv_core.service import background
-from tests.threaded import owner_env, threaded_gateway
+from tests.threaded import node_subprocess, owner_env, threaded_gateway, wait_for
 
 
 def gsv(url: str, *args: str) -> Result:
     return CliRunner().invoke(app, ["--url", url, *args])
-
-
-def wait_for(predicate: object, what: str, seconds: float = 30) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():  # type: ignore[operator]
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture
@@ -44,20 +34,8 @@ def live(tmp_path: Path) -> Iterator[RunningGateway]:
 @pytest.fixture
 def node_process(live: RunningGateway, tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
     """`gsv node run --id n1` serving tmp_path/ws, stopped with SIGTERM afterwards."""
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gsv_cli", "--url", live.url, "node", "run", "--id", "n1",
-         "--workspace", str(workspace)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=owner_env(live),
-    )  # fmt: skip
-    try:
-        wait_for(lambda: "n1" in live.gateway.nodes.online_ids(), "the node to connect")
+    with node_subprocess(live, tmp_path / "ws") as proc:
         yield proc
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-        proc.communicate(timeout=30)
 
 
 def test_node_run_serves_tools_that_the_cli_can_call(

@@ -63,7 +63,11 @@ def test_a_node_on_another_machine_joins_with_one_code_and_is_revoked_at_once(
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
         wait_for(lambda: "far" in live.gateway.nodes.online_ids(), "the node to join")
-        secrets = (Path(env["GSV_HOME"]) / "config" / "secrets.toml").read_text()
+        # the node keeps its credential once it reads hello-ok, just after the gateway
+        # lists it online
+        kept = Path(env["GSV_HOME"]) / "config" / "secrets.toml"
+        wait_for(kept.exists, "the node to keep its credential")
+        secrets = kept.read_text()
         assert "node" in secrets and "far" in secrets  # its credential, on its machine
         listed = gsv(live.url, "nodes", "list")
         assert listed.exit_code == 0 and "far" in listed.stdout and "yes" in listed.stdout

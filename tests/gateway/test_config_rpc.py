@@ -72,6 +72,11 @@ async def test_set_then_get_by_path_and_nested_merge(gateway: RunningGateway) ->
         ("modle.id", "x", "modle"),
         ("model", "gpt", "model"),
         ("channels.whatsapp.dmPolicy", "sometimes", "channels.whatsapp.dmPolicy"),
+        ("channels.outboxMaxAgeHours", 0, "channels.outboxMaxAgeHours"),
+        ("channels.outboxMaxAgeHours", 24 * 31, "channels.outboxMaxAgeHours"),
+        ("channels.outboxMaxAgeHours", "a day", "channels.outboxMaxAgeHours"),
+        ("channels.outboxMaxAgeHours", 1.5, "channels.outboxMaxAgeHours"),
+        ("channels.telegram", 24, "channels.telegram"),
     ],
 )
 async def test_bad_values_are_refused_with_400_naming_the_field(

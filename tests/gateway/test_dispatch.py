@@ -8,10 +8,9 @@ import logging
 from typing import Any
 
 import pytest
-from websockets.exceptions import ConnectionClosed
 
 from gsv_core.errors import Conflict
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
+from gsv_core.gateway.server import RunningGateway
 from gsv_core.protocol import methods as m
 from gsv_core.rpc.context import RequestContext
 from tests.wire import handshake, open_raw, request
@@ -149,22 +148,6 @@ async def test_a_req_with_an_id_but_a_bad_shape_gets_a_400(gateway: RunningGatew
     assert reply["id"] == "bad-1"
     assert reply["ok"] is False
     assert reply["error"]["code"] == 400
-
-
-async def test_frames_over_max_size_close_the_connection_with_1009(tmp_path: Any) -> None:
-    """The server's max_size is explicit; a bigger frame closes with 1009 (message too big)."""
-    config = ServerConfig(database=tmp_path / "g.db", max_size=4096)
-    async with serve(config, port=0) as running, await open_raw(running.url, max_size=None) as ws:
-        await handshake(ws)
-        await ws.send(
-            json.dumps(
-                {"type": "req", "id": "big", "method": "config.get", "params": {"x": "a" * 10_000}}
-            )
-        )
-        with pytest.raises(ConnectionClosed) as closed:
-            await ws.recv()
-    assert closed.value.rcvd is not None
-    assert closed.value.rcvd.code == 1009
 
 
 async def test_events_carry_a_per_connection_increasing_seq(gateway: RunningGateway) -> None:

@@ -126,3 +126,44 @@ async def test_bad_budget_arguments_are_explained(client: GatewayClient, args: s
 async def test_bad_budget_config_is_refused(client: GatewayClient, value: object) -> None:
     with pytest.raises(InvalidParams, match=r"budget\.daily"):
         await client.call("config.set", {"path": "budget.daily", "value": value})
+
+
+async def test_cron_jobs_held_by_the_budget_run_once_it_allows(
+    gw: RunningGateway, client: GatewayClient, fake: FakeProvider, clock: Clock
+) -> None:
+    """Spent: a recurring job skips with status `budget` (one history entry), a one-shot
+    job waits instead of being consumed, and runs once the budget is raised."""
+    from tests.cron.conftest import HOUR, task_job
+
+    await expensive(client)
+    fake.enqueue("Spent it.")
+    first = await client.call("cron.add", {**task_job("first")})
+    clock.advance(HOUR)
+    gw.gateway.cron.wake()
+    await recorded(client, 1)  # 1.5 USD of the 1 USD background budget
+    reminder = (await client.call("cron.add", {**task_job("reminder"),
+                "schedule": {"kind": "at", "atMs": clock.now + 1000}}))["job"]  # fmt: skip
+    clock.advance(2000)
+    gw.gateway.cron.wake()
+
+    async def held() -> dict[str, Any] | None:
+        runs = (await client.call("cron.runs", {"jobId": reminder["id"]}))["runs"]
+        return runs[0] if runs else None
+
+    run = await eventually(held, "the reminder held back")
+    assert run["status"] == "budget" and "background budget of $1.00" in run["error"]
+    job = next(j for j in (await client.call("cron.list", {}))["jobs"] if j["id"] == reminder["id"])
+    assert job["enabled"] and job["state"]["nextRunAtMs"] > clock.now  # waiting, not gone
+    assert len(fake.requests) == 1
+    clock.advance(16 * 60_000)  # it looks again, still held: no second history entry
+    gw.gateway.cron.wake()
+    await eventually(lambda: gw.gateway.cron.get(reminder["id"]).state.next_run_at_ms
+                     > clock.now, "the second look")  # fmt: skip
+    runs = (await client.call("cron.runs", {"jobId": reminder["id"]}))["runs"]
+    assert [r["status"] for r in runs] == ["budget"]
+    await client.call("config.set", {"path": "budget.background", "value": 10})
+    fake.enqueue("Reminder: call Ann.")
+    clock.advance(16 * 60_000)
+    gw.gateway.cron.wake()
+    await recorded(client, 2)
+    assert first["job"]["id"] != reminder["id"]

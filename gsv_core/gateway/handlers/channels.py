@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gsv_core.channels.inbound import from_wire
-from gsv_core.errors import Forbidden
+from gsv_core.errors import Forbidden, NotFound
 from gsv_core.protocol import events
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas.channels import (
@@ -19,6 +19,7 @@ from gsv_core.protocol.schemas.channels import (
 )
 from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router
+from gsv_core.storage.outbox import QueueSummary
 
 if TYPE_CHECKING:
     from gsv_core.gateway.state import Gateway
@@ -57,8 +58,18 @@ def register(router: Router, gateway: Gateway) -> None:
         return {"ok": True, "channel": params.channel, "accountId": params.accountId}
 
     async def channel_status(ctx: RequestContext, params: ChannelStatusParams) -> dict[str, Any]:
-        accounts = manager.status(params.channel, params.accountId)
-        return {"channel": params.channel, "accounts": [a.to_wire() for a in accounts]}
+        queued = {
+            account_id: summary
+            for (channel, account_id), summary in (await manager.queued_replies()).items()
+            if channel == params.channel and params.accountId in (None, account_id)
+        }
+        try:
+            accounts = [a.to_wire() for a in manager.status(params.channel, params.accountId)]
+        except NotFound:
+            if not queued:  # an external channel that is away, but has replies waiting
+                raise
+            accounts = []
+        return {"channel": params.channel, "accounts": _with_queued(accounts, queued)}
 
     async def channel_login(ctx: RequestContext, params: ChannelLoginParams) -> dict[str, Any]:
         result = await manager.login(params.channel, params.accountId, params.force)
@@ -90,6 +101,21 @@ def register(router: Router, gateway: Gateway) -> None:
     router.add(m.CHANNEL_LOGOUT, channel_logout, ChannelParams)
     router.add(m.CHANNEL_INBOUND, channel_inbound, ChannelInboundParams)
     gateway.events.update({events.CHANNEL_OUTBOUND, events.CHANNEL_TYPING})
+
+
+def _with_queued(
+    accounts: list[dict[str, Any]], queued: dict[str, QueueSummary]
+) -> list[dict[str, Any]]:
+    """Account statuses with `queuedReplies` where replies wait (gsv_core.channels.
+    reply_queue); an account with replies waiting is listed even when it is not running."""
+    listed = {account["accountId"] for account in accounts}
+    away = [{"accountId": account_id, "connected": False, "authenticated": False}
+            for account_id in sorted(queued) if account_id not in listed]  # fmt: skip
+    result = []
+    for account in [*accounts, *away]:
+        summary = queued.get(account["accountId"])
+        result.append({**account, "queuedReplies": summary.to_wire()} if summary else account)
+    return result
 
 
 def _entry(

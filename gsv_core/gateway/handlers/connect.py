@@ -126,9 +126,9 @@ async def _register(
             ctx.peer, client.id, tools, runtime, (client.platform, client.version)
         )
     else:
-        gateway.registry.register_channel(
-            ctx.peer, client.channel or "", client.accountId or client.id
-        )
+        channel, account_id = client.channel or "", client.accountId or client.id
+        gateway.registry.register_channel(ctx.peer, channel, account_id)
+        await gateway.channels.connected(channel, account_id)  # replies that waited go now
     ctx.peer.peer_id = client.id
 
 

@@ -6,7 +6,8 @@ entry against all alternatives at once (a small NFA over path segments), so `src
 reads only `src` and no path is reported twice. Symlinks are followed without loops
 (`walk`). Results are absolute paths sorted by modification time, newest first (ties by
 path); at most 1000 are returned, and then `truncated: true` replaces `count` (the shape
-Grep uses; the original was unbounded). A trailing `/` matches directories only.
+Grep uses; the original was unbounded) and a `note` tells the model how many matched.
+A trailing `/` matches directories only.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ class GlobTool(Tool[GlobParams]):
     description = (
         "Find files and directories on this node matching a glob pattern (*, ?, [..], ** for "
         "any depth, {a,b} alternatives; dotfiles included). Returns absolute paths, newest "
-        "first, at most 1000."
+        "first, at most 1000 (the result's note says when there were more)."
     )
     Params = GlobParams
 
@@ -74,10 +75,14 @@ class GlobTool(Tool[GlobParams]):
         plan = _plan(base, alternatives)
         root = self.workspace.resolve(plan.root)
         confine = self.workspace.allows_real if self.workspace.restrict else None
-        paths, truncated = _search(plan, root, TreeWalker(cancelled, confine, sort=False))
+        paths, total = _search(plan, root, TreeWalker(cancelled, confine, sort=False))
         result: dict[str, Any] = {"pattern": params.pattern, "basePath": base, "matches": paths}
-        if truncated:
+        if total > len(paths):
             result["truncated"] = True
+            result["note"] = (
+                f"{total} entries match; only the {len(paths)} newest are shown. "
+                "Narrow the pattern or path to see the others"
+            )
         else:
             result["count"] = len(paths)
         return result
@@ -118,10 +123,11 @@ def _is_pattern(segment: str) -> bool:
     return segment == "**" or has_magic(segment)
 
 
-def _search(plan: _Plan, root: str, walker: TreeWalker) -> tuple[list[str], bool]:
+def _search(plan: _Plan, root: str, walker: TreeWalker) -> tuple[list[str], int]:
+    """The newest matches (at most MAX_GLOB_MATCHES) and how many there were in all."""
     newest = _Newest(MAX_GLOB_MATCHES)
     if not os.path.isdir(root):
-        return [], False
+        return [], 0
     states = _closure(plan, {(alt, 0) for alt in range(len(plan.alternatives))})
     machine = _Machine(plan)
     nodes = [machine.node(states)]  # nodes[d - 1]: the node for entries at depth d
@@ -247,9 +253,9 @@ class _Newest:
         if len(self._kept) >= 2 * self.limit:
             self._kept = sorted(self._kept)[: self.limit]
 
-    def result(self) -> tuple[list[str], bool]:
+    def result(self) -> tuple[list[str], int]:
         kept = sorted(self._kept)[: self.limit]
-        return [path for _, path in kept], self.total > self.limit
+        return [path for _, path in kept], self.total
 
 
 def _mtime_ns(entry: os.DirEntry[str]) -> int:

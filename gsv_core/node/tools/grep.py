@@ -3,7 +3,9 @@
 The rules live in `textsearch`; this module validates the request, picks a backend (rg
 when it is on PATH, unless told otherwise, falling back to Python when rg cannot take the
 pattern), and shapes the result: at most 100 matches ordered by path then line, with
-`truncated: true` instead of `count` when there were more, lines cut to 200 characters.
+`truncated: true` instead of `count` when there were more, lines cut to 200 characters;
+a `note` tells the model about either cap. Memory stays bounded whatever the file size
+or line length (`textstream`, `ripgrep`).
 Because both backends produce the same matches in the same order and the first 100 are
 kept, the result does not depend on the backend.
 """
@@ -26,6 +28,7 @@ from gsv_core.node.tools.base import Tool, ToolParams, run_blocking
 from gsv_core.node.tools.patterns import PatternError, expand_braces, name_matcher
 from gsv_core.node.tools.ripgrep import RgUnusable, rg_matches
 from gsv_core.node.tools.textsearch import (
+    MAX_LINE_CHARS,
     SKIPPED_DIRS,
     GrepQuery,
     Match,
@@ -56,7 +59,8 @@ class GrepTool(Tool[GrepParams]):
         "Search file contents on this node with a regular expression (Python syntax), "
         "following symlinks and skipping binary files and .git. Returns up to 100 matching "
         "lines (path, 1-based line, first 200 characters) ordered by path and line; "
-        'include filters file names, e.g. "*.{py,md}".'
+        'include filters file names, e.g. "*.{py,md}". A line over 1 MiB is searched in '
+        "overlapping windows: a match longer than 64 Ki characters in it may be missed."
     )
     Params = GrepParams
 
@@ -87,6 +91,8 @@ class GrepTool(Tool[GrepParams]):
             result["truncated"] = True
         else:
             result["count"] = len(matches)
+        if note := _note(matches, truncated):
+            result["note"] = note
         return result
 
     def _query(self, params: GrepParams, regex: re.Pattern[str]) -> GrepQuery:
@@ -142,6 +148,22 @@ def _compile(pattern: str) -> re.Pattern[str]:
             return re.compile(pattern)
     except re.error as exc:
         raise ToolFailed(f"Invalid regex pattern '{pattern}': {exc}") from None
+
+
+def _note(matches: list[Match], truncated: bool) -> str | None:
+    """What the model must know about the caps that shaped this result."""
+    parts = []
+    if truncated:
+        parts.append(
+            f"only the first {MAX_GREP_MATCHES} matches are shown; narrow the pattern, "
+            "path or include to see the rest"
+        )
+    if cut := sum(match.cut for match in matches):
+        parts.append(
+            f"{cut} matching line(s) are longer than {MAX_LINE_CHARS} characters and "
+            "shown cut; Read them with offset and limit"
+        )
+    return "; ".join(parts) or None
 
 
 def _first(query: GrepQuery, matches: Iterator[Match]) -> tuple[list[Match], bool]:

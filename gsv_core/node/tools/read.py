@@ -2,12 +2,14 @@
 
 A file is text when its first 8 KiB hold no NUL byte and decode as UTF-8 (and every line
 returned decodes too). Text comes back as `{lineNum}\\t{line}` lines numbered from
-offset + 1 (no padding), CR before LF stripped. At most 256 Ki characters of
-line text are returned per call; a larger range is an error that suggests an offset and
-limit that fit, so a huge log can still be read in parts (the original had no
-cap). Other files are sniffed by magic bytes: images up to 10 MiB are returned
-base64 as `{content: [text block, image block]}`; anything else is an error naming the
-detected type.
+offset + 1 (no padding), CR before LF stripped. The file is read line by line and a
+line is held only up to MAX_LINE_CHARS: a longer one (a minified bundle, a one-line
+dump) comes back cut, and the result's `note` names the cut lines, so a file of any
+size costs the node little memory. At most 256 Ki characters of line text are returned
+per call; a larger range is an error that suggests an offset and limit that fit, so a
+huge log can still be read in parts (the original had no cap). Other files are sniffed
+by magic bytes: images up to 10 MiB are returned base64 as `{content: [text block,
+image block]}`; anything else is an error naming the detected type.
 """
 
 from __future__ import annotations
@@ -27,12 +29,13 @@ from gsv_core.node.tools.workspace import Workspace
 
 MAX_IMAGE_BYTES = 10 * 1024 * 1024
 MAX_TEXT_CHARS = 256 * 1024
+MAX_LINE_CHARS = 16 * 1024
 TEXT_PROBE_BYTES = 8192
 # files up to this size are read on the event loop: cheaper than a worker thread
 INLINE_READ_BYTES = 64 * 1024
 _CR = "\r"
-# A line longer than this many bytes cannot fit in MAX_TEXT_CHARS characters of UTF-8.
-_LINE_BYTES = MAX_TEXT_CHARS * 4 + 4
+# enough bytes for MAX_LINE_CHARS characters of UTF-8, and one more to see it goes on
+_LINE_BYTES = MAX_LINE_CHARS * 4 + 4
 
 
 class ReadParams(ToolParams):
@@ -48,7 +51,8 @@ class ReadTool(Tool[ReadParams]):
     capability = "filesystem.read"
     description = (
         "Read a file on this node. Text comes back as numbered lines ('{lineNum}\\t{line}', "
-        "starting at offset + 1); at most 256 Ki characters per call, so page through large "
+        "starting at offset + 1); lines over 16 Ki characters are cut (the result's note "
+        "says which); at most 256 Ki characters per call, so page through large "
         "files with offset and limit. Images (PNG, JPEG, GIF, WebP, BMP, ...) up to 10 MB "
         "are returned as image content. Other binary files are refused."
     )
@@ -95,6 +99,8 @@ def read_small_file(path: str, size: int, offset: int, limit: int | None) -> dic
     if lines[-1] == "":
         lines.pop()  # the newline ending the last line does not start another
     chosen = lines[offset:] if limit is None else lines[offset : offset + limit]
+    if any(len(line) > MAX_LINE_CHARS for line in chosen):
+        return read_file(path, offset, limit)  # it words the note on cut lines
     numbered = [f"{n}\t{line.removesuffix(_CR)}" for n, line in enumerate(chosen, offset + 1)]
     return {"path": path, "content": "\n".join(numbered), "lines": len(numbered)}
 
@@ -145,6 +151,7 @@ def _read_text(
     path: str, handle: BinaryIO, offset: int, limit: int | None, size: int
 ) -> dict[str, Any]:
     numbered: list[str] = []
+    cut: list[int] = []
     chars = 0
     number = 0
     while limit is None or len(numbered) < limit:
@@ -154,19 +161,28 @@ def _read_text(
         number += 1
         if number <= offset:
             continue
-        if not whole:
-            raise _line_too_long(path, number)
         try:
-            line = raw.decode("utf-8").removesuffix("\n").removesuffix("\r")
+            line = _decoded(raw, whole)
         except UnicodeDecodeError:
             raise _binary_error(path, None, size) from None
+        if not whole or len(line) > MAX_LINE_CHARS:
+            line = line[:MAX_LINE_CHARS]
+            cut.append(number)
         chars += len(line) + 1
         if chars > MAX_TEXT_CHARS:
-            if not numbered:
-                raise _line_too_long(path, number)
             raise _range_too_large(path, offset, len(numbered))
         numbered.append(f"{number}\t{line}")
-    return {"path": path, "content": "\n".join(numbered), "lines": len(numbered)}
+    result: dict[str, Any] = {"path": path, "content": "\n".join(numbered), "lines": len(numbered)}
+    if cut:
+        result["note"] = _cut_note(cut)
+    return result
+
+
+def _decoded(raw: bytes, whole: bool) -> str:
+    """The line's text; of a line read only in part, the characters read whole."""
+    if whole:
+        return raw.decode("utf-8").removesuffix("\n").removesuffix("\r")
+    return codecs.getincrementaldecoder("utf-8")().decode(raw, final=False)
 
 
 def _next_line(handle: BinaryIO) -> tuple[bytes | None, bool]:
@@ -181,10 +197,11 @@ def _next_line(handle: BinaryIO) -> tuple[bytes | None, bool]:
     return raw, False
 
 
-def _line_too_long(path: str, number: int) -> ToolFailed:
-    return ToolFailed(
-        f"Line {number} of '{path}' is longer than Read returns at once "
-        f"({MAX_TEXT_CHARS} characters); inspect it with Grep or Bash (e.g. cut -c1-2000)"
+def _cut_note(lines: list[int]) -> str:
+    numbers = ", ".join(str(number) for number in lines)
+    return (
+        f"line(s) {numbers} are longer than {MAX_LINE_CHARS} characters and were cut "
+        f"there; see the rest with Grep, or Bash (e.g. cut -c{MAX_LINE_CHARS + 1}-)"
     )
 
 

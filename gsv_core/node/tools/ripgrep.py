@@ -2,7 +2,7 @@
 
 rg runs with flags that mirror `textsearch` (follow symlinks, hidden files, no ignore
 files, `.git` skipped, CRLF line ends for `$`, no transcoding, 64 MiB size cap, sorted by
-path), and every line it reports is re-checked: the file must pass `searchable_text` (no
+path), and every line it reports is re-checked: the file must pass `is_searchable` (no
 NUL, valid UTF-8), the line must match with Python `re`, the name must pass `include`,
 and in a restricted workspace no symlink on the way may point outside. So rg never
 reports a match the Python backend would not. Where its regex dialect rejects a pattern
@@ -30,7 +30,7 @@ from gsv_core.node.tools.textsearch import (
     SKIPPED_DIRS,
     GrepQuery,
     Match,
-    searchable_text,
+    is_searchable,
 )
 
 _GLOB_SYNTAX = frozenset("[]\\!{}/")
@@ -140,7 +140,7 @@ def _long_match(
     path = _text(json.loads(found.group(1)))
     if path is None or not _allowed(query, path, checked, confined):
         return None
-    return Match(path, line_number, _json_prefix(head[start + len(_LINE_START) :]))
+    return Match(path, line_number, _json_prefix(head[start + len(_LINE_START) :]), cut=True)
 
 
 def _json_prefix(body: bytes) -> str:
@@ -163,7 +163,7 @@ def _allowed(
             query.wants(path)
             and _outside_skipped_dirs(query.base, path)
             and confined(path)
-            and searchable_text(path) is not None
+            and is_searchable(path)
         )
     return checked[path]
 
@@ -177,11 +177,11 @@ def _confirmed(
     path = _text(data["path"])
     line = data["lines"].get("text")
     if line is None or path is None:
-        return None  # not UTF-8: the file will not pass `searchable_text` either
+        return None  # not UTF-8: the file will not pass `is_searchable` either
     line = line.removesuffix("\n").removesuffix("\r")
     if not _allowed(query, path, checked, confined) or not query.regex.search(line):
         return None
-    return Match(path, int(data["line_number"]), line[:MAX_LINE_CHARS])
+    return Match(path, int(data["line_number"]), line[:MAX_LINE_CHARS], len(line) > MAX_LINE_CHARS)
 
 
 def _text(field: dict[str, str]) -> str | None:

@@ -15,10 +15,12 @@ from __future__ import annotations
 import os
 import re
 import stat
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from gsv_core.node.tools.patterns import NameTest
+from gsv_core.node.tools.textstream import PIECE_BYTES, is_searchable_stream, matching_lines
 from gsv_core.node.tools.walk import TreeWalker
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -32,6 +34,7 @@ class Match:
     path: str
     line: int
     content: str
+    cut: bool = False  # the line is longer than `content`
 
     def to_wire(self) -> dict[str, object]:
         return {"path": self.path, "line": self.line, "content": self.content}
@@ -69,25 +72,22 @@ def split_lines(text: str) -> list[str]:
     return [line.removesuffix("\r") for line in lines]
 
 
-def searchable_text(path: str, needle: bytes | None = None) -> str | None:
-    """The file's text, or None when it is not a searchable text file.
-
-    With `needle`, a file not containing those bytes is also None (it cannot match), and
-    is rejected before the NUL scan and the decoding.
-    """
-    data = _read_regular(path)
-    if data is None or (needle is not None and needle not in data) or b"\x00" in data:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+def is_searchable(path: str, needle: bytes | None = None) -> bool:
+    """True when `path` is a searchable text file (holding `needle`, when given)."""
+    opened = _open_regular(path)
+    if opened is None:
+        return False
+    fd, size = opened
+    if size <= PIECE_BYTES:
+        return _small_text(_read_small(fd, size), needle) is not None
+    with os.fdopen(fd, "rb") as handle:
+        return is_searchable_stream(handle, needle)
 
 
-def _read_regular(path: str) -> bytes | None:
-    """The bytes of a regular file of at most MAX_FILE_BYTES, else None.
+def _open_regular(path: str) -> tuple[int, int] | None:
+    """(descriptor, size) of a regular file of at most MAX_FILE_BYTES, else None.
 
-    Low-level reads: `open()` costs more than the read itself for small files. O_NONBLOCK
+    Low-level open: `open()` costs more than the read itself for small files. O_NONBLOCK
     keeps a FIFO from blocking the open; fstat then refuses it.
     """
     try:
@@ -96,29 +96,65 @@ def _read_regular(path: str) -> bytes | None:
         return None
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
-            return None
-        chunks, held = [], 0
-        while chunk := os.read(fd, max(info.st_size - held, 0) + 1):
+        if stat.S_ISREG(info.st_mode) and info.st_size <= MAX_FILE_BYTES:
+            return fd, info.st_size
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
+def _read_small(fd: int, size: int) -> bytes | None:
+    """The bytes of a file of at most PIECE_BYTES, in one read (the common case: cheaper
+    than a buffered file); None when it grew past that. Closes `fd`."""
+    chunks, held = [], 0
+    try:
+        while chunk := os.read(fd, max(size - held, 0) + 1):
             chunks.append(chunk)
             held += len(chunk)
-            if held > MAX_FILE_BYTES:
-                return None  # grew while we read
-        return b"".join(chunks)
+            if held > PIECE_BYTES:
+                return None
     except OSError:
         return None
     finally:
         os.close(fd)
+    return b"".join(chunks)
 
 
-def file_matches(query: GrepQuery, path: str) -> Iterator[Match]:
-    text = searchable_text(path, query.needle)
-    if text is None:
+def _small_text(data: bytes | None, needle: bytes | None) -> str | None:
+    """The text of a small file's bytes, or None when it is not searchable."""
+    if data is None or (needle is not None and needle not in data) or b"\x00" in data:
+        return None  # the needle first: the cheapest way to skip most files
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def file_matches(
+    query: GrepQuery, path: str, cancelled: threading.Event | None = None
+) -> Iterator[Match]:
+    """The file's matches in line order. A small file (the common case) is read whole;
+    a bigger one is streamed in bounded memory (`textstream`)."""
+    opened = _open_regular(path)
+    if opened is None:
         return
-    search = query.regex.search
-    for number, line in enumerate(split_lines(text), 1):
-        if search(line):
-            yield Match(path, number, line[:MAX_LINE_CHARS])
+    fd, size = opened
+    if size <= PIECE_BYTES:
+        text = _small_text(_read_small(fd, size), query.needle)
+        if text is not None:
+            search = query.regex.search
+            for number, line in enumerate(split_lines(text), 1):
+                if search(line):
+                    yield Match(path, number, line[:MAX_LINE_CHARS], len(line) > MAX_LINE_CHARS)
+        return
+    never = cancelled or threading.Event()
+    with os.fdopen(fd, "rb") as handle:
+        if not is_searchable_stream(handle, query.needle, never):
+            return
+        handle.seek(0)
+        for number, content, cut in matching_lines(query.regex, handle, never, MAX_LINE_CHARS):
+            yield Match(path, number, content, cut)
 
 
 def python_matches(query: GrepQuery, walker: TreeWalker) -> Iterator[Match]:
@@ -126,4 +162,4 @@ def python_matches(query: GrepQuery, walker: TreeWalker) -> Iterator[Match]:
     files = walker.files(query.base) if os.path.isdir(query.base) else iter([query.base])
     for path in files:
         if query.wants(path):
-            yield from file_matches(query, path)
+            yield from file_matches(query, path, walker.cancelled)

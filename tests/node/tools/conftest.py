@@ -15,6 +15,11 @@ from gsv_core.errors import ToolFailed
 from gsv_core.node.tools import Toolset, build_toolset
 
 HAS_RG = shutil.which("rg") is not None
+# Grep's two backends; the `grep` fixture runs a test with each
+BACKENDS = [
+    pytest.param(False, id="python"),
+    pytest.param(True, id="rg", marks=pytest.mark.skipif(not HAS_RG, reason="rg not on PATH")),
+]
 
 
 class FakeClock:
@@ -50,6 +55,15 @@ def clock() -> FakeClock:
 @pytest.fixture
 async def toolset(workspace: Path, events: list[dict[str, Any]]) -> AsyncIterator[Toolset]:
     tools = build_toolset(workspace, on_exec_event=events.append)
+    yield tools
+    await tools.close()
+
+
+@pytest.fixture(params=BACKENDS)
+async def grep(request: pytest.FixtureRequest, workspace: Path) -> AsyncIterator[Toolset]:
+    """A toolset whose Grep uses one backend (each test runs with both, unless it
+    parametrizes `grep` indirectly with False for Python only)."""
+    tools = build_toolset(workspace, use_rg=request.param)
     yield tools
     await tools.close()
 

@@ -95,7 +95,8 @@ async def test_path_sets_the_base_and_absolute_patterns_work(
 
 
 async def test_results_are_capped_at_1000_newest(toolset: Toolset, workspace: Path) -> None:
-    """More than 1000 matches: the 1000 newest, `truncated: true` and no count."""
+    """More than 1000 matches: the 1000 newest, `truncated: true`, no count, and a note
+    telling the model how many matched."""
     names = [f"f{i:04}.txt" for i in range(MAX_GLOB_MATCHES + 5)]
     make(workspace, *names, mtime=1_600_000_000)
     result = await toolset.invoke("Glob", {"pattern": "*.txt"})
@@ -104,6 +105,7 @@ async def test_results_are_capped_at_1000_newest(toolset: Toolset, workspace: Pa
     assert len(result["matches"]) == MAX_GLOB_MATCHES
     assert result["matches"][0] == str(workspace / names[-1])
     assert result["matches"][-1] == str(workspace / names[5])
+    assert result["note"].startswith(f"{MAX_GLOB_MATCHES + 5} entries match; only the 1000 newest")
 
 
 async def test_symlinks_are_followed_without_looping(toolset: Toolset, workspace: Path) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from gsv_core.errors import ToolFailed
 from gsv_core.node.tools import Toolset
-from gsv_core.node.tools.read import MAX_TEXT_CHARS, read_file, read_small_file
+from gsv_core.node.tools.read import MAX_LINE_CHARS, MAX_TEXT_CHARS, read_file, read_small_file
 from gsv_core.node.tools.sniff import sniff_mime
 from tests.node.tools.conftest import failure
 
@@ -63,6 +63,7 @@ SMALL_FILES = [
     "h\u00e9llo w\u00f6rld \u2603\n\u6f22\u5b57\n".encode(),
     b"bad \xff utf-8\n",
     b"nul \x00 inside\n",
+    b"short\n" + b"x" * 20_000 + b"\nafter\n",  # a line over the cap: cut, with a note
 ]
 
 
@@ -199,13 +200,31 @@ async def test_large_text_needs_offset_and_limit(toolset: Toolset, workspace: Pa
     assert rest["content"].startswith(f"{fitting + 1}\t")
 
 
-async def test_a_single_huge_line_points_elsewhere(toolset: Toolset, workspace: Path) -> None:
-    """A line longer than the cap cannot be paged by lines: the error says what to use."""
+async def test_a_huge_line_comes_back_cut_with_a_note(toolset: Toolset, workspace: Path) -> None:
+    """A line longer than 16 Ki characters is cut there and the note names it; the lines
+    around it come back whole."""
     (workspace / "min.js").write_text("short\n" + "y" * (MAX_TEXT_CHARS * 5) + "\nend\n")
-    message = await failure(toolset, "Read", {"path": "min.js", "offset": 1})
-    assert message.startswith(f"Line 2 of '{workspace / 'min.js'}' is longer than Read returns")
+    result = await toolset.invoke("Read", {"path": "min.js"})
+    assert result["content"] == f"1\tshort\n2\t{'y' * MAX_LINE_CHARS}\n3\tend"
+    assert result["lines"] == 3
+    assert result["note"].startswith(f"line(s) 2 are longer than {MAX_LINE_CHARS} characters")
     tail = await toolset.invoke("Read", {"path": "min.js", "offset": 2})
-    assert tail["content"] == "3\tend"
+    assert tail == {"path": str(workspace / "min.js"), "content": "3\tend", "lines": 1}
+
+
+async def test_a_cut_never_splits_a_character(toolset: Toolset, workspace: Path) -> None:
+    """Multi-byte characters across the cut: the line keeps whole characters only."""
+    (workspace / "wide.txt").write_text("\u6f22" * (MAX_LINE_CHARS * 3) + "\n")
+    result = await toolset.invoke("Read", {"path": "wide.txt"})
+    assert result["content"] == "1\t" + "\u6f22" * MAX_LINE_CHARS
+    assert "line(s) 1 " in result["note"]
+
+
+async def test_invalid_utf8_inside_a_cut_line_is_binary(toolset: Toolset, workspace: Path) -> None:
+    """Bad bytes in the part of a long line that is returned make the file binary."""
+    (workspace / "bad.txt").write_bytes(b"ok\n" * 4000 + b"\xff" + b"z" * MAX_LINE_CHARS * 2)
+    message = await failure(toolset, "Read", {"path": "bad.txt"})
+    assert message.startswith("Binary file: bad.txt")
 
 
 async def test_restricted_read_refuses_escapes(

@@ -1,14 +1,17 @@
-"""Every frame gets an answer or a clear close: too deep, lone surrogates and
-NUL are refused at the boundary, naming where; nothing stored breaks a later read."""
+"""Every frame gets an answer or a clear close: too deep, lone surrogates and NUL are
+refused at the boundary, naming where; bad UTF-8 closes with 1007 and an oversize message
+with 1009, and the gateway goes on serving; nothing stored breaks a later read. (The
+fuzzer next door throws random mixes of these; here each case is named.)"""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
 from tests.wire import handshake, open_raw, request
 
 DEPTH = 100_000
@@ -85,3 +88,63 @@ async def test_params_that_are_not_an_object_are_refused(
         reply = await request(ws, method, 5)
         assert reply["error"]["code"] == 400 and "params" in reply["error"]["message"]
         assert (await request(ws, method, {}))["ok"]
+
+
+@pytest.mark.parametrize(
+    ("params", "where"),
+    [
+        ({"tool": "n1__Bash", "args": {"command": "echo a\x00b"}}, "params.args.command"),
+        ({"tool": "n1__Bash", "args": {"\udc80": "x"}}, "params.args.(key)"),
+        ({"tool": "n1__Bash", "args": {"list": ["ok", "nul\x00"]}}, "params.args.list.1"),
+    ],
+    ids=["NUL in a tool argument", "surrogate key", "NUL in a list"],
+)
+async def test_bad_text_in_a_tool_call_is_a_400_naming_the_field(
+    gateway: RunningGateway, params: dict[str, object], where: str
+) -> None:
+    """The original answered a NUL in a tool argument with "internal error"."""
+    async with await open_raw(gateway.url) as ws:
+        await handshake(ws)
+        reply = await request(ws, "tool.invoke", params)
+    assert reply["error"]["code"] == 400
+    assert reply["error"]["message"].startswith(f"{where}: text with a NUL character")
+
+
+async def test_bad_utf8_closes_with_1007_and_the_gateway_serves_on(
+    gateway: RunningGateway,
+) -> None:
+    async with await open_raw(gateway.url) as ws:
+        await handshake(ws)
+        await ws.send(
+            b'{"type":"req","id":"u","method":"config.get","params":"\xc3\x28"}', text=True
+        )
+        with pytest.raises(ConnectionClosed) as closed:
+            await ws.recv()
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1007
+    async with await open_raw(gateway.url) as ws:
+        await handshake(ws)
+        assert (await request(ws, "config.get", {"path": "model.id"}))["ok"]
+
+
+async def test_a_message_over_max_size_closes_with_1009_and_the_gateway_serves_on(
+    tmp_path: Path,
+) -> None:
+    """The server's max_size is explicit; a bigger message closes with 1009 (message too
+    big), whatever it holds; other connections are not affected."""
+    config = ServerConfig(database=tmp_path / "g.db", max_size=4096)
+    async with serve(config, port=0) as running, await open_raw(running.url) as bystander:
+        await handshake(bystander)
+        async with await open_raw(running.url, max_size=None) as ws:
+            await handshake(ws)
+            big = {
+                "type": "req",
+                "id": "big",
+                "method": "config.get",
+                "params": {"x": "a" * 10_000},
+            }
+            await ws.send(json.dumps(big))
+            with pytest.raises(ConnectionClosed) as closed:
+                await ws.recv()
+        assert (await request(bystander, "config.get", {"path": "model.id"}))["ok"]
+    assert closed.value.rcvd is not None
+    assert closed.value.rcvd.code == 1009
