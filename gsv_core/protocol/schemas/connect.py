@@ -8,11 +8,15 @@ from pydantic import Field
 
 from gsv_core.protocol.schemas import WireModel
 
+# What a peer that leaves out `client.version` / `client.platform` is recorded as (the
+# original never required them).
+UNKNOWN = "unknown"
+
 
 class ClientInfo(WireModel):
     id: str = Field(min_length=1, max_length=256)
-    version: str
-    platform: str
+    version: str = UNKNOWN
+    platform: str = UNKNOWN
     mode: str
     channel: str | None = None
     accountId: str | None = None
@@ -33,7 +37,8 @@ class ConnectAuth(WireModel):
 
 class ConnectParams(WireModel):
     minProtocol: int
-    maxProtocol: int
+    # the original ignores it: a client that sends only `minProtocol: 1` is served
+    maxProtocol: int | None = None
     client: ClientInfo
     tools: list[ToolDefinition] | None = None
     nodeRuntime: dict[str, Any] | None = None
