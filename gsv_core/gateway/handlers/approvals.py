@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gsv_core.gateway.approval_answers import answer
+from gsv_core.gateway.handlers.routes import add_routes
 from gsv_core.protocol import events
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas.approvals import ToolApproveParams
@@ -27,6 +28,9 @@ def register(router: Router, gateway: Gateway) -> None:
     async def tool_approvals(ctx: RequestContext, params: object) -> dict[str, Any]:
         return {"approvals": [a.to_wire() for a in gateway.approvals.pending()]}
 
-    router.add(m.TOOL_APPROVE, tool_approve, ToolApproveParams)
-    router.add(m.TOOL_APPROVALS, tool_approvals)
+    add_routes(
+        router,
+        (m.TOOL_APPROVE, tool_approve, ToolApproveParams),
+        (m.TOOL_APPROVALS, tool_approvals, None),
+    )
     gateway.events.add(events.TOOL_APPROVAL)

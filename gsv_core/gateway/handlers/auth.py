@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gsv_core.errors import NotFound
+from gsv_core.gateway.handlers.routes import add_routes
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.close_codes import CloseCode
 from gsv_core.protocol.methods import CHANNEL, NODE
@@ -54,9 +55,12 @@ def register(router: Router, gateway: Gateway) -> None:
             revoked=[_info(gateway, c) for c in revoked], disconnected=len(peers)
         )
 
-    router.add(m.AUTH_INVITE, invite, AuthInviteParams)
-    router.add(m.AUTH_LIST, list_credentials, AuthListParams)
-    router.add(m.AUTH_REVOKE, revoke, AuthRevokeParams)
+    add_routes(
+        router,
+        (m.AUTH_INVITE, invite, AuthInviteParams),
+        (m.AUTH_LIST, list_credentials, AuthListParams),
+        (m.AUTH_REVOKE, revoke, AuthRevokeParams),
+    )
 
 
 def _peers_of(gateway: Gateway, credential: Credential) -> list[Peer]:

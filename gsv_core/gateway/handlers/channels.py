@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from gsv_core.channels.inbound import from_wire
 from gsv_core.errors import Forbidden
+from gsv_core.gateway.handlers.routes import add_routes
 from gsv_core.protocol import events
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas.channels import (
@@ -82,13 +83,16 @@ def register(router: Router, gateway: Gateway) -> None:
         message = from_wire(params.to_wire())
         return await manager.inbox.receive(message, wait=True)
 
-    router.add(m.CHANNELS_LIST, channels_list)
-    router.add(m.CHANNEL_START, channel_start, ChannelStartParams)
-    router.add(m.CHANNEL_STOP, channel_stop, ChannelParams)
-    router.add(m.CHANNEL_STATUS, channel_status, ChannelStatusParams)
-    router.add(m.CHANNEL_LOGIN, channel_login, ChannelLoginParams)
-    router.add(m.CHANNEL_LOGOUT, channel_logout, ChannelParams)
-    router.add(m.CHANNEL_INBOUND, channel_inbound, ChannelInboundParams)
+    add_routes(
+        router,
+        (m.CHANNELS_LIST, channels_list, None),
+        (m.CHANNEL_START, channel_start, ChannelStartParams),
+        (m.CHANNEL_STOP, channel_stop, ChannelParams),
+        (m.CHANNEL_STATUS, channel_status, ChannelStatusParams),
+        (m.CHANNEL_LOGIN, channel_login, ChannelLoginParams),
+        (m.CHANNEL_LOGOUT, channel_logout, ChannelParams),
+        (m.CHANNEL_INBOUND, channel_inbound, ChannelInboundParams),
+    )
     gateway.events.update({events.CHANNEL_OUTBOUND, events.CHANNEL_TYPING})
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gsv_core.gateway.chat_pipeline import process_message
+from gsv_core.gateway.handlers.routes import add_routes
 from gsv_core.protocol import events
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas.chat import ChatSendParams
@@ -21,5 +22,5 @@ def register(router: Router, gateway: Gateway) -> None:
         key = gateway.sessions.canonical(params.sessionKey)
         return await process_message(gateway, key, params.message, params.runId)
 
-    router.add(m.CHAT_SEND, chat_send, ChatSendParams)
+    add_routes(router, (m.CHAT_SEND, chat_send, ChatSendParams))
     gateway.events.update({events.CHAT, events.CHAT_TOOL, events.SESSION_NOTICE})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gsv_core.gateway.handlers.routes import add_routes
 from gsv_core.protocol.methods import CONFIG_GET, CONFIG_SET
 from gsv_core.protocol.schemas.config import ConfigGetParams, ConfigSetParams, ConfigSetResult
 from gsv_core.rpc.context import RequestContext
@@ -26,5 +27,8 @@ def register(router: Router, gateway: Gateway) -> None:
         await service.set(params.path, params.value)
         return ConfigSetResult(path=params.path)
 
-    router.add(CONFIG_GET, config_get, ConfigGetParams)
-    router.add(CONFIG_SET, config_set, ConfigSetParams)
+    add_routes(
+        router,
+        (CONFIG_GET, config_get, ConfigGetParams),
+        (CONFIG_SET, config_set, ConfigSetParams),
+    )

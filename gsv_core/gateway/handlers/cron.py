@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
+from gsv_core.gateway.handlers.routes import add_routes
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas import WireModel
 from gsv_core.rpc.context import RequestContext
@@ -91,10 +92,13 @@ def register(router: Router, gateway: Gateway) -> None:
         runs, total = await gateway.cron.runs(params.jobId, params.offset, params.limit)
         return {"runs": runs, "count": total}
 
-    router.add(m.CRON_STATUS, cron_status)
-    router.add(m.CRON_LIST, cron_list, CronListParams)
-    router.add(m.CRON_ADD, cron_add, CronJobCreateParams)
-    router.add(m.CRON_UPDATE, cron_update, CronUpdateParams)
-    router.add(m.CRON_REMOVE, cron_remove, CronIdParams)
-    router.add(m.CRON_RUN, cron_run, CronRunParams)
-    router.add(m.CRON_RUNS, cron_runs, CronRunsParams)
+    add_routes(
+        router,
+        (m.CRON_STATUS, cron_status, None),
+        (m.CRON_LIST, cron_list, CronListParams),
+        (m.CRON_ADD, cron_add, CronJobCreateParams),
+        (m.CRON_UPDATE, cron_update, CronUpdateParams),
+        (m.CRON_REMOVE, cron_remove, CronIdParams),
+        (m.CRON_RUN, cron_run, CronRunParams),
+        (m.CRON_RUNS, cron_runs, CronRunsParams),
+    )

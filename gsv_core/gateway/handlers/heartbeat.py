@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gsv_core.gateway.handlers.routes import add_routes
 from gsv_core.heartbeat.state import BeatResult
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas.heartbeat import HeartbeatAgentParams, HeartbeatTriggerParams
@@ -63,6 +64,9 @@ def register(router: Router, gateway: Gateway) -> None:
         agent = _agent(params.agentId) or "main"
         return trigger_result(agent, await gateway.heartbeat.trigger(agent))
 
-    router.add(m.HEARTBEAT_STATUS, heartbeat_status, HeartbeatAgentParams)
-    router.add(m.HEARTBEAT_START, heartbeat_start, HeartbeatAgentParams)
-    router.add(m.HEARTBEAT_TRIGGER, heartbeat_trigger, HeartbeatTriggerParams)
+    add_routes(
+        router,
+        (m.HEARTBEAT_STATUS, heartbeat_status, HeartbeatAgentParams),
+        (m.HEARTBEAT_START, heartbeat_start, HeartbeatAgentParams),
+        (m.HEARTBEAT_TRIGGER, heartbeat_trigger, HeartbeatTriggerParams),
+    )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from gsv_core.gateway.handlers.routes import add_routes
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas.models import (
     ModelsListParams,
@@ -40,5 +41,8 @@ def register(router: Router, gateway: Gateway) -> None:
         took = int((time.monotonic() - started) * 1000)
         return ModelsTestResult(provider=provider, model=model, reply=reply, ms=took)
 
-    router.add(m.MODELS_LIST, models_list, ModelsListParams)
-    router.add(m.MODELS_TEST, models_test, ModelsTestParams)
+    add_routes(
+        router,
+        (m.MODELS_LIST, models_list, ModelsListParams),
+        (m.MODELS_TEST, models_test, ModelsTestParams),
+    )

@@ -15,6 +15,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from gsv_core.errors import GsvError
+from gsv_core.gateway.handlers.routes import add_routes
 from gsv_core.protocol import events
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas.nodes import (
@@ -90,15 +91,18 @@ def register(router: Router, gateway: Gateway) -> None:
         inventory = nodes.inventory()
         return NodesListResult(nodes=inventory, count=len(inventory))
 
-    router.add(m.TOOL_INVOKE, tool_invoke, ToolInvokeParams)
-    router.add(m.TOOL_REQUEST, tool_request, ToolRequestParams)
-    router.add(m.TOOL_RESULT, tool_result, ToolResultParams)
-    router.add(m.LOGS_GET, logs_get, LogsGetParams)
-    router.add(m.LOGS_RESULT, logs_result, LogsResultParams)
-    router.add(m.NODE_PROBE_RESULT, probe_result, NodeProbeResultParams)
-    router.add(m.NODE_EXEC_EVENT, exec_event, NodeExecEventParams)
-    router.add(m.NODE_FORGET, node_forget, NodeForgetParams)
-    router.add(m.NODES_LIST, nodes_list)
+    add_routes(
+        router,
+        (m.TOOL_INVOKE, tool_invoke, ToolInvokeParams),
+        (m.TOOL_REQUEST, tool_request, ToolRequestParams),
+        (m.TOOL_RESULT, tool_result, ToolResultParams),
+        (m.LOGS_GET, logs_get, LogsGetParams),
+        (m.LOGS_RESULT, logs_result, LogsResultParams),
+        (m.NODE_PROBE_RESULT, probe_result, NodeProbeResultParams),
+        (m.NODE_EXEC_EVENT, exec_event, NodeExecEventParams),
+        (m.NODE_FORGET, node_forget, NodeForgetParams),
+        (m.NODES_LIST, nodes_list, None),
+    )
     gateway.events.update(
         {events.TOOL_INVOKE, events.TOOL_CANCEL, events.LOGS_GET, events.NODE_PROBE}
     )

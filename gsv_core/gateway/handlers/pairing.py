@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gsv_core.gateway.handlers.routes import add_routes
 from gsv_core.pairing import pending_pair_wire
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas.channels import PairParams
@@ -39,6 +40,9 @@ def register(router: Router, gateway: Gateway) -> None:
     async def pair_reject(ctx: RequestContext, params: PairParams) -> dict[str, Any]:
         return await manager.reject(params.channel, params.senderId)
 
-    router.add(m.PAIR_LIST, pair_list)
-    router.add(m.PAIR_APPROVE, pair_approve, PairParams)
-    router.add(m.PAIR_REJECT, pair_reject, PairParams)
+    add_routes(
+        router,
+        (m.PAIR_LIST, pair_list, None),
+        (m.PAIR_APPROVE, pair_approve, PairParams),
+        (m.PAIR_REJECT, pair_reject, PairParams),
+    )

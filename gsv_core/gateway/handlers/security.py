@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from gsv_core.approval.modes import mode_report
 from gsv_core.gateway import audit
+from gsv_core.gateway.handlers.routes import add_routes
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas.security import (
     FindingInfo,
@@ -38,7 +39,7 @@ def register(router: Router, gateway: Gateway) -> None:
             token=gateway.config.auth_token if rotated else None,
         )
 
-    router.add(m.SECURITY_AUDIT, security_audit, SecurityAuditParams)
+    add_routes(router, (m.SECURITY_AUDIT, security_audit, SecurityAuditParams))
 
 
 def _info(finding: audit.Finding) -> FindingInfo:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gsv_core.agent.session import SessionActor
+from gsv_core.gateway.handlers.routes import add_routes
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas.sessions import (
     SessionCompactParams,
@@ -119,11 +120,14 @@ def register(router: Router, gateway: Gateway) -> None:
             "messages": messages,
         }
 
-    router.add(m.SESSIONS_LIST, sessions_list, SessionsListParams)
-    router.add(m.SESSION_GET, session_get, SessionKeyParams)
-    router.add(m.SESSION_STATS, session_stats, SessionKeyParams)
-    router.add(m.SESSION_PATCH, session_patch, SessionPatchParams)
-    router.add(m.SESSION_RESET, session_reset, SessionKeyParams)
-    router.add(m.SESSION_COMPACT, session_compact, SessionCompactParams)
-    router.add(m.SESSION_HISTORY, session_history, SessionKeyParams)
-    router.add(m.SESSION_PREVIEW, session_preview, SessionPreviewParams)
+    add_routes(
+        router,
+        (m.SESSIONS_LIST, sessions_list, SessionsListParams),
+        (m.SESSION_GET, session_get, SessionKeyParams),
+        (m.SESSION_STATS, session_stats, SessionKeyParams),
+        (m.SESSION_PATCH, session_patch, SessionPatchParams),
+        (m.SESSION_RESET, session_reset, SessionKeyParams),
+        (m.SESSION_COMPACT, session_compact, SessionCompactParams),
+        (m.SESSION_HISTORY, session_history, SessionKeyParams),
+        (m.SESSION_PREVIEW, session_preview, SessionPreviewParams),
+    )

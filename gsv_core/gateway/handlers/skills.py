@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gsv_core.gateway.handlers.routes import add_routes
 from gsv_core.protocol.methods import SKILLS_STATUS, SKILLS_UPDATE
 from gsv_core.protocol.schemas.skills import (
     SkillsStatusParams,
@@ -36,5 +37,8 @@ def register(router: Router, gateway: Gateway) -> None:
         timeout = params.timeoutMs / 1000
         return await gateway.skills.update(agent(params.agentId), params.force, timeout)
 
-    router.add(SKILLS_STATUS, skills_status, SkillsStatusParams)
-    router.add(SKILLS_UPDATE, skills_update, SkillsUpdateParams)
+    add_routes(
+        router,
+        (SKILLS_STATUS, skills_status, SkillsStatusParams),
+        (SKILLS_UPDATE, skills_update, SkillsUpdateParams),
+    )

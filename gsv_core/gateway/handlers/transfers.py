@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from gsv_core.gateway.handlers.routes import add_routes
 from gsv_core.protocol import events
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas.transfers import (
@@ -51,10 +52,13 @@ def register(router: Router, gateway: Gateway) -> None:
 
         return await service.run(params.source, params.destination, agent, progress)
 
-    router.add(m.TRANSFER_META, step("meta"), TransferMetaParams)
-    router.add(m.TRANSFER_ACCEPT, step("accept"), TransferStepParams)
-    router.add(m.TRANSFER_COMPLETE, step("complete"), TransferCompleteParams)
-    router.add(m.TRANSFER_DONE, step("done"), TransferDoneParams)
-    router.add(m.TRANSFER_REQUEST, transfer_request, TransferRequestParams)
+    add_routes(
+        router,
+        (m.TRANSFER_META, step("meta"), TransferMetaParams),
+        (m.TRANSFER_ACCEPT, step("accept"), TransferStepParams),
+        (m.TRANSFER_COMPLETE, step("complete"), TransferCompleteParams),
+        (m.TRANSFER_DONE, step("done"), TransferDoneParams),
+        (m.TRANSFER_REQUEST, transfer_request, TransferRequestParams),
+    )
     gateway.events.update({events.TRANSFER_SEND, events.TRANSFER_RECEIVE, events.TRANSFER_START,
                            events.TRANSFER_END, events.TRANSFER_PROGRESS})  # fmt: skip

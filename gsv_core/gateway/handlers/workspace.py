@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
+from gsv_core.gateway.handlers.routes import add_routes
 from gsv_core.protocol.methods import (
     WORKSPACE_DELETE,
     WORKSPACE_LIST,
@@ -79,7 +80,10 @@ def register(router: Router, gateway: Gateway) -> None:
     ) -> dict[str, Any]:
         return await gateway.workspace.delete(agent(params.agentId), params.path)
 
-    router.add(WORKSPACE_LIST, workspace_list, WorkspaceListParams)
-    router.add(WORKSPACE_READ, workspace_read, WorkspaceReadParams)
-    router.add(WORKSPACE_WRITE, workspace_write, WorkspaceWriteParams)
-    router.add(WORKSPACE_DELETE, workspace_delete, WorkspaceDeleteParams)
+    add_routes(
+        router,
+        (WORKSPACE_LIST, workspace_list, WorkspaceListParams),
+        (WORKSPACE_READ, workspace_read, WorkspaceReadParams),
+        (WORKSPACE_WRITE, workspace_write, WorkspaceWriteParams),
+        (WORKSPACE_DELETE, workspace_delete, WorkspaceDeleteParams),
+    )
