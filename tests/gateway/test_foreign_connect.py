@@ -3,14 +3,13 @@ every frame here is built by hand, as a foreign peer builds it (docs/protocol.md
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import ClientConnection
 
 from gsv_core.gateway.server import RunningGateway
-from tests.wire import credential, owner_token
+from tests.wire import credential, open_raw, owner_token, request
 
 SHELL = {"hostCapabilities": ["shell.exec"]}
 OWNER_FRAME = {"minProtocol": 1, "client": {"id": "old-cli", "mode": "client"}}
@@ -21,16 +20,7 @@ def owner_auth() -> dict[str, Any]:
 
 
 async def foreign_socket(gateway: RunningGateway) -> ClientConnection:
-    return await connect(gateway.url, compression=None, proxy=None)
-
-
-async def send_and_answer(ws: ClientConnection, frame_id: str, method: str, params: Any) -> Any:
-    """Send one hand-built req frame; return the res frame with that id."""
-    await ws.send(json.dumps({"type": "req", "id": frame_id, "method": method, "params": params}))
-    while True:
-        frame = json.loads(await ws.recv())
-        if frame.get("type") == "res" and frame.get("id") == frame_id:
-            return frame
+    return await open_raw(gateway.url)
 
 
 def node_frame(node_id: str, tool: str, token: str) -> dict[str, Any]:
@@ -49,12 +39,12 @@ async def test_a_client_sending_only_min_protocol_and_id_and_mode_connects(
 ) -> None:
     """`{minProtocol: 1, client: {id, mode}}` plus the token gets the usual hello-ok."""
     async with await foreign_socket(gateway) as ws:
-        reply = await send_and_answer(ws, "c1", "connect", OWNER_FRAME | owner_auth())
+        reply = await request(ws, "connect", OWNER_FRAME | owner_auth())
         assert reply["ok"] is True, reply
         assert reply["payload"]["type"] == "hello-ok"
         assert reply["payload"]["protocol"] == 1
         assert set(reply["payload"]) == {"type", "protocol", "server", "features"}
-        listed = await send_and_answer(ws, "c2", "sessions.list", {})
+        listed = await request(ws, "sessions.list", {})
     assert listed["ok"] is True
 
 
@@ -67,7 +57,7 @@ async def test_min_protocol_1_is_served_whatever_max_protocol_says(
     if max_protocol is not None:
         params["maxProtocol"] = max_protocol
     async with await foreign_socket(gateway) as ws:
-        reply = await send_and_answer(ws, "c1", "connect", params)
+        reply = await request(ws, "connect", params)
     assert reply["ok"] is True, reply
 
 
@@ -78,7 +68,7 @@ async def test_a_client_that_cannot_speak_1_gets_102(
     """minProtocol 2, or 0 with no maxProtocol reaching 1, is 102 naming the version."""
     params = {"minProtocol": min_protocol, "client": {"id": "c", "mode": "client"}}
     async with await foreign_socket(gateway) as ws:
-        reply = await send_and_answer(ws, "c1", "connect", params)
+        reply = await request(ws, "connect", params)
     assert reply["error"]["code"] == 102
     assert reply["error"]["message"].startswith("Unsupported protocol version")
 
@@ -87,7 +77,7 @@ async def test_a_client_without_a_token_is_still_refused(gateway: RunningGateway
     """Minimal frames are accepted, the credential rule is not relaxed: 401 without a token."""
     params = {"minProtocol": 1, "client": {"id": "c", "mode": "client"}}
     async with await foreign_socket(gateway) as ws:
-        reply = await send_and_answer(ws, "c1", "connect", params)
+        reply = await request(ws, "connect", params)
     assert reply["error"]["code"] == 401
 
 
@@ -97,14 +87,14 @@ async def test_a_minimal_node_connects_and_is_recorded_as_unknown_platform(
     """A node frame without version/platform connects; the inventory says 'unknown'."""
     token = await credential(gateway, "node", "old-node")
     async with await foreign_socket(gateway) as ws:
-        reply = await send_and_answer(ws, "n1", "connect", node_frame("old-node", "Bash", token))
+        reply = await request(ws, "connect", node_frame("old-node", "Bash", token))
         assert reply["ok"] is True, reply
-        listed = await send_and_answer(ws, "n2", "tools.list", None)
+        listed = await request(ws, "tools.list", None)
     names = [tool["name"] for tool in listed["payload"]["tools"]]
     assert "old-node__Bash" in names
     async with await foreign_socket(gateway) as owner:
-        await send_and_answer(owner, "c1", "connect", OWNER_FRAME | owner_auth())
-        inventory = await send_and_answer(owner, "c2", "nodes.list", {})
+        await request(owner, "connect", OWNER_FRAME | owner_auth())
+        inventory = await request(owner, "nodes.list", {})
     [node] = [n for n in inventory["payload"]["nodes"] if n["nodeId"] == "old-node"]
     assert node["platform"] == "unknown"
     assert node["version"] == "unknown"
@@ -125,7 +115,7 @@ async def test_tool_names_count_the_combined_name_up_to_64(
     """The limit applies to `{nodeId}__{tool}`, the name the model sees."""
     token = await credential(gateway, "node", node_id)
     async with await foreign_socket(gateway) as ws:
-        reply = await send_and_answer(ws, "n1", "connect", node_frame(node_id, tool, token))
+        reply = await request(ws, "connect", node_frame(node_id, tool, token))
     assert reply["ok"] is True, reply
 
 
@@ -146,7 +136,7 @@ async def test_a_combined_name_the_providers_refuse_gets_103_naming_the_rule(
     """Over 64 characters or outside [A-Za-z0-9_-]: 103 saying which rule and the limit."""
     token = await credential(gateway, "node", node_id)
     async with await foreign_socket(gateway) as ws:
-        reply = await send_and_answer(ws, "n1", "connect", node_frame(node_id, tool, token))
+        reply = await request(ws, "connect", node_frame(node_id, tool, token))
     assert reply["error"]["code"] == 103
     assert reason in reply["error"]["message"]
     assert gateway.gateway.nodes.online_ids() == []

@@ -4,16 +4,15 @@ by hand here, as a foreign client builds them."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import ClientConnection
 
 from gsv_core.gateway.server import RunningGateway
 from gsv_core.protocol.methods import CLIENT, CONNECT, METHODS, NODE
-from tests.wire import credential, owner_token
+from tests.wire import credential, open_raw, owner_token, request
 
 SESSION_KEY = "sessionKey required"
 CALL_ID = "callId required"
@@ -115,31 +114,22 @@ class Peers:
 
     def __init__(self, sockets: dict[str, ClientConnection]) -> None:
         self.sockets = sockets
-        self.count = 0
 
     async def call(self, method: str, params: Any) -> dict[str, Any]:
-        """Send a hand-built req from a mode allowed to call `method`; return the res."""
+        """Send a req from a mode allowed to call `method`; return the res."""
         modes = METHODS[method].modes
         ws = self.sockets[CLIENT if CLIENT in modes else NODE if NODE in modes else "channel"]
-        self.count += 1
-        frame_id = f"r{self.count}"
-        frame = {"type": "req", "id": frame_id, "method": method, "params": params}
-        await ws.send(json.dumps(frame))
-        while True:
-            reply = json.loads(await ws.recv())
-            if reply.get("type") == "res" and reply["id"] == frame_id:
-                return reply
+        return await request(ws, method, params)
 
 
 async def _join(gateway: RunningGateway, client: dict[str, Any], token: str | None) -> Any:
-    ws = await connect(gateway.url, compression=None, proxy=None)
+    ws = await open_raw(gateway.url)
     params = {"minProtocol": 1, "client": client, "auth": {"token": token}}
     if client["mode"] == NODE:
         params["tools"] = [{"name": "Read", "inputSchema": {"type": "object"}}]
         runtime = {"hostCapabilities": ["filesystem.read"]}
         params["nodeRuntime"] = runtime | {"toolCapabilities": {"Read": ["filesystem.read"]}}
-    await ws.send(json.dumps({"type": "req", "id": "c", "method": CONNECT, "params": params}))
-    reply = json.loads(await ws.recv())
+    reply = await request(ws, CONNECT, params)
     assert reply["ok"], reply
     return ws
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from gsv_core.protocol.schemas import WireModel
 
@@ -22,10 +22,23 @@ class ClientInfo(WireModel):
     accountId: str | None = None
 
 
+def object_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A tool's input schema as the original sends it: an object schema always lists
+    `required` (empty when nothing is), and an empty schema is an object with no fields."""
+    if schema.get("type", "object") != "object":
+        return schema
+    return {"type": "object", "properties": {}, **schema, "required": schema.get("required", [])}
+
+
 class ToolDefinition(WireModel):
     name: str = Field(min_length=1, max_length=128)
     description: str = ""
     inputSchema: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("inputSchema")
+    @classmethod
+    def _with_required(cls, schema: dict[str, Any]) -> dict[str, Any]:
+        return object_schema(schema)
 
 
 class ConnectAuth(WireModel):
