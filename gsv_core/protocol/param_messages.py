@@ -1,4 +1,4 @@
-"""The original's 400 messages for bad params (docs/protocol.md#errors).
+"""The original's 400 messages for bad params (docs/protocol.md#error-codes).
 
 Clients written for the original show these texts, and some match on them, so a method
 listed here answers a missing, empty or wrongly typed field with the original's exact
