@@ -47,9 +47,9 @@ async def process_message(
     overrides = directives.to_result() or {}
     body = directives.cleaned if command_text is None else _strip_directives(text, raw, directives)
     sent = await actor.send(body, run_id, overrides=overrides, images=images, context=context)
-    result: dict[str, Any] = {"status": "started", "runId": sent.run_id, "queued": sent.queued}
-    if sent.queued:
-        result["queuePosition"] = sent.position
+    result: dict[str, Any] = {"status": "started", "runId": sent.run_id}
+    if sent.queued:  # only then: a client of the original checks that `queued` is absent
+        result.update(queued=True, queuePosition=sent.position)
     if overrides:
         result["directives"] = overrides
     return result

@@ -12,7 +12,7 @@ from websockets.asyncio.client import ClientConnection
 
 from gsv_core.gateway.server import RunningGateway
 from gsv_core.protocol.methods import CLIENT, CONNECT, METHODS, NODE
-from tests.wire import credential, open_raw, owner_token, request
+from tests.wire import connect_minimal, credential, owner_token, request
 
 SESSION_KEY = "sessionKey required"
 CALL_ID = "callId required"
@@ -123,15 +123,12 @@ class Peers:
 
 
 async def _join(gateway: RunningGateway, client: dict[str, Any], token: str | None) -> Any:
-    ws = await open_raw(gateway.url)
-    params = {"minProtocol": 1, "client": client, "auth": {"token": token}}
+    extra: dict[str, Any] = {}
     if client["mode"] == NODE:
-        params["tools"] = [{"name": "Read", "inputSchema": {"type": "object"}}]
+        extra["tools"] = [{"name": "Read", "inputSchema": {"type": "object"}}]
         runtime = {"hostCapabilities": ["filesystem.read"]}
-        params["nodeRuntime"] = runtime | {"toolCapabilities": {"Read": ["filesystem.read"]}}
-    reply = await request(ws, CONNECT, params)
-    assert reply["ok"], reply
-    return ws
+        extra["nodeRuntime"] = runtime | {"toolCapabilities": {"Read": ["filesystem.read"]}}
+    return await connect_minimal(gateway.url, client, auth={"token": token}, **extra)
 
 
 @pytest.fixture

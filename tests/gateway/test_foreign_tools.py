@@ -6,16 +6,13 @@ built by hand, as a foreign client builds them."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
-import pytest
 from websockets.asyncio.client import ClientConnection
 
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
+from gsv_core.gateway.server import RunningGateway
 from tests.fakes.provider import FakeProvider
-from tests.wire import credential, open_raw, owner_token, request
+from tests.wire import connect_minimal, credential, request
 
 NUMBER = {"integer", "number"}
 # The original's native tools in its order: the first sentence of each description, every
@@ -66,13 +63,6 @@ def enum_of(prop: dict[str, Any]) -> set[str]:
     return {v for o in prop.get("anyOf", [prop]) for v in o.get("enum", [])}
 
 
-async def foreign(gw: RunningGateway, params: dict[str, Any]) -> ClientConnection:
-    ws = await open_raw(gw.url)
-    reply = await request(ws, "connect", {"minProtocol": 1, **params})
-    assert reply["ok"], reply
-    return ws
-
-
 async def bare_node(gw: RunningGateway) -> ClientConnection:
     """A node whose tools' schemas leave out `required` (one has no schema at all)."""
     tools = [
@@ -86,28 +76,9 @@ async def bare_node(gw: RunningGateway) -> ClientConnection:
     }
     token = await credential(gw, "node", "n1")
     client = {"id": "n1", "mode": "node"}
-    params = {"client": client, "tools": tools, "nodeRuntime": runtime, "auth": {"token": token}}
-    return await foreign(gw, params)
-
-
-@pytest.fixture
-def fake() -> FakeProvider:
-    return FakeProvider()
-
-
-@pytest.fixture
-async def gw(tmp_path: Path, fake: FakeProvider) -> AsyncIterator[RunningGateway]:
-    config = ServerConfig(database=tmp_path / "gsv.db", provider_factory=fake.factory)
-    async with serve(config, port=0) as running:
-        yield running
-
-
-@pytest.fixture
-async def owner(gw: RunningGateway) -> AsyncIterator[ClientConnection]:
-    client = {"id": "old-cli", "mode": "client"}
-    ws = await foreign(gw, {"client": client, "auth": {"token": owner_token()}})
-    yield ws
-    await ws.close()
+    return await connect_minimal(
+        gw.url, client, tools=tools, nodeRuntime=runtime, auth={"token": token}
+    )
 
 
 async def test_native_tools_match_the_originals_reference(owner: ClientConnection) -> None:

@@ -1,5 +1,6 @@
 """`chat.send` (docs/protocol.md#methods): the message goes through the chat pipeline, which
-stores it before this answers. A queued message says so (`queued: true`)."""
+stores it before this answers. A queued message says so (`queued: true` and
+`queuePosition`); a message that started a run leaves both out, as the original did."""
 
 from __future__ import annotations
 
