@@ -106,6 +106,21 @@ async def approval_answer(
             "response": response}  # fmt: skip
 
 
+def approval_reminder(gateway: Gateway, key: str, result: dict[str, Any]) -> dict[str, Any]:
+    """A message queued while the session waits for an approval is kept (it runs after),
+    and the answer also says why nothing happens yet, as the original did: `status:
+    "paused"` with its reminder text (a client of the original shows it), plus `queued`."""
+    pending = gateway.approvals.pending(key)
+    if result.get("status") != "started" or not result.get("queued") or not pending:
+        return result
+    oldest = pending[0]
+    reminder = (
+        f"Run is paused waiting for tool approval ({oldest.id}) for {oldest.tool}.\n"
+        'Reply with "yes" to approve or "no" to deny.'
+    )
+    return {**result, "status": "paused", "approvalId": oldest.id, "response": reminder}
+
+
 NOT_OWNER = "Only the owner can approve this."
 NO_RULE = 'No rule can cover this call; reply "yes" to run it once or "no".'
 ALREADY_ENDED = "That approval already ended."

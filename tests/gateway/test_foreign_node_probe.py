@@ -11,20 +11,9 @@ from websockets.asyncio.client import ClientConnection
 
 from gsv_core.gateway.server import RunningGateway
 from tests.fakes.provider import FakeProvider
-from tests.gateway.test_foreign_chat import run_end
+from tests.gateway.test_foreign_chat import raw_node, run_end
 from tests.skills.conftest import skill_text, workspace_dir, write_skill
-from tests.wire import connect_minimal, credential, request
-
-BASH = {"name": "Bash", "description": "run a command", "inputSchema": {"type": "object"}}
-
-
-async def old_node(gw: RunningGateway) -> ClientConnection:
-    runtime = {"hostCapabilities": ["shell.exec"], "toolCapabilities": {"Bash": ["shell.exec"]}}
-    token = await credential(gw, "node", "old-node")
-    client = {"id": "old-node", "mode": "node"}
-    return await connect_minimal(
-        gw.url, client, tools=[BASH], nodeRuntime=runtime, auth={"token": token}
-    )
+from tests.wire import request
 
 
 async def next_probe(node: ClientConnection) -> dict[str, Any]:
@@ -45,7 +34,7 @@ async def test_a_run_ends_while_the_nodes_probe_is_still_unanswered(
     """The run's prompt uses what is known; the late answer is still taken (not expired)."""
     await gw.gateway.workspace.delete("main", "BOOTSTRAP.md")  # leave commissioning mode
     write_skill(workspace_dir(gw), "shell-work", skill_text(description="shell work", bins=["sh"]))
-    async with await old_node(gw) as node:
+    async with await raw_node(gw, "old-node") as node:
         assert (await chat(owner, "first"))["state"] == "final"
         probe = await next_probe(node)  # asked, and the run did not wait for the answer
         assert "sh" in probe["bins"]
