@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from gsv_core.channels.inbound import from_wire
 from gsv_core.errors import Forbidden
-from gsv_core.gateway.handlers.routes import add_routes
+from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.protocol import events
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas.channels import (
@@ -26,8 +26,10 @@ if TYPE_CHECKING:
 
 
 def register(router: Router, gateway: Gateway) -> None:
+    route = Routes(router)
     manager = gateway.channels
 
+    @route(m.CHANNELS_LIST)
     async def channels_list(ctx: RequestContext, params: object) -> dict[str, Any]:
         entries: dict[tuple[str, str], dict[str, Any]] = {}
         for record in await manager.accounts():
@@ -49,30 +51,35 @@ def register(router: Router, gateway: Gateway) -> None:
         listed = [entries[key] for key in sorted(entries)]
         return {"channels": listed, "count": len(listed)}
 
+    @route(m.CHANNEL_START, ChannelStartParams)
     async def channel_start(ctx: RequestContext, params: ChannelStartParams) -> dict[str, Any]:
         await manager.start(params.channel, params.accountId, params.config)
-        return {"ok": True, "channel": params.channel, "accountId": params.accountId}
+        return _account_ack(params)
 
+    @route(m.CHANNEL_STOP, ChannelParams)
     async def channel_stop(ctx: RequestContext, params: ChannelParams) -> dict[str, Any]:
         await manager.stop(params.channel, params.accountId)
-        return {"ok": True, "channel": params.channel, "accountId": params.accountId}
+        return _account_ack(params)
 
+    @route(m.CHANNEL_STATUS, ChannelStatusParams)
     async def channel_status(ctx: RequestContext, params: ChannelStatusParams) -> dict[str, Any]:
         accounts = manager.status(params.channel, params.accountId)
         return {"channel": params.channel, "accounts": [a.to_wire() for a in accounts]}
 
+    @route(m.CHANNEL_LOGIN, ChannelLoginParams)
     async def channel_login(ctx: RequestContext, params: ChannelLoginParams) -> dict[str, Any]:
         result = await manager.login(params.channel, params.accountId, params.force)
-        answer = {"ok": True, "channel": params.channel, "accountId": params.accountId,
-                  "message": result.message}  # fmt: skip
+        answer = {**_account_ack(params), "message": result.message}
         if result.qr_data_url:
             answer["qrDataUrl"] = result.qr_data_url
         return answer
 
+    @route(m.CHANNEL_LOGOUT, ChannelParams)
     async def channel_logout(ctx: RequestContext, params: ChannelParams) -> dict[str, Any]:
         await manager.logout(params.channel, params.accountId)
-        return {"ok": True, "channel": params.channel, "accountId": params.accountId}
+        return _account_ack(params)
 
+    @route(m.CHANNEL_INBOUND, ChannelInboundParams)
     async def channel_inbound(ctx: RequestContext, params: ChannelInboundParams) -> dict[str, Any]:
         registered = gateway.registry.channels.get(f"{params.channel}:{params.accountId}")
         if registered is None or registered.peer is not ctx.peer:
@@ -83,16 +90,6 @@ def register(router: Router, gateway: Gateway) -> None:
         message = from_wire(params.to_wire())
         return await manager.inbox.receive(message, wait=True)
 
-    add_routes(
-        router,
-        (m.CHANNELS_LIST, channels_list, None),
-        (m.CHANNEL_START, channel_start, ChannelStartParams),
-        (m.CHANNEL_STOP, channel_stop, ChannelParams),
-        (m.CHANNEL_STATUS, channel_status, ChannelStatusParams),
-        (m.CHANNEL_LOGIN, channel_login, ChannelLoginParams),
-        (m.CHANNEL_LOGOUT, channel_logout, ChannelParams),
-        (m.CHANNEL_INBOUND, channel_inbound, ChannelInboundParams),
-    )
     gateway.events.update({events.CHANNEL_OUTBOUND, events.CHANNEL_TYPING})
 
 
@@ -111,3 +108,8 @@ def _entry(
     if last_message_at is not None:
         entry["lastMessageAt"] = last_message_at
     return entry
+
+
+def _account_ack(params: ChannelParams) -> dict[str, Any]:
+    """The answer of the account methods: which account the change applied to."""
+    return {"ok": True, "channel": params.channel, "accountId": params.accountId}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gsv_core.gateway.chat_pipeline import approval_reminder, process_message
-from gsv_core.gateway.handlers.routes import add_routes
+from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.protocol import events
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas.chat import ChatSendParams
@@ -21,10 +21,12 @@ if TYPE_CHECKING:
 
 
 def register(router: Router, gateway: Gateway) -> None:
+    route = Routes(router)
+
+    @route(m.CHAT_SEND, ChatSendParams)
     async def chat_send(ctx: RequestContext, params: ChatSendParams) -> dict[str, Any]:
         key = gateway.sessions.canonical(params.sessionKey)
         result = await process_message(gateway, key, params.message, params.runId)
         return approval_reminder(gateway, key, result)
 
-    add_routes(router, (m.CHAT_SEND, chat_send, ChatSendParams))
     gateway.events.update({events.CHAT, events.CHAT_TOOL, events.SESSION_NOTICE})

@@ -1,10 +1,14 @@
-"""Registering a handler module's methods from one table, with params checked here so that
-a missing field gets the original's message (gsv_core/protocol/param_messages.py) and
-`details.errors` naming every bad field (docs/protocol.md#error-codes)."""
+"""Registering a handler module's methods, with params checked here so that a missing
+field gets the original's message (gsv_core/protocol/param_messages.py) and
+`details.errors` naming every bad field (docs/protocol.md#error-codes).
+
+Handlers register where they are defined, `@route(METHOD, Params)` with
+`route = Routes(router)`; handlers built by a factory go in an `add_routes` table."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -15,6 +19,23 @@ from gsv_core.rpc.dispatch import Handler, Router, params_error
 
 # (method, handler, params model or None when the handler takes no params)
 Route = tuple[str, Handler, type[BaseModel] | None]
+
+
+H = TypeVar("H", bound=Handler)
+
+
+class Routes:
+    """`@route(METHOD, Params)` serves METHOD with the function it decorates."""
+
+    def __init__(self, router: Router) -> None:
+        self._router = router
+
+    def __call__(self, method: str, params: type[BaseModel] | None = None) -> Callable[[H], H]:
+        def register(handler: H) -> H:
+            add_routes(self._router, (method, handler, params))
+            return handler
+
+        return register
 
 
 def add_routes(router: Router, *routes: Route) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from gsv_core.gateway.handlers.routes import add_routes
+from gsv_core.gateway.handlers.routes import Routes, add_routes
 from gsv_core.protocol import events
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas.transfers import (
@@ -27,6 +27,7 @@ PROGRESS_EVERY = 0.25  # seconds between progress events
 
 
 def register(router: Router, gateway: Gateway) -> None:
+    route = Routes(router)
     service = gateway.transfers
 
     def step(name: str) -> Any:
@@ -36,6 +37,7 @@ def register(router: Router, gateway: Gateway) -> None:
 
         return handle
 
+    @route(m.TRANSFER_REQUEST, TransferRequestParams)
     async def transfer_request(
         ctx: RequestContext, params: TransferRequestParams
     ) -> dict[str, Any]:
@@ -58,7 +60,6 @@ def register(router: Router, gateway: Gateway) -> None:
         (m.TRANSFER_ACCEPT, step("accept"), TransferStepParams),
         (m.TRANSFER_COMPLETE, step("complete"), TransferCompleteParams),
         (m.TRANSFER_DONE, step("done"), TransferDoneParams),
-        (m.TRANSFER_REQUEST, transfer_request, TransferRequestParams),
     )
     gateway.events.update({events.TRANSFER_SEND, events.TRANSFER_RECEIVE, events.TRANSFER_START,
                            events.TRANSFER_END, events.TRANSFER_PROGRESS})  # fmt: skip
