@@ -48,12 +48,11 @@ def list_approvals(
 
 
 def _answer(ctx: typer.Context, approval_id: str, decision: str, remember: str | None) -> None:
-    from gsv_cli.ids import resolve_prefix
+    from gsv_cli.ids import expand_prefix
     from gsv_core.protocol.methods import TOOL_APPROVALS, TOOL_APPROVE
 
     pending = [a["approvalId"] for a in _call(ctx, TOOL_APPROVALS)["approvals"]]
-    if any(p.startswith(approval_id) for p in pending):  # an unknown id: the gateway says
-        approval_id = resolve_prefix(approval_id, pending, "pending approval")
+    approval_id = expand_prefix(approval_id, pending, "pending approval")
     params: dict[str, Any] = {"approvalId": approval_id, "decision": decision}
     if remember:
         params["remember"] = remember

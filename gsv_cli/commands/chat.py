@@ -34,7 +34,7 @@ def chat(
     ] = None,
     session: Annotated[
         str | None,
-        typer.Option("--session", "-s", help="Session key (default: your main session)."),
+        typer.Option("--session", "-s", help="Session key, whole: a new key starts a new session."),
     ] = None,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print every event as a JSON line.")

@@ -497,12 +497,9 @@ def runs(
 
 def _full_id(state: CliState, given: str) -> str:
     """A job id from a unique prefix of one (an unknown id is left for the gateway)."""
-    from gsv_cli.ids import resolve_prefix
+    from gsv_cli.ids import expand_prefix
     from gsv_cli.runner import call
     from gsv_core.protocol.methods import CRON_LIST
 
     jobs = call(state, CRON_LIST, {"includeDisabled": True, "limit": 500})["jobs"]
-    ids = [job["id"] for job in jobs]
-    if given in ids or not any(i.startswith(given) for i in ids):
-        return given
-    return resolve_prefix(given, ids, "cron job")
+    return expand_prefix(given, [job["id"] for job in jobs], "cron job")

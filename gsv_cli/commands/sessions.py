@@ -4,7 +4,8 @@
     history [KEY] | preview [KEY] [-l N] | set KEY PATH VALUE
 
 KEY defaults to your CLI session (local config `session.default_key`, else
-`agent:main:cli:dm:main`, which the gateway files under your main session).
+`agent:main:cli:dm:main`, which the gateway files under your main session). Any other KEY
+may be cut short to its unique start (`gsv sessions get agent:main:tel`).
 """
 
 from __future__ import annotations
@@ -15,13 +16,16 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import output
+from gsv_cli.state import CliState
 
 app = typer.Typer(help="List and manage the agent's sessions.", no_args_is_help=True)
 
 KeyArg = Annotated[
-    str | None, typer.Argument(metavar="[KEY]", help="Session key (default: yours).")
+    str | None,
+    typer.Argument(metavar="[KEY]", help="Session key or its unique start (default: yours)."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+PAGE = 500  # sessions.list's largest page
 
 # `set` paths -> how they become a session.patch
 SET_PATHS = (
@@ -30,13 +34,51 @@ SET_PATHS = (
 )
 
 
-def _key(raw: str | None) -> str:
+def _key(ctx: typer.Context, raw: str | None, may_be_new: bool = False) -> str:
+    """The session KEY names. None (or `main`) is your CLI session, taken as it is; any
+    other key must be a session there is, or the start of exactly one session key
+    (ambiguous or unknown: exit 1). `may_be_new` lets an unknown key through (`set` can
+    configure a session before its first message)."""
     from gsv_core.localconfig import load_local_config
-    from gsv_core.routing import cli_session_key
+    from gsv_core.routing import CLI_SESSION_KEY, cli_session_key
 
-    return cli_session_key(
+    key = cli_session_key(
         raw if raw is not None else load_local_config().get("session.default_key")
     )
+    if raw is None or key == CLI_SESSION_KEY:
+        return key
+    return _existing_key(ctx.obj, key, may_be_new)
+
+
+def _existing_key(state: CliState, given: str, may_be_new: bool) -> str:
+    from gsv_cli.ids import resolve_prefix
+    from gsv_cli.runner import run
+
+    keys, canonical = run(lambda: _known_keys(state, given))
+    if given in keys or canonical in keys:  # the gateway's spelling of the same session
+        return given
+    if any(k.startswith(given) for k in keys):
+        return resolve_prefix(given, keys, "session", label="key")
+    if may_be_new:
+        return given
+    output.fail(f"no session with a key starting {given!r}", "`gsv sessions list` shows them.")
+
+
+async def _known_keys(state: CliState, given: str) -> tuple[list[str], str]:
+    """Every session key (sessions.list page by page) and the gateway's canonical
+    spelling of `given` (a bad key fails here with the gateway's reason)."""
+    from gsv_cli.runner import gateway_client
+    from gsv_core.protocol.methods import SESSION_GET, SESSIONS_LIST
+
+    keys: list[str] = []
+    async with gateway_client(state) as client:
+        while True:
+            page = await client.call(SESSIONS_LIST, {"offset": len(keys), "limit": PAGE})
+            keys += [s["sessionKey"] for s in page["sessions"]]
+            if not page["sessions"] or len(keys) >= page["count"]:
+                break
+        canonical = (await client.call(SESSION_GET, {"sessionKey": given}))["sessionKey"]
+    return keys, str(canonical)
 
 
 def _call(ctx: typer.Context, method: str, params: dict[str, Any]) -> Any:
@@ -76,7 +118,7 @@ def get(ctx: typer.Context, key: KeyArg = None, json_output: JsonOpt = False) ->
     """A session's details: ids, tokens, settings, reset policy."""
     from gsv_core.protocol.methods import SESSION_GET
 
-    result = _call(ctx, SESSION_GET, {"sessionKey": _key(key)})
+    result = _call(ctx, SESSION_GET, {"sessionKey": _key(ctx, key)})
     if ctx.obj.wants_json(json_output):
         output.print_json(result)
         return
@@ -101,7 +143,7 @@ def stats(ctx: typer.Context, key: KeyArg = None, json_output: JsonOpt = False) 
     """A session's counters: messages, tokens, whether it is working, queue length."""
     from gsv_core.protocol.methods import SESSION_STATS
 
-    result = _call(ctx, SESSION_STATS, {"sessionKey": _key(key)})
+    result = _call(ctx, SESSION_STATS, {"sessionKey": _key(ctx, key)})
     if ctx.obj.wants_json(json_output):
         output.print_json(result)
         return
@@ -118,7 +160,7 @@ def reset(ctx: typer.Context, key: KeyArg = None, json_output: JsonOpt = False) 
     """Archive the conversation and start a fresh session under the same key."""
     from gsv_core.protocol.methods import SESSION_RESET
 
-    result = _call(ctx, SESSION_RESET, {"sessionKey": _key(key)})
+    result = _call(ctx, SESSION_RESET, {"sessionKey": _key(ctx, key)})
     if ctx.obj.wants_json(json_output):
         output.print_json(result)
         return
@@ -138,7 +180,7 @@ def compact(
     """Keep the last N messages; the rest are archived (tool calls stay with results)."""
     from gsv_core.protocol.methods import SESSION_COMPACT
 
-    result = _call(ctx, SESSION_COMPACT, {"sessionKey": _key(key), "keepMessages": keep})
+    result = _call(ctx, SESSION_COMPACT, {"sessionKey": _key(ctx, key), "keepMessages": keep})
     if ctx.obj.wants_json(json_output):
         output.print_json(result)
         return
@@ -152,7 +194,7 @@ def history(ctx: typer.Context, key: KeyArg = None, json_output: JsonOpt = False
     """The session's current id and the ids of its earlier (reset) sessions."""
     from gsv_core.protocol.methods import SESSION_HISTORY
 
-    result = _call(ctx, SESSION_HISTORY, {"sessionKey": _key(key)})
+    result = _call(ctx, SESSION_HISTORY, {"sessionKey": _key(ctx, key)})
     if ctx.obj.wants_json(json_output):
         output.print_json(result)
         return
@@ -172,7 +214,7 @@ def preview(
     from gsv_cli.transcript import render_messages
     from gsv_core.protocol.methods import SESSION_PREVIEW
 
-    result = _call(ctx, SESSION_PREVIEW, {"sessionKey": _key(key), "limit": limit})
+    result = _call(ctx, SESSION_PREVIEW, {"sessionKey": _key(ctx, key), "limit": limit})
     if ctx.obj.wants_json(json_output):
         output.print_json(result)
         return
@@ -194,8 +236,9 @@ def set_(
     from gsv_core.protocol.methods import SESSION_PATCH
 
     patch = patch_for(path, value)
-    _call(ctx, SESSION_PATCH, {"sessionKey": _key(key), **patch})
-    output.write_text(f"set {path} on {_key(key)}\n")
+    full_key = _key(ctx, key, may_be_new=True)
+    _call(ctx, SESSION_PATCH, {"sessionKey": full_key, **patch})
+    output.write_text(f"set {path} on {full_key}\n")
 
 
 def patch_for(path: str, value: str) -> dict[str, Any]:
