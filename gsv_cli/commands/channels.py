@@ -8,13 +8,13 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import output
+from gsv_cli.options import JsonOpt
 
 app = typer.Typer(help="Messenger channels: start, stop, status, login.", no_args_is_help=True)
 pairing_app = typer.Typer(help="Senders waiting for your approval.", no_args_is_help=True)
 
 Channel = Annotated[str, typer.Argument(help="Channel name, e.g. telegram.")]
 Account = Annotated[str, typer.Argument(help="Account id.")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
 def _call(ctx: typer.Context, method: str, params: dict[str, Any] | None = None) -> Any:

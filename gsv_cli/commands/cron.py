@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 
 from gsv_cli import output
+from gsv_cli.options import JsonOpt
 from gsv_cli.state import CliState
 
 if TYPE_CHECKING:
@@ -36,7 +37,6 @@ app = typer.Typer(
 EXIT_USAGE = 2
 RUN_TIMEOUT = 3600.0
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 NameOpt = Annotated[str | None, typer.Option("--name", help="Job name.")]
 AtOpt = Annotated[
     str | None,

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import credentials, output
+from gsv_cli.options import JsonOpt
 from gsv_cli.state import CliState
 
 app = typer.Typer(help="Nodes the gateway knows, online or not.", no_args_is_help=True)
@@ -16,7 +17,7 @@ app = typer.Typer(help="Nodes the gateway knows, online or not.", no_args_is_hel
 @app.command("list")
 def list_nodes(
     ctx: typer.Context,
-    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    json_output: JsonOpt = False,
 ) -> None:
     """Show every known node: online or offline, platform, version, capabilities, last seen."""
     from gsv_cli.runner import call

@@ -16,6 +16,8 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import output
+from gsv_cli.options import JsonOpt
+from gsv_cli.reads import show
 from gsv_cli.state import CliState
 
 app = typer.Typer(help="List and manage the agent's sessions.", no_args_is_help=True)
@@ -24,7 +26,6 @@ KeyArg = Annotated[
     str | None,
     typer.Argument(metavar="[KEY]", help="Session key or its unique start (default: yours)."),
 ]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 PAGE = 500  # sessions.list's largest page
 
 # `set` paths -> how they become a session.patch
@@ -97,10 +98,11 @@ def list_sessions(
     """Sessions by most recent activity."""
     from gsv_core.protocol.methods import SESSIONS_LIST
 
-    result = _call(ctx, SESSIONS_LIST, {"limit": limit, "offset": offset})
-    if ctx.obj.wants_json(json_output):
-        output.print_json(result)
-        return
+    params = {"limit": limit, "offset": offset}
+    show(ctx.obj, SESSIONS_LIST, params, json_output, lambda r: _print_list(r, offset))
+
+
+def _print_list(result: dict[str, Any], offset: int) -> None:
     rows = [
         [s["sessionKey"], s.get("kind", ""), s.get("label", ""), str(s.get("messageCount", "")),
          output.when(s.get("lastActiveAt"))]
@@ -118,10 +120,10 @@ def get(ctx: typer.Context, key: KeyArg = None, json_output: JsonOpt = False) ->
     """A session's details: ids, tokens, settings, reset policy."""
     from gsv_core.protocol.methods import SESSION_GET
 
-    result = _call(ctx, SESSION_GET, {"sessionKey": _key(ctx, key)})
-    if ctx.obj.wants_json(json_output):
-        output.print_json(result)
-        return
+    show(ctx.obj, SESSION_GET, {"sessionKey": _key(ctx, key)}, json_output, _print_details)
+
+
+def _print_details(result: dict[str, Any]) -> None:
     tokens = result["tokens"]
     lines = [
         f"session:   {result['sessionKey']} ({result.get('kind', 'chat')})",
@@ -143,15 +145,14 @@ def stats(ctx: typer.Context, key: KeyArg = None, json_output: JsonOpt = False) 
     """A session's counters: messages, tokens, whether it is working, queue length."""
     from gsv_core.protocol.methods import SESSION_STATS
 
-    result = _call(ctx, SESSION_STATS, {"sessionKey": _key(ctx, key)})
-    if ctx.obj.wants_json(json_output):
-        output.print_json(result)
-        return
-    tokens = result["tokens"]
+    show(ctx.obj, SESSION_STATS, {"sessionKey": _key(ctx, key)}, json_output, _print_stats)
+
+
+def _print_stats(result: dict[str, Any]) -> None:
     state = "working" if result["isProcessing"] else "idle"
     output.write_text(
         f"{result['sessionKey']}: {state}, {result['queueSize']} queued, "
-        f"{result['messageCount']} messages, {tokens['total']} tokens\n"
+        f"{result['messageCount']} messages, {result['tokens']['total']} tokens\n"
     )
 
 
@@ -160,10 +161,10 @@ def reset(ctx: typer.Context, key: KeyArg = None, json_output: JsonOpt = False) 
     """Archive the conversation and start a fresh session under the same key."""
     from gsv_core.protocol.methods import SESSION_RESET
 
-    result = _call(ctx, SESSION_RESET, {"sessionKey": _key(ctx, key)})
-    if ctx.obj.wants_json(json_output):
-        output.print_json(result)
-        return
+    show(ctx.obj, SESSION_RESET, {"sessionKey": _key(ctx, key)}, json_output, _print_reset)
+
+
+def _print_reset(result: dict[str, Any]) -> None:
     where = f" to {result['archivedTo']}" if result.get("archivedTo") else ""
     output.write_text(
         f"reset {result['sessionKey']}: archived {result['archivedMessages']} messages{where}\n"
@@ -180,10 +181,11 @@ def compact(
     """Keep the last N messages; the rest are archived (tool calls stay with results)."""
     from gsv_core.protocol.methods import SESSION_COMPACT
 
-    result = _call(ctx, SESSION_COMPACT, {"sessionKey": _key(ctx, key), "keepMessages": keep})
-    if ctx.obj.wants_json(json_output):
-        output.print_json(result)
-        return
+    params = {"sessionKey": _key(ctx, key), "keepMessages": keep}
+    show(ctx.obj, SESSION_COMPACT, params, json_output, _print_compacted)
+
+
+def _print_compacted(result: dict[str, Any]) -> None:
     output.write_text(
         f"kept {result['keptMessages']} messages, archived {result['trimmedMessages']}\n"
     )
@@ -194,10 +196,10 @@ def history(ctx: typer.Context, key: KeyArg = None, json_output: JsonOpt = False
     """The session's current id and the ids of its earlier (reset) sessions."""
     from gsv_core.protocol.methods import SESSION_HISTORY
 
-    result = _call(ctx, SESSION_HISTORY, {"sessionKey": _key(ctx, key)})
-    if ctx.obj.wants_json(json_output):
-        output.print_json(result)
-        return
+    show(ctx.obj, SESSION_HISTORY, {"sessionKey": _key(ctx, key)}, json_output, _print_history)
+
+
+def _print_history(result: dict[str, Any]) -> None:
     lines = [f"current:  {result['currentSessionId']}"]
     lines += [f"earlier:  {sid}" for sid in reversed(result["previousSessionIds"])]
     output.write_text("\n".join(lines) + "\n")
@@ -211,13 +213,15 @@ def preview(
     json_output: JsonOpt = False,
 ) -> None:
     """The last messages of a session, readable."""
-    from gsv_cli.transcript import render_messages
     from gsv_core.protocol.methods import SESSION_PREVIEW
 
-    result = _call(ctx, SESSION_PREVIEW, {"sessionKey": _key(ctx, key), "limit": limit})
-    if ctx.obj.wants_json(json_output):
-        output.print_json(result)
-        return
+    params = {"sessionKey": _key(ctx, key), "limit": limit}
+    show(ctx.obj, SESSION_PREVIEW, params, json_output, _print_preview)
+
+
+def _print_preview(result: dict[str, Any]) -> None:
+    from gsv_cli.transcript import render_messages
+
     shown = len(result["messages"])
     output.write_text(
         f"{result['sessionKey']}: last {shown} of {result['messageCount']} messages\n"

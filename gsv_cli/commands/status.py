@@ -5,17 +5,18 @@ you. Secrets are never in it, so it is safe to paste. Exit 0 when the gateway an
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 
 from gsv_cli import output
+from gsv_cli.options import JsonOpt
 from gsv_cli.state import CliState
 
 
 def status(
     ctx: typer.Context,
-    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    json_output: JsonOpt = False,
 ) -> None:
     """Show the gateway, model, nodes, channels, cron and pending approvals at a glance."""
     from gsv_cli.runner import call_quietly
