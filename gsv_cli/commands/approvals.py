@@ -108,10 +108,7 @@ def _store(ctx: typer.Context, rules: list[str]) -> None:
 
 
 @app.command("rules")
-def rules(
-    ctx: typer.Context,
-    json_output: JsonOpt = False,
-) -> None:
+def rules(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     """The programs you always allow, as added from a prompt or with `allow`."""
     from gsv_core.protocol.methods import CONFIG_GET
 

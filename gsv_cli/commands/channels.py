@@ -3,12 +3,14 @@ messenger accounts and the senders waiting to be let in."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
 
 from gsv_cli import output
 from gsv_cli.options import JsonOpt
+from gsv_cli.reads import show
 
 app = typer.Typer(help="Messenger channels: start, stop, status, login.", no_args_is_help=True)
 pairing_app = typer.Typer(help="Senders waiting for your approval.", no_args_is_help=True)
@@ -41,8 +43,8 @@ def list_channels(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     output.print_table(["channel", "account", "state", "mode", "last message"], rows, empty=empty)
 
 
-def _account_call(ctx: typer.Context, method: str, channel: str, account: str, **extra: Any) -> Any:
-    return _call(ctx, method, {"channel": channel, "accountId": account, **extra})
+def _account(channel: str, account: str, **extra: Any) -> dict[str, Any]:
+    return {"channel": channel, "accountId": account, **extra}
 
 
 @app.command("start")
@@ -52,8 +54,7 @@ def start(
     """Start a channel account (it starts again by itself after a gateway restart)."""
     from gsv_core.protocol.methods import CHANNEL_START
 
-    result = _account_call(ctx, CHANNEL_START, channel, account)
-    _done(ctx, json_output, result, f"started {channel} ({account})")
+    show(ctx.obj, CHANNEL_START, _account(channel, account), json_output, said("started"))
 
 
 @app.command("stop")
@@ -63,8 +64,7 @@ def stop(
     """Stop a channel account."""
     from gsv_core.protocol.methods import CHANNEL_STOP
 
-    result = _account_call(ctx, CHANNEL_STOP, channel, account)
-    _done(ctx, json_output, result, f"stopped {channel} ({account})")
+    show(ctx.obj, CHANNEL_STOP, _account(channel, account), json_output, said("stopped"))
 
 
 @app.command("status")
@@ -104,13 +104,14 @@ def login(
     """Log a channel account in (shows a QR code image when the channel uses one)."""
     from gsv_core.protocol.methods import CHANNEL_LOGIN
 
-    result = _account_call(ctx, CHANNEL_LOGIN, channel, account, force=force)
-    if ctx.obj.wants_json(json_output):
-        output.print_json(result)
-        return
+    params = _account(channel, account, force=force)
+    show(ctx.obj, CHANNEL_LOGIN, params, json_output, _print_login)
+
+
+def _print_login(result: dict[str, Any]) -> None:
     output.write_text(str(result.get("message", "")).rstrip() + "\n")
     if result.get("qrDataUrl"):
-        _show_qr(str(result["qrDataUrl"]), channel, account)
+        _show_qr(str(result["qrDataUrl"]), result["channel"], result["accountId"])
 
 
 def _show_qr(data_url: str, channel: str, account: str) -> None:
@@ -150,15 +151,13 @@ def logout(
     """Log a channel account out and forget it."""
     from gsv_core.protocol.methods import CHANNEL_LOGOUT
 
-    result = _account_call(ctx, CHANNEL_LOGOUT, channel, account)
-    _done(ctx, json_output, result, f"logged out of {channel} ({account})")
+    params = _account(channel, account)
+    show(ctx.obj, CHANNEL_LOGOUT, params, json_output, said("logged out of"))
 
 
-def _done(ctx: typer.Context, json_output: bool, result: Any, said: str) -> None:
-    if ctx.obj.wants_json(json_output):
-        output.print_json(result)
-    else:
-        output.write_text(said + "\n")
+def said(verb: str) -> Callable[[dict[str, Any]], None]:
+    """A renderer of one line: what was done to which account (`started telegram (bot)`)."""
+    return lambda result: output.write_text(f"{verb} {result['channel']} ({result['accountId']})\n")
 
 
 @pairing_app.command("list")
@@ -187,10 +186,14 @@ def pairing_approve(
     """Let a sender talk to the agent (they get a welcome message)."""
     from gsv_core.protocol.methods import PAIR_APPROVE
 
-    result = _call(ctx, PAIR_APPROVE, {"channel": channel, "senderId": sender})
-    _done(ctx, json_output, result, f"approved {result['senderId']} on {channel}")
+    params = {"channel": channel, "senderId": sender}
+    result = show(ctx.obj, PAIR_APPROVE, params, json_output, _said_pair("approved", channel))
     if result.get("warning") and not ctx.obj.wants_json(json_output):
         _offer_own_sessions(ctx, str(result["warning"]))
+
+
+def _said_pair(verb: str, channel: str) -> Callable[[dict[str, Any]], None]:
+    return lambda result: output.write_text(f"{verb} {result['senderId']} on {channel}\n")
 
 
 def _offer_own_sessions(ctx: typer.Context, warning: str) -> None:
@@ -213,8 +216,8 @@ def pairing_reject(
     """Refuse a sender's request."""
     from gsv_core.protocol.methods import PAIR_REJECT
 
-    result = _call(ctx, PAIR_REJECT, {"channel": channel, "senderId": sender})
-    _done(ctx, json_output, result, f"rejected {result['senderId']} on {channel}")
+    params = {"channel": channel, "senderId": sender}
+    show(ctx.obj, PAIR_REJECT, params, json_output, _said_pair("rejected", channel))
 
 
 @app.command("invite")

@@ -116,12 +116,18 @@ def _address(state: CliState, host: str | None, port: int | None) -> tuple[str, 
 
 
 def _listen_options(
-    host: str, port: int, tls_cert: Path | None, tls_key: Path | None, insecure_no_tls: bool
+    state: CliState,
+    host: str | None,
+    port: int | None,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    insecure_no_tls: bool,
 ) -> Listen:
+    """Where and how to listen, from the options `run`, `start` and `install` share."""
     if (tls_cert is None) != (tls_key is None):
         output.fail("--tls-cert and --tls-key go together", "Give both PEM files, or neither.")
     cert, key = (p.expanduser().resolve() if p else None for p in (tls_cert, tls_key))
-    return Listen(host, port, cert, key, insecure_no_tls)
+    return Listen(*_address(state, host, port), cert, key, insecure_no_tls)
 
 
 @app.command("run")
@@ -142,8 +148,7 @@ def run(
     from gsv_cli.runner import run as run_async
     from gsv_core.paths import resolve_paths
 
-    host, port = _address(ctx.obj, host, port)
-    listen = _listen_options(host, port, tls_cert, tls_key, insecure_no_tls)
+    listen = _listen_options(ctx.obj, host, port, tls_cert, tls_key, insecure_no_tls)
     configure_logging(resolve_paths().log_file(NAME), level=log_level.value, stderr=log_stderr)
     run_async(lambda: _serve_until_signalled(listen), fast=True)
 
@@ -160,8 +165,7 @@ def start(
     """Start the gateway in the background and wait until it answers /health."""
     from gsv_core.service import background
 
-    host, port = _address(ctx.obj, host, port)
-    listen = _listen_options(host, port, tls_cert, tls_key, insecure_no_tls)
+    listen = _listen_options(ctx.obj, host, port, tls_cert, tls_key, insecure_no_tls)
     pid = services.start_background(NAME, _run_argv(listen, log_stderr=False))
     url = _wait_until_healthy(pid)
     log_path = services.log_file(NAME)
@@ -212,8 +216,7 @@ def install(
     insecure_no_tls: InsecureNoTls = False,
 ) -> None:
     """Install the gateway as a user service (systemd on Linux, launchd on macOS), start it."""
-    host, port = _address(ctx.obj, host, port)
-    listen = _listen_options(host, port, tls_cert, tls_key, insecure_no_tls)
+    listen = _listen_options(ctx.obj, host, port, tls_cert, tls_key, insecure_no_tls)
     result = services.install(
         NAME, "gsv gateway", lambda stderr: _run_argv(listen, log_stderr=stderr)
     )

@@ -269,10 +269,7 @@ def _wait_connected(pid: int) -> bool:
 
 
 @app.command("status")
-def status(
-    ctx: typer.Context,
-    json_output: JsonOpt = False,
-) -> None:
+def status(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     """Show the background process and whether the gateway sees this node online.
 
     Exits 0 when the gateway lists the node as online, 1 otherwise."""

@@ -15,10 +15,7 @@ app = typer.Typer(help="Nodes the gateway knows, online or not.", no_args_is_hel
 
 
 @app.command("list")
-def list_nodes(
-    ctx: typer.Context,
-    json_output: JsonOpt = False,
-) -> None:
+def list_nodes(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     """Show every known node: online or offline, platform, version, capabilities, last seen."""
     from gsv_cli.runner import call
     from gsv_core.protocol.methods import NODES_LIST
