@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from gsv_cli import output
+from gsv_cli import credentials, output
 from gsv_cli.options import JsonOpt
 from gsv_cli.reads import show
 
@@ -17,6 +17,7 @@ pairing_app = typer.Typer(help="Senders waiting for your approval.", no_args_is_
 
 Channel = Annotated[str, typer.Argument(help="Channel name, e.g. telegram.")]
 Account = Annotated[str, typer.Argument(help="Account id.")]
+Sender = Annotated[str, typer.Argument(help="Sender id.")]
 
 
 def _call(ctx: typer.Context, method: str, params: dict[str, Any] | None = None) -> Any:
@@ -180,20 +181,26 @@ def pairing_list(ctx: typer.Context, json_output: JsonOpt = False) -> None:
 
 @pairing_app.command("approve")
 def pairing_approve(
-    ctx: typer.Context, channel: Channel, sender: Annotated[str, typer.Argument(help="Sender id.")],
-    json_output: JsonOpt = False,
-) -> None:  # fmt: skip
+    ctx: typer.Context, channel: Channel, sender: Sender, json_output: JsonOpt = False
+) -> None:
     """Let a sender talk to the agent (they get a welcome message)."""
     from gsv_core.protocol.methods import PAIR_APPROVE
 
-    params = {"channel": channel, "senderId": sender}
-    result = show(ctx.obj, PAIR_APPROVE, params, json_output, _said_pair("approved", channel))
+    result = _answer_pair(ctx, PAIR_APPROVE, "approved", (channel, sender), json_output)
     if result.get("warning") and not ctx.obj.wants_json(json_output):
         _offer_own_sessions(ctx, str(result["warning"]))
 
 
-def _said_pair(verb: str, channel: str) -> Callable[[dict[str, Any]], None]:
-    return lambda result: output.write_text(f"{verb} {result['senderId']} on {channel}\n")
+def _answer_pair(
+    ctx: typer.Context, method: str, verb: str, pair: tuple[str, str], json_output: bool
+) -> Any:
+    """pair.approve or pair.reject for (channel, sender), said as `approved 42 on telegram`."""
+    channel, sender = pair
+
+    def said(result: dict[str, Any]) -> None:
+        output.write_text(f"{verb} {result['senderId']} on {channel}\n")
+
+    return show(ctx.obj, method, {"channel": channel, "senderId": sender}, json_output, said)
 
 
 def _offer_own_sessions(ctx: typer.Context, warning: str) -> None:
@@ -210,29 +217,23 @@ def _offer_own_sessions(ctx: typer.Context, warning: str) -> None:
 
 @pairing_app.command("reject")
 def pairing_reject(
-    ctx: typer.Context, channel: Channel, sender: Annotated[str, typer.Argument(help="Sender id.")],
-    json_output: JsonOpt = False,
-) -> None:  # fmt: skip
+    ctx: typer.Context, channel: Channel, sender: Sender, json_output: JsonOpt = False
+) -> None:
     """Refuse a sender's request."""
     from gsv_core.protocol.methods import PAIR_REJECT
 
-    params = {"channel": channel, "senderId": sender}
-    show(ctx.obj, PAIR_REJECT, params, json_output, _said_pair("rejected", channel))
+    _answer_pair(ctx, PAIR_REJECT, "rejected", (channel, sender), json_output)
 
 
 @app.command("invite")
 def invite(ctx: typer.Context, channel: Channel) -> None:
     """A one-time join code for an external adapter of CHANNEL (`mode: channel`)."""
-    from gsv_cli import credentials
-
     credentials.invite(ctx.obj, "channel", channel)
 
 
 @app.command("credentials")
 def list_credentials(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     """The credentials of external channel adapters."""
-    from gsv_cli import credentials
-
     found = credentials.credentials(ctx.obj, "channel")
     if ctx.obj.wants_json(json_output):
         output.print_listing("credentials", found)
@@ -240,12 +241,8 @@ def list_credentials(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     credentials.print_credentials(found, "channel")
 
 
-@app.command("revoke")
-def revoke(
-    ctx: typer.Context,
-    ident: Annotated[str, typer.Argument(metavar="ID", help="Channel or credential id.")],
-) -> None:
-    """End an external adapter's credential and disconnect it at once."""
-    from gsv_cli import credentials
-
-    credentials.revoke(ctx.obj, ident)
+credentials.add_revoke_command(
+    app,
+    "Channel or credential id.",
+    "End an external adapter's credential and disconnect it at once.",
+)

@@ -56,13 +56,11 @@ def invite(
     credentials.invite(ctx.obj, "node", node_id)
 
 
-@app.command("revoke")
-def revoke(
-    ctx: typer.Context,
-    ident: Annotated[str, typer.Argument(metavar="ID", help="Node id or credential id.")],
-) -> None:
-    """End a node's credential and disconnect it at once (it must join again)."""
-    credentials.revoke(ctx.obj, ident)
+credentials.add_revoke_command(
+    app,
+    "Node id or credential id.",
+    "End a node's credential and disconnect it at once (it must join again).",
+)
 
 
 @app.command("forget")
