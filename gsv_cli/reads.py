@@ -33,12 +33,6 @@ def show(
     return result
 
 
-def say(text: str) -> Callable[[Any], None]:
-    """A renderer printing one line built from the result (`text` is a format string
-    over its fields, e.g. "removed {id}")."""
-    return lambda result: output.write_text(text.format(**result) + "\n")
-
-
 def show_listing(
     state: CliState,
     method: str,
