@@ -107,8 +107,11 @@ async def _one_shot(state: CliState, key: str, text: str, as_json: bool) -> int:
         result = await client.call(CHAT_SEND, {"sessionKey": key, "message": text, "runId": run_id})
         if as_json:
             output.print_json_line(result)
-        if result.get("status") != "started":
+        if result.get("status") != "started" and not result.get("queued"):
             return _print_immediate(result, as_json)
+        if result.get("status") == "paused" and not as_json:
+            # queued while an approval waits: say so, then follow the message's own run
+            output.print_hint(str(result.get("response", "")))
         try:
             return await printer.follow(events, run_id, client)
         except BaseException:
