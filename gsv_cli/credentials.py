@@ -6,6 +6,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import typer
+
 from gsv_cli import output
 from gsv_cli.state import CliState
 
@@ -51,6 +53,17 @@ def revoke(state: CliState, ident: str) -> None:
         )
     if result["disconnected"]:
         output.write_text(f"disconnected {result['disconnected']} connection(s)\n")
+
+
+def add_revoke_command(app: typer.Typer, ident_help: str, summary: str) -> None:
+    """`revoke ID`, alike for nodes and channel adapters."""
+
+    # a default, not Annotated: annotations are strings here, read later in module scope
+    @app.command("revoke", help=summary)
+    def revoke_(
+        ctx: typer.Context, ident: str = typer.Argument(metavar="ID", help=ident_help)
+    ) -> None:
+        revoke(ctx.obj, ident)
 
 
 def credentials(state: CliState, role: str) -> list[dict[str, Any]]:

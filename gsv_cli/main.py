@@ -1,50 +1,71 @@
 """The `gsv` typer app: global options and the command groups.
 
-Command modules are imported here, so they must stay light: heavy imports live inside
-command bodies (tests/test_import_hygiene.py holds this).
+A run builds only what it needs: `gsv sessions list` imports and builds the sessions
+group alone (typer turns every registered command into a click command on each run, so
+registering all of them made every group's `--help` pay for all groups). `gsv --help`,
+shell completion and anything not recognised get the whole app, as do tests that import
+`app`. Command modules stay light all the same: heavy imports live inside command
+bodies (tests/test_import_hygiene.py holds this).
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+import functools
+import importlib
+import os
+import sys
+from typing import Annotated, NamedTuple
 
 import typer
 
-from gsv_cli.commands import (
-    approvals,
-    channels,
-    chat,
-    completions,
-    config,
-    cron,
-    doctor,
-    gateway,
-    heartbeat,
-    init,
-    local_config,
-    models,
-    node,
-    nodes,
-    onboard,
-    security,
-    sessions,
-    skills,
-    status,
-    tools,
-    transfer,
-    up,
-    usage,
-    workspace,
-)
 from gsv_cli.state import CliState
 
-app = typer.Typer(
-    name="gsv",
-    help="gsv: a personal AI agent that lives on your own machines.",
-    no_args_is_help=True,
-    context_settings={"help_option_names": ["-h", "--help"]},
-    pretty_exceptions_enable=False,
+
+class Entry(NamedTuple):
+    """A command or group: its name, and where it lives (a module of gsv_cli.commands and
+    the attribute there: a Typer app for a group, a function for a command)."""
+
+    name: str
+    module: str
+    attribute: str = "app"
+    hidden: bool = False
+
+
+# in `gsv --help` order; a hidden alias accepts the other spelling
+ENTRIES = (
+    Entry("chat", "chat", "chat"),
+    Entry("up", "up", "up"),
+    Entry("down", "up", "down"),
+    Entry("status", "status", "status"),
+    Entry("doctor", "doctor", "doctor"),
+    Entry("onboard", "onboard", "onboard"),
+    Entry("usage", "usage", "usage"),
+    Entry("gateway", "gateway"),
+    Entry("node", "node"),
+    Entry("nodes", "nodes"),
+    Entry("tools", "tools"),
+    Entry("sessions", "sessions"),
+    Entry("session", "sessions", hidden=True),
+    Entry("workspace", "workspace"),
+    Entry("skills", "skills"),
+    Entry("cron", "cron"),
+    Entry("heartbeat", "heartbeat"),
+    Entry("channels", "channels"),
+    Entry("channel", "channels", hidden=True),
+    Entry("pairing", "channels", "pairing_app"),
+    Entry("pair", "channels", "pairing_app", hidden=True),
+    Entry("approvals", "approvals"),
+    Entry("security", "security"),
+    Entry("models", "models"),
+    Entry("transfer", "transfer", "transfer"),
+    Entry("logs", "nodes", "logs"),
+    Entry("config", "config"),
+    Entry("local-config", "local_config"),
+    Entry("completions", "completions"),
+    Entry("init", "init", "init"),
 )
+# global options that take a value: the word after them is not a command
+VALUE_OPTIONS = ("--url", "-u", "--token", "-t")
 
 
 def _print_version(value: bool) -> None:
@@ -55,7 +76,6 @@ def _print_version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def main_options(
     ctx: typer.Context,
     url: Annotated[
@@ -83,42 +103,57 @@ def main_options(
     ctx.obj = CliState(url_flag=url, token_flag=token, json=json_output)
 
 
-app.command("chat")(chat.chat)
-app.command("up")(up.up)
-app.command("down")(up.down)
-app.command("status")(status.status)
-app.command("doctor")(doctor.doctor)
-app.command("onboard")(onboard.onboard)
-app.command("usage")(usage.usage)
-app.add_typer(gateway.app, name="gateway")
-app.add_typer(node.app, name="node")
-app.add_typer(nodes.app, name="nodes")
-app.add_typer(tools.app, name="tools")
-app.add_typer(sessions.app, name="sessions")
-app.add_typer(sessions.app, name="session", hidden=True)
-app.add_typer(workspace.app, name="workspace")
-app.add_typer(skills.app, name="skills")
-app.add_typer(cron.app, name="cron")
-app.add_typer(heartbeat.app, name="heartbeat")
-app.add_typer(channels.app, name="channels")
-app.add_typer(channels.app, name="channel", hidden=True)
-app.add_typer(channels.pairing_app, name="pairing")
-app.add_typer(channels.pairing_app, name="pair", hidden=True)
-app.add_typer(approvals.app, name="approvals")
-app.add_typer(security.app, name="security")
-app.add_typer(models.app, name="models")
-app.command("transfer")(transfer.transfer)
-app.command("logs")(nodes.logs)
-app.add_typer(config.app, name="config")
-app.add_typer(local_config.app, name="local-config")
-app.add_typer(completions.app, name="completions")
-app.command("init")(init.init)
+@functools.cache
+def build_app(only: str | None = None) -> typer.Typer:
+    """The gsv app with every command, or with only the one named `only`."""
+    app = typer.Typer(
+        name="gsv",
+        help="gsv: a personal AI agent that lives on your own machines.",
+        no_args_is_help=True,
+        context_settings={"help_option_names": ["-h", "--help"]},
+        pretty_exceptions_enable=False,
+    )
+    app.callback()(main_options)
+    for entry in ENTRIES:
+        if only is None or entry.name == only:
+            _register(app, entry)
+    return app
+
+
+def _register(app: typer.Typer, entry: Entry) -> None:
+    target = getattr(importlib.import_module(f"gsv_cli.commands.{entry.module}"), entry.attribute)
+    if isinstance(target, typer.Typer):
+        app.add_typer(target, name=entry.name, hidden=entry.hidden)
+    else:
+        app.command(entry.name, hidden=entry.hidden)(target)
+
+
+def invoked(args: list[str]) -> str | None:
+    """The command the arguments run, when this run needs no other: None (everything)
+    for shell completion, `gsv --help` and a name that is not known."""
+    from gsv_cli.commands.completions import COMPLETE_VAR
+
+    if os.environ.get(COMPLETE_VAR):
+        return None
+    words = iter(args)
+    for word in words:
+        if word in VALUE_OPTIONS:
+            next(words, None)
+        elif not word.startswith("-"):
+            return word if any(entry.name == word for entry in ENTRIES) else None
+    return None
+
+
+def __getattr__(name: str) -> typer.Typer:
+    if name == "app":  # the whole CLI, for tests and tools that import it
+        return build_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> None:
     # a fixed prog name keeps `python -m gsv_cli` and the completion variable (_GSV_COMPLETE)
     # identical to the installed `gsv` script
-    app(prog_name="gsv")
+    build_app(invoked(sys.argv[1:]))(prog_name="gsv")
 
 
 if __name__ == "__main__":

@@ -1,22 +1,112 @@
-"""What the `gsv gateway` and `gsv node` groups share: stopping a background process,
+"""What the `gsv gateway` and `gsv node` groups share: their `run` command line, starting
+one in the background and waiting until it is ready, running until a signal, stopping it,
 showing and following its log, installing and removing its user service, and printing
-what happened. The process-specific parts (how to start, how to tell it is healthy) stay
-in their command modules."""
+what happened. The process-specific parts (its options, how to tell it is ready) stay in
+their command modules."""
 
 from __future__ import annotations
 
 import contextlib
+import sys
+import time
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn, TypeVar
 
 import typer
 
 from gsv_cli import output
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    import asyncio
+    from collections.abc import AsyncIterator, Callable, Sequence
 
     from gsv_core.service.units import ServiceResult
+
+T = TypeVar("T")
+POLL = 0.1  # seconds between two looks at a starting process
+
+
+def add_commands(app: typer.Typer, name: str) -> None:
+    """`stop`, `logs` and `uninstall`, alike for every process gsv runs in the background
+    or as a user service."""
+
+    @app.command("stop", help=f"Stop the background {name} (SIGTERM, then SIGKILL).")
+    def stop(
+        timeout: Annotated[
+            float, typer.Option("--timeout", min=0, help="Seconds to wait before SIGKILL.")
+        ] = 10.0,
+    ) -> None:
+        stop_process(name, timeout)
+
+    @app.command("logs", help=f"Show the end of the {name} log (and follow it with --follow).")
+    def logs(
+        lines: Annotated[int, typer.Option("--lines", "-n", min=0, help="Lines to show.")] = 100,
+        follow: Annotated[
+            bool, typer.Option("--follow", "-f", help="Keep printing new lines.")
+        ] = False,
+    ) -> None:
+        show_log(name, lines, follow, f"The {name} writes it once started (`gsv {name} start`).")
+
+    @app.command("uninstall", help=f"Stop and remove the {name}'s user service.")
+    def uninstall_() -> None:
+        uninstall(name)
+
+
+def run_argv(
+    name: str, options: Sequence[str], *, log_stderr: bool, url: str | None = None
+) -> list[str]:
+    """The `gsv [--url URL] NAME run OPTIONS` command line that start and install run."""
+    argv = [sys.executable, "-m", "gsv_cli", *(["--url", url] if url else []), name, "run"]
+    return [*argv, *options, *([] if log_stderr else ["--no-log-stderr"])]
+
+
+def start_background(name: str, argv: Sequence[str]) -> int:
+    """Start `argv` as the background process `name`; its pid (already running: exit 1)."""
+    from gsv_core.errors import Conflict
+    from gsv_core.service import background
+
+    try:
+        return background.start(name, list(argv))
+    except Conflict as exc:
+        output.fail(exc.message, f"Stop it with `gsv {name} stop`, or see `gsv {name} status`.")
+
+
+def wait_until_ready(
+    name: str, pid: int, ready: Callable[[], T | None], seconds: float, exited: str
+) -> T | None:
+    """What `ready()` gives once it gives something, or None after `seconds`; a process
+    that dies meanwhile ends the command with `exited` and its last output."""
+    from gsv_core.service import background
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not background.is_running(pid):
+            background.stop(name)  # clears the pid file
+            fail_with_output(exited, background.output_file(name))
+        found = ready()
+        if found is not None:
+            return found
+        time.sleep(POLL)
+    return None
+
+
+@contextlib.asynccontextmanager
+async def stop_signal() -> AsyncIterator[asyncio.Event]:
+    """An event set by SIGINT (Ctrl-C) or SIGTERM (how a service manager stops us) while
+    the block runs."""
+    import asyncio
+    import signal
+
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    signals = (signal.SIGINT, signal.SIGTERM)
+    for sig in signals:
+        loop.add_signal_handler(sig, stopping.set)
+    try:
+        yield stopping
+    finally:
+        for sig in signals:
+            loop.remove_signal_handler(sig)
 
 
 def log_file(name: str) -> Path:

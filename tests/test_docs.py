@@ -90,7 +90,7 @@ def test_every_close_code_is_documented() -> None:
 
 
 DOCS = sorted((ROOT / "docs").glob("*.md"))
-SOURCE_DIRS = ("gsv_core", "gsv_cli", "tests", "bench", "scripts")
+SOURCE_DIRS = ("gsv_core", "gsv_cli", "tests", "bench", "scripts", "examples")
 PY_NAME = re.compile(r"`([\w./-]+\.py)`")
 
 

@@ -102,3 +102,12 @@ async def credential(gateway: Any, role: str, subject: str) -> str:
     redeemed = await auth.store.redeem(code, role, subject, gateway.gateway.now_ms())
     assert redeemed is not None
     return str(redeemed.token)
+
+
+async def connect_minimal(url: str, client: dict[str, Any], **params: Any) -> ClientConnection:
+    """A socket connected with the original's smallest frame: `minProtocol` and `client`
+    (`{id, mode}`, no version or platform) plus what `params` adds (auth, tools, ...)."""
+    ws = await open_raw(url)
+    reply = await request(ws, "connect", {"minProtocol": 1, "client": client, **params})
+    assert reply["ok"], reply
+    return ws

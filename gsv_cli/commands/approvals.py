@@ -9,6 +9,8 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import output
+from gsv_cli.options import JsonOpt
+from gsv_cli.reads import show_listing
 from gsv_cli.state import CliState
 
 app = typer.Typer(
@@ -26,18 +28,14 @@ def _call(ctx: typer.Context, method: str, params: dict[str, Any] | None = None)
 
 
 @app.command("list")
-def list_approvals(
-    ctx: typer.Context,
-    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-) -> None:
+def list_approvals(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     """Pending approvals: the exact call, why it waits, when it expires."""
     from gsv_core.protocol.methods import TOOL_APPROVALS
 
-    state: CliState = ctx.obj
-    pending = _call(ctx, TOOL_APPROVALS)["approvals"]
-    if state.wants_json(json_output):
-        output.print_listing("approvals", pending)
-        return
+    show_listing(ctx.obj, TOOL_APPROVALS, None, "approvals", json_output, _print_pending)
+
+
+def _print_pending(pending: list[dict[str, Any]]) -> None:
     rows = [
         [a["approvalId"], a["tool"], a["summary"], a["reason"], a["sessionKey"],
          output.when(a["expiresAt"])]
@@ -48,12 +46,11 @@ def list_approvals(
 
 
 def _answer(ctx: typer.Context, approval_id: str, decision: str, remember: str | None) -> None:
-    from gsv_cli.ids import resolve_prefix
+    from gsv_cli.ids import expand_prefix
     from gsv_core.protocol.methods import TOOL_APPROVALS, TOOL_APPROVE
 
     pending = [a["approvalId"] for a in _call(ctx, TOOL_APPROVALS)["approvals"]]
-    if any(p.startswith(approval_id) for p in pending):  # an unknown id: the gateway says
-        approval_id = resolve_prefix(approval_id, pending, "pending approval")
+    approval_id = expand_prefix(approval_id, pending, "pending approval")
     params: dict[str, Any] = {"approvalId": approval_id, "decision": decision}
     if remember:
         params["remember"] = remember
@@ -111,10 +108,7 @@ def _store(ctx: typer.Context, rules: list[str]) -> None:
 
 
 @app.command("rules")
-def rules(
-    ctx: typer.Context,
-    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-) -> None:
+def rules(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     """The programs you always allow, as added from a prompt or with `allow`."""
     from gsv_core.protocol.methods import CONFIG_GET
 

@@ -3,18 +3,21 @@ messenger accounts and the senders waiting to be let in."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
 
-from gsv_cli import output
+from gsv_cli import credentials, output
+from gsv_cli.options import JsonOpt
+from gsv_cli.reads import show
 
 app = typer.Typer(help="Messenger channels: start, stop, status, login.", no_args_is_help=True)
 pairing_app = typer.Typer(help="Senders waiting for your approval.", no_args_is_help=True)
 
 Channel = Annotated[str, typer.Argument(help="Channel name, e.g. telegram.")]
 Account = Annotated[str, typer.Argument(help="Account id.")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+Sender = Annotated[str, typer.Argument(help="Sender id.")]
 
 
 def _call(ctx: typer.Context, method: str, params: dict[str, Any] | None = None) -> Any:
@@ -41,8 +44,8 @@ def list_channels(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     output.print_table(["channel", "account", "state", "mode", "last message"], rows, empty=empty)
 
 
-def _account_call(ctx: typer.Context, method: str, channel: str, account: str, **extra: Any) -> Any:
-    return _call(ctx, method, {"channel": channel, "accountId": account, **extra})
+def _account(channel: str, account: str, **extra: Any) -> dict[str, Any]:
+    return {"channel": channel, "accountId": account, **extra}
 
 
 @app.command("start")
@@ -52,8 +55,7 @@ def start(
     """Start a channel account (it starts again by itself after a gateway restart)."""
     from gsv_core.protocol.methods import CHANNEL_START
 
-    result = _account_call(ctx, CHANNEL_START, channel, account)
-    _done(ctx, json_output, result, f"started {channel} ({account})")
+    show(ctx.obj, CHANNEL_START, _account(channel, account), json_output, said("started"))
 
 
 @app.command("stop")
@@ -63,8 +65,7 @@ def stop(
     """Stop a channel account."""
     from gsv_core.protocol.methods import CHANNEL_STOP
 
-    result = _account_call(ctx, CHANNEL_STOP, channel, account)
-    _done(ctx, json_output, result, f"stopped {channel} ({account})")
+    show(ctx.obj, CHANNEL_STOP, _account(channel, account), json_output, said("stopped"))
 
 
 @app.command("status")
@@ -113,13 +114,14 @@ def login(
     """Log a channel account in (shows a QR code image when the channel uses one)."""
     from gsv_core.protocol.methods import CHANNEL_LOGIN
 
-    result = _account_call(ctx, CHANNEL_LOGIN, channel, account, force=force)
-    if ctx.obj.wants_json(json_output):
-        output.print_json(result)
-        return
+    params = _account(channel, account, force=force)
+    show(ctx.obj, CHANNEL_LOGIN, params, json_output, _print_login)
+
+
+def _print_login(result: dict[str, Any]) -> None:
     output.write_text(str(result.get("message", "")).rstrip() + "\n")
     if result.get("qrDataUrl"):
-        _show_qr(str(result["qrDataUrl"]), channel, account)
+        _show_qr(str(result["qrDataUrl"]), result["channel"], result["accountId"])
 
 
 def _show_qr(data_url: str, channel: str, account: str) -> None:
@@ -159,15 +161,13 @@ def logout(
     """Log a channel account out and forget it."""
     from gsv_core.protocol.methods import CHANNEL_LOGOUT
 
-    result = _account_call(ctx, CHANNEL_LOGOUT, channel, account)
-    _done(ctx, json_output, result, f"logged out of {channel} ({account})")
+    params = _account(channel, account)
+    show(ctx.obj, CHANNEL_LOGOUT, params, json_output, said("logged out of"))
 
 
-def _done(ctx: typer.Context, json_output: bool, result: Any, said: str) -> None:
-    if ctx.obj.wants_json(json_output):
-        output.print_json(result)
-    else:
-        output.write_text(said + "\n")
+def said(verb: str) -> Callable[[dict[str, Any]], None]:
+    """A renderer of one line: what was done to which account (`started telegram (bot)`)."""
+    return lambda result: output.write_text(f"{verb} {result['channel']} ({result['accountId']})\n")
 
 
 @pairing_app.command("list")
@@ -190,16 +190,26 @@ def pairing_list(ctx: typer.Context, json_output: JsonOpt = False) -> None:
 
 @pairing_app.command("approve")
 def pairing_approve(
-    ctx: typer.Context, channel: Channel, sender: Annotated[str, typer.Argument(help="Sender id.")],
-    json_output: JsonOpt = False,
-) -> None:  # fmt: skip
+    ctx: typer.Context, channel: Channel, sender: Sender, json_output: JsonOpt = False
+) -> None:
     """Let a sender talk to the agent (they get a welcome message)."""
     from gsv_core.protocol.methods import PAIR_APPROVE
 
-    result = _call(ctx, PAIR_APPROVE, {"channel": channel, "senderId": sender})
-    _done(ctx, json_output, result, f"approved {result['senderId']} on {channel}")
+    result = _answer_pair(ctx, PAIR_APPROVE, "approved", (channel, sender), json_output)
     if result.get("warning") and not ctx.obj.wants_json(json_output):
         _offer_own_sessions(ctx, str(result["warning"]))
+
+
+def _answer_pair(
+    ctx: typer.Context, method: str, verb: str, pair: tuple[str, str], json_output: bool
+) -> Any:
+    """pair.approve or pair.reject for (channel, sender), said as `approved 42 on telegram`."""
+    channel, sender = pair
+
+    def said(result: dict[str, Any]) -> None:
+        output.write_text(f"{verb} {result['senderId']} on {channel}\n")
+
+    return show(ctx.obj, method, {"channel": channel, "senderId": sender}, json_output, said)
 
 
 def _offer_own_sessions(ctx: typer.Context, warning: str) -> None:
@@ -216,29 +226,23 @@ def _offer_own_sessions(ctx: typer.Context, warning: str) -> None:
 
 @pairing_app.command("reject")
 def pairing_reject(
-    ctx: typer.Context, channel: Channel, sender: Annotated[str, typer.Argument(help="Sender id.")],
-    json_output: JsonOpt = False,
-) -> None:  # fmt: skip
+    ctx: typer.Context, channel: Channel, sender: Sender, json_output: JsonOpt = False
+) -> None:
     """Refuse a sender's request."""
     from gsv_core.protocol.methods import PAIR_REJECT
 
-    result = _call(ctx, PAIR_REJECT, {"channel": channel, "senderId": sender})
-    _done(ctx, json_output, result, f"rejected {result['senderId']} on {channel}")
+    _answer_pair(ctx, PAIR_REJECT, "rejected", (channel, sender), json_output)
 
 
 @app.command("invite")
 def invite(ctx: typer.Context, channel: Channel) -> None:
     """A one-time join code for an external adapter of CHANNEL (`mode: channel`)."""
-    from gsv_cli import credentials
-
     credentials.invite(ctx.obj, "channel", channel)
 
 
 @app.command("credentials")
 def list_credentials(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     """The credentials of external channel adapters."""
-    from gsv_cli import credentials
-
     found = credentials.credentials(ctx.obj, "channel")
     if ctx.obj.wants_json(json_output):
         output.print_listing("credentials", found)
@@ -246,12 +250,8 @@ def list_credentials(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     credentials.print_credentials(found, "channel")
 
 
-@app.command("revoke")
-def revoke(
-    ctx: typer.Context,
-    ident: Annotated[str, typer.Argument(metavar="ID", help="Channel or credential id.")],
-) -> None:
-    """End an external adapter's credential and disconnect it at once."""
-    from gsv_cli import credentials
-
-    credentials.revoke(ctx.obj, ident)
+credentials.add_revoke_command(
+    app,
+    "Channel or credential id.",
+    "End an external adapter's credential and disconnect it at once.",
+)

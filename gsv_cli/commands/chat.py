@@ -4,12 +4,13 @@
     gsv chat "message" [-s SESSION] [--json]    one message, the reply streamed to stdout
     echo "message" | gsv chat -                  the message from stdin
 
-The reply's text streams to stdout as it arrives; tool activity goes to stderr, one line
-per call. A call that needs your approval is asked on the terminal (allow once, always
-allow its program, deny); without a terminal the prompt says how to answer with
-`gsv approvals`. Exit 0 when the run ends with a final answer, 1 on an error (also from a
-command such as `/think bad`), 130 on Ctrl-C (which stops the run first). `--json`
-prints the chat.send result and then every event of the run as JSON lines.
+The reply streams to stdout as it arrives, rendered as Markdown on a terminal and left as
+the model's raw text when piped; tool activity goes to stderr, one line per call. A call
+that needs your approval is asked on the terminal (allow once, always allow its program,
+deny); without a terminal the prompt says how to answer with `gsv approvals`. Exit 0 when
+the run ends with a final answer, 1 on an error (also from a command such as
+`/think bad`), 130 on Ctrl-C (which stops the run first). `--json` prints the chat.send
+result and then every event of the run as JSON lines.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def chat(
     ] = None,
     session: Annotated[
         str | None,
-        typer.Option("--session", "-s", help="Session key (default: your main session)."),
+        typer.Option("--session", "-s", help="Session key, whole: a new key starts a new session."),
     ] = None,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print every event as a JSON line.")
@@ -106,8 +107,11 @@ async def _one_shot(state: CliState, key: str, text: str, as_json: bool) -> int:
         result = await client.call(CHAT_SEND, {"sessionKey": key, "message": text, "runId": run_id})
         if as_json:
             output.print_json_line(result)
-        if result.get("status") != "started":
+        if result.get("status") != "started" and not result.get("queued"):
             return _print_immediate(result, as_json)
+        if result.get("status") == "paused" and not as_json:
+            # queued while an approval waits: say so, then follow the message's own run
+            output.print_hint(str(result.get("response", "")))
         try:
             return await printer.follow(events, run_id, client)
         except BaseException:
@@ -138,25 +142,32 @@ async def _stop_run(client: GatewayClient, key: str) -> None:
 
 
 class _Printer:
-    """Renders one run's events: text to stdout, tool lines to stderr."""
+    """Renders one run's events: the reply to stdout (gsv_cli/reply.py), tool lines to
+    stderr."""
 
     def __init__(self, as_json: bool) -> None:
+        from gsv_cli.reply import reply_writer
+
         self.as_json = as_json
-        self.at_line_start = True
+        self.reply = reply_writer()
 
     async def follow(self, events: Any, run_id: str, client: GatewayClient) -> int:
         from gsv_core.errors import ConnectionClosed
         from gsv_core.protocol.events import TOOL_APPROVAL
 
-        async for frame in events:
-            payload = frame.payload if isinstance(frame.payload, dict) else {}
-            if payload.get("runId") != run_id:
-                continue
-            if frame.event == TOOL_APPROVAL and payload.get("state") == "pending":
-                await _approve(client, payload, interactive=not self.as_json and _interactive())
-            done = self.show(frame)
-            if done is not None:
-                return done
+        try:
+            async for frame in events:
+                payload = frame.payload if isinstance(frame.payload, dict) else {}
+                if payload.get("runId") != run_id:
+                    continue
+                if frame.event == TOOL_APPROVAL and payload.get("state") == "pending":
+                    self.reply.end()
+                    await _approve(client, payload, not self.as_json and _interactive())
+                done = self.show(frame)
+                if done is not None:
+                    return done
+        finally:  # also on Ctrl-C: a live Markdown display hides the cursor until it ends
+            self.reply.end()
         raise ConnectionClosed("the connection to the gateway closed before the reply ended")
 
     def show(self, frame: EventFrame) -> int | None:
@@ -165,44 +176,36 @@ class _Printer:
         payload: dict[str, Any] = frame.payload
         if self.as_json:
             output.print_json_line({"event": frame.event, **payload})
+            return _outcome(payload.get("state"))
         if frame.event == events.CHAT_TOOL:
             self._tool(payload.get("tool") or {})
             return None
         state = payload.get("state")
         if state == events.CHAT_DELTA:
-            self._text(str(payload.get("text", "")))
-        elif state == events.CHAT_PARTIAL:
-            self._end_line()
-        elif state == events.CHAT_FINAL:
-            self._end_line()
-            return 0
-        elif state == events.CHAT_ERROR:
-            self._end_line()
-            if not self.as_json:
-                output.print_error(str(payload.get("error", "the run failed")))
-            return 1
-        return None
-
-    def _text(self, text: str) -> None:
-        if self.as_json or not text:
-            return
-        output.write_text(text)
-        self.at_line_start = text.endswith("\n")
-
-    def _end_line(self) -> None:
-        if not self.as_json and not self.at_line_start:
-            output.write_text("\n")
-            self.at_line_start = True
+            self.reply.add(str(payload.get("text", "")))
+        elif state in (events.CHAT_PARTIAL, events.CHAT_FINAL, events.CHAT_ERROR):
+            self.reply.end()
+        if state == events.CHAT_ERROR:
+            output.print_error(str(payload.get("error", "the run failed")))
+        return _outcome(state)
 
     def _tool(self, tool: dict[str, Any]) -> None:
-        if self.as_json or tool.get("phase") != "end":
+        if tool.get("phase") != "end":
             return
+        self.reply.end()
         name = str(tool.get("name", "?"))
         took = f"{tool.get('durationMs', 0)} ms"
         if tool.get("isError"):
             output.print_hint(f"[tool] {name} failed ({took}): {tool.get('summary', '')}")
         else:
             output.print_hint(f"[tool] {name} ({took})")
+
+
+def _outcome(state: object) -> int | None:
+    """The exit code a chat event's state ends the run with (None: not ended)."""
+    from gsv_core.protocol import events
+
+    return {events.CHAT_FINAL: 0, events.CHAT_ERROR: 1}.get(str(state))
 
 
 async def _approve(client: GatewayClient, approval: dict[str, Any], interactive: bool) -> None:

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import output
+from gsv_cli.options import JsonOpt
 from gsv_cli.state import CliState
 
 
@@ -30,7 +31,7 @@ class Check:
 def doctor(
     ctx: typer.Context,
     fix: Annotated[bool, typer.Option("--fix", help="Repair what can be repaired.")] = False,
-    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    json_output: JsonOpt = False,
 ) -> None:
     """Find what is broken and say how to fix it (--fix repairs what it can)."""
     state: CliState = ctx.obj

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import enum
 import logging
-import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -22,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from gsv_cli import output, services
+from gsv_cli.options import JsonOpt
 from gsv_cli.state import CliState
 from gsv_core.defaults import DEFAULT_GATEWAY_HOST, DEFAULT_GATEWAY_PORT
 
@@ -117,12 +116,18 @@ def _address(state: CliState, host: str | None, port: int | None) -> tuple[str, 
 
 
 def _listen_options(
-    host: str, port: int, tls_cert: Path | None, tls_key: Path | None, insecure_no_tls: bool
+    state: CliState,
+    host: str | None,
+    port: int | None,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    insecure_no_tls: bool,
 ) -> Listen:
+    """Where and how to listen, from the options `run`, `start` and `install` share."""
     if (tls_cert is None) != (tls_key is None):
         output.fail("--tls-cert and --tls-key go together", "Give both PEM files, or neither.")
     cert, key = (p.expanduser().resolve() if p else None for p in (tls_cert, tls_key))
-    return Listen(host, port, cert, key, insecure_no_tls)
+    return Listen(*_address(state, host, port), cert, key, insecure_no_tls)
 
 
 @app.command("run")
@@ -143,8 +148,7 @@ def run(
     from gsv_cli.runner import run as run_async
     from gsv_core.paths import resolve_paths
 
-    host, port = _address(ctx.obj, host, port)
-    listen = _listen_options(host, port, tls_cert, tls_key, insecure_no_tls)
+    listen = _listen_options(ctx.obj, host, port, tls_cert, tls_key, insecure_no_tls)
     configure_logging(resolve_paths().log_file(NAME), level=log_level.value, stderr=log_stderr)
     run_async(lambda: _serve_until_signalled(listen), fast=True)
 
@@ -159,15 +163,10 @@ def start(
     insecure_no_tls: InsecureNoTls = False,
 ) -> None:
     """Start the gateway in the background and wait until it answers /health."""
-    from gsv_core.errors import Conflict
     from gsv_core.service import background
 
-    host, port = _address(ctx.obj, host, port)
-    listen = _listen_options(host, port, tls_cert, tls_key, insecure_no_tls)
-    try:
-        pid = background.start(NAME, _run_argv(listen, log_stderr=False))
-    except Conflict as exc:
-        output.fail(exc.message, "Stop it with `gsv gateway stop`, or see `gsv gateway status`.")
+    listen = _listen_options(ctx.obj, host, port, tls_cert, tls_key, insecure_no_tls)
+    pid = services.start_background(NAME, _run_argv(listen, log_stderr=False))
     url = _wait_until_healthy(pid)
     log_path = services.log_file(NAME)
     background.write_state(NAME, {"pid": pid, "url": url, "log": str(log_path)})
@@ -177,23 +176,13 @@ def start(
     )
 
 
-@app.command("stop")
-def stop(
-    timeout: Annotated[
-        float, typer.Option("--timeout", min=0, help="Seconds to wait before SIGKILL.")
-    ] = 10.0,
-) -> None:
-    """Stop the background gateway (SIGTERM, then SIGKILL after --timeout)."""
-    services.stop_process(NAME, timeout)
-
-
 @app.command("status")
 def status(
     ctx: typer.Context,
     url: Annotated[
         str | None, typer.Option("--url", "-u", help="Gateway URL to check (default: as started).")
     ] = None,
-    json_output: Annotated[bool, typer.Option("--json", help="Print the status as JSON.")] = False,
+    json_output: JsonOpt = False,
 ) -> None:
     """Show the background gateway's pid and whether the gateway answers /health.
 
@@ -217,18 +206,6 @@ def status(
     raise typer.Exit(0 if report["healthy"] else 1)
 
 
-@app.command("logs")
-def logs(
-    lines: Annotated[int, typer.Option("--lines", "-n", min=0, help="Lines to show.")] = 100,
-    follow: Annotated[
-        bool, typer.Option("--follow", "-f", help="Keep printing new lines.")
-    ] = False,
-) -> None:
-    """Show the end of the gateway log (and follow it with --follow)."""
-    hint = "The gateway writes it once started (`gsv gateway start`)."
-    services.show_log(NAME, lines, follow, hint)
-
-
 @app.command("install")
 def install(
     ctx: typer.Context,
@@ -239,8 +216,7 @@ def install(
     insecure_no_tls: InsecureNoTls = False,
 ) -> None:
     """Install the gateway as a user service (systemd on Linux, launchd on macOS), start it."""
-    host, port = _address(ctx.obj, host, port)
-    listen = _listen_options(host, port, tls_cert, tls_key, insecure_no_tls)
+    listen = _listen_options(ctx.obj, host, port, tls_cert, tls_key, insecure_no_tls)
     result = services.install(
         NAME, "gsv gateway", lambda stderr: _run_argv(listen, log_stderr=stderr)
     )
@@ -248,10 +224,7 @@ def install(
         output.write_text("see `gsv gateway status`\n")
 
 
-@app.command("uninstall")
-def uninstall() -> None:
-    """Stop and remove the gateway's user service."""
-    services.uninstall(NAME)
+services.add_commands(app, NAME)  # stop, logs, uninstall
 
 
 # -- run: the foreground server ----------------------------------------------------------
@@ -259,8 +232,6 @@ def uninstall() -> None:
 
 async def _serve_until_signalled(listen: Listen) -> None:
     """Serve until SIGINT or SIGTERM, then close cleanly."""
-    import asyncio
-    import signal
     from contextlib import AsyncExitStack
 
     from gsv_cli.logsetup import FILE_ONLY
@@ -275,13 +246,8 @@ async def _serve_until_signalled(listen: Listen) -> None:
         insecure_no_tls=listen.insecure_no_tls,
     )
     host, port = listen.host, listen.port
-    stopping = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    signals = (signal.SIGINT, signal.SIGTERM)
-    for sig in signals:
-        loop.add_signal_handler(sig, stopping.set)
     try:
-        async with AsyncExitStack() as stack:
+        async with services.stop_signal() as stopping, AsyncExitStack() as stack:
             running = await _listen(stack, serve(config, host, port), host, port)
             output.write_text(f"{LISTENING}{running.url} (health: {running.http_url}/health)\n")
             if not is_loopback(host):
@@ -291,9 +257,6 @@ async def _serve_until_signalled(listen: Listen) -> None:
     except GsvError as exc:
         log.error("gateway failed: %s", exc.message, extra=FILE_ONLY)  # runner prints it
         raise
-    finally:
-        for sig in signals:
-            loop.remove_signal_handler(sig)
 
 
 async def _listen(
@@ -357,10 +320,7 @@ def _exposure(url: str, listen: Listen) -> str:
 
 def _run_argv(listen: Listen, *, log_stderr: bool) -> list[str]:
     """The command line of `gsv gateway run` with these options, for start and install."""
-    argv = [sys.executable, "-m", "gsv_cli", NAME, "run", *listen.argv()]
-    if not log_stderr:
-        argv.append("--no-log-stderr")
-    return argv
+    return services.run_argv(NAME, listen.argv(), log_stderr=log_stderr)
 
 
 # -- start: waiting for health -----------------------------------------------------------
@@ -371,19 +331,20 @@ def _wait_until_healthy(pid: int) -> str:
     from gsv_core.service import background
 
     console = background.output_file(NAME)
-    deadline = time.monotonic() + START_TIMEOUT
-    while time.monotonic() < deadline:
-        if not background.is_running(pid):
-            background.stop(NAME)  # clears the pid file
-            services.fail_with_output("the gateway exited before it was ready", console)
-        url = _announced_url(console)
-        if url is not None and probe_health(url) is not None:
-            return url
-        time.sleep(0.1)
-    background.stop(NAME)
-    services.fail_with_output(
-        f"the gateway did not answer /health within {START_TIMEOUT:g} s", console
-    )
+    exited = "the gateway exited before it was ready"
+    url = services.wait_until_ready(NAME, pid, lambda: _healthy(console), START_TIMEOUT, exited)
+    if url is None:
+        background.stop(NAME)
+        services.fail_with_output(
+            f"the gateway did not answer /health within {START_TIMEOUT:g} s", console
+        )
+    return url
+
+
+def _healthy(console: Path) -> str | None:
+    """The announced URL once /health answers there."""
+    url = _announced_url(console)
+    return url if url is not None and probe_health(url) is not None else None
 
 
 def _announced_url(console: Path) -> str | None:

@@ -13,6 +13,8 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import output
+from gsv_cli.options import JsonOpt, agent_params
+from gsv_cli.reads import show
 
 app = typer.Typer(
     help="Heartbeats: periodic check-ins where the agent reads HEARTBEAT.md.",
@@ -25,38 +27,27 @@ TRIGGER_TIMEOUT = 660.0
 AgentArg = Annotated[
     str | None, typer.Argument(metavar="[AGENT]", help="Agent id (default: every agent).")
 ]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
-
-
-def _params(agent: str | None) -> dict[str, Any]:
-    return {"agentId": agent} if agent else {}
 
 
 @app.command("status")
 def status(ctx: typer.Context, agent: AgentArg = None, json_output: JsonOpt = False) -> None:
     """Each agent's heartbeat: interval, next and last beat, last result."""
-    from gsv_cli.runner import call
     from gsv_core.protocol.methods import HEARTBEAT_STATUS
 
-    result = call(ctx.obj, HEARTBEAT_STATUS, _params(agent))
-    if ctx.obj.wants_json(json_output):
-        output.print_json(result)
-        return
-    print_agents(result["agents"])
+    show(ctx.obj, HEARTBEAT_STATUS, agent_params(agent), json_output, print_agents)
 
 
 @app.command("start")
 def start(ctx: typer.Context, agent: AgentArg = None, json_output: JsonOpt = False) -> None:
     """(Re)start the scheduler: the next beats are one interval from now."""
-    from gsv_cli.runner import call
     from gsv_core.protocol.methods import HEARTBEAT_START
 
-    result = call(ctx.obj, HEARTBEAT_START, _params(agent))
-    if ctx.obj.wants_json(json_output):
-        output.print_json(result)
-        return
+    show(ctx.obj, HEARTBEAT_START, agent_params(agent), json_output, _print_started)
+
+
+def _print_started(result: dict[str, Any]) -> None:
     output.write_text(f"{result['message']}\n")
-    print_agents(result["agents"])
+    print_agents(result)
 
 
 @app.command("trigger")
@@ -68,18 +59,20 @@ def trigger(
     json_output: JsonOpt = False,
 ) -> None:
     """Run a heartbeat now (without the schedule's checks) and show its outcome."""
-    from gsv_cli.runner import call
     from gsv_core.protocol.methods import HEARTBEAT_TRIGGER
 
-    result = call(ctx.obj, HEARTBEAT_TRIGGER, _params(agent), timeout=TRIGGER_TIMEOUT)
-    if ctx.obj.wants_json(json_output):
-        output.print_json(result)
-    elif result.get("ok"):
+    params = agent_params(agent)
+    timeout = TRIGGER_TIMEOUT
+    result = show(ctx.obj, HEARTBEAT_TRIGGER, params, json_output, _print_beat, timeout=timeout)
+    if not result.get("ok"):
+        raise typer.Exit(1)
+
+
+def _print_beat(result: dict[str, Any]) -> None:
+    if result.get("ok"):
         output.write_text(f"{result['message']}\n{trigger_details(result)}")
     else:
         output.print_error(str(result.get("message")))
-    if not result.get("ok"):
-        raise typer.Exit(1)
 
 
 def trigger_details(result: dict[str, Any]) -> str:
@@ -92,9 +85,10 @@ def trigger_details(result: dict[str, Any]) -> str:
     return f"{outcome}\nreply: {result.get('reply', '')}\n"
 
 
-def print_agents(agents: dict[str, dict[str, Any]]) -> None:
+def print_agents(result: dict[str, Any]) -> None:
+    """The `agents` of a heartbeat.status or heartbeat.start result, one row each."""
     columns = ["agent", "every", "next beat", "last beat", "last result", "last delivered"]
-    rows = [agent_row(agent_id, state) for agent_id, state in agents.items()]
+    rows = [agent_row(agent_id, state) for agent_id, state in result["agents"].items()]
     output.print_table(columns, rows, empty="no agents")
 
 

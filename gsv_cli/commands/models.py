@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import output
+from gsv_cli.options import JsonOpt
 from gsv_cli.state import CliState
 
 app = typer.Typer(help="The models your providers offer.", no_args_is_help=True)
@@ -20,7 +21,7 @@ def list_models(
         str | None,
         typer.Option("--provider", "-p", help="Provider name (default: model.provider)."),
     ] = None,
-    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    json_output: JsonOpt = False,
 ) -> None:
     """List a provider's models (its /models endpoint; a local Ollama's pulled models)."""
     from gsv_cli.runner import call

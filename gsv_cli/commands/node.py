@@ -18,14 +18,13 @@ store), so nothing needs typing.
 
 from __future__ import annotations
 
-import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from gsv_cli import output, services
+from gsv_cli.options import JsonOpt
 from gsv_cli.state import CliState
 
 if TYPE_CHECKING:
@@ -133,20 +132,14 @@ def run(
 
 
 async def _run_until_signalled(state: CliState, chosen: dict[str, Any], log_file: Path) -> None:
-    import asyncio
-    import signal
-
     from gsv_core.node.daemon import NodeDaemon
 
     settings = _node_settings(state, chosen, log_file)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    output.write_text(
-        f"gsv node {settings.node_id} serving {settings.workspace} to {settings.url}\n"
-    )
-    await NodeDaemon(settings).run(stop)
+    async with services.stop_signal() as stopping:
+        output.write_text(
+            f"gsv node {settings.node_id} serving {settings.workspace} to {settings.url}\n"
+        )
+        await NodeDaemon(settings).run(stopping)
 
 
 def _node_settings(
@@ -200,12 +193,11 @@ def _join(state: CliState, chosen: dict[str, Any], code: str) -> None:
 def _run_argv(state: CliState, chosen: dict[str, Any], *, log_stderr: bool) -> list[str]:
     """The `gsv node run` command line for start and install (the token is read from the
     secret store at run time, never put on a command line)."""
-    argv = [sys.executable, "-m", "gsv_cli", "--url", state.url(), NAME, "run"]
-    argv += ["--id", chosen["node_id"], "--workspace", str(chosen["workspace"])]
-    argv.append("--restrict-to-workspace" if chosen["restrict"] else "--no-restrict-to-workspace")
-    if not log_stderr:
-        argv.append("--no-log-stderr")
-    return argv
+    options = ["--id", chosen["node_id"], "--workspace", str(chosen["workspace"])]
+    options.append(
+        "--restrict-to-workspace" if chosen["restrict"] else "--no-restrict-to-workspace"
+    )
+    return services.run_argv(NAME, options, log_stderr=log_stderr, url=state.url())
 
 
 @app.command("install")
@@ -238,12 +230,6 @@ def install(
         output.print_hint("or run it as a background process now: gsv node start")
 
 
-@app.command("uninstall")
-def uninstall() -> None:
-    """Stop and remove the node's user service."""
-    services.uninstall(NAME)
-
-
 @app.command("start")
 def start(
     ctx: typer.Context,
@@ -252,15 +238,11 @@ def start(
     restrict: Restrict = None,
 ) -> None:
     """Start the node as a background process and wait until it has connected."""
-    from gsv_core.errors import Conflict
     from gsv_core.service import background
 
     state: CliState = ctx.obj
     chosen = _settings(node_id, workspace, restrict)
-    try:
-        pid = background.start(NAME, _run_argv(state, chosen, log_stderr=False))
-    except Conflict as exc:
-        output.fail(exc.message, "Stop it with `gsv node stop`, or see `gsv node status`.")
+    pid = services.start_background(NAME, _run_argv(state, chosen, log_stderr=False))
     background.write_state(NAME, {"pid": pid, "nodeId": chosen["node_id"], "url": state.url()})
     connected = _wait_connected(pid)
     output.write_text(
@@ -276,35 +258,18 @@ def start(
 
 def _wait_connected(pid: int) -> bool:
     """Whether the node logged a successful connect within START_WAIT seconds."""
-    from gsv_core.service import background
-
-    deadline = time.monotonic() + START_WAIT
     log_file = services.log_file(NAME)
-    while time.monotonic() < deadline:
-        if not background.is_running(pid):
-            background.stop(NAME)
-            services.fail_with_output("the node exited at start", background.output_file(NAME))
-        if log_file.exists() and CONNECTED in log_file.read_text(errors="replace")[-65536:]:
-            return True
-        time.sleep(0.1)
-    return False
 
+    def connected() -> bool | None:
+        text = log_file.read_text(errors="replace")[-65536:] if log_file.exists() else ""
+        return True if CONNECTED in text else None
 
-@app.command("stop")
-def stop(
-    timeout: Annotated[
-        float, typer.Option("--timeout", min=0, help="Seconds before SIGKILL.")
-    ] = 10.0,
-) -> None:
-    """Stop the background node process."""
-    services.stop_process(NAME, timeout)
+    exited = "the node exited at start"
+    return services.wait_until_ready(NAME, pid, connected, START_WAIT, exited) is not None
 
 
 @app.command("status")
-def status(
-    ctx: typer.Context,
-    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-) -> None:
+def status(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     """Show the background process and whether the gateway sees this node online.
 
     Exits 0 when the gateway lists the node as online, 1 otherwise."""
@@ -356,12 +321,4 @@ def _online_at_gateway(state: CliState, node_id: str) -> tuple[bool, str | None]
     return any(n["nodeId"] == node_id and n["online"] for n in nodes), None
 
 
-@app.command("logs")
-def logs(
-    lines: Annotated[int, typer.Option("--lines", "-n", min=0, help="Lines to show.")] = 100,
-    follow: Annotated[
-        bool, typer.Option("--follow", "-f", help="Keep printing new lines.")
-    ] = False,
-) -> None:
-    """Show the end of this machine's node log (and follow it with --follow)."""
-    services.show_log(NAME, lines, follow, "The node writes it once started (`gsv node start`).")
+services.add_commands(app, NAME)  # stop, logs, uninstall

@@ -8,16 +8,14 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import credentials, output
+from gsv_cli.options import JsonOpt
 from gsv_cli.state import CliState
 
 app = typer.Typer(help="Nodes the gateway knows, online or not.", no_args_is_help=True)
 
 
 @app.command("list")
-def list_nodes(
-    ctx: typer.Context,
-    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-) -> None:
+def list_nodes(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     """Show every known node: online or offline, platform, version, capabilities, last seen."""
     from gsv_cli.runner import call
     from gsv_core.protocol.methods import NODES_LIST
@@ -58,13 +56,11 @@ def invite(
     credentials.invite(ctx.obj, "node", node_id)
 
 
-@app.command("revoke")
-def revoke(
-    ctx: typer.Context,
-    ident: Annotated[str, typer.Argument(metavar="ID", help="Node id or credential id.")],
-) -> None:
-    """End a node's credential and disconnect it at once (it must join again)."""
-    credentials.revoke(ctx.obj, ident)
+credentials.add_revoke_command(
+    app,
+    "Node id or credential id.",
+    "End a node's credential and disconnect it at once (it must join again).",
+)
 
 
 @app.command("forget")

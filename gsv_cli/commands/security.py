@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import output
+from gsv_cli.options import JsonOpt
 from gsv_cli.state import CliState
 
 app = typer.Typer(help="Check (and repair) how safe this gsv is.", no_args_is_help=True)
@@ -32,7 +33,7 @@ class Finding:
 def audit(
     ctx: typer.Context,
     fix: Annotated[bool, typer.Option("--fix", help="Repair what can be repaired.")] = False,
-    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    json_output: JsonOpt = False,
 ) -> None:
     """Check the token, bind address and TLS, origins, file modes, plain-text secrets,
     open channels, the approval mode and stale credentials."""

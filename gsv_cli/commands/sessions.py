@@ -4,7 +4,8 @@
     history [KEY] | preview [KEY] [-l N] | set KEY PATH VALUE
 
 KEY defaults to your CLI session (local config `session.default_key`, else
-`agent:main:cli:dm:main`, which the gateway files under your main session).
+`agent:main:cli:dm:main`, which the gateway files under your main session). Any other KEY
+may be cut short to its unique start (`gsv sessions get agent:main:tel`).
 """
 
 from __future__ import annotations
@@ -15,13 +16,17 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import output
+from gsv_cli.options import JsonOpt
+from gsv_cli.reads import show
+from gsv_cli.state import CliState
 
 app = typer.Typer(help="List and manage the agent's sessions.", no_args_is_help=True)
 
 KeyArg = Annotated[
-    str | None, typer.Argument(metavar="[KEY]", help="Session key (default: yours).")
+    str | None,
+    typer.Argument(metavar="[KEY]", help="Session key or its unique start (default: yours)."),
 ]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+PAGE = 500  # sessions.list's largest page
 
 # `set` paths -> how they become a session.patch
 SET_PATHS = (
@@ -30,13 +35,51 @@ SET_PATHS = (
 )
 
 
-def _key(raw: str | None) -> str:
+def _key(ctx: typer.Context, raw: str | None, may_be_new: bool = False) -> str:
+    """The session KEY names. None (or `main`) is your CLI session, taken as it is; any
+    other key must be a session there is, or the start of exactly one session key
+    (ambiguous or unknown: exit 1). `may_be_new` lets an unknown key through (`set` can
+    configure a session before its first message)."""
     from gsv_core.localconfig import load_local_config
-    from gsv_core.routing import cli_session_key
+    from gsv_core.routing import CLI_SESSION_KEY, cli_session_key
 
-    return cli_session_key(
+    key = cli_session_key(
         raw if raw is not None else load_local_config().get("session.default_key")
     )
+    if raw is None or key == CLI_SESSION_KEY:
+        return key
+    return _existing_key(ctx.obj, key, may_be_new)
+
+
+def _existing_key(state: CliState, given: str, may_be_new: bool) -> str:
+    from gsv_cli.ids import resolve_prefix
+    from gsv_cli.runner import run
+
+    keys, canonical = run(lambda: _known_keys(state, given))
+    if given in keys or canonical in keys:  # the gateway's spelling of the same session
+        return given
+    if any(k.startswith(given) for k in keys):
+        return resolve_prefix(given, keys, "session", label="key")
+    if may_be_new:
+        return given
+    output.fail(f"no session with a key starting {given!r}", "`gsv sessions list` shows them.")
+
+
+async def _known_keys(state: CliState, given: str) -> tuple[list[str], str]:
+    """Every session key (sessions.list page by page) and the gateway's canonical
+    spelling of `given` (a bad key fails here with the gateway's reason)."""
+    from gsv_cli.runner import gateway_client
+    from gsv_core.protocol.methods import SESSION_GET, SESSIONS_LIST
+
+    keys: list[str] = []
+    async with gateway_client(state) as client:
+        while True:
+            page = await client.call(SESSIONS_LIST, {"offset": len(keys), "limit": PAGE})
+            keys += [s["sessionKey"] for s in page["sessions"]]
+            if not page["sessions"] or len(keys) >= page["count"]:
+                break
+        canonical = (await client.call(SESSION_GET, {"sessionKey": given}))["sessionKey"]
+    return keys, str(canonical)
 
 
 def _call(ctx: typer.Context, method: str, params: dict[str, Any]) -> Any:
@@ -55,10 +98,11 @@ def list_sessions(
     """Sessions by most recent activity."""
     from gsv_core.protocol.methods import SESSIONS_LIST
 
-    result = _call(ctx, SESSIONS_LIST, {"limit": limit, "offset": offset})
-    if ctx.obj.wants_json(json_output):
-        output.print_json(result)
-        return
+    params = {"limit": limit, "offset": offset}
+    show(ctx.obj, SESSIONS_LIST, params, json_output, lambda r: _print_list(r, offset))
+
+
+def _print_list(result: dict[str, Any], offset: int) -> None:
     rows = [
         [s["sessionKey"], s.get("kind", ""), s.get("label", ""), str(s.get("messageCount", "")),
          output.when(s.get("lastActiveAt"))]
@@ -76,10 +120,10 @@ def get(ctx: typer.Context, key: KeyArg = None, json_output: JsonOpt = False) ->
     """A session's details: ids, tokens, settings, reset policy."""
     from gsv_core.protocol.methods import SESSION_GET
 
-    result = _call(ctx, SESSION_GET, {"sessionKey": _key(key)})
-    if ctx.obj.wants_json(json_output):
-        output.print_json(result)
-        return
+    show(ctx.obj, SESSION_GET, {"sessionKey": _key(ctx, key)}, json_output, _print_details)
+
+
+def _print_details(result: dict[str, Any]) -> None:
     tokens = result["tokens"]
     lines = [
         f"session:   {result['sessionKey']} ({result.get('kind', 'chat')})",
@@ -101,15 +145,14 @@ def stats(ctx: typer.Context, key: KeyArg = None, json_output: JsonOpt = False) 
     """A session's counters: messages, tokens, whether it is working, queue length."""
     from gsv_core.protocol.methods import SESSION_STATS
 
-    result = _call(ctx, SESSION_STATS, {"sessionKey": _key(key)})
-    if ctx.obj.wants_json(json_output):
-        output.print_json(result)
-        return
-    tokens = result["tokens"]
+    show(ctx.obj, SESSION_STATS, {"sessionKey": _key(ctx, key)}, json_output, _print_stats)
+
+
+def _print_stats(result: dict[str, Any]) -> None:
     state = "working" if result["isProcessing"] else "idle"
     output.write_text(
         f"{result['sessionKey']}: {state}, {result['queueSize']} queued, "
-        f"{result['messageCount']} messages, {tokens['total']} tokens\n"
+        f"{result['messageCount']} messages, {result['tokens']['total']} tokens\n"
     )
 
 
@@ -118,10 +161,10 @@ def reset(ctx: typer.Context, key: KeyArg = None, json_output: JsonOpt = False) 
     """Archive the conversation and start a fresh session under the same key."""
     from gsv_core.protocol.methods import SESSION_RESET
 
-    result = _call(ctx, SESSION_RESET, {"sessionKey": _key(key)})
-    if ctx.obj.wants_json(json_output):
-        output.print_json(result)
-        return
+    show(ctx.obj, SESSION_RESET, {"sessionKey": _key(ctx, key)}, json_output, _print_reset)
+
+
+def _print_reset(result: dict[str, Any]) -> None:
     where = f" to {result['archivedTo']}" if result.get("archivedTo") else ""
     output.write_text(
         f"reset {result['sessionKey']}: archived {result['archivedMessages']} messages{where}\n"
@@ -138,10 +181,11 @@ def compact(
     """Keep the last N messages; the rest are archived (tool calls stay with results)."""
     from gsv_core.protocol.methods import SESSION_COMPACT
 
-    result = _call(ctx, SESSION_COMPACT, {"sessionKey": _key(key), "keepMessages": keep})
-    if ctx.obj.wants_json(json_output):
-        output.print_json(result)
-        return
+    params = {"sessionKey": _key(ctx, key), "keepMessages": keep}
+    show(ctx.obj, SESSION_COMPACT, params, json_output, _print_compacted)
+
+
+def _print_compacted(result: dict[str, Any]) -> None:
     output.write_text(
         f"kept {result['keptMessages']} messages, archived {result['trimmedMessages']}\n"
     )
@@ -152,10 +196,10 @@ def history(ctx: typer.Context, key: KeyArg = None, json_output: JsonOpt = False
     """The session's current id and the ids of its earlier (reset) sessions."""
     from gsv_core.protocol.methods import SESSION_HISTORY
 
-    result = _call(ctx, SESSION_HISTORY, {"sessionKey": _key(key)})
-    if ctx.obj.wants_json(json_output):
-        output.print_json(result)
-        return
+    show(ctx.obj, SESSION_HISTORY, {"sessionKey": _key(ctx, key)}, json_output, _print_history)
+
+
+def _print_history(result: dict[str, Any]) -> None:
     lines = [f"current:  {result['currentSessionId']}"]
     lines += [f"earlier:  {sid}" for sid in reversed(result["previousSessionIds"])]
     output.write_text("\n".join(lines) + "\n")
@@ -169,13 +213,15 @@ def preview(
     json_output: JsonOpt = False,
 ) -> None:
     """The last messages of a session, readable."""
-    from gsv_cli.transcript import render_messages
     from gsv_core.protocol.methods import SESSION_PREVIEW
 
-    result = _call(ctx, SESSION_PREVIEW, {"sessionKey": _key(key), "limit": limit})
-    if ctx.obj.wants_json(json_output):
-        output.print_json(result)
-        return
+    params = {"sessionKey": _key(ctx, key), "limit": limit}
+    show(ctx.obj, SESSION_PREVIEW, params, json_output, _print_preview)
+
+
+def _print_preview(result: dict[str, Any]) -> None:
+    from gsv_cli.transcript import render_messages
+
     shown = len(result["messages"])
     output.write_text(
         f"{result['sessionKey']}: last {shown} of {result['messageCount']} messages\n"
@@ -194,8 +240,9 @@ def set_(
     from gsv_core.protocol.methods import SESSION_PATCH
 
     patch = patch_for(path, value)
-    _call(ctx, SESSION_PATCH, {"sessionKey": _key(key), **patch})
-    output.write_text(f"set {path} on {_key(key)}\n")
+    full_key = _key(ctx, key, may_be_new=True)
+    _call(ctx, SESSION_PATCH, {"sessionKey": full_key, **patch})
+    output.write_text(f"set {path} on {full_key}\n")
 
 
 def patch_for(path: str, value: str) -> dict[str, Any]:

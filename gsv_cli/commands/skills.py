@@ -14,39 +14,32 @@ from typing import Annotated, Any
 
 import typer
 
-from gsv_cli import output
+from gsv_cli import output, reads
+from gsv_cli.options import AgentOpt, JsonOpt, agent_params
 
 app = typer.Typer(
     help="Skills: which ones the agent can use on which node, and why not.",
     no_args_is_help=True,
 )
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 AgentArg = Annotated[
     str | None, typer.Argument(metavar="[AGENT]", help="Agent id (default: the default agent).")
 ]
-AgentOpt = Annotated[
-    str | None, typer.Option("--agent", "-a", help="Agent id (default: the default agent).")
-]
-
-
-def _agent(agent: str | None) -> dict[str, Any]:
-    return {"agentId": agent} if agent else {}
 
 
 @app.command("list")
 def list_skills(ctx: typer.Context, agent: AgentOpt = None, json_output: JsonOpt = False) -> None:
     """List the agent's skills: usable or not, where each comes from, what it is for."""
-    from gsv_cli.runner import call
     from gsv_core.protocol.methods import SKILLS_STATUS
 
-    result = call(ctx.obj, SKILLS_STATUS, _agent(agent))
-    if ctx.obj.wants_json(json_output):
-        output.print_listing("skills", result["skills"])
-        return
+    params = agent_params(agent)
+    reads.show_listing(ctx.obj, SKILLS_STATUS, params, "skills", json_output, _print_skills)
+
+
+def _print_skills(skills: list[dict[str, Any]]) -> None:
     rows = [
         [s["name"], "yes" if s["eligible"] else "no", _source(s["location"]), s["description"]]
-        for s in result["skills"]
+        for s in skills
     ]
     output.print_table(["skill", "usable", "from", "description"], rows, empty=NO_SKILLS)
 
@@ -54,14 +47,9 @@ def list_skills(ctx: typer.Context, agent: AgentOpt = None, json_output: JsonOpt
 @app.command("status")
 def status(ctx: typer.Context, agent: AgentArg = None, json_output: JsonOpt = False) -> None:
     """Show the connected nodes and, per skill, the nodes it works on or why not."""
-    from gsv_cli.runner import call
     from gsv_core.protocol.methods import SKILLS_STATUS
 
-    result = call(ctx.obj, SKILLS_STATUS, _agent(agent))
-    if ctx.obj.wants_json(json_output):
-        output.print_json(result)
-    else:
-        _print_status(result)
+    reads.show(ctx.obj, SKILLS_STATUS, agent_params(agent), json_output, _print_status)
 
 
 @app.command("update")
@@ -77,14 +65,13 @@ def update(
     json_output: JsonOpt = False,
 ) -> None:
     """Probe the nodes for the binaries skills need, then show the status."""
-    from gsv_cli.runner import call
     from gsv_core.protocol.methods import SKILLS_UPDATE
 
-    params = {**_agent(agent), "force": force, "timeoutMs": int(timeout * 1000)}
-    result = call(ctx.obj, SKILLS_UPDATE, params, timeout=timeout + 30)
-    if ctx.obj.wants_json(json_output):
-        output.print_json(result)
-        return
+    params = {**agent_params(agent), "force": force, "timeoutMs": int(timeout * 1000)}
+    reads.show(ctx.obj, SKILLS_UPDATE, params, json_output, _print_update, timeout=timeout + 30)
+
+
+def _print_update(result: dict[str, Any]) -> None:
     skipped = ", ".join(result["skippedNodeIds"]) or "none"
     output.write_text(f"probed {result['updatedNodeCount']} node(s); skipped: {skipped}\n")
     for error in result["errors"]:
@@ -107,11 +94,11 @@ def show(
 
     async def fetch() -> dict[str, Any]:
         async with gateway_client(ctx.obj) as client:
-            status = await client.call(SKILLS_STATUS, _agent(agent))
+            status = await client.call(SKILLS_STATUS, agent_params(agent))
             found = [s for s in status["skills"] if s["name"] == name]
             if not found:
                 raise NotFound(f"no skill named {name!r}; `gsv skills list` shows them")
-            read = {**_agent(agent), "path": read_path(found[0]["location"])}
+            read = {**agent_params(agent), "path": read_path(found[0]["location"])}
             file = await client.call(WORKSPACE_READ, read)
             return {**found[0], "content": file["content"]}
 

@@ -5,18 +5,17 @@ you. Secrets are never in it, so it is safe to paste. Exit 0 when the gateway an
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import Any
 
 import typer
 
 from gsv_cli import output
+from gsv_cli.options import JsonOpt
 from gsv_cli.state import CliState
 
 
-def status(
-    ctx: typer.Context,
-    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-) -> None:
+def status(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     """Show the gateway, model, nodes, channels, cron and pending approvals at a glance."""
     from gsv_cli.runner import call_quietly
     from gsv_core import __version__
@@ -62,25 +61,38 @@ def _model(model: dict[str, Any]) -> str:
 
 
 def _nodes(nodes: list[dict[str, Any]]) -> str:
-    if not nodes:
-        return "nodes     none: give the agent this machine with `gsv node --foreground`"
-    shown = ", ".join(
-        f"{n['nodeId']} ({'online' if n['online'] else 'offline'}, {len(n['tools'])} tools)"
-        for n in nodes
-    )
     online = sum(1 for n in nodes if n["online"])
-    return f"nodes     {online} of {len(nodes)} online: {shown}"
+    lead = f"{online} of {len(nodes)} online: "
+    none = "none: give the agent this machine with `gsv node --foreground`"
+    return _listed("nodes", nodes, _node, none, lead)
+
+
+def _node(node: dict[str, Any]) -> str:
+    state = "online" if node["online"] else "offline"
+    return f"{node['nodeId']} ({state}, {len(node['tools'])} tools)"
 
 
 def _channels(channels: list[dict[str, Any]]) -> str:
-    if not channels:
-        return "channels  none running"
-    shown = ", ".join(
-        f"{c['channel']}:{c['accountId']} "
-        + ("connected" if c["connected"] else f"down ({c.get('error') or 'not connected'})")
-        for c in channels
-    )
-    return f"channels  {shown}"
+    return _listed("channels", channels, _channel, "none running")
+
+
+def _channel(channel: dict[str, Any]) -> str:
+    name = f"{channel['channel']}:{channel['accountId']}"
+    if channel["connected"]:
+        return f"{name} connected"
+    return f"{name} down ({channel.get('error') or 'not connected'})"
+
+
+def _listed(
+    label: str,
+    items: list[dict[str, Any]],
+    describe: Callable[[dict[str, Any]], str],
+    none: str,
+    lead: str = "",
+) -> str:
+    """One line of the screen: the label, then each item described (or `none`)."""
+    shown = lead + ", ".join(describe(item) for item in items) if items else none
+    return f"{label:<10}{shown}"
 
 
 def _cron(cron: dict[str, Any]) -> str:

@@ -8,25 +8,22 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import output
+from gsv_cli.options import JsonOpt
+from gsv_cli.reads import show_listing
 from gsv_cli.state import CliState
 
 app = typer.Typer(help="List the agent's tools, or call one by hand.", no_args_is_help=True)
 
 
 @app.command("list")
-def list_tools(
-    ctx: typer.Context,
-    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-) -> None:
+def list_tools(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     """Show every tool: native gsv__ tools and `{node}__{Tool}` node tools."""
-    from gsv_cli.runner import call
     from gsv_core.protocol.methods import TOOLS_LIST
 
-    state: CliState = ctx.obj
-    tools: list[dict[str, Any]] = call(state, TOOLS_LIST)["tools"]
-    if state.wants_json(json_output):
-        output.print_listing("tools", tools)
-        return
+    show_listing(ctx.obj, TOOLS_LIST, None, "tools", json_output, _print_tools)
+
+
+def _print_tools(tools: list[dict[str, Any]]) -> None:
     output.print_table(["tool", "node", "description"], [_row(tool) for tool in tools])
 
 

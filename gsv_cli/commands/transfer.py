@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from gsv_cli import output
+from gsv_cli.options import JsonOpt
 from gsv_cli.state import CliState
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ def transfer(
     source: Annotated[str, typer.Argument(help="nodeId:/path or gsv:workspace/path")],
     destination: Annotated[str, typer.Argument(help="nodeId:/path or gsv:workspace/path")],
     agent: Annotated[str | None, typer.Option("--agent", help="Workspace of this agent.")] = None,
-    json_output: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    json_output: JsonOpt = False,
 ) -> None:
     """Copy a file; the command ends when the copy is complete and verified."""
     from gsv_cli.runner import run

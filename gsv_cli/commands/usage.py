@@ -16,6 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import output
+from gsv_cli.options import JsonOpt
 from gsv_cli.state import CliState
 
 GROUPS = ("source", "session", "model", "day", "agent")
@@ -50,7 +51,7 @@ def usage(
         str | None, typer.Option("--until", help="End (default: now), as --since.")
     ] = None,
     by: Annotated[str, typer.Option("--by", help=f"Group by: {', '.join(GROUPS)}.")] = "source",
-    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    json_output: JsonOpt = False,
 ) -> None:
     """Show tokens and cost of the agent's model calls, by source, session, model or day."""
     from gsv_cli.runner import call

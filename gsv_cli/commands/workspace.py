@@ -18,20 +18,21 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import output
+from gsv_cli.options import AgentOpt, JsonOpt, agent_params
+from gsv_cli.reads import show
 from gsv_cli.state import CliState
 
 app = typer.Typer(help="Read and change the agent's workspace files.", no_args_is_help=True)
 
 PathArg = Annotated[str, typer.Argument(help="Path in the workspace, e.g. SOUL.md or memory/.")]
-AgentOpt = Annotated[
-    str | None, typer.Option("--agent", "-a", help="Agent id (default: the default agent).")
-]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
 def _params(path: str, agent: str | None, **extra: Any) -> dict[str, Any]:
-    params = {"path": path, **{k: v for k, v in extra.items() if v is not None}}
-    return {**params, "agentId": agent} if agent else params
+    return {
+        "path": path,
+        **{k: v for k, v in extra.items() if v is not None},
+        **agent_params(agent),
+    }
 
 
 def _print_listing(result: dict[str, Any]) -> None:
@@ -47,14 +48,9 @@ def ls(
     json_output: JsonOpt = False,
 ) -> None:
     """List a workspace folder: folders (ending in /) first, then files."""
-    from gsv_cli.runner import call
     from gsv_core.protocol.methods import WORKSPACE_LIST
 
-    result = call(ctx.obj, WORKSPACE_LIST, _params(path, agent))
-    if ctx.obj.wants_json(json_output):
-        output.print_json(result)
-    else:
-        _print_listing(result)
+    show(ctx.obj, WORKSPACE_LIST, _params(path, agent), json_output, _print_listing)
 
 
 @app.command("cat")
@@ -72,20 +68,22 @@ def cat(
     json_output: JsonOpt = False,
 ) -> None:
     """Print a workspace file (or part of it); a folder is listed."""
-    from gsv_cli.runner import call
     from gsv_core.protocol.methods import WORKSPACE_READ
 
     extra = {"startLine": start_line, "endLine": end_line, "search": search,
              "contextLines": context_lines, "jsonPath": json_path}  # fmt: skip
-    result = call(ctx.obj, WORKSPACE_READ, _params(path, agent, **extra))
-    if ctx.obj.wants_json(json_output):
-        output.print_json(result)
-    elif "content" not in result:
+    whole = all(value is None for value in extra.values())
+    params = _params(path, agent, **extra)
+    show(ctx.obj, WORKSPACE_READ, params, json_output, lambda r: _print_read(r, search, whole))
+
+
+def _print_read(result: dict[str, Any], search: str | None, whole: bool) -> None:
+    """A folder's listing, or the file's text (a part of it ends with a line break)."""
+    if "content" not in result:
         _print_listing(result)
     elif search is not None and not result.get("matches"):
         output.print_hint(f"no lines of {result['path']} contain {search!r}")
     else:
-        whole = all(value is None for value in extra.values())
         text = result["content"]
         output.write_content(text if whole or text.endswith("\n") else text + "\n")
 
@@ -101,15 +99,14 @@ def put(
     json_output: JsonOpt = False,
 ) -> None:
     """Write a workspace file from a local file or stdin (replacing it)."""
-    from gsv_cli.runner import call
     from gsv_core.protocol.methods import WORKSPACE_WRITE
 
-    content = _read_source(source)
-    result = call(ctx.obj, WORKSPACE_WRITE, _params(path, agent, content=content))
-    if ctx.obj.wants_json(json_output):
-        output.print_json(result)
-    else:
-        output.write_text(f"wrote {result['path']} ({result['size']} bytes)\n")
+    params = _params(path, agent, content=_read_source(source))
+    show(ctx.obj, WORKSPACE_WRITE, params, json_output, _print_written)
+
+
+def _print_written(result: dict[str, Any]) -> None:
+    output.write_text(f"wrote {result['path']} ({result['size']} bytes)\n")
 
 
 def _read_source(source: str | None) -> str:
@@ -130,14 +127,13 @@ def rm(
     ctx: typer.Context, path: PathArg, agent: AgentOpt = None, json_output: JsonOpt = False
 ) -> None:
     """Delete a workspace file."""
-    from gsv_cli.runner import call
     from gsv_core.protocol.methods import WORKSPACE_DELETE
 
-    result = call(ctx.obj, WORKSPACE_DELETE, _params(path, agent))
-    if ctx.obj.wants_json(json_output):
-        output.print_json(result)
-    else:
-        output.write_text(f"deleted {result['path']}\n")
+    show(ctx.obj, WORKSPACE_DELETE, _params(path, agent), json_output, _print_deleted)
+
+
+def _print_deleted(result: dict[str, Any]) -> None:
+    output.write_text(f"deleted {result['path']}\n")
 
 
 @app.command("edit")
@@ -155,7 +151,7 @@ def edit(ctx: typer.Context, path: PathArg, agent: AgentOpt = None) -> None:
             f"{path} changed on the gateway while you were editing; your version was not "
             f"saved. It is in {kept}."
         )
-    output.write_text(f"wrote {result['path']} ({result['size']} bytes)\n")
+    _print_written(result)
 
 
 def _fetch(state: CliState, path: str, agent: str | None) -> str | None:

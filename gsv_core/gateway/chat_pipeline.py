@@ -47,9 +47,9 @@ async def process_message(
     overrides = directives.to_result() or {}
     body = directives.cleaned if command_text is None else _strip_directives(text, raw, directives)
     sent = await actor.send(body, run_id, overrides=overrides, images=images, context=context)
-    result: dict[str, Any] = {"status": "started", "runId": sent.run_id, "queued": sent.queued}
-    if sent.queued:
-        result["queuePosition"] = sent.position
+    result: dict[str, Any] = {"status": "started", "runId": sent.run_id}
+    if sent.queued:  # only then: a client of the original checks that `queued` is absent
+        result.update(queued=True, queuePosition=sent.position)
     if overrides:
         result["directives"] = overrides
     return result
@@ -104,6 +104,21 @@ async def approval_answer(
         response += f" Always allowed from now on: {', '.join(added)}."
     return {"status": "paused", "runId": approval.run_id, "approvalId": approval.id,
             "response": response}  # fmt: skip
+
+
+def approval_reminder(gateway: Gateway, key: str, result: dict[str, Any]) -> dict[str, Any]:
+    """A message queued while the session waits for an approval is kept (it runs after),
+    and the answer also says why nothing happens yet, as the original did: `status:
+    "paused"` with its reminder text (a client of the original shows it), plus `queued`."""
+    pending = gateway.approvals.pending(key)
+    if result.get("status") != "started" or not result.get("queued") or not pending:
+        return result
+    oldest = pending[0]
+    reminder = (
+        f"Run is paused waiting for tool approval ({oldest.id}) for {oldest.tool}.\n"
+        'Reply with "yes" to approve or "no" to deny.'
+    )
+    return {**result, "status": "paused", "approvalId": oldest.id, "response": reminder}
 
 
 NOT_OWNER = "Only the owner can approve this."

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from gsv_core.agent.tools import ToolCallContext
 from gsv_core.errors import InvalidParams, NotFound
+from gsv_core.protocol.schemas.connect import object_schema
 from gsv_core.providers.base import ToolSpec
 
 NATIVE_PREFIX = "gsv__"
@@ -78,4 +79,4 @@ def _spec_of(name: str, description: str, params: type[BaseModel]) -> ToolSpec:
     schema.pop("title", None)
     for prop in schema.get("properties", {}).values():
         prop.pop("title", None)
-    return ToolSpec(name, description, schema)
+    return ToolSpec(name, description, object_schema(schema))

@@ -117,6 +117,7 @@ class Gateway:
         for task in list(self._jobs):
             task.cancel()
         await asyncio.gather(*self._jobs, return_exceptions=True)
+        await self.skills.close()
         await self.heartbeat.stop()  # before the sessions: its beats wait on them
         await self.cron.stop()  # before the sessions: its runs wait on them
         await self.channels.close()

@@ -3,15 +3,17 @@ probing of those nodes for binaries, the prompt section and the bundled skills' 
 
 The gateway supplies the nodes through the `NodeAccess` protocol (what is connected,
 and a way to send `node.probe`), so this package never imports the gateway. Statuses
-and prompts first ask nodes whose answers are missing or older than
-`skills.probeMaxAgeMs` (briefly, and not again soon after a failed probe);
-`skills.update` asks on demand, every node with `force`.
+first ask nodes whose answers are missing or older than `skills.probeMaxAgeMs` (briefly,
+and not again soon after a failed probe); a run's prompt never waits for a node: it asks
+in the background and uses what is known (a node of the original never answers
+`node.probe`); `skills.update` asks on demand, every node with `force`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +36,10 @@ from gsv_core.skills.prompt import read_tool_name, skills_section
 from gsv_core.workspace.paths import validate_agent_id
 from gsv_core.workspace.workspace import Workspace
 
-# statuses and prompts wait this long for nodes' answers; `skills.update` takes its own
+log = logging.getLogger(__name__)
+
+# statuses (and background probes for prompts) wait this long for nodes' answers;
+# `skills.update` takes its own
 AUTO_PROBE_TIMEOUT = 5.0
 
 
@@ -82,6 +87,7 @@ class SkillService:
         self._bundled_state = bundled_state
         self.bins = BinCache(now_ms)
         self._probing: dict[str, asyncio.Lock] = {}
+        self._background: set[asyncio.Task[ProbeReport]] = set()
 
     # -- the API ------------------------------------------------------------------------
     async def seed_bundled(self) -> list[str]:
@@ -122,10 +128,34 @@ class SkillService:
         )
 
     async def prompt_section(self, agent_id: str, tool_names: Iterable[str]) -> str:
-        assessment = await self.assess(agent_id)
+        """The skills part of a run's prompt, judged on the answers known now: nodes that
+        need asking are asked in the background, for the next run."""
+        skills = await self.skills(agent_id)
+        bins = required_bins(skills)
+        self._refresh_in_background(bins)
+        assessment = self._judge(agent_id, skills, bins)
         return skills_section(assessment.statuses, read_tool_name(tool_names))
 
+    async def close(self) -> None:
+        """Cancel the background probes."""
+        for task in list(self._background):
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
+
     # -- probing ------------------------------------------------------------------------
+    def _refresh_in_background(self, bins: list[str]) -> None:
+        if not bins:
+            return
+        refresh = self.refresh(bins, force=False, timeout=AUTO_PROBE_TIMEOUT, auto=True)
+        task = asyncio.create_task(refresh)
+        self._background.add(task)
+        task.add_done_callback(self._background_done)
+
+    def _background_done(self, task: asyncio.Task[ProbeReport]) -> None:
+        self._background.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("background node probe failed", exc_info=task.exception())
+
     async def refresh(
         self, bins: list[str], *, force: bool, timeout: float, auto: bool
     ) -> ProbeReport:

@@ -123,7 +123,7 @@ async def test_yes_and_no_replies_answer_other_words_are_queued(
         run = (await send(client, "remove gone"))["runId"]
         await approval_event(log)
         other = await send(client, "please wait")
-        assert other["status"] == "started" and other["queued"] is True
+        assert other["status"] == "paused" and other["queued"] is True
         answered = await send(client, "Yes")
         assert answered["status"] == "paused" and answered["response"] == "Approved n1__Bash."
         assert (await log.ended(run))["state"] == "final"

@@ -166,3 +166,28 @@ def test_approve_always_needs_a_rule_to_offer(live: RunningGateway, fake: FakePr
     assert refused.exit_code == 1 and "allow it once" in refused.stderr
     assert gsv(live.url, "approvals", "approve", approval["approvalId"]).exit_code == 0
     assert "model.id" in tool_result_seen(fake)
+
+
+def test_one_shot_chat_queued_behind_an_approval_follows_its_own_run(
+    live: RunningGateway, fake: FakeProvider
+) -> None:
+    """`gsv chat "..."` while an approval waits: the gateway answers `paused` (queued); the
+    CLI says so on stderr and prints the queued message's own reply once it ran."""
+    import subprocess
+    import sys
+
+    from tests.threaded import owner_env
+
+    approval = paused_run(live, fake, "Read it.")
+    fake.enqueue("Second answer.")
+    chat = subprocess.Popen(
+        [sys.executable, "-m", "gsv_cli", "--url", live.url, "chat", "and another thing"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=owner_env(live),
+    )  # fmt: skip
+    wait_for("the queued message",
+             lambda: rpc(live.url, "session.stats", {"sessionKey": "main"})["queueSize"])  # fmt: skip
+    assert gsv(live.url, "approvals", "approve", approval["approvalId"]).exit_code == 0
+    out, err = chat.communicate(timeout=60)
+    assert chat.returncode == 0, err
+    assert out == "Second answer.\n"
+    assert approval["approvalId"] in err  # the reminder names the approval that waits

@@ -22,6 +22,7 @@ LISTINGS = [
     (["skills", "list"], "skills"),
     (["nodes", "list"], "nodes"),
     (["tools", "list"], "tools"),
+    (["usage"], "groups"),
 ]
 
 

@@ -78,3 +78,63 @@ def test_the_alias_and_bad_keys(live: RunningGateway) -> None:
     assert gsv(live.url, "session", "list").exit_code == 0
     bad = gsv(live.url, "sessions", "get", "has space")
     assert bad.exit_code == 1 and "whitespace" in bad.stderr
+
+
+def test_a_key_may_be_cut_to_its_unique_start(live: RunningGateway) -> None:
+    """`get project-a` finds project-alpha; `set` and `preview` resolve the same way."""
+    for key in ("project-alpha", "project-beta"):
+        assert gsv(live.url, "chat", "-s", key, "hi").exit_code == 0
+    got = gsv(live.url, "sessions", "get", "project-a")
+    assert got.exit_code == 0 and "session:   project-alpha (chat)" in got.stdout
+    labelled = gsv(live.url, "sessions", "set", "project-b", "label", "beta")
+    assert labelled.exit_code == 0 and labelled.stdout == "set label on project-beta\n"
+    assert (
+        json.loads(gsv(live.url, "--json", "sessions", "get", "project-beta").stdout)["label"]
+        == "beta"
+    )
+    preview = gsv(live.url, "sessions", "preview", "project-al")
+    assert preview.stdout.startswith("project-alpha: last 2 of 2 messages")
+
+
+def test_an_exact_key_or_the_gateways_spelling_of_it_is_taken_as_it_is(
+    live: RunningGateway,
+) -> None:
+    """A key that is also the start of a longer one names itself; `agent:main:MAIN` is
+    the gateway's agent:main:main."""
+    for key in ("notes", "notes-old"):
+        assert gsv(live.url, "chat", "-s", key, "hi").exit_code == 0
+    exact = gsv(live.url, "sessions", "get", "notes")
+    assert exact.exit_code == 0 and "session:   notes (chat)" in exact.stdout
+    chat(live.url, "to main")
+    spelled = gsv(live.url, "sessions", "stats", "agent:main:MAIN")
+    assert spelled.exit_code == 0 and spelled.stdout.startswith(f"{MAIN}: idle")
+
+
+def test_an_ambiguous_start_exits_1_naming_the_candidates_and_changes_nothing(
+    live: RunningGateway,
+) -> None:
+    """`reset proj` with two project sessions resets neither."""
+    for key in ("project-alpha", "project-beta"):
+        assert gsv(live.url, "chat", "-s", key, "hi").exit_code == 0
+    refused = gsv(live.url, "sessions", "reset", "proj")
+    assert refused.exit_code == 1 and refused.stdout == ""
+    assert "'proj' is the start of 2 session keys: project-alpha, project-beta" in refused.stderr
+    assert "Give more characters." in refused.stderr
+    listed = json.loads(gsv(live.url, "--json", "sessions", "list").stdout)["sessions"]
+    assert {s["sessionKey"]: s["messageCount"] for s in listed} == {
+        "project-alpha": 2,
+        "project-beta": 2,
+    }
+
+
+def test_an_unknown_key_exits_1_except_for_set(live: RunningGateway) -> None:
+    """Reading or changing a session that is not there is an error; `set` may configure
+    a session before its first message."""
+    assert gsv(live.url, "chat", "-s", "project-alpha", "hi").exit_code == 0
+    for command in ("get", "stats", "reset", "compact", "history", "preview"):
+        missing = gsv(live.url, "sessions", command, "nothing")
+        assert missing.exit_code == 1, command
+        assert "no session with a key starting 'nothing'" in missing.stderr
+        assert "gsv sessions list" in missing.stderr
+    created = gsv(live.url, "sessions", "set", "later", "label", "soon")
+    assert created.exit_code == 0 and created.stdout == "set label on later\n"

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gsv_core.gateway.approval_answers import answer
+from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.protocol import events
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas.approvals import ToolApproveParams
@@ -18,15 +19,17 @@ if TYPE_CHECKING:
 
 
 def register(router: Router, gateway: Gateway) -> None:
+    route = Routes(router)
+
+    @route(m.TOOL_APPROVE, ToolApproveParams)
     async def tool_approve(ctx: RequestContext, params: ToolApproveParams) -> dict[str, Any]:
         approval, added = await answer(gateway, params.approvalId, params.decision, params.remember)
         return {"ok": True, "approvalId": approval.id, "decision": params.decision,
                 "tool": approval.tool, "sessionKey": approval.session_key,
                 "rulesAdded": list(added)}  # fmt: skip
 
+    @route(m.TOOL_APPROVALS)
     async def tool_approvals(ctx: RequestContext, params: object) -> dict[str, Any]:
         return {"approvals": [a.to_wire() for a in gateway.approvals.pending()]}
 
-    router.add(m.TOOL_APPROVE, tool_approve, ToolApproveParams)
-    router.add(m.TOOL_APPROVALS, tool_approvals)
     gateway.events.add(events.TOOL_APPROVAL)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gsv_core.errors import NotFound
+from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.close_codes import CloseCode
 from gsv_core.protocol.methods import CHANNEL, NODE
@@ -29,18 +30,22 @@ CLOSE_REVOKED = (CloseCode.UNAUTHORIZED, "Credential revoked")
 
 
 def register(router: Router, gateway: Gateway) -> None:
+    route = Routes(router)
     auth = gateway.auth
 
+    @route(m.AUTH_INVITE, AuthInviteParams)
     async def invite(ctx: RequestContext, params: AuthInviteParams) -> AuthInviteResult:
         code, expires = await auth.invite(params.role, params.subject)
         return AuthInviteResult(
             code=code, role=params.role, subject=params.subject, expiresAt=expires
         )
 
+    @route(m.AUTH_LIST, AuthListParams)
     async def list_credentials(ctx: RequestContext, params: AuthListParams) -> AuthListResult:
         found = await auth.store.list_all(include_revoked=params.includeRevoked)
         return AuthListResult(credentials=[_info(gateway, c) for c in found])
 
+    @route(m.AUTH_REVOKE, AuthRevokeParams)
     async def revoke(ctx: RequestContext, params: AuthRevokeParams) -> AuthRevokeResult:
         revoked = await auth.store.revoke(params.id, gateway.now_ms())
         if not revoked:
@@ -53,10 +58,6 @@ def register(router: Router, gateway: Gateway) -> None:
         return AuthRevokeResult(
             revoked=[_info(gateway, c) for c in revoked], disconnected=len(peers)
         )
-
-    router.add(m.AUTH_INVITE, invite, AuthInviteParams)
-    router.add(m.AUTH_LIST, list_credentials, AuthListParams)
-    router.add(m.AUTH_REVOKE, revoke, AuthRevokeParams)
 
 
 def _peers_of(gateway: Gateway, credential: Credential) -> list[Peer]:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from gsv_core.channels.inbound import from_wire
 from gsv_core.errors import Forbidden, NotFound
+from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.protocol import events
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas.channels import (
@@ -26,8 +27,10 @@ if TYPE_CHECKING:
 
 
 def register(router: Router, gateway: Gateway) -> None:
+    route = Routes(router)
     manager = gateway.channels
 
+    @route(m.CHANNELS_LIST)
     async def channels_list(ctx: RequestContext, params: object) -> dict[str, Any]:
         entries: dict[tuple[str, str], dict[str, Any]] = {}
         for record in await manager.accounts():
@@ -49,14 +52,17 @@ def register(router: Router, gateway: Gateway) -> None:
         listed = [entries[key] for key in sorted(entries)]
         return {"channels": listed, "count": len(listed)}
 
+    @route(m.CHANNEL_START, ChannelStartParams)
     async def channel_start(ctx: RequestContext, params: ChannelStartParams) -> dict[str, Any]:
         await manager.start(params.channel, params.accountId, params.config)
-        return {"ok": True, "channel": params.channel, "accountId": params.accountId}
+        return _account_ack(params)
 
+    @route(m.CHANNEL_STOP, ChannelParams)
     async def channel_stop(ctx: RequestContext, params: ChannelParams) -> dict[str, Any]:
         await manager.stop(params.channel, params.accountId)
-        return {"ok": True, "channel": params.channel, "accountId": params.accountId}
+        return _account_ack(params)
 
+    @route(m.CHANNEL_STATUS, ChannelStatusParams)
     async def channel_status(ctx: RequestContext, params: ChannelStatusParams) -> dict[str, Any]:
         queued = {
             account_id: summary
@@ -71,18 +77,20 @@ def register(router: Router, gateway: Gateway) -> None:
             accounts = []
         return {"channel": params.channel, "accounts": _with_queued(accounts, queued)}
 
+    @route(m.CHANNEL_LOGIN, ChannelLoginParams)
     async def channel_login(ctx: RequestContext, params: ChannelLoginParams) -> dict[str, Any]:
         result = await manager.login(params.channel, params.accountId, params.force)
-        answer = {"ok": True, "channel": params.channel, "accountId": params.accountId,
-                  "message": result.message}  # fmt: skip
+        answer = {**_account_ack(params), "message": result.message}
         if result.qr_data_url:
             answer["qrDataUrl"] = result.qr_data_url
         return answer
 
+    @route(m.CHANNEL_LOGOUT, ChannelParams)
     async def channel_logout(ctx: RequestContext, params: ChannelParams) -> dict[str, Any]:
         await manager.logout(params.channel, params.accountId)
-        return {"ok": True, "channel": params.channel, "accountId": params.accountId}
+        return _account_ack(params)
 
+    @route(m.CHANNEL_INBOUND, ChannelInboundParams)
     async def channel_inbound(ctx: RequestContext, params: ChannelInboundParams) -> dict[str, Any]:
         registered = gateway.registry.channels.get(f"{params.channel}:{params.accountId}")
         if registered is None or registered.peer is not ctx.peer:
@@ -93,13 +101,6 @@ def register(router: Router, gateway: Gateway) -> None:
         message = from_wire(params.to_wire())
         return await manager.inbox.receive(message, wait=True)
 
-    router.add(m.CHANNELS_LIST, channels_list)
-    router.add(m.CHANNEL_START, channel_start, ChannelStartParams)
-    router.add(m.CHANNEL_STOP, channel_stop, ChannelParams)
-    router.add(m.CHANNEL_STATUS, channel_status, ChannelStatusParams)
-    router.add(m.CHANNEL_LOGIN, channel_login, ChannelLoginParams)
-    router.add(m.CHANNEL_LOGOUT, channel_logout, ChannelParams)
-    router.add(m.CHANNEL_INBOUND, channel_inbound, ChannelInboundParams)
     gateway.events.update({events.CHANNEL_OUTBOUND, events.CHANNEL_TYPING})
 
 
@@ -133,3 +134,8 @@ def _entry(
     if last_message_at is not None:
         entry["lastMessageAt"] = last_message_at
     return entry
+
+
+def _account_ack(params: ChannelParams) -> dict[str, Any]:
+    """The answer of the account methods: which account the change applied to."""
+    return {"ok": True, "channel": params.channel, "accountId": params.accountId}

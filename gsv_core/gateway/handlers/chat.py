@@ -1,11 +1,15 @@
 """`chat.send` (docs/protocol.md#methods): the message goes through the chat pipeline, which
-stores it before this answers. A queued message says so (`queued: true`)."""
+stores it before this answers. A queued message says so (`queued: true` and
+`queuePosition`); a message that started a run leaves both out, as the original did.
+While the session waits for a tool approval the queued message's answer is also
+`status: "paused"` with the original's reminder."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gsv_core.gateway.chat_pipeline import process_message
+from gsv_core.gateway.chat_pipeline import approval_reminder, process_message
+from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.protocol import events
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas.chat import ChatSendParams
@@ -17,9 +21,12 @@ if TYPE_CHECKING:
 
 
 def register(router: Router, gateway: Gateway) -> None:
+    route = Routes(router)
+
+    @route(m.CHAT_SEND, ChatSendParams)
     async def chat_send(ctx: RequestContext, params: ChatSendParams) -> dict[str, Any]:
         key = gateway.sessions.canonical(params.sessionKey)
-        return await process_message(gateway, key, params.message, params.runId)
+        result = await process_message(gateway, key, params.message, params.runId)
+        return approval_reminder(gateway, key, result)
 
-    router.add(m.CHAT_SEND, chat_send, ChatSendParams)
     gateway.events.update({events.CHAT, events.CHAT_TOOL, events.SESSION_NOTICE})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.protocol.methods import CONFIG_GET, CONFIG_SET
 from gsv_core.protocol.schemas.config import ConfigGetParams, ConfigSetParams, ConfigSetResult
 from gsv_core.rpc.context import RequestContext
@@ -14,17 +15,17 @@ if TYPE_CHECKING:
 
 
 def register(router: Router, gateway: Gateway) -> None:
+    route = Routes(router)
     service = gateway.config
 
+    @route(CONFIG_GET, ConfigGetParams)
     async def config_get(ctx: RequestContext, params: ConfigGetParams) -> dict[str, Any]:
         if params.path is None:
             return {"config": service.masked}
         found, value = service.get_masked(params.path)
         return {"path": params.path, "value": value} if found else {"path": params.path}
 
+    @route(CONFIG_SET, ConfigSetParams)
     async def config_set(ctx: RequestContext, params: ConfigSetParams) -> ConfigSetResult:
         await service.set(params.path, params.value)
         return ConfigSetResult(path=params.path)
-
-    router.add(CONFIG_GET, config_get, ConfigGetParams)
-    router.add(CONFIG_SET, config_set, ConfigSetParams)

@@ -31,7 +31,7 @@ from gsv_core.protocol.schemas.connect import (
     ServerInfo,
     ToolDefinition,
 )
-from gsv_core.protocol.schemas.nodes import NodeRuntime, validate_node_runtime
+from gsv_core.protocol.schemas.nodes import TOOL_SEPARATOR, NodeRuntime, validate_node_runtime
 from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router, params_error
 
@@ -39,10 +39,13 @@ if TYPE_CHECKING:
     from gsv_core.gateway.state import Gateway
 
 CLOSE_UNAUTHORIZED = (CloseCode.UNAUTHORIZED, "Unauthorized")
-# `{nodeId}__{tool}` must stay a valid LLM tool name (`^[A-Za-z0-9_-]{1,64}$`) that splits
-# back at its first `__`: node ids have no `__`; together they fit in 64 characters.
-NODE_ID = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_)){0,47}$")
-TOOL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,13}$")
+# `{nodeId}__{tool}` is the name the model sees: it must be a valid LLM tool name (the
+# providers' limit, `^[A-Za-z0-9_-]{1,64}$`) that splits back at its first `__`, so a node
+# id has no `__` and does not end in `_`; the 64 characters count the combined name.
+MODEL_TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+MODEL_TOOL_NAME_MAX = 64
+NODE_ID = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*(?<!_)$")
+NODE_ID_MAX = MODEL_TOOL_NAME_MAX - len(TOOL_SEPARATOR) - 1
 
 
 def register(router: Router, gateway: Gateway) -> None:
@@ -76,12 +79,17 @@ def _parse(raw: Any) -> ConnectParams:
 
 
 def _check_protocol(params: ConnectParams) -> None:
-    if not params.minProtocol <= PROTOCOL_VERSION <= params.maxProtocol:
-        raise UnsupportedProtocol(
-            f"Unsupported protocol version: this gateway speaks {PROTOCOL_VERSION}, "
-            f"the client asked for {params.minProtocol}-{params.maxProtocol}",
-            details={"supported": [PROTOCOL_VERSION]},
-        )
+    """`minProtocol: 1` is always served, whatever `maxProtocol` says (as the original); a
+    lower `minProtocol` is served when the range reaches 1."""
+    low, high = params.minProtocol, params.maxProtocol
+    if low == PROTOCOL_VERSION or low < PROTOCOL_VERSION <= (high if high is not None else low):
+        return
+    asked = f"{low}-{high}" if high is not None else f"{low}"
+    raise UnsupportedProtocol(
+        f"Unsupported protocol version: this gateway speaks {PROTOCOL_VERSION}, "
+        f"the client asked for {asked}",
+        details={"supported": [PROTOCOL_VERSION]},
+    )
 
 
 NodeShape = tuple[list[ToolDefinition], NodeRuntime]
@@ -134,23 +142,37 @@ async def _register(
 
 def _node_tools(node_id: str, params: ConnectParams) -> list[ToolDefinition]:
     """A node's tools, checked so that `{nodeId}__{tool}` is a valid, unique LLM tool name."""
-    if not NODE_ID.match(node_id):
+    if not NODE_ID.match(node_id) or len(node_id) > NODE_ID_MAX:
         raise InvalidConnectParams(
             f"Invalid node id {node_id!r}: use letters, digits, '-' and single '_' "
-            "(at most 48 characters), e.g. node-laptop"
+            f"(not at the end; at most {NODE_ID_MAX} characters), e.g. node-laptop"
         )
     tools = params.tools or []
     if not tools:
         raise InvalidConnectParams("Node mode requires tools")
     names = [tool.name for tool in tools]
-    bad = [name for name in names if not TOOL_NAME.match(name)]
-    if bad:
-        raise InvalidConnectParams(
-            f"Invalid tool name {bad[0]!r} in node {node_id}: use letters, digits, '_' and '-'"
-        )
+    for name in names:
+        _check_model_tool_name(node_id, name)
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise InvalidConnectParams(
             f"Duplicate tool name in node {node_id}: {', '.join(duplicates)}"
         )
     return tools
+
+
+def _check_model_tool_name(node_id: str, name: str) -> None:
+    """Refuse a tool whose combined name would be refused by the model providers."""
+    combined = f"{node_id}{TOOL_SEPARATOR}{name}"
+    if MODEL_TOOL_NAME.match(combined):
+        return
+    rule = (
+        f"the name the model sees, {{nodeId}}__{{tool}} ({combined!r}), must be at most "
+        f"{MODEL_TOOL_NAME_MAX} characters of letters, digits, '_' and '-'"
+    )
+    broken = (
+        f"it is {len(combined)} characters"
+        if len(combined) > MODEL_TOOL_NAME_MAX
+        else "it has other characters"
+    )
+    raise InvalidConnectParams(f"Invalid tool name {name!r} in node {node_id}: {rule}; {broken}")

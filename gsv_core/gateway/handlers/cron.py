@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
+from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas import WireModel
 from gsv_core.rpc.context import RequestContext
@@ -63,38 +64,39 @@ class CronRunsParams(WireModel):
 
 
 def register(router: Router, gateway: Gateway) -> None:
+    route = Routes(router)
+
+    @route(m.CRON_STATUS)
     async def cron_status(ctx: RequestContext, params: object) -> dict[str, Any]:
         return gateway.cron.status()
 
+    @route(m.CRON_LIST, CronListParams)
     async def cron_list(ctx: RequestContext, params: CronListParams) -> dict[str, Any]:
         jobs = gateway.cron.jobs(params.agentId, params.includeDisabled)
         page = jobs[params.offset : params.offset + params.limit]
         return {"jobs": [job.to_wire() for job in page], "count": len(jobs)}
 
+    @route(m.CRON_ADD, CronJobCreateParams)
     async def cron_add(ctx: RequestContext, params: CronJobCreateParams) -> dict[str, Any]:
         job = await gateway.cron.add(params.model_dump(exclude_none=True))
         return {"ok": True, "job": job.to_wire()}
 
+    @route(m.CRON_UPDATE, CronUpdateParams)
     async def cron_update(ctx: RequestContext, params: CronUpdateParams) -> dict[str, Any]:
         job = await gateway.cron.update(params.id, params.patch)
         return {"ok": True, "job": job.to_wire()}
 
+    @route(m.CRON_REMOVE, CronIdParams)
     async def cron_remove(ctx: RequestContext, params: CronIdParams) -> dict[str, Any]:
         return {"ok": True, "removed": await gateway.cron.remove(params.id)}
 
+    @route(m.CRON_RUN, CronRunParams)
     async def cron_run(ctx: RequestContext, params: CronRunParams) -> dict[str, Any]:
         results = await gateway.cron.run(params.id, params.mode)
         ran = sum(1 for r in results if r["status"] != "skipped")
         return {"ok": True, "ran": ran, "results": results}
 
+    @route(m.CRON_RUNS, CronRunsParams)
     async def cron_runs(ctx: RequestContext, params: CronRunsParams) -> dict[str, Any]:
         runs, total = await gateway.cron.runs(params.jobId, params.offset, params.limit)
         return {"runs": runs, "count": total}
-
-    router.add(m.CRON_STATUS, cron_status)
-    router.add(m.CRON_LIST, cron_list, CronListParams)
-    router.add(m.CRON_ADD, cron_add, CronJobCreateParams)
-    router.add(m.CRON_UPDATE, cron_update, CronUpdateParams)
-    router.add(m.CRON_REMOVE, cron_remove, CronIdParams)
-    router.add(m.CRON_RUN, cron_run, CronRunParams)
-    router.add(m.CRON_RUNS, cron_runs, CronRunsParams)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.heartbeat.state import BeatResult
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas.heartbeat import HeartbeatAgentParams, HeartbeatTriggerParams
@@ -49,20 +50,21 @@ def _agent(raw: str | None) -> str | None:
 
 
 def register(router: Router, gateway: Gateway) -> None:
+    route = Routes(router)
+
+    @route(m.HEARTBEAT_STATUS, HeartbeatAgentParams)
     async def heartbeat_status(ctx: RequestContext, params: HeartbeatAgentParams) -> dict[str, Any]:
         return {"agents": gateway.heartbeat.status(_agent(params.agentId))}
 
+    @route(m.HEARTBEAT_START, HeartbeatAgentParams)
     async def heartbeat_start(ctx: RequestContext, params: HeartbeatAgentParams) -> dict[str, Any]:
         agent = _agent(params.agentId)
         gateway.heartbeat.start(agent)
         return {"message": "Heartbeat scheduler started", "agents": gateway.heartbeat.status(agent)}
 
+    @route(m.HEARTBEAT_TRIGGER, HeartbeatTriggerParams)
     async def heartbeat_trigger(
         ctx: RequestContext, params: HeartbeatTriggerParams
     ) -> dict[str, Any]:
         agent = _agent(params.agentId) or "main"
         return trigger_result(agent, await gateway.heartbeat.trigger(agent))
-
-    router.add(m.HEARTBEAT_STATUS, heartbeat_status, HeartbeatAgentParams)
-    router.add(m.HEARTBEAT_START, heartbeat_start, HeartbeatAgentParams)
-    router.add(m.HEARTBEAT_TRIGGER, heartbeat_trigger, HeartbeatTriggerParams)

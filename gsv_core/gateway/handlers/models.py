@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas.models import (
     ModelsListParams,
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
 
 
 def register(router: Router, gateway: Gateway) -> None:
+    route = Routes(router)
+
+    @route(m.MODELS_LIST, ModelsListParams)
     async def models_list(ctx: RequestContext, params: ModelsListParams) -> ModelsListResult:
         config = gateway.config.effective
         configured = config["model"]["provider"]
@@ -31,6 +35,7 @@ def register(router: Router, gateway: Gateway) -> None:
         current = config["model"]["id"] if name == configured else None
         return ModelsListResult(provider=name, models=models, count=len(models), current=current)
 
+    @route(m.MODELS_TEST, ModelsTestParams)
     async def models_test(ctx: RequestContext, params: ModelsTestParams) -> ModelsTestResult:
         config = gateway.config.effective
         provider = params.provider or config["model"]["provider"]
@@ -39,6 +44,3 @@ def register(router: Router, gateway: Gateway) -> None:
         reply = await test_call(config, provider, model, timeout=60)
         took = int((time.monotonic() - started) * 1000)
         return ModelsTestResult(provider=provider, model=model, reply=reply, ms=took)
-
-    router.add(m.MODELS_LIST, models_list, ModelsListParams)
-    router.add(m.MODELS_TEST, models_test, ModelsTestParams)

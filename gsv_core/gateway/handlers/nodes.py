@@ -15,6 +15,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from gsv_core.errors import GsvError
+from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.protocol import events
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas.nodes import (
@@ -49,19 +50,23 @@ def _ack(dropped: bool) -> AckResult:
 
 
 def register(router: Router, gateway: Gateway) -> None:
+    route = Routes(router)
     nodes = gateway.nodes
 
+    @route(m.TOOL_INVOKE, ToolInvokeParams)
     async def tool_invoke(ctx: RequestContext, params: ToolInvokeParams) -> dict[str, Any]:
         # a client is the owner calling the tool by hand: that is the approval
         timeout = gateway.tool_timeout()
         return {"result": await nodes.invoke(params.tool, params.args, timeout, approved=True)}
 
+    @route(m.TOOL_REQUEST, ToolRequestParams)
     async def tool_request(ctx: RequestContext, params: ToolRequestParams) -> dict[str, str]:
         key = gateway.sessions.canonical(params.sessionKey)
         nodes.resolve_tool(params.tool)  # 404 now, not later, for an unknown tool
         gateway.spawn(_requested_call(gateway, key, params))
         return {"status": "sent"}
 
+    @route(m.TOOL_RESULT, ToolResultParams)
     async def tool_result(ctx: RequestContext, params: ToolResultParams) -> AckResult:
         dropped = nodes.deliver_tool_result(ctx.peer, params.callId, params.result, params.error)
         # let the caller just woken answer first: the node's ack is on no one's critical
@@ -70,35 +75,32 @@ def register(router: Router, gateway: Gateway) -> None:
         await asyncio.sleep(0)
         return _ack(dropped)
 
+    @route(m.LOGS_GET, LogsGetParams)
     async def logs_get(ctx: RequestContext, params: LogsGetParams) -> LogsGetResult:
         return await nodes.fetch_logs(params.nodeId, params.lines, gateway.tool_timeout())
 
+    @route(m.LOGS_RESULT, LogsResultParams)
     async def logs_result(ctx: RequestContext, params: LogsResultParams) -> AckResult:
         return _ack(nodes.deliver_logs(ctx.peer, params))
 
+    @route(m.NODE_PROBE_RESULT, NodeProbeResultParams)
     async def probe_result(ctx: RequestContext, params: NodeProbeResultParams) -> AckResult:
         return _ack(nodes.deliver_probe(ctx.peer, params))
 
+    @route(m.NODE_EXEC_EVENT, NodeExecEventParams)
     async def exec_event(ctx: RequestContext, params: NodeExecEventParams) -> AckResult:
         node_id = ctx.peer.peer_id or ""
         return _ack(await gateway.exec_events.deliver(node_id, params))
 
+    @route(m.NODE_FORGET, NodeForgetParams)
     async def node_forget(ctx: RequestContext, params: NodeForgetParams) -> NodeForgetResult:
         return await nodes.forget(params.nodeId.strip(), params.force)
 
+    @route(m.NODES_LIST)
     async def nodes_list(ctx: RequestContext, params: object) -> NodesListResult:
         inventory = nodes.inventory()
         return NodesListResult(nodes=inventory, count=len(inventory))
 
-    router.add(m.TOOL_INVOKE, tool_invoke, ToolInvokeParams)
-    router.add(m.TOOL_REQUEST, tool_request, ToolRequestParams)
-    router.add(m.TOOL_RESULT, tool_result, ToolResultParams)
-    router.add(m.LOGS_GET, logs_get, LogsGetParams)
-    router.add(m.LOGS_RESULT, logs_result, LogsResultParams)
-    router.add(m.NODE_PROBE_RESULT, probe_result, NodeProbeResultParams)
-    router.add(m.NODE_EXEC_EVENT, exec_event, NodeExecEventParams)
-    router.add(m.NODE_FORGET, node_forget, NodeForgetParams)
-    router.add(m.NODES_LIST, nodes_list)
     gateway.events.update(
         {events.TOOL_INVOKE, events.TOOL_CANCEL, events.LOGS_GET, events.NODE_PROBE}
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.pairing import pending_pair_wire
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas.channels import PairParams
@@ -24,21 +25,21 @@ SHARED_MAIN_SESSION = (
 
 
 def register(router: Router, gateway: Gateway) -> None:
+    route = Routes(router)
     manager = gateway.channels
 
+    @route(m.PAIR_LIST)
     async def pair_list(ctx: RequestContext, params: object) -> dict[str, Any]:
         pending = await manager.pairing.pending(gateway.now_ms(), manager.pairing_ttl_ms())
         return {"pairs": {f"{p.channel}:{p.sender_id}": pending_pair_wire(p) for p in pending}}
 
+    @route(m.PAIR_APPROVE, PairParams)
     async def pair_approve(ctx: RequestContext, params: PairParams) -> dict[str, Any]:
         result = await manager.approve(params.channel, params.senderId)
         if gateway.config.setting("session.dmScope") == "main":
             result["warning"] = SHARED_MAIN_SESSION
         return result
 
+    @route(m.PAIR_REJECT, PairParams)
     async def pair_reject(ctx: RequestContext, params: PairParams) -> dict[str, Any]:
         return await manager.reject(params.channel, params.senderId)
-
-    router.add(m.PAIR_LIST, pair_list)
-    router.add(m.PAIR_APPROVE, pair_approve, PairParams)
-    router.add(m.PAIR_REJECT, pair_reject, PairParams)

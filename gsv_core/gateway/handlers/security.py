@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from gsv_core.approval.modes import mode_report
 from gsv_core.gateway import audit
+from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas.security import (
     FindingInfo,
@@ -20,6 +21,9 @@ if TYPE_CHECKING:
 
 
 def register(router: Router, gateway: Gateway) -> None:
+    route = Routes(router)
+
+    @route(m.SECURITY_AUDIT, SecurityAuditParams)
     async def security_audit(
         ctx: RequestContext, params: SecurityAuditParams
     ) -> SecurityAuditResult:
@@ -37,8 +41,6 @@ def register(router: Router, gateway: Gateway) -> None:
             fixed=[_info(f) for f in fixed],
             token=gateway.config.auth_token if rotated else None,
         )
-
-    router.add(m.SECURITY_AUDIT, security_audit, SecurityAuditParams)
 
 
 def _info(finding: audit.Finding) -> FindingInfo:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gsv_core.agent.session import SessionActor
+from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas.sessions import (
     SessionCompactParams,
@@ -28,11 +29,13 @@ def _tokens(actor: SessionActor) -> dict[str, int]:
 
 
 def register(router: Router, gateway: Gateway) -> None:
+    route = Routes(router)
     sessions = gateway.sessions
 
     async def actor_for(raw: str) -> SessionActor:
         return await sessions.actor(sessions.canonical(raw))
 
+    @route(m.SESSIONS_LIST, SessionsListParams)
     async def sessions_list(ctx: RequestContext, params: SessionsListParams) -> dict[str, Any]:
         records, total = await sessions.store.list_sessions(params.offset, params.limit)
         counts = await sessions.store.message_counts([r.session_key for r in records])
@@ -50,6 +53,7 @@ def register(router: Router, gateway: Gateway) -> None:
             entries.append(entry)
         return {"sessions": entries, "count": total}
 
+    @route(m.SESSION_GET, SessionKeyParams)
     async def session_get(ctx: RequestContext, params: SessionKeyParams) -> dict[str, Any]:
         actor = await actor_for(params.sessionKey)
         record = actor.record
@@ -72,6 +76,7 @@ def register(router: Router, gateway: Gateway) -> None:
         result.update({k: v for k, v in optional.items() if v is not None})
         return result
 
+    @route(m.SESSION_STATS, SessionKeyParams)
     async def session_stats(ctx: RequestContext, params: SessionKeyParams) -> dict[str, Any]:
         actor = await actor_for(params.sessionKey)
         record = actor.record
@@ -87,6 +92,7 @@ def register(router: Router, gateway: Gateway) -> None:
             "queueSize": await actor.queued_count(),
         }
 
+    @route(m.SESSION_PATCH, SessionPatchParams)
     async def session_patch(ctx: RequestContext, params: SessionPatchParams) -> dict[str, Any]:
         actor = await actor_for(params.sessionKey)
         settings = params.settings.to_wire() if params.settings else None
@@ -94,12 +100,15 @@ def register(router: Router, gateway: Gateway) -> None:
         await actor.patch(settings=settings, label=params.label, reset_policy=policy)
         return {"ok": True}
 
+    @route(m.SESSION_RESET, SessionKeyParams)
     async def session_reset(ctx: RequestContext, params: SessionKeyParams) -> dict[str, Any]:
         return await (await actor_for(params.sessionKey)).reset()
 
+    @route(m.SESSION_COMPACT, SessionCompactParams)
     async def session_compact(ctx: RequestContext, params: SessionCompactParams) -> dict[str, Any]:
         return await (await actor_for(params.sessionKey)).compact(params.keepMessages)
 
+    @route(m.SESSION_HISTORY, SessionKeyParams)
     async def session_history(ctx: RequestContext, params: SessionKeyParams) -> dict[str, Any]:
         record = (await actor_for(params.sessionKey)).record
         return {
@@ -108,6 +117,7 @@ def register(router: Router, gateway: Gateway) -> None:
             "previousSessionIds": record.previous_session_ids,
         }
 
+    @route(m.SESSION_PREVIEW, SessionPreviewParams)
     async def session_preview(ctx: RequestContext, params: SessionPreviewParams) -> dict[str, Any]:
         actor = await actor_for(params.sessionKey)
         history = await actor.history()
@@ -118,12 +128,3 @@ def register(router: Router, gateway: Gateway) -> None:
             "messageCount": len(history),
             "messages": messages,
         }
-
-    router.add(m.SESSIONS_LIST, sessions_list, SessionsListParams)
-    router.add(m.SESSION_GET, session_get, SessionKeyParams)
-    router.add(m.SESSION_STATS, session_stats, SessionKeyParams)
-    router.add(m.SESSION_PATCH, session_patch, SessionPatchParams)
-    router.add(m.SESSION_RESET, session_reset, SessionKeyParams)
-    router.add(m.SESSION_COMPACT, session_compact, SessionCompactParams)
-    router.add(m.SESSION_HISTORY, session_history, SessionKeyParams)
-    router.add(m.SESSION_PREVIEW, session_preview, SessionPreviewParams)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.protocol.methods import SKILLS_STATUS, SKILLS_UPDATE
 from gsv_core.protocol.schemas.skills import (
     SkillsStatusParams,
@@ -24,17 +25,18 @@ if TYPE_CHECKING:
 
 
 def register(router: Router, gateway: Gateway) -> None:
+    route = Routes(router)
+
     def agent(requested: str | None) -> str:
         if requested is None:
             return RoutingSettings.from_config(gateway.config.effective).default_agent
         return validate_agent_id(requested.strip().lower())
 
+    @route(SKILLS_STATUS, SkillsStatusParams)
     async def skills_status(ctx: RequestContext, params: SkillsStatusParams) -> SkillsStatusResult:
         return await gateway.skills.status(agent(params.agentId))
 
+    @route(SKILLS_UPDATE, SkillsUpdateParams)
     async def skills_update(ctx: RequestContext, params: SkillsUpdateParams) -> SkillsUpdateResult:
         timeout = params.timeoutMs / 1000
         return await gateway.skills.update(agent(params.agentId), params.force, timeout)
-
-    router.add(SKILLS_STATUS, skills_status, SkillsStatusParams)
-    router.add(SKILLS_UPDATE, skills_update, SkillsUpdateParams)

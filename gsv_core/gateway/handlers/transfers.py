@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from gsv_core.gateway.handlers.routes import Routes, add_routes
 from gsv_core.protocol import events
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas.transfers import (
@@ -26,6 +27,7 @@ PROGRESS_EVERY = 0.25  # seconds between progress events
 
 
 def register(router: Router, gateway: Gateway) -> None:
+    route = Routes(router)
     service = gateway.transfers
 
     def step(name: str) -> Any:
@@ -35,6 +37,7 @@ def register(router: Router, gateway: Gateway) -> None:
 
         return handle
 
+    @route(m.TRANSFER_REQUEST, TransferRequestParams)
     async def transfer_request(
         ctx: RequestContext, params: TransferRequestParams
     ) -> dict[str, Any]:
@@ -51,10 +54,12 @@ def register(router: Router, gateway: Gateway) -> None:
 
         return await service.run(params.source, params.destination, agent, progress)
 
-    router.add(m.TRANSFER_META, step("meta"), TransferMetaParams)
-    router.add(m.TRANSFER_ACCEPT, step("accept"), TransferStepParams)
-    router.add(m.TRANSFER_COMPLETE, step("complete"), TransferCompleteParams)
-    router.add(m.TRANSFER_DONE, step("done"), TransferDoneParams)
-    router.add(m.TRANSFER_REQUEST, transfer_request, TransferRequestParams)
+    add_routes(
+        router,
+        (m.TRANSFER_META, step("meta"), TransferMetaParams),
+        (m.TRANSFER_ACCEPT, step("accept"), TransferStepParams),
+        (m.TRANSFER_COMPLETE, step("complete"), TransferCompleteParams),
+        (m.TRANSFER_DONE, step("done"), TransferDoneParams),
+    )
     gateway.events.update({events.TRANSFER_SEND, events.TRANSFER_RECEIVE, events.TRANSFER_START,
                            events.TRANSFER_END, events.TRANSFER_PROGRESS})  # fmt: skip

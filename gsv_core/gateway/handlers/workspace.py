@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
+from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.protocol.methods import (
     WORKSPACE_DELETE,
     WORKSPACE_LIST,
@@ -60,26 +61,27 @@ class WorkspaceDeleteParams(WireModel):
 
 
 def register(router: Router, gateway: Gateway) -> None:
+    route = Routes(router)
+
     def agent(requested: str | None) -> str:
         if requested is not None:
             return requested
         return RoutingSettings.from_config(gateway.config.effective).default_agent
 
+    @route(WORKSPACE_LIST, WorkspaceListParams)
     async def workspace_list(ctx: RequestContext, params: WorkspaceListParams) -> dict[str, Any]:
         return await gateway.workspace.list(agent(params.agentId), params.path or "")
 
+    @route(WORKSPACE_READ, WorkspaceReadParams)
     async def workspace_read(ctx: RequestContext, params: WorkspaceReadParams) -> dict[str, Any]:
         return await gateway.workspace.read(agent(params.agentId), params.path, params.query())
 
+    @route(WORKSPACE_WRITE, WorkspaceWriteParams)
     async def workspace_write(ctx: RequestContext, params: WorkspaceWriteParams) -> dict[str, Any]:
         return await gateway.workspace.write(agent(params.agentId), params.path, params.content)
 
+    @route(WORKSPACE_DELETE, WorkspaceDeleteParams)
     async def workspace_delete(
         ctx: RequestContext, params: WorkspaceDeleteParams
     ) -> dict[str, Any]:
         return await gateway.workspace.delete(agent(params.agentId), params.path)
-
-    router.add(WORKSPACE_LIST, workspace_list, WorkspaceListParams)
-    router.add(WORKSPACE_READ, workspace_read, WorkspaceReadParams)
-    router.add(WORKSPACE_WRITE, workspace_write, WorkspaceWriteParams)
-    router.add(WORKSPACE_DELETE, workspace_delete, WorkspaceDeleteParams)

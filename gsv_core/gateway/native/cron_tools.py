@@ -33,7 +33,7 @@ RUN_WAIT_SECONDS = 120.0
 _FLAT_JOB_FIELDS = ("name", "description", "schedule", "spec", "enabled", "deleteAfterRun")
 
 DESCRIPTION = (
-    "Manage scheduled jobs. action: status | list | add | update | remove | run | runs. "
+    "Manage scheduled cron jobs. action: status | list | add | update | remove | run | runs. "
     "add: job {name, schedule, spec} (or those fields flat). schedule: "
     '{kind:"at", at:"tomorrow 9am" | "2026-02-14 09:30" | "in 2 hours"} | '
     '{kind:"at", in:"30 minutes"} | {kind:"every", everyMinutes|everyHours|everyDays, '

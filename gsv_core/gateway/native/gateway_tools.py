@@ -46,7 +46,7 @@ def register(registry: NativeToolRegistry, gateway: Gateway) -> None:
     registry.add(
         NativeTool(
             "gsv__ConfigGet",
-            "Inspect the gateway configuration (secrets are always masked). Pass a dotted "
+            "Inspect the Gateway configuration. Secrets are always masked; pass a dotted "
             "path for one value, or nothing for the whole config.",
             ConfigGetArgs,
             config_get,
@@ -55,8 +55,8 @@ def register(registry: NativeToolRegistry, gateway: Gateway) -> None:
     registry.add(
         NativeTool(
             "gsv__LogsGet",
-            "Fetch recent log lines from a connected node (auto-selected when only one "
-            "node is connected).",
+            "Fetch recent log lines from a connected node. The node is auto-selected when "
+            "only one is connected.",
             LogsGetArgs,
             logs_get,
         )

@@ -67,8 +67,8 @@ def register(registry: NativeToolRegistry, gateway: Gateway) -> None:
     registry.add(
         NativeTool(
             "gsv__Message",
-            "Send a message to a person or chat on a messenger channel. Without channel/to "
-            "it goes to the conversation this run came from.",
+            "Send a message to a channel or user. Without channel/to it goes to the "
+            "conversation this run came from.",
             MessageArgs,
             message,
         )

@@ -101,7 +101,8 @@ def register(registry: NativeToolRegistry, gateway: Gateway) -> None:
     registry.add(
         NativeTool(
             "gsv__SessionsList",
-            "List sessions by recent activity, optionally with their last messages.",
+            "List active sessions with metadata, by recent activity, optionally with their "
+            "last messages.",
             SessionsListArgs,
             sessions_list,
         )
@@ -109,7 +110,7 @@ def register(registry: NativeToolRegistry, gateway: Gateway) -> None:
     registry.add(
         NativeTool(
             "gsv__SessionSend",
-            "Send a message into another session and (optionally) wait for its reply.",
+            "Send a message into another session, and optionally wait for its reply.",
             SessionSendArgs,
             session_send,
         )

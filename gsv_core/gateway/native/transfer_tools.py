@@ -26,8 +26,9 @@ def register(registry: NativeToolRegistry, gateway: Gateway) -> None:
     registry.add(
         NativeTool(
             "gsv__Transfer",
-            "Copy a file between connected nodes and/or your workspace "
-            "(nodeId:/path or gsv:workspace/path). Returns when the copy is complete.",
+            "Transfer a file between connected nodes and/or the workspace. The tool stays "
+            "pending until the transfer completes end-to-end. Endpoints: nodeId:/path/to/file "
+            "or gsv:workspace/path.",
             TransferArgs,
             transfer,
         )

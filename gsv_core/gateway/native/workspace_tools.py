@@ -79,28 +79,28 @@ def register(registry: NativeToolRegistry, gateway: Gateway) -> None:
     for tool in (
         NativeTool(
             "gsv__ReadFile",
-            "Read a file in your workspace, or list a folder. For large files pass "
+            "Read a file or list a directory in the agent's workspace. For large files pass "
             "startLine/endLine, search (with contextLines) or jsonPath to get only a part.",
             ReadFileArgs,
             read_file,
         ),
         NativeTool(
             "gsv__WriteFile",
-            "Create or replace a file in your workspace. Writing under skills/ creates your "
-            "own copy of the skill.",
+            "Write or create a file in the agent's workspace. Writing under skills/ creates "
+            "the agent's own copy of the skill.",
             WriteFileArgs,
             write_file,
         ),
         NativeTool(
             "gsv__EditFile",
-            "Edit a workspace file by exact text replacement; oldString must match once "
-            "unless replaceAll is true. Editing a global skill saves your own copy.",
+            "Edit a file by replacing exact text matches. oldString must match once unless "
+            "replaceAll is true; editing a global skill saves the agent's own copy.",
             EditFileArgs,
             edit_file,
         ),
         NativeTool(
             "gsv__DeleteFile",
-            "Delete a file from your workspace.",
+            "Delete a file from the agent's workspace.",
             DeleteFileArgs,
             delete_file,
         ),

@@ -4,24 +4,41 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from gsv_core.protocol.schemas import WireModel
+
+# What a peer that leaves out `client.version` / `client.platform` is recorded as (the
+# original never required them).
+UNKNOWN = "unknown"
 
 
 class ClientInfo(WireModel):
     id: str = Field(min_length=1, max_length=256)
-    version: str
-    platform: str
+    version: str = UNKNOWN
+    platform: str = UNKNOWN
     mode: str
     channel: str | None = None
     accountId: str | None = None
+
+
+def object_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A tool's input schema as the original sends it: an object schema always lists
+    `required` (empty when nothing is), and an empty schema is an object with no fields."""
+    if schema.get("type", "object") != "object":
+        return schema
+    return {"type": "object", "properties": {}, **schema, "required": schema.get("required", [])}
 
 
 class ToolDefinition(WireModel):
     name: str = Field(min_length=1, max_length=128)
     description: str = ""
     inputSchema: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("inputSchema")
+    @classmethod
+    def _with_required(cls, schema: dict[str, Any]) -> dict[str, Any]:
+        return object_schema(schema)
 
 
 class ConnectAuth(WireModel):
@@ -33,7 +50,8 @@ class ConnectAuth(WireModel):
 
 class ConnectParams(WireModel):
     minProtocol: int
-    maxProtocol: int
+    # the original ignores it: a client that sends only `minProtocol: 1` is served
+    maxProtocol: int | None = None
     client: ClientInfo
     tools: list[ToolDefinition] | None = None
     nodeRuntime: dict[str, Any] | None = None
