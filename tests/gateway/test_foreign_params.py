@@ -81,6 +81,7 @@ REQUIRED: dict[str, tuple[set[str], str | None]] = {
     "transfer.done": ({"transferId"}, TRANSFER_ID),
     "transfer.meta": ({"transferId"}, TRANSFER_ID),
     "transfer.request": ({"source", "destination"}, None),
+    "usage.get": (set(), None),
     "workspace.delete": ({"path"}, None),
     "workspace.list": (set(), None),
     "workspace.read": ({"path"}, None),
@@ -90,6 +91,7 @@ REQUIRED: dict[str, tuple[set[str], str | None]] = {
 READ_ONLY = [
     "auth.list", "channels.list", "config.get", "cron.list", "cron.runs", "cron.status",
     "gateway.status", "heartbeat.status", "nodes.list", "pair.list", "sessions.list",
+    "usage.get",
     "skills.status", "tool.approvals", "tools.list", "workspace.list",
 ]  # fmt: skip
 # A good value for each required field, so that one field at a time can be left out.
