@@ -34,6 +34,7 @@ from gsv_core.errors import GsvError
 from gsv_core.protocol.methods import CHAT_SEND
 
 NODES_EVERY = 30.0
+STATUS_EVERY = 30.0
 QUIT_WINDOW = 3.0
 
 
@@ -85,6 +86,8 @@ class ChatApp(Outbox):
         self.maintain_link()
         self.send_outbox()
         self.set_interval(NODES_EVERY, self.refresh_nodes)
+        # the gateway sends no event when another client changes this session's model
+        self.set_interval(STATUS_EVERY, self.refresh_status)
 
     async def on_unmount(self) -> None:
         await self.client.close()

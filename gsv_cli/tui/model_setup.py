@@ -33,11 +33,10 @@ def is_setup_error(error: str) -> bool:
     return any(marker in error for marker in _NOT_CONFIGURED)
 
 
-def missing_key(config: dict[str, Any]) -> str | None:
-    """The hosted provider of `model` when the gateway config holds no key for it, else
-    None. (The key may still come from the gateway's environment: the text says so.)"""
-    model = config.get("model")
-    provider = model.get("provider") if isinstance(model, dict) else None
+def missing_key(config: dict[str, Any], provider: str) -> str | None:
+    """`provider` (the one the next message uses) when it is a hosted provider and the
+    gateway config holds no key for it, else None. (The key may still come from the
+    gateway's environment: the text says so.)"""
     if provider not in HOSTED_KEY_VARS:
         return None
     keys = config.get("apiKeys")
@@ -47,7 +46,7 @@ def missing_key(config: dict[str, Any]) -> str | None:
         return None
     if isinstance(custom, dict) and (custom.get("apiKey") or custom.get("baseUrl")):
         return None
-    return str(provider)
+    return provider
 
 
 def setup_text(provider: str | None = None, error: str | None = None) -> str:

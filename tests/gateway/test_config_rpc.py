@@ -188,3 +188,17 @@ async def test_stored_changes_notify_listeners_and_refused_ones_do_not(
         got = await client.call("config.get", {"path": "agents.defaultHeartbeat.every"})
     assert heard == ["agents.defaultHeartbeat.every"]
     assert got["value"] == "1h"
+
+
+async def test_a_change_is_announced_to_clients_without_its_value(
+    gateway: RunningGateway,
+) -> None:
+    """Every connected client gets `config.changed` with the path, never the value."""
+    async with (
+        GatewayClient(gateway.url, token=gateway.token) as writer,
+        GatewayClient(gateway.url, token=gateway.token) as watcher,
+    ):
+        await writer.call("config.set", {"path": "apiKeys.openai", "value": "sk-announce-42"})
+        frame = await anext(aiter(watcher.events()))
+    assert frame.event == "config.changed" and frame.payload == {"path": "apiKeys.openai"}
+    assert "sk-announce-42" not in repr(frame)

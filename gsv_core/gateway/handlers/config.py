@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gsv_core.protocol.events import CONFIG_CHANGED
 from gsv_core.protocol.methods import CONFIG_GET, CONFIG_SET
 from gsv_core.protocol.schemas.config import ConfigGetParams, ConfigSetParams, ConfigSetResult
 from gsv_core.rpc.context import RequestContext
@@ -24,6 +25,8 @@ def register(router: Router, gateway: Gateway) -> None:
 
     async def config_set(ctx: RequestContext, params: ConfigSetParams) -> ConfigSetResult:
         await service.set(params.path, params.value)
+        for peer in list(gateway.registry.clients.values()):
+            peer.send_event(CONFIG_CHANGED, {"path": params.path})  # the path: no secret
         return ConfigSetResult(path=params.path)
 
     router.add(CONFIG_GET, config_get, ConfigGetParams)
