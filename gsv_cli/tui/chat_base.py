@@ -3,7 +3,8 @@ status, the lock that keeps one writer of the conversation) and the widgets they
 
 The app is built in layers, each owning one concern and using the ones below it:
 `feed.py` (the gateway's events), `link.py` (connecting and loading the session),
-`sending.py` (your messages and approval answers), `app.py` (layout, local commands, keys).
+`sending.py` (your messages and approval answers), `model_actions.py` (the model picker
+and setup), `app.py` (layout, local commands, keys).
 """
 
 from __future__ import annotations

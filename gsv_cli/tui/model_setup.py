@@ -1,5 +1,6 @@
 """When no model is usable yet: telling that from the gateway's config or a run's error, and
-the exact commands that configure Anthropic, OpenAI or a local Ollama."""
+the text offering the setup screen (/setup) and the exact shell commands that configure
+Anthropic, OpenAI or a local Ollama."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ HOSTED_KEY_VARS = {
 }
 
 SETUP_COMMANDS = """\
-Configure one in another terminal, then send your message again:
+Type /setup (or press F2) to set one up here, or run these in a shell and send again:
 Anthropic:
   gsv config set apiKeys.anthropic sk-ant-...
 OpenAI:

@@ -1,19 +1,23 @@
 """Fixtures for the chat TUI: a real gateway on port 0 whose model is a FakeProvider, a real
-GatewayClient (reconnect on, short backoff) and the app built by make_app, driven by Pilot."""
+GatewayClient (reconnect on, short backoff) and the app built by make_app, driven by Pilot;
+for model setup, a gateway with its real providers (the official SDKs) and a fake
+OpenAI-compatible server on 127.0.0.1 for them to talk to."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
 
 from gsv_cli.tui.app import ChatApp, make_app
+from gsv_cli.tui.model_setup import HOSTED_KEY_VARS
 from gsv_core.client import Backoff, GatewayClient
 from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
 from gsv_core.localconfig import get_secret
+from tests.fakes.llm_server import FakeLLMServer, fake_llm_server
 from tests.fakes.provider import FakeProvider
 
 KEY = "agent:main:main"
@@ -36,6 +40,22 @@ async def gw(database: Path, fake: FakeProvider) -> AsyncIterator[RunningGateway
     async with serve(
         ServerConfig(database=database, provider_factory=fake.factory), port=0
     ) as running:
+        yield running
+
+
+@pytest.fixture
+def llm() -> Iterator[FakeLLMServer]:
+    with fake_llm_server() as server:
+        server.models = ["mini-1", "llama3.1:8b"]
+        yield server
+
+
+@pytest.fixture
+async def real_gw(database: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[RunningGateway]:
+    """A gateway whose providers are the real adapters; no API key in its environment."""
+    for var in HOSTED_KEY_VARS.values():
+        monkeypatch.delenv(var, raising=False)
+    async with serve(ServerConfig(database=database), port=0) as running:
         yield running
 
 
