@@ -117,6 +117,7 @@ async def test_a_refused_key_is_said_with_the_fix_and_can_be_typed_again(
             screen = await custom_provider(pilot, llm.openai_base_url, "sk-wrong")
             await wait_until(pilot, lambda: "refused" in status_of(screen), "the refusal")
             assert "refused the API key (401)" in status_of(screen)
+            assert "gsv config set providers.custom.apiKey KEY" in status_of(screen)
             assert "press Enter again" in status_of(screen) and "sk-wrong" not in status_of(screen)
             assert screen.step == "url" and screen.query_one("#setup-status").has_class("-error")
             await fill(pilot, "#setup-key", "sk-right")
