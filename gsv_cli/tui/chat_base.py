@@ -72,7 +72,10 @@ class ChatBase(App[None]):
     @work(group="status", exclusive=True, exit_on_error=False)
     async def refresh_status(self) -> None:
         """Load the status bar's session details again: after a model switch, a setup, a
-        run (a tool may have changed the config) and now and then (another client may)."""
+        config change, a run (it used up a one-message model) and now and then (another
+        client may have switched this session's model)."""
+        if not self.client.connected:
+            return  # the session is loaded again once the link is back
         key = self.session_key
         try:
             info = await session_info.fetch_status(self.client, key)
