@@ -57,4 +57,5 @@ class ModelActions(Outbox):
             provider, _, model = chosen.partition("/")
             if not await self.switch_model(provider, model):
                 return
+        self.refresh_status()  # the gateway tells the other clients, not this one
         await self.chat.add_notice(f"{chosen} is set up and answers. Send your message.", "dim")

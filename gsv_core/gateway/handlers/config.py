@@ -25,8 +25,10 @@ def register(router: Router, gateway: Gateway) -> None:
 
     async def config_set(ctx: RequestContext, params: ConfigSetParams) -> ConfigSetResult:
         await service.set(params.path, params.value)
+        # the other clients: the caller knows (and a raw caller's next frame is its answer)
         for peer in list(gateway.registry.clients.values()):
-            peer.send_event(CONFIG_CHANGED, {"path": params.path})  # the path: no secret
+            if peer is not ctx.peer:
+                peer.send_event(CONFIG_CHANGED, {"path": params.path})  # no value: no secret
         return ConfigSetResult(path=params.path)
 
     router.add(CONFIG_GET, config_get, ConfigGetParams)
