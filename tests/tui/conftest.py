@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.pilot import Pilot
@@ -96,3 +98,18 @@ async def type_and_send(pilot: Pilot[None], text: str) -> None:
     app.composer.focus()
     app.composer.insert(text)
     await pilot.press("enter")
+
+
+@asynccontextmanager
+async def open_chat(
+    gw: RunningGateway, config: dict[str, Any] | None = None
+) -> AsyncIterator[tuple[ChatApp, Pilot[None]]]:
+    """The chat on `gw` under Pilot, its session loaded, after the `config` writes (path:
+    value); `app.client` is open while the app runs."""
+    async with GatewayClient(gw.url, token=gw.token) as client:
+        for path, value in (config or {}).items():
+            await client.call("config.set", {"path": path, "value": value})
+        app = make_app(client, KEY, url_label=URL_LABEL)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, app.synced.is_set, "the session to load")
+            yield app, pilot

@@ -12,6 +12,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Button, Input, OptionList, Static
 
+from gsv_cli.provider_setup import ollama_running
 from gsv_cli.tui.app import make_app
 from gsv_cli.tui.screens.setup import PROVIDERS, SetupScreen
 from gsv_cli.tui.widgets.model_list import ModelList
@@ -19,7 +20,15 @@ from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
 from tests.fakes.llm_server import ErrorReply, FakeLLMServer, reply
 from tests.tui.chat_screen import idle, notices, replies
-from tests.tui.conftest import KEY, SIZE, URL_LABEL, quick_client, type_and_send, wait_until
+from tests.tui.conftest import (
+    KEY,
+    SIZE,
+    URL_LABEL,
+    open_chat,
+    quick_client,
+    type_and_send,
+    wait_until,
+)
 
 SECRET = "sk-typed-in-the-chat-4242"
 
@@ -110,18 +119,15 @@ async def test_a_refused_key_is_said_with_the_fix_and_can_be_typed_again(
 ) -> None:
     """The provider's 401 in one sentence; the key field is empty and ready again."""
     llm.api_key = "sk-right"
-    async with GatewayClient(real_gw.url, token=real_gw.token) as client:
-        app = make_app(client, KEY, url_label=URL_LABEL)
-        async with app.run_test(size=SIZE) as pilot:
-            await wait_until(pilot, app.synced.is_set, "the session to load")
-            screen = await custom_provider(pilot, llm.openai_base_url, "sk-wrong")
-            await wait_until(pilot, lambda: "refused" in status_of(screen), "the refusal")
-            assert "refused the API key (401)" in status_of(screen)
-            assert "gsv config set providers.custom.apiKey KEY" in status_of(screen)
-            assert "press Enter again" in status_of(screen) and "sk-wrong" not in status_of(screen)
-            assert screen.step == "url" and screen.query_one("#setup-status").has_class("-error")
-            await fill(pilot, "#setup-key", "sk-right")
-            await wait_until(pilot, lambda: screen.step == "model", "the models")
+    async with open_chat(real_gw) as (_, pilot):
+        screen = await custom_provider(pilot, llm.openai_base_url, "sk-wrong")
+        await wait_until(pilot, lambda: "refused" in status_of(screen), "the refusal")
+        assert "refused the API key (401)" in status_of(screen)
+        assert "gsv config set providers.custom.apiKey KEY" in status_of(screen)
+        assert "press Enter again" in status_of(screen) and "sk-wrong" not in status_of(screen)
+        assert screen.step == "url" and screen.query_one("#setup-status").has_class("-error")
+        await fill(pilot, "#setup-key", "sk-right")
+        await wait_until(pilot, lambda: screen.step == "model", "the models")
 
 
 async def test_an_unreachable_or_bad_url_is_said_plainly(real_gw: RunningGateway) -> None:
@@ -130,22 +136,19 @@ async def test_an_unreachable_or_bad_url_is_said_plainly(real_gw: RunningGateway
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    async with GatewayClient(real_gw.url, token=real_gw.token) as client:
-        app = make_app(client, KEY, url_label=URL_LABEL)
-        async with app.run_test(size=SIZE) as pilot:
-            await wait_until(pilot, app.synced.is_set, "the session to load")
-            screen = await custom_provider(pilot, f"http://127.0.0.1:{port}/v1", "")
-            await wait_until(pilot, lambda: "cannot reach" in status_of(screen), "the error")
-            assert "is it running and is the URL right?" in status_of(screen)
-            await fill(pilot, "#setup-url", "ftp://h/v1")
-            await fill(pilot, "#setup-key", "")
-            await wait_until(pilot, lambda: "http(s) URL" in status_of(screen), "the refusal")
-            await pilot.press("escape")  # back to the providers
-            await pick_provider(pilot, "openai")
-            await fill(pilot, "#setup-key", "  ")
-            assert status_of(screen) == "openai needs an API key."
-            stored = await client.call("config.get", {"path": "providers.custom.baseUrl"})
-            assert stored["value"] == f"http://127.0.0.1:{port}/v1", "ftp://… was not written"
+    async with open_chat(real_gw) as (app, pilot):
+        screen = await custom_provider(pilot, f"http://127.0.0.1:{port}/v1", "")
+        await wait_until(pilot, lambda: "cannot reach" in status_of(screen), "the error")
+        assert "is it running and is the URL right?" in status_of(screen)
+        await fill(pilot, "#setup-url", "ftp://h/v1")
+        await fill(pilot, "#setup-key", "")
+        await wait_until(pilot, lambda: "http(s) URL" in status_of(screen), "the refusal")
+        await pilot.press("escape")  # back to the providers
+        await pick_provider(pilot, "openai")
+        await fill(pilot, "#setup-key", "  ")
+        assert status_of(screen) == "openai needs an API key."
+        stored = await app.client.call("config.get", {"path": "providers.custom.baseUrl"})
+        assert stored["value"] == f"http://127.0.0.1:{port}/v1", "ftp://… was not written"
 
 
 async def test_model_names_and_errors_from_the_provider_show_as_text(
@@ -155,17 +158,26 @@ async def test_model_names_and_errors_from_the_provider_show_as_text(
     provider's words (markup included) and offers no Save."""
     llm.models = ["[bold]loud[/bold]", "x[/]"]
     llm.enqueue(ErrorReply(400, "model [red]x[/red] is not loaded"))
-    async with GatewayClient(real_gw.url, token=real_gw.token) as client:
-        app = make_app(client, KEY, url_label=URL_LABEL)
-        async with app.run_test(size=SIZE) as pilot:
-            await wait_until(pilot, app.synced.is_set, "the session to load")
-            screen = await custom_provider(pilot, llm.openai_base_url, "", typed=True)
-            await wait_until(pilot, lambda: screen.step == "model", "the models")
-            options = screen.query_one(ModelList).options
-            shown = [str(options.get_option_at_index(i).prompt) for i in range(2)]
-            assert shown == ["  [bold]loud[/bold]", "  x[/]"]
-            await pilot.press("enter")
-            await wait_until(pilot, lambda: "failed" in status_of(screen), "the test's error")
-            assert "model [red]x[/red] is not loaded" in status_of(screen)
-            assert "Pick another model." in status_of(screen)
-            assert not screen.query_one("#setup-save").display
+    async with open_chat(real_gw) as (_, pilot):
+        screen = await custom_provider(pilot, llm.openai_base_url, "", typed=True)
+        await wait_until(pilot, lambda: screen.step == "model", "the models")
+        options = screen.query_one(ModelList).options
+        shown = [str(options.get_option_at_index(i).prompt) for i in range(2)]
+        assert shown == ["  [bold]loud[/bold]", "  x[/]"]
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "failed" in status_of(screen), "the test's error")
+        assert "model [red]x[/red] is not loaded" in status_of(screen)
+        assert "Pick another model." in status_of(screen)
+        assert not screen.query_one("#setup-save").display
+
+
+async def test_ollama_not_running_says_how_to_start_it(real_gw: RunningGateway) -> None:
+    """Picking Ollama when nothing answers on its port: the reason and `ollama serve`."""
+    if ollama_running():
+        pytest.skip("an Ollama answers on this machine")
+    async with open_chat(real_gw) as (_, pilot):
+        screen = await open_setup(pilot)
+        await pick_provider(pilot, "ollama")
+        await wait_until(pilot, lambda: "cannot reach" in status_of(screen), "the error")
+        assert "Start it (ollama serve) and press Enter again" in status_of(screen)
+        assert screen.step == "provider"

@@ -55,7 +55,10 @@ class ModelPicker(ModalScreen[str | None]):
             self.status_line.add_class("-error")
             return
         self.query_one(ModelList).set_models(models, self.current, self.current)
-        self.status_line.update(plain_content(f"{len(models)} models · ● in use now"))
+        if models:
+            self.status_line.update(plain_content(f"{len(models)} models · ● in use now"))
+        else:
+            self.status_line.update(plain_content(f"{self.provider} offers no models."))
 
     @on(ModelList.Chosen)
     def _chosen(self, event: ModelList.Chosen) -> None:

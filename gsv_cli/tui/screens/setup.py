@@ -151,9 +151,7 @@ class SetupScreen(ModalScreen[str | None]):
             await model_calls.configure_provider(self.client, name, url, key)
             models = await model_calls.list_models(self.client, name)
         except GsvError as exc:
-            self.say(
-                f"{exc.message}\nFix it and press Enter again (Esc: another provider).", "error"
-            )
+            self.say(f"{exc.message}\n{self._retry_hint()}", "error")
             return
         if not models:
             self.say(f"{name} offers no models yet (for Ollama: ollama pull llama3.1).", "error")
@@ -161,6 +159,11 @@ class SetupScreen(ModalScreen[str | None]):
         self._show_step("model")
         self.query_one(ModelList).set_models(models, default_model(models), None)
         self.say(f"{len(models)} models offered.")
+
+    def _retry_hint(self) -> str:
+        if self.step == "provider":  # Ollama: nothing was typed, nothing to fix here
+            return "Start it (ollama serve) and press Enter again, or pick another provider."
+        return "Fix it and press Enter again (Esc: another provider)."
 
     @on(ModelList.Chosen)
     def _model_chosen(self, event: ModelList.Chosen) -> None:
