@@ -117,7 +117,8 @@ async def test_set_up_a_provider_and_chat_with_it(
 async def test_a_refused_key_is_said_with_the_fix_and_can_be_typed_again(
     real_gw: RunningGateway, llm: FakeLLMServer
 ) -> None:
-    """The provider's 401 in one sentence; the key field is empty and ready again."""
+    """The provider's 401 in one sentence; the key field is empty and ready again; Esc
+    steps back one step at a time."""
     llm.api_key = "sk-right"
     async with open_chat(real_gw) as (_, pilot):
         screen = await custom_provider(pilot, llm.openai_base_url, "sk-wrong")
@@ -128,6 +129,12 @@ async def test_a_refused_key_is_said_with_the_fix_and_can_be_typed_again(
         assert screen.step == "url" and screen.query_one("#setup-status").has_class("-error")
         await fill(pilot, "#setup-key", "sk-right")
         await wait_until(pilot, lambda: screen.step == "model", "the models")
+        await pilot.press("escape")  # Esc steps back: the URL and key, the providers, out
+        assert screen.step == "url" and screen.query_one("#setup-url", Input).has_focus
+        await pilot.press("escape")
+        assert screen.step == "provider"
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not isinstance(pilot.app.screen, SetupScreen), "closing")
 
 
 async def test_an_unreachable_or_bad_url_is_said_plainly(real_gw: RunningGateway) -> None:

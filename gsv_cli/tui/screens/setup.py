@@ -111,8 +111,8 @@ class SetupScreen(ModalScreen[str | None]):
     def action_back(self) -> None:
         if self.step == "provider":
             self.dismiss(None)
-        elif self.step == "model":
-            self._show_step("key" if self.provider != CUSTOM else "url")
+        elif self.step == "model" and self.provider in (*KEYED, CUSTOM):
+            self._show_step("url" if self.provider == CUSTOM else "key")
         else:
             self._show_step("provider")
 
