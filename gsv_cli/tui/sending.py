@@ -73,8 +73,8 @@ class Outbox(GatewayLink):
         command = result.get("command")
         if command in commands.RELOADING:
             await self.sync()
-        elif command in commands.SETTINGS_CHANGING:
-            self.refresh_status()
+        elif command in commands.SETTINGS_CHANGING or result.get("status") == "directive-only":
+            self.refresh_status()  # e.g. `/model:p/id` alone sets the next message's model
         async with self._lock:
             self.chat.runs.pop(run_id, None)
             await self.chat.add_notice(f"› {text.strip()}", "dim")
