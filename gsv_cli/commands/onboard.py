@@ -21,11 +21,8 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import output
+from gsv_cli.provider_setup import KEYED, config_writes, default_model, ollama_running
 from gsv_cli.state import CliState
-
-OLLAMA_URL = "http://127.0.0.1:11434"
-KEYED = ("anthropic", "openai", "openrouter", "google")
-PREFERRED = ("claude-sonnet", "gpt-5", "gemini", "llama3", "qwen")  # a sensible default
 
 
 def onboard(
@@ -83,7 +80,7 @@ def _ensure_gateway(ctx: typer.Context, state: CliState, asking: bool, yes: bool
 
 
 def _ask_provider(asking: bool) -> str:
-    ollama = _ollama_running()
+    ollama = ollama_running()
     if not asking:
         if ollama:
             return "ollama"
@@ -98,16 +95,6 @@ def _ask_provider(asking: bool) -> str:
         if 1 <= picked <= len(choices):
             return choices[picked - 1]
         output.print_error(f"choose 1 to {len(choices)}")
-
-
-def _ollama_running() -> bool:
-    import urllib.request
-
-    try:
-        with urllib.request.urlopen(f"{OLLAMA_URL}/api/tags", timeout=0.5) as answer:
-            return bool(answer.status == 200)
-    except OSError:
-        return False
 
 
 def _key(name: str, key_env: str | None, asking: bool) -> str | None:
@@ -125,24 +112,12 @@ def _key(name: str, key_env: str | None, asking: bool) -> str | None:
 
 
 def _configure(state: CliState, name: str, base_url: str | None, key: str | None) -> None:
-    if name == "ollama":
-        _set(state, "providers.ollama", {"api": "openai", "baseUrl": f"{OLLAMA_URL}/v1"})
-    elif name not in KEYED:
-        if not base_url:
-            output.fail(f"provider {name} needs --base-url (an OpenAI-compatible /v1 URL)")
-        _set(state, f"providers.{name}", {"api": "openai", "baseUrl": _http_url(base_url)})
+    if name not in KEYED and name != "ollama" and not base_url:
+        output.fail(f"provider {name} needs --base-url (an OpenAI-compatible /v1 URL)")
+    for path, value in config_writes(name, base_url, key):
+        _set(state, path, value)  # the gateway keeps a key in its secret store
     if key:
-        path = f"apiKeys.{name}" if name in KEYED else f"providers.{name}.apiKey"
-        _set(state, path, key)  # the gateway keeps it in its secret store
         output.write_text(f"key stored for {name} (not shown)\n")
-
-
-def _http_url(url: str) -> str:
-    from urllib.parse import urlsplit
-
-    if urlsplit(url).scheme not in ("http", "https"):
-        output.fail(f"--base-url must be an http(s) URL, got {url!r}")
-    return url.rstrip("/")
 
 
 # -- model and test ----------------------------------------------------------------------
@@ -155,21 +130,13 @@ def _pick_model(state: CliState, name: str, asking: bool) -> str:
     models: list[str] = call_quietly(state, MODELS_LIST, {"provider": name}, timeout=60)["models"]
     if not models:
         output.fail(f"{name} offers no models", "Pass --model ID (e.g. after `ollama pull`).")
-    default = _default_model(models)
+    default = default_model(models)
     if not asking:
         return default
     for model in models[:30]:
         output.write_text(f"  {model}\n")
     picked: str = typer.prompt("Model", default=default)
     return picked.strip()
-
-
-def _default_model(models: list[str]) -> str:
-    for wanted in PREFERRED:
-        for model in models:
-            if wanted in model:
-                return model
-    return models[0]
 
 
 def _test(state: CliState, name: str, model: str) -> None:

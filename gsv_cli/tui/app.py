@@ -2,8 +2,8 @@
 `run_chat()` is what the command runs.
 
 The app owns one GatewayClient (reconnect=True). It is built in layers, each a module:
-`chat_base.py` (shared state) < `feed.py` < `link.py` < `sending.py` < this module (layout,
-handlers of what the widgets post, local commands and keys).
+`chat_base.py` (shared state) < `feed.py` < `link.py` < `sending.py` < `model_actions.py` <
+this module (layout, handlers of what the widgets post, local commands and keys).
 
 Workers: `maintain_link` connects (retrying while the gateway is down), loads the session
 and, after every lost connection, waits for the client's reconnect and loads it again;
@@ -22,9 +22,9 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Footer
 
 from gsv_cli.tui import commands, session_info
+from gsv_cli.tui.model_actions import ModelActions
 from gsv_cli.tui.screens.help import HelpScreen
 from gsv_cli.tui.screens.sessions import SessionPicker
-from gsv_cli.tui.sending import Outbox
 from gsv_cli.tui.widgets.approval import ApprovalPrompt
 from gsv_cli.tui.widgets.chat_view import ChatView
 from gsv_cli.tui.widgets.composer import Composer, ComposerArea
@@ -34,6 +34,7 @@ from gsv_core.errors import GsvError
 from gsv_core.protocol.methods import CHAT_SEND
 
 NODES_EVERY = 30.0
+STATUS_EVERY = 30.0
 QUIT_WINDOW = 3.0
 
 
@@ -59,7 +60,7 @@ async def run_chat(url: str, token: str | None, session_key: str) -> None:
         await client.close()  # also when the app failed to start
 
 
-class ChatApp(Outbox):
+class ChatApp(ModelActions):
     CSS_PATH = "gsv.tcss"
     TITLE = "gsv chat"
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -68,6 +69,7 @@ class ChatApp(Outbox):
         Binding("escape", "stop", "Stop run"),
         Binding("ctrl+s", "sessions", "Sessions", priority=True),
         Binding("f1", "help", "Help", priority=True),
+        Binding("f2", "setup", "Set up model", show=False, priority=True),
         Binding("question_mark", "help", "Help", show=False),
         Binding("ctrl+l", "reload", "Reload", show=False),
     ]
@@ -85,6 +87,8 @@ class ChatApp(Outbox):
         self.maintain_link()
         self.send_outbox()
         self.set_interval(NODES_EVERY, self.refresh_nodes)
+        # the gateway sends no event when another client changes this session's model
+        self.set_interval(STATUS_EVERY, self.refresh_status)
 
     async def on_unmount(self) -> None:
         await self.client.close()
@@ -93,7 +97,9 @@ class ChatApp(Outbox):
     @on(Composer.Submitted)
     async def _submitted(self, event: Composer.Submitted) -> None:
         local = commands.parse_local(event.text)
-        if local is not None:
+        if commands.opens_model_picker(event.text):
+            self.action_models()
+        elif local is not None:
             await self.run_local(local)
         else:
             self._outbox.put_nowait(event.text)
@@ -119,6 +125,8 @@ class ChatApp(Outbox):
                 await self.chat.add_notice("Usage: /switch KEY (or Ctrl+S to pick)", "error")
         elif command.name == "rename":
             await self.rename(command.args)
+        elif command.name == "setup":
+            self.action_setup()
 
     async def rename(self, label: str) -> None:
         try:

@@ -3,20 +3,27 @@ status, the lock that keeps one writer of the conversation) and the widgets they
 
 The app is built in layers, each owning one concern and using the ones below it:
 `feed.py` (the gateway's events), `link.py` (connecting and loading the session),
-`sending.py` (your messages and approval answers), `app.py` (layout, local commands, keys).
+`sending.py` (your messages and approval answers), `model_actions.py` (the model picker
+and setup), `app.py` (layout, local commands, keys).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 
+from textual import work
 from textual.app import App
 from textual.widget import Widget
 
+from gsv_cli.tui import session_info
 from gsv_cli.tui.widgets.chat_view import ChatView
 from gsv_cli.tui.widgets.composer import Composer
 from gsv_cli.tui.widgets.status import Activity, Banner, Status, StatusBar
 from gsv_core.client import GatewayClient
+from gsv_core.errors import GsvError
+
+log = logging.getLogger(__name__)
 
 
 class ChatBase(App[None]):
@@ -55,3 +62,27 @@ class ChatBase(App[None]):
 
     def _update_activity(self) -> None:
         self.query_one(Activity).set_busy(self.chat.busy or self._remote_busy)
+
+    def _show_status(self, info: session_info.SessionInfo) -> None:
+        self.status.session, self.status.label = info.key, info.label
+        self.status.model, self.status.thinking = info.model, info.thinking
+        self.status.tokens_in, self.status.tokens_out = info.tokens_in, info.tokens_out
+        self.show_status_bar()
+
+    @work(group="status", exclusive=True, exit_on_error=False)
+    async def refresh_status(self) -> None:
+        """Load the status bar's session details again: after a model switch, a setup, a
+        config change, a run (it used up a one-message model) and now and then (another
+        client may have switched this session's model)."""
+        if not self.client.connected:
+            return  # the session is loaded again once the link is back
+        key = self.session_key
+        try:
+            info = await session_info.fetch_status(self.client, key)
+        except GsvError as exc:
+            log.info("status refresh failed: %s", exc.message)
+            return
+        if key != self.session_key:
+            return  # switched meanwhile: the switch shows the new session
+        self.label = info.label
+        self._show_status(info)

@@ -39,6 +39,9 @@ LOCAL_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("sessions", "", "Pick, create or rename sessions (also Ctrl+S)", local=True),
     SlashCommand("switch", "KEY", "Switch to the session KEY", local=True),
     SlashCommand("rename", "LABEL", "Label this session", local=True),
+    SlashCommand(
+        "setup", "", "Set up a model here: provider, key, model, test (also F2)", local=True
+    ),
     SlashCommand("quit", "", "Leave the chat (also Ctrl+Q)", ("exit",), local=True),
 )
 
@@ -87,3 +90,8 @@ def is_command_like(text: str) -> bool:
     """A one-line `/word ...` message: the gateway may answer it as a command."""
     stripped = text.strip()
     return stripped.startswith("/") and "\n" not in stripped
+
+
+def opens_model_picker(text: str) -> bool:
+    """`/model` alone opens the TUI's picker; with an argument it goes to the gateway."""
+    return text.strip().lower() == "/model"

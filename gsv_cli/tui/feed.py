@@ -31,6 +31,9 @@ class EventFeed(ChatBase):
 
     async def on_gateway_event(self, frame: EventFrame) -> None:
         payload = frame.payload if isinstance(frame.payload, dict) else {}
+        if frame.event == events.CONFIG_CHANGED:
+            self.refresh_status()  # the configured model may be the one the header shows
+            return
         if payload.get("sessionKey") != self.session_key:
             return  # another session's run
         async with self._lock:
@@ -63,10 +66,12 @@ class EventFeed(ChatBase):
             self.status.tokens_in += int((payload.get("usage") or {}).get("input") or 0)
             self.status.tokens_out += int((payload.get("usage") or {}).get("output") or 0)
             self.show_status_bar()
+            self.refresh_status()  # the message used up a model set for it alone
         elif state == events.CHAT_ERROR:
             self._remote_busy = False
             await self.chat.on_error(run_id, str(payload.get("error", "")))
             await self._show_run_error(str(payload.get("error") or "the run failed"))
+            self.refresh_status()
         elif state == events.CHAT_PAUSED and payload.get("approvalId") not in self.chat.approvals:
             # an approval shows as its prompt; any other pause as the gateway's text
             await self.chat.add_notice(text_of(payload.get("message")) or "The run is paused.")

@@ -117,27 +117,11 @@ class GatewayLink(EventFeed):
             await self.chat.add_notice(
                 f"New conversation in {info.key}. F1 shows keys and commands.", "dim"
             )
-            provider = model_setup.missing_key(info.config)
+            provider = model_setup.missing_key(info.config, info.provider)
             if provider is not None:
                 text = model_setup.setup_text(provider)
                 self._setup_hint = await self.chat.add_notice(text, "setup")
         self._update_activity()
-
-    def _show_status(self, info: session_info.SessionInfo) -> None:
-        self.status.session, self.status.label = info.key, info.label
-        self.status.model, self.status.thinking = info.model, info.thinking
-        self.status.tokens_in, self.status.tokens_out = info.tokens_in, info.tokens_out
-        self.show_status_bar()
-
-    @work(group="status", exclusive=True, exit_on_error=False)
-    async def refresh_status(self) -> None:
-        try:
-            info = await session_info.fetch_status(self.client, self.session_key)
-        except GsvError as exc:
-            log.info("status refresh failed: %s", exc.message)
-            return
-        self.label = info.label
-        self._show_status(info)
 
     @work(group="nodes", exclusive=True, exit_on_error=False)
     async def refresh_nodes(self) -> None:

@@ -1,5 +1,6 @@
 """When no model is usable yet: telling that from the gateway's config or a run's error, and
-the exact commands that configure Anthropic, OpenAI or a local Ollama."""
+the text offering the setup screen (/setup) and the exact shell commands that configure
+Anthropic, OpenAI or a local Ollama."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ HOSTED_KEY_VARS = {
 }
 
 SETUP_COMMANDS = """\
-Configure one in another terminal, then send your message again:
+Type /setup (or press F2) to set one up here, or run these in a shell and send again:
 Anthropic:
   gsv config set apiKeys.anthropic sk-ant-...
 OpenAI:
@@ -33,11 +34,10 @@ def is_setup_error(error: str) -> bool:
     return any(marker in error for marker in _NOT_CONFIGURED)
 
 
-def missing_key(config: dict[str, Any]) -> str | None:
-    """The hosted provider of `model` when the gateway config holds no key for it, else
-    None. (The key may still come from the gateway's environment: the text says so.)"""
-    model = config.get("model")
-    provider = model.get("provider") if isinstance(model, dict) else None
+def missing_key(config: dict[str, Any], provider: str) -> str | None:
+    """`provider` (the one the next message uses) when it is a hosted provider and the
+    gateway config holds no key for it, else None. (The key may still come from the
+    gateway's environment: the text says so.)"""
     if provider not in HOSTED_KEY_VARS:
         return None
     keys = config.get("apiKeys")
@@ -47,7 +47,7 @@ def missing_key(config: dict[str, Any]) -> str | None:
         return None
     if isinstance(custom, dict) and (custom.get("apiKey") or custom.get("baseUrl")):
         return None
-    return str(provider)
+    return provider
 
 
 def setup_text(provider: str | None = None, error: str | None = None) -> str:

@@ -56,13 +56,15 @@ class Outbox(GatewayLink):
                     await self.chat.add_notice(f"{text}: not sent: {exc.message}", "error")
                 self._update_activity()
             return
-        if result.get("status") != "started":
+        if result.get("status") != "started" and not result.get("queued"):
             await self._command_answered(text, run_id, result)
             return
         async with self._lock:
             if message is None:  # `/word` that is no command: the model gets it as text
                 message = await self.chat.add_user(text)
                 self.chat.expect(run_id)
+            if result.get("status") == "paused":  # queued while an approval waits
+                await self.chat.add_notice(str(result.get("response", "")), "dim")
             if result.get("queued"):
                 self.chat.mark_queued(run_id, message, int(result.get("queuePosition") or 1))
             self._update_activity()
@@ -73,8 +75,8 @@ class Outbox(GatewayLink):
         command = result.get("command")
         if command in commands.RELOADING:
             await self.sync()
-        elif command in commands.SETTINGS_CHANGING:
-            self.refresh_status()
+        elif command in commands.SETTINGS_CHANGING or result.get("status") == "directive-only":
+            self.refresh_status()  # e.g. `/model:p/id` alone sets the next message's model
         async with self._lock:
             self.chat.runs.pop(run_id, None)
             await self.chat.add_notice(f"› {text.strip()}", "dim")

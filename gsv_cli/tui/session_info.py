@@ -18,7 +18,7 @@ RPC_TIMEOUT = 30.0
 class SessionInfo:
     key: str
     label: str | None = None
-    model: str = "?"
+    model: str = "?"  # provider/id of the model the next message will use
     thinking: str = "off"
     tokens_in: int = 0
     tokens_out: int = 0
@@ -28,20 +28,22 @@ class SessionInfo:
     config: dict[str, Any] = field(default_factory=dict)
     approvals: list[dict[str, Any]] = field(default_factory=list)  # pending, this session's
 
+    @property
+    def provider(self) -> str:
+        return self.model.partition("/")[0]
+
     def add_usage(self, usage: Any) -> None:
         if isinstance(usage, dict):
             self.tokens_in += int(usage.get("input") or 0)
             self.tokens_out += int(usage.get("output") or 0)
 
 
-def effective_model(settings: dict[str, Any], configured: Any) -> str:
-    """The session's model override (field by field) over the configured `model`."""
-    base = configured if isinstance(configured, dict) else {}
-    chosen = settings.get("model")
-    override = chosen if isinstance(chosen, dict) else {}
-    provider = override.get("provider") or base.get("provider") or "?"
-    model_id = override.get("id") or base.get("id") or "?"
-    return f"{provider}/{model_id}"
+def next_model(got: dict[str, Any]) -> tuple[str, str]:
+    """(provider, id) of the model the session's next message will use, as the gateway
+    resolved it (`session.get`'s `effectiveModel`: session, agent and config settings)."""
+    model = got.get("effectiveModel")
+    chosen = model if isinstance(model, dict) else {}
+    return str(chosen.get("provider") or "?"), str(chosen.get("id") or "?")
 
 
 def thinking_label(settings: dict[str, Any]) -> str:
@@ -77,7 +79,7 @@ async def fetch_status(
     return SessionInfo(
         key=str(got.get("sessionKey") or key),
         label=got.get("label"),
-        model=effective_model(settings, config.get("model")),
+        model="/".join(next_model(got)),
         thinking=thinking_label(settings),
         tokens_in=int(tokens.get("input") or 0),
         tokens_out=int(tokens.get("output") or 0),

@@ -168,6 +168,14 @@ class SessionActor:
             return own
         return str(setting(config, "model.provider")), str(setting(config, "model.id"))
 
+    def next_model(self) -> tuple[str, str]:
+        """The model the next message will use unless it names one: a directive-only
+        message's model (kept for the next message) over `effective_model()`."""
+        pending = (self.record.pending_overrides or {}).get("model")
+        if isinstance(pending, dict) and pending.get("provider") and pending.get("id"):
+            return str(pending["provider"]), str(pending["id"])
+        return self.effective_model()
+
     # -- messages in --------------------------------------------------------------------
     async def send(
         self,

@@ -24,6 +24,9 @@ TRANSFER_END: Final = "transfer.end"
 TRANSFER_PROGRESS: Final = "transfer.progress"
 CHANNEL_OUTBOUND: Final = "channel.outbound"
 CHANNEL_TYPING: Final = "channel.typing"
+# gsv addition: another client's `config.set` changed the gateway config (`{path}`, never
+# the value), so a client showing a setting (the chat's model) loads it again
+CONFIG_CHANGED: Final = "config.changed"
 
 EVENTS: Final[frozenset[str]] = frozenset(
     {
@@ -42,6 +45,7 @@ EVENTS: Final[frozenset[str]] = frozenset(
         TRANSFER_PROGRESS,
         CHANNEL_OUTBOUND,
         CHANNEL_TYPING,
+        CONFIG_CHANGED,
     }
 )
 

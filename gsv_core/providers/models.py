@@ -8,7 +8,7 @@ from typing import Any
 
 from gsv_core.errors import ProviderFailed
 from gsv_core.providers.base import ModelRequest, TextDelta
-from gsv_core.providers.registry import ProviderSettings, resolve_provider
+from gsv_core.providers.registry import BUILTINS, ProviderSettings, resolve_provider
 from gsv_core.providers.retry import RetryPolicy
 
 LIST_TIMEOUT_S = 15.0
@@ -53,9 +53,12 @@ def _explain(settings: ProviderSettings, exc: Exception) -> str:
     status: Any = getattr(exc, "status_code", None)
     where = f'provider "{settings.name}" at {settings.base_url}'
     if status in (401, 403):
+        # a provider of your own keeps its key beside its URL
+        name = settings.name
+        path = f"apiKeys.{name}" if name in BUILTINS else f"providers.{name}.apiKey"
         return (
             f"{where} refused the API key ({status}): set the right one with "
-            f"gsv config set apiKeys.{settings.name} KEY"
+            f"gsv config set {path} KEY"
         )
     if status == 404:
         return f"{where} has no /models endpoint (404): check providers.{settings.name}.baseUrl"

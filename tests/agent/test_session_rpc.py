@@ -169,3 +169,22 @@ async def test_compact_is_refused_during_a_run(
     with pytest.raises(Conflict, match="run is in progress"):
         await client.call("session.compact", {"sessionKey": KEY})
     gate.set()
+
+
+async def test_get_names_the_model_the_next_message_will_use(client: GatewayClient) -> None:
+    """`effectiveModel`: config `model` < the agent's own model < the session's setting <
+    a directive-only message's model (kept for the next message)."""
+
+    async def next_model(key: str = "agent:ops:main") -> str:
+        got = (await client.call("session.get", {"sessionKey": key}))["effectiveModel"]
+        return f"{got['provider']}/{got['id']}"
+
+    await client.call("config.set", {"path": "model", "value": {"provider": "p", "id": "m1"}})
+    assert await next_model() == "p/m1"
+    agents = [{"id": "main", "default": True}, {"id": "ops", "model": "openai/gpt-ops"}]
+    await client.call("config.set", {"path": "agents.list", "value": agents})
+    assert await next_model() == "openai/gpt-ops" and await next_model(KEY) == "p/m1"
+    await send(client, "/model openai/o3", key="agent:ops:main")
+    assert await next_model() == "openai/o3"
+    await send(client, "/model:anthropic/opus", key="agent:ops:main")
+    assert await next_model() == "anthropic/opus"

@@ -66,7 +66,8 @@ def test_a_refused_key_says_how_to_fix_it(live: RunningGateway, llm: FakeLLMServ
     result = gsv(live.url, "models", "list", "--provider", "local")
     assert result.exit_code == 1
     assert "refused the API key (401)" in result.stderr
-    assert "gsv config set apiKeys.local KEY" in result.stderr
+    # its key is in providers.local.apiKey, which wins over apiKeys.local
+    assert "gsv config set providers.local.apiKey KEY" in result.stderr
     assert "sk-wrong" not in result.output
 
 

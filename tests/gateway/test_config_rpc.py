@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ from gsv_core.client import GatewayClient
 from gsv_core.config import DEFAULTS
 from gsv_core.errors import Conflict, InvalidParams
 from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
+from tests.wire import handshake, open_raw
 
 
 async def test_full_config_read_returns_defaults(gateway: RunningGateway) -> None:
@@ -193,3 +195,35 @@ async def test_stored_changes_notify_listeners_and_refused_ones_do_not(
         got = await client.call("config.get", {"path": "agents.defaultHeartbeat.every"})
     assert heard == ["agents.defaultHeartbeat.every"]
     assert got["value"] == "1h"
+
+
+async def test_a_change_is_announced_to_clients_without_its_value(
+    gateway: RunningGateway,
+) -> None:
+    """The other clients get `config.changed` with the path, never the value; the writer
+    gets only its answer."""
+    async with (
+        GatewayClient(gateway.url, token=gateway.token) as writer,
+        GatewayClient(gateway.url, token=gateway.token) as watcher,
+    ):
+        await writer.call("config.set", {"path": "apiKeys.openai", "value": "sk-announce-42"})
+        frame = await anext(aiter(watcher.events()))
+        async with await open_raw(gateway.url) as raw:
+            await handshake(raw)
+            params = {"path": "model.id", "value": "gpt-5"}
+            await raw.send(
+                json.dumps({"type": "req", "id": "w", "method": "config.set", "params": params})
+            )
+            answer = json.loads(await raw.recv())
+            # had the writer been told, the event would come before this answer
+            get = {"path": "model.id"}
+            await raw.send(
+                json.dumps({"type": "req", "id": "r", "method": "config.get", "params": get})
+            )
+            next_frame = json.loads(await raw.recv())
+            second = await anext(aiter(watcher.events()))
+    assert frame.event == "config.changed" and frame.payload == {"path": "apiKeys.openai"}
+    assert "sk-announce-42" not in repr(frame)
+    assert answer["id"] == "w" and answer["ok"]
+    assert next_frame["id"] == "r" and next_frame["payload"]["value"] == "gpt-5"
+    assert second.payload == {"path": "model.id"}

@@ -10,7 +10,7 @@ from textual.widgets import Button
 
 from gsv_cli.tui.app import ChatApp, make_app
 from gsv_cli.tui.widgets.approval import ApprovalPrompt
-from gsv_cli.tui.widgets.messages import ToolBlock
+from gsv_cli.tui.widgets.messages import ToolBlock, UserMessage
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
 from tests.fakes.provider import FakeProvider, call
@@ -147,3 +147,22 @@ async def test_stopping_the_run_cancels_its_approval_prompt(
         await wait_until(pilot, lambda: prompt.outcome == "cancelled", "the prompt to settle")
         assert "Cancelled: the run stopped" in prompt.describe()
         assert (await client.call("tool.approvals"))["approvals"] == []
+
+
+async def test_a_message_sent_while_an_approval_waits_is_queued_not_lost(
+    app: ChatApp, client: GatewayClient, fake: FakeProvider
+) -> None:
+    """The gateway answers it `paused` and queued: the chat shows the reminder, keeps the
+    message as queued, and shows its own reply once the approval let the first run end."""
+    await ask_for_config_reads(client, fake, "Read it.")
+    fake.enqueue("And the second answer.")
+    async with app.run_test(size=SIZE) as pilot:
+        await ask_in_chat(pilot, app)
+        await type_and_send(pilot, "and one more thing")
+        await wait_until(pilot, lambda: any("Approval" in t or "approval" in t
+                                            for t in notices(app)), "the reminder")  # fmt: skip
+        queued = [m for m in app.query(UserMessage) if m.queue_position is not None]
+        assert [m.text for m in queued] == ["and one more thing"]  # a message, queued
+        await pilot.click("#allow")
+        await wait_until(pilot, lambda: "And the second answer." in replies(app), "the reply")
+        assert "Read it." in replies(app)

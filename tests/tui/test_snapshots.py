@@ -1,6 +1,6 @@
 """Snapshots of the chat at 80x24 (pytest-textual-snapshot; `--snapshot-update` rewrites
 them after a deliberate change): the empty chat, a streamed reply with a code block, a tool
-call, and the banner when no gateway answers. Everything on screen is fixed: the address
+call, the banner when no gateway answers, and the setup screen's list of models. Everything on screen is fixed: the address
 label, the scripted model's text and token counts, no clocks, no ids."""
 
 from __future__ import annotations
@@ -12,11 +12,14 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import Input, OptionList
 
 from gsv_cli.tui.app import ChatApp, make_app
+from gsv_cli.tui.screens.setup import SetupScreen
 from gsv_cli.tui.widgets.messages import AssistantMessage
 from gsv_cli.tui.widgets.status import Activity, Banner
 from gsv_core.gateway.server import RunningGateway
+from tests.fakes.llm_server import fake_llm_server
 from tests.fakes.provider import FakeProvider, call
 from tests.threaded import threaded_gateway
 from tests.tui.conftest import KEY, SIZE, URL_LABEL, quick_client, type_and_send, wait_until
@@ -103,3 +106,27 @@ def test_no_gateway_banner(snap_compare: Snap) -> None:
         await wait_until(pilot, lambda: pilot.app.query_one(Banner).display, "the banner")
 
     assert snap_compare(app, terminal_size=SIZE, run_before=banner_shown)
+
+
+def test_setup_lists_the_providers_models(snap_compare: Snap, tmp_path: Path) -> None:
+    """The setup screen after a provider answered: filter line, models, default highlighted."""
+    with (
+        fake_llm_server() as llm,
+        threaded_gateway(tmp_path / "setup" / "gsv.db") as real,
+    ):
+        llm.models = ["gpt-5-mini", "llama3.1:8b", "qwen2.5"]
+
+        async def models_listed(pilot: Pilot[Any]) -> None:
+            await _loaded(pilot)
+            await pilot.press("f2")
+            await wait_until(pilot, lambda: isinstance(pilot.app.screen, SetupScreen), "setup")
+            screen = pilot.app.screen
+            assert isinstance(screen, SetupScreen)
+            providers = screen.query_one("#setup-providers", OptionList)
+            providers.highlighted = providers.get_option_index("custom")
+            await pilot.press("enter")
+            screen.query_one("#setup-url", Input).value = llm.openai_base_url
+            await pilot.press("enter", "enter")  # the URL, then no key
+            await wait_until(pilot, lambda: screen.step == "model", "the models")
+
+        assert snap_compare(chat_app(real.url), terminal_size=SIZE, run_before=models_listed)

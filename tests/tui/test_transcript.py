@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from gsv_cli.tui import commands, model_setup
 from gsv_cli.tui.screens.sessions import new_session_key, preview_lines
-from gsv_cli.tui.session_info import effective_model, thinking_label
+from gsv_cli.tui.session_info import next_model, thinking_label
 from gsv_cli.tui.transcript import (
     AssistantItem,
     NoticeItem,
@@ -145,20 +145,11 @@ def test_local_commands_are_answered_by_the_tui() -> None:
 def test_the_setup_hint_shows_only_when_no_key_is_configured() -> None:
     """A hosted provider without a key gets the hint; a key, a custom endpoint or a local
     provider does not."""
-    assert model_setup.missing_key({"model": {"provider": "anthropic"}}) == "anthropic"
-    assert (
-        model_setup.missing_key(
-            {"model": {"provider": "anthropic"}, "apiKeys": {"anthropic": "***"}}
-        )
-        is None
-    )
-    assert (
-        model_setup.missing_key(
-            {"model": {"provider": "openai"}, "providers": {"openai": {"baseUrl": "http://x"}}}
-        )
-        is None
-    )
-    assert model_setup.missing_key({"model": {"provider": "ollama"}}) is None
+    assert model_setup.missing_key({}, "anthropic") == "anthropic"
+    assert model_setup.missing_key({"apiKeys": {"anthropic": "***"}}, "anthropic") is None
+    custom = {"providers": {"openai": {"baseUrl": "http://x"}}}
+    assert model_setup.missing_key(custom, "openai") is None
+    assert model_setup.missing_key({}, "ollama") is None
 
 
 def test_setup_errors_are_told_apart_from_passing_failures() -> None:
@@ -171,12 +162,11 @@ def test_setup_errors_are_told_apart_from_passing_failures() -> None:
     assert "gsv config set apiKeys.openai sk-..." in model_setup.setup_text(error="x")
 
 
-def test_the_effective_model_is_the_session_override_over_the_config() -> None:
-    """A session setting wins field by field; thinking `none` reads as off."""
-    configured = {"provider": "anthropic", "id": "claude"}
-    assert effective_model({}, configured) == "anthropic/claude"
-    assert effective_model({"model": {"id": "opus"}}, configured) == "anthropic/opus"
-    assert effective_model({"model": {"provider": "openai", "id": "gpt"}}, None) == "openai/gpt"
+def test_the_model_shown_is_the_one_the_gateway_resolved() -> None:
+    """`effectiveModel` of session.get; `?` for what is missing; thinking `none` is off."""
+    got = {"effectiveModel": {"provider": "openai", "id": "gpt"}, "settings": {}}
+    assert next_model(got) == ("openai", "gpt")
+    assert next_model({}) == ("?", "?")
     assert thinking_label({"thinkingLevel": "none"}) == "off"
     assert thinking_label({"thinkingLevel": "high"}) == "high"
 

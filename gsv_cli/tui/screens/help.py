@@ -21,6 +21,7 @@ KEYS = (
     ("Esc", "stop the current run"),
     ("Ctrl+S", "sessions: switch, new, rename"),
     ("Ctrl+L", "reload the session from the gateway"),
+    ("F2", "set up a model: provider, key, model, test call"),
     ("F1, ?", "this help"),
     ("Ctrl+C twice, Ctrl+Q", "quit"),
 )
@@ -40,6 +41,7 @@ def help_text() -> str:
     lines += _rows(_commands(GATEWAY_COMMANDS))
     lines += ["", "Commands of this chat", *_rows(_commands(LOCAL_COMMANDS)), ""]
     lines += [
+        "/model alone opens a picker of the provider's models.",
         "Inline directives change one message: /think:high ..., /model:provider/id ...",
         "Esc closes this help.",
     ]

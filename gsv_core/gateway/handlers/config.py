@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gsv_core.gateway.handlers.routes import Routes
+from gsv_core.protocol.events import CONFIG_CHANGED
 from gsv_core.protocol.methods import CONFIG_GET, CONFIG_SET
 from gsv_core.protocol.schemas.config import ConfigGetParams, ConfigSetParams, ConfigSetResult
 from gsv_core.rpc.context import RequestContext
@@ -28,4 +29,8 @@ def register(router: Router, gateway: Gateway) -> None:
     @route(CONFIG_SET, ConfigSetParams)
     async def config_set(ctx: RequestContext, params: ConfigSetParams) -> ConfigSetResult:
         await service.set(params.path, params.value)
+        # the other clients: the caller knows (and a raw caller's next frame is its answer)
+        for peer in list(gateway.registry.clients.values()):
+            if peer is not ctx.peer:
+                peer.send_event(CONFIG_CHANGED, {"path": params.path})  # no value: no secret
         return ConfigSetResult(path=params.path)

@@ -66,6 +66,8 @@ def register(router: Router, gateway: Gateway) -> None:
             "messageCount": len(await actor.history()),
             "tokens": _tokens(actor),
             "settings": record.settings,
+            # what the next message runs on (session, agent and config settings resolved)
+            "effectiveModel": dict(zip(("provider", "id"), actor.next_model(), strict=True)),
             "previousSessionIds": record.previous_session_ids,
         }
         optional = {

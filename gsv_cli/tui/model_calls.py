@@ -1,0 +1,58 @@
+"""The gateway calls the chat TUI makes about models: configure a provider (the writes
+`gsv onboard` makes, from `gsv_cli.provider_setup`), list its models, make the one tiny
+live test call, save the configured model and switch a session's model.
+
+Keys go to the gateway in `config.set` and live in its secret store; nothing here logs
+or keeps them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gsv_cli.provider_setup import config_writes
+from gsv_core.client import GatewayClient
+from gsv_core.protocol import methods as m
+
+LIST_TIMEOUT = 60.0  # the gateway gives the provider 15 s; a slow link gets the rest
+TEST_TIMEOUT = 90.0  # the gateway gives the test call 60 s
+WRITE_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class TrialAnswer:
+    reply: str
+    ms: int
+
+
+async def configure_provider(
+    client: GatewayClient, name: str, base_url: str | None, key: str | None
+) -> None:
+    """Configure provider `name` in the gateway (InvalidParams for a bad base URL)."""
+    for path, value in config_writes(name, base_url, key):
+        await client.call(m.CONFIG_SET, {"path": path, "value": value}, timeout=WRITE_TIMEOUT)
+
+
+async def list_models(client: GatewayClient, provider: str) -> list[str]:
+    """The model ids `provider` offers (ProviderFailed says why not, with the fix)."""
+    listed = await client.call(m.MODELS_LIST, {"provider": provider}, timeout=LIST_TIMEOUT)
+    return [str(model) for model in listed.get("models") or []]
+
+
+async def try_model(client: GatewayClient, provider: str, model: str) -> TrialAnswer:
+    """One tiny live call to `provider`/`model`: its answer and how long it took."""
+    params = {"provider": provider, "model": model}
+    result = await client.call(m.MODELS_TEST, params, timeout=TEST_TIMEOUT)
+    return TrialAnswer(str(result.get("reply") or ""), int(result.get("ms") or 0))
+
+
+async def save_model(client: GatewayClient, provider: str, model: str) -> None:
+    """Make `provider`/`model` the gateway's configured model (every session's default)."""
+    value = {"provider": provider, "id": model}
+    await client.call(m.CONFIG_SET, {"path": "model", "value": value}, timeout=WRITE_TIMEOUT)
+
+
+async def switch_model(client: GatewayClient, key: str, provider: str, model: str) -> None:
+    """Make session `key` use `provider`/`model` from its next message on."""
+    settings = {"model": {"provider": provider, "id": model}}
+    params = {"sessionKey": key, "settings": settings}
+    await client.call(m.SESSION_PATCH, params, timeout=WRITE_TIMEOUT)
