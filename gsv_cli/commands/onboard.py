@@ -24,6 +24,12 @@ from gsv_cli import output
 from gsv_cli.provider_setup import KEYED, config_writes, default_model, ollama_running
 from gsv_cli.state import CliState
 
+BUDGET_NOTE = (
+    "budget: background work (cron jobs, heartbeats) may spend up to 1 USD a day; change it "
+    "with `gsv config set budget.background USD`, cap all spend with budget.daily (gsv usage "
+    "shows what was spent)"
+)
+
 
 def onboard(
     ctx: typer.Context,
@@ -60,6 +66,7 @@ def onboard(
     output.write_text(f"model: {name}/{chosen}\n")
     if not no_test:
         _test(state, name, chosen)
+    output.print_hint(BUDGET_NOTE)
     output.print_hint("next: `gsv up` opens the chat with a node for this directory")
 
 

@@ -1,6 +1,7 @@
 """`gsv status [--json]`: one screen of where you stand: the gateway (url, version, up
-since), the model and whether it can be used, nodes, channels, cron, and what waits for
-you. Secrets are never in it, so it is safe to paste. Exit 0 when the gateway answers."""
+since), the model and whether it can be used, nodes, channels, cron, what waits for
+you, and spend against the budgets. Secrets are never in it, so it is safe to paste.
+Exit 0 when the gateway answers."""
 
 from __future__ import annotations
 
@@ -50,7 +51,22 @@ def render(url: str, found: dict[str, Any]) -> str:
         f"waiting   {_count(found['pendingApprovals'], 'approval')}, "
         f"{_count(found['pendingPairings'], 'pairing request')}",
     ]
+    if found.get("budget"):  # a gateway older than budgets has none
+        lines.append(_budget(found["budget"]))
     return "\n".join(lines) + "\n"
+
+
+def _budget(budget: dict[str, Any]) -> str:
+    """Spend against each budget set, e.g. `background $0.42 of $1.00 today (REACHED)`."""
+    period = {"daily": "today", "monthly": "this month", "background": "background today"}
+    parts = []
+    for name, limit in budget["limits"].items():
+        if limit is None:
+            continue
+        reached = " (REACHED)" if name in budget["reached"] else ""
+        parts.append(f"${budget['spent'][name]:.2f} of ${limit:.2f} {period[name]}{reached}")
+    shown = "; ".join(parts) if parts else "no limits: gsv config set budget.daily USD"
+    return f"{'budget':<10}{shown}"
 
 
 def _model(model: dict[str, Any]) -> str:

@@ -42,6 +42,7 @@ def test_flags_set_up_a_custom_provider_and_test_it(
     assert done.exit_code == 0, done.output
     assert "model: local/llama3.1:8b" in done.stdout  # the preferred default among the list
     assert "test call ok (" in done.stdout and "): OK" in done.stdout
+    assert "budget: background work" in " ".join(done.stderr.split())  # the default cap, said
     assert config_value(live.url, "model") == {"provider": "local", "id": "llama3.1:8b"}
     assert llm.last_body["model"] == "llama3.1:8b" and llm.last_body["max_completion_tokens"] == 16
 

@@ -27,6 +27,17 @@ def test_a_fresh_gateway_says_what_is_missing(live: RunningGateway) -> None:
     assert lines[3] == "channels  none running"
     assert lines[4].startswith("cron      0 jobs, 0 due")
     assert lines[5] == "waiting   0 approvals, 0 pairing requests"
+    assert lines[6] == "budget    $0.00 of $1.00 background today"  # on by default
+
+
+def test_the_budget_line_shows_each_limit_and_what_is_reached(live: RunningGateway) -> None:
+    assert gsv(live.url, "config", "set", "budget.daily", "0").exit_code == 0
+    assert gsv(live.url, "config", "set", "budget.background", "false").exit_code == 0
+    line = gsv(live.url, "status").stdout.splitlines()[6]
+    assert line == "budget    $0.00 of $0.00 today (REACHED)"
+    assert gsv(live.url, "config", "set", "budget.daily", "false").exit_code == 0
+    line = gsv(live.url, "status").stdout.splitlines()[6]
+    assert line == "budget    no limits: gsv config set budget.daily USD"
 
 
 def test_a_ready_model_and_no_secret_in_the_output(live: RunningGateway) -> None:
