@@ -81,10 +81,16 @@ async def bare_node(gw: RunningGateway) -> ClientConnection:
     )
 
 
+GSV_ADDITIONS = ["gsv__WebFetch"]  # native tools the original did not have (docs/tools.md)
+
+
 async def test_native_tools_match_the_originals_reference(owner: ClientConnection) -> None:
     """Names in order, description openings, documented params and types, required sets."""
-    tools = (await request(owner, "tools.list", None))["payload"]["tools"]
+    listed = (await request(owner, "tools.list", None))["payload"]["tools"]
+    # the reference's tools first, in its order; then gsv's own additions
+    tools, added = listed[: len(SEED_TOOLS)], [t["name"] for t in listed[len(SEED_TOOLS) :]]
     assert [t["name"] for t in tools] == [name for name, *_ in SEED_TOOLS]
+    assert added == GSV_ADDITIONS
     for tool, (name, opening, params, required) in zip(tools, SEED_TOOLS, strict=True):
         assert tool["description"].startswith(opening), name
         schema = tool["inputSchema"]
