@@ -143,6 +143,7 @@ async def build_gateway(
     await gateway.usage.prune()
     gateway.heartbeat = HeartbeatService(GatewayHeartbeatHost(gateway))
     gateway.config.listeners.append(lambda _path: gateway.heartbeat.wake())
+    gateway.config.listeners.append(gateway.mcp.config_changed)
     gateway.channels = ChannelManager(
         ChannelStore(db), PairingService(PairingStore(db)), GatewayChannelHost(gateway),
         channel_adapters(),
