@@ -13,11 +13,9 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from gsv_core.protocol.schemas.mcp import check_server_name
 from gsv_core.secret_names import looks_secret
 
-# a server name becomes part of tool names (`mcp_<server>__<tool>`): no "__", no dots,
-# and short enough to leave room for the tool's own name
-SERVER_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]|_(?=[A-Za-z0-9-])){0,31}")
 # env variables that carry credentials: GITHUB_TOKEN, STRIPE_KEY, DB_PASSWORD ...
 _CREDENTIAL_ENV = re.compile(r"(key|token|secret|password|passwd|pwd|credentials?|auth)$", re.I)
 _CREDENTIAL_HEADERS = {"authorization", "proxy-authorization", "cookie", "x-api-key"}
@@ -30,15 +28,6 @@ def looks_mcp_secret(name: str, parent: str | None) -> bool:
     if parent == "headers":
         return name.lower() in _CREDENTIAL_HEADERS or looks_secret(name)
     return False
-
-
-def check_server_name(name: str) -> str:
-    if not SERVER_NAME.fullmatch(name):
-        raise ValueError(
-            f"{name!r} is no valid MCP server name: 1-32 letters, digits, '-' or single "
-            "'_' (not at the end), starting with a letter or digit"
-        )
-    return name
 
 
 def _http_url(value: str) -> str:

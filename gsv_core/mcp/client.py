@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
@@ -21,6 +22,13 @@ from gsv_core.mcp.results import tool_result
 from gsv_core.mcp.stderr_log import stderr_to_log
 
 log = logging.getLogger(__name__)
+
+
+def sdk_missing() -> str | None:
+    """What to install when the MCP SDK is missing (None when it is there)."""
+    if importlib.util.find_spec("mcp") is None:
+        return missing_extra("mcp", ModuleNotFoundError("No module named 'mcp'", name="mcp"))
+    return None
 
 
 class McpConnection:

@@ -156,6 +156,25 @@ class McpSupervisor:
             for name, tool in state.tools.items()
         ]
 
+    async def test(self, name: str) -> list[tuple[Any, str | None]]:
+        """Connect afresh (beside the running connection) and list the tools:
+        [(the SDK's Tool, the name it is offered as or None)]."""
+        state = self._states.get(name)
+        if state is None:
+            raise NotFound(f"no MCP server named {name!r}")
+        if state.settings is None:
+            raise Unavailable(f"MCP server {name}: {state.last_error}")
+        connection = McpConnection(name, state.settings)
+        await connection.open()
+        try:
+            offered = {
+                id(tool): n
+                for n, tool in offered_tools(name, connection.tools, state.settings).items()
+            }
+            return [(tool, offered.get(id(tool))) for tool in connection.tools]
+        finally:
+            await connection.close()
+
     async def call(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
         parts = split_name(name)
         state = self._states.get(parts[0]) if parts else None
