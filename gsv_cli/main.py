@@ -22,6 +22,7 @@ from gsv_cli.commands import (
     heartbeat,
     init,
     local_config,
+    mcp,
     models,
     node,
     nodes,
@@ -94,6 +95,7 @@ app.add_typer(gateway.app, name="gateway")
 app.add_typer(node.app, name="node")
 app.add_typer(nodes.app, name="nodes")
 app.add_typer(tools.app, name="tools")
+app.add_typer(mcp.app, name="mcp")
 app.add_typer(sessions.app, name="sessions")
 app.add_typer(sessions.app, name="session", hidden=True)
 app.add_typer(workspace.app, name="workspace")

@@ -51,6 +51,8 @@ class McpSupervisor:
         self._servers = servers  # the effective `mcp.servers` section
         self._states: dict[str, ServerState] = {}
         self._started = False
+        # servers being stopped after a config change (close() waits for them too)
+        self._stopping: set[asyncio.Task[None]] = set()
 
     # -- lifecycle ------------------------------------------------------------------------
     def start(self) -> None:
@@ -78,7 +80,8 @@ class McpSupervisor:
     async def close(self) -> None:
         self._started = False
         states, self._states = list(self._states.values()), {}
-        await asyncio.gather(*(self._halt(s) for s in states), return_exceptions=True)
+        await asyncio.gather(*(self._halt(s) for s in states), *self._stopping,
+                             return_exceptions=True)  # fmt: skip
 
     def _begin(self, name: str, settings: McpServerConfig | None) -> ServerState:
         state = ServerState(name, settings)
@@ -94,7 +97,8 @@ class McpSupervisor:
 
     def _stop(self, state: ServerState) -> None:
         task = asyncio.create_task(self._halt(state))
-        task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
+        self._stopping.add(task)
+        task.add_done_callback(self._stopping.discard)
 
     async def _halt(self, state: ServerState) -> None:
         if state.task is not None:

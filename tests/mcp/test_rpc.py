@@ -4,6 +4,7 @@ secret store and masked; bad input gets 400, unknown servers 404, a taken name 4
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,8 @@ import pytest
 
 from gsv_core.client import GatewayClient
 from gsv_core.errors import GsvError
-from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
+from gsv_core.mcp.supervisor import READY
 from tests.fakes.memory_keyring import MemoryKeyring
 from tests.mcp.conftest import stdio
 
@@ -45,7 +47,7 @@ async def test_an_added_server_runs_is_listed_tested_and_removed(client: Gateway
 
 
 async def test_credentials_in_env_and_headers_live_in_the_secret_store_and_read_masked(
-    client: GatewayClient, memory_keyring: MemoryKeyring, http_server: str
+    http_server: str, client: GatewayClient, memory_keyring: MemoryKeyring
 ) -> None:
     await client.call(
         "mcp.add", {"name": "toy", **stdio(env={"API_TOKEN": "tok-123", "MODE": "x"})}
@@ -114,3 +116,30 @@ async def test_a_taken_name_is_409_unless_replaced(client: GatewayClient) -> Non
     assert raised.value.code == 409
     replaced = await client.call("mcp.add", {"name": "toy", "replace": True, **stdio()})
     assert replaced["state"] == "ready"
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def test_servers_start_with_the_gateway_and_stop_with_it(tmp_path: Path) -> None:
+    config = ServerConfig(database=tmp_path / "gw" / "gsv.db")
+    pid_file = tmp_path / "toy.pid"
+    settings = stdio(env={"TOY_PID_FILE": str(pid_file)})
+    async with (
+        serve(config, port=0) as running,
+        GatewayClient(running.url, token=running.token) as client,
+    ):
+        assert (await client.call("mcp.add", {"name": "toy", **settings}))["state"] == READY
+    first = int(pid_file.read_text())
+    assert not alive(first)  # stopped (and reaped) with the gateway
+    async with serve(config, port=0) as running:
+        state = await running.gateway.mcp.settle("toy")
+        assert state is not None and state.state == READY
+        second = int(pid_file.read_text())
+        assert second != first and alive(second)
+    assert not alive(second)

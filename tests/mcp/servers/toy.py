@@ -53,7 +53,7 @@ class Weather(BaseModel):
 
 @server.tool()
 def weather(city: str) -> Weather:
-    """The weather in a city, as structured content."""
+    """The weather in a city, as structured content. [red]Shown as typed[/red]"""
     return Weather(city=city, celsius=21.5)
 
 
@@ -99,6 +99,9 @@ def main() -> None:
     parser.add_argument("--http", type=int, default=None)
     parser.add_argument("--many", action="store_true")
     options = parser.parse_args()
+    if pid_file := os.environ.get("TOY_PID_FILE"):  # tests check the process is stopped
+        with open(pid_file, "w") as out:
+            out.write(str(os.getpid()))
     if options.many:
         add_many(200)
     if options.http is None:
