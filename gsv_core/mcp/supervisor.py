@@ -220,5 +220,7 @@ def _settings(name: str, raw: Any) -> McpServerConfig | None:
     try:
         return McpServerConfig.model_validate(raw)
     except ValidationError as exc:
-        log.error("MCP server %s: configuration not valid, not started: %s", name, exc)
+        # fields and reasons only: the values may hold credentials
+        why = "; ".join(f"{'.'.join(map(str, e['loc'])) or name}: {e['msg']}" for e in exc.errors())
+        log.error("MCP server %s: configuration not valid, not started: %s", name, why)
         return None

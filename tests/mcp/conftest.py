@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from tests.agent.conftest import client, fake, gw, log  # noqa: F401  (agent runs)
+
 TOY = Path(__file__).parent / "servers" / "toy.py"
 
 
