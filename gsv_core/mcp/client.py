@@ -22,6 +22,9 @@ from gsv_core.mcp.results import tool_result
 from gsv_core.mcp.stderr_log import stderr_to_log
 
 log = logging.getLogger(__name__)
+# a live connection is pinged this often: a server that died between calls is noticed
+# (and restarted) without waiting for the next call to fail
+PING_INTERVAL = 30.0
 
 
 def sdk_missing() -> str | None:
@@ -32,9 +35,12 @@ def sdk_missing() -> str | None:
 
 
 class McpConnection:
-    def __init__(self, name: str, settings: McpServerConfig) -> None:
+    def __init__(
+        self, name: str, settings: McpServerConfig, ping_interval: float = PING_INTERVAL
+    ) -> None:
         self.name = name
         self.settings = settings
+        self.ping_interval = ping_interval
         self.tools: list[Any] = []  # the SDK's Tool objects, as listed at connect
         self.ended = asyncio.Event()  # the connection is over (closed or lost)
         self._stop = asyncio.Event()
@@ -84,6 +90,9 @@ class McpConnection:
                     "(it is being restarted)"
                 ) from None
             raise ToolFailed(f"MCP server {self.name}: {exc.message}") from None
+        except Exception as exc:  # the transport's own errors (an HTTP server gone)
+            self._stop.set()
+            raise ToolFailed(f"MCP server {self.name}: {tool} failed: {_describe(exc)}") from None
         return tool_result(result)
 
     async def close(self) -> None:
@@ -96,7 +105,7 @@ class McpConnection:
             async with self._connected() as session:
                 self._session = session
                 self._ready.set_result(None)
-                await self._stop.wait()
+                await self._watch(session)
         except ModuleNotFoundError as exc:
             self._fail(Unavailable(missing_extra("mcp", exc)))
         except Exception as exc:  # the SDK's and the OS's errors alike: reported, not raised
@@ -105,6 +114,20 @@ class McpConnection:
         finally:
             self._session = None
             self.ended.set()
+
+    async def _watch(self, session: Any) -> None:
+        """Until closed: a ping every ping_interval; one unanswered ends the connection."""
+        while True:
+            try:
+                await asyncio.wait_for(self._stop.wait(), self.ping_interval)
+                return
+            except TimeoutError:
+                pass
+            try:
+                await asyncio.wait_for(session.send_ping(), self.timeout)
+            except Exception as exc:  # closed, timed out: either way it is gone
+                log.warning("MCP server %s: no answer to a ping (%s)", self.name, _describe(exc))
+                return
 
     def _fail(self, error: Exception) -> None:
         if not self._ready.done():

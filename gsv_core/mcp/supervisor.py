@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from gsv_core.config_mcp import McpServerConfig
 from gsv_core.errors import GsvError, NotFound, Unavailable
-from gsv_core.mcp.client import McpConnection
+from gsv_core.mcp.client import PING_INTERVAL, McpConnection
 from gsv_core.mcp.names import offered_name, split_name
 from gsv_core.providers.base import ToolSpec
 
@@ -47,8 +47,11 @@ class ServerState:
 
 
 class McpSupervisor:
-    def __init__(self, servers: Callable[[], dict[str, Any]]) -> None:
+    def __init__(
+        self, servers: Callable[[], dict[str, Any]], ping_interval: float = PING_INTERVAL
+    ) -> None:
         self._servers = servers  # the effective `mcp.servers` section
+        self._ping_interval = ping_interval
         self._states: dict[str, ServerState] = {}
         self._started = False
         # servers being stopped after a config change (close() waits for them too)
@@ -109,7 +112,7 @@ class McpSupervisor:
         delay = FIRST_DELAY
         assert state.settings is not None
         while True:
-            connection = McpConnection(state.name, state.settings)
+            connection = McpConnection(state.name, state.settings, self._ping_interval)
             try:
                 await connection.open()
             except GsvError as exc:

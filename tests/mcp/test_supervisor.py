@@ -5,8 +5,11 @@ out, 200 tools are all listed, and streamable HTTP works like stdio."""
 from __future__ import annotations
 
 import logging
+import os
 import re
+import signal
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -95,6 +98,30 @@ async def test_a_server_that_crashes_mid_call_fails_the_call_and_is_restarted(
     }
     state = supervisor.state("toy")
     assert state is not None and state.last_error == "the connection was lost"
+
+
+async def test_a_server_that_dies_between_calls_is_noticed_and_restarted(
+    servers: dict[str, Any], tmp_path: Path
+) -> None:
+    pid_file = tmp_path / "toy.pid"
+    servers["toy"] = stdio(env={"TOY_PID_FILE": str(pid_file)})
+    supervisor = McpSupervisor(lambda: servers, ping_interval=0.2)
+    try:
+        await started(supervisor, "toy")
+        first = int(pid_file.read_text())
+        os.kill(first, signal.SIGKILL)
+        await eventually(lambda: int(pid_file.read_text()) != first, "a new server process")
+
+        def ready() -> bool:
+            state = supervisor.state("toy")
+            return state is not None and state.state == READY
+
+        await eventually(ready, "the restarted server")
+        assert (await supervisor.call("mcp_toy__echo", {"text": "y"}))["content"][0][
+            "text"
+        ] == "echo: y"
+    finally:
+        await supervisor.close()
 
 
 async def test_a_hanging_tool_times_out_with_the_servers_timeout(
