@@ -16,7 +16,7 @@ _MODEL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 def offered_name(server: str, tool: str) -> str | None:
     """The name the model sees, or None when it would not be a valid tool name."""
     name = f"{MCP_PREFIX}{server}{SEPARATOR}{tool}"
-    return name if _MODEL_NAME.fullmatch(name) else None
+    return name if tool and _MODEL_NAME.fullmatch(name) else None
 
 
 def is_mcp_name(name: str) -> bool:
