@@ -2,13 +2,15 @@
 
 Each enabled server has a keeper task: connect (a stdio server is a child process), list
 its tools, wait until the connection is lost, then connect again after a backoff that
-doubles up to MAX_DELAY. A config change restarts exactly the servers whose settings
+doubles up to MAX_DELAY (and starts again from FIRST_DELAY once a connection has lasted
+longer than that). A config change restarts exactly the servers whose settings
 changed. Tools are offered as `mcp_<server>__<tool>` (gsv_core.mcp.names).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -119,8 +121,11 @@ class McpSupervisor:
                 state.state, state.last_error, state.tools = FAILED, exc.message, {}
                 log.warning("%s; next try in %.1f s", exc.message, delay)
             else:
-                delay = FIRST_DELAY
+                began = asyncio.get_running_loop().time()
                 await self._serve(state, connection)
+                # a server that dies right after each start keeps backing off
+                if asyncio.get_running_loop().time() - began > MAX_DELAY:
+                    delay = FIRST_DELAY
             state.attempted.set()
             await asyncio.sleep(delay)
             delay = min(delay * 2, MAX_DELAY)
@@ -152,7 +157,8 @@ class McpSupervisor:
         state = self._states.get(name)
         if state is not None and state.settings is not None:
             timeout = state.settings.timeoutMs / 1000 + 5
-            await asyncio.wait([asyncio.ensure_future(state.attempted.wait())], timeout=timeout)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(state.attempted.wait(), timeout)
         return state
 
     def specs(self) -> list[ToolSpec]:
