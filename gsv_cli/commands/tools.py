@@ -18,7 +18,8 @@ def list_tools(
     ctx: typer.Context,
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Show every tool: native gsv__ tools and `{node}__{Tool}` node tools."""
+    """Show every tool: native gsv__ tools, `{node}__{Tool}` node tools and
+    `mcp_{server}__{tool}` MCP tools."""
     from gsv_cli.runner import call
     from gsv_core.protocol.methods import TOOLS_LIST
 
@@ -34,6 +35,8 @@ def _row(tool: dict[str, Any]) -> list[str]:
     name = str(tool.get("name", ""))
     node, sep, bare = name.partition("__")
     summary = str(tool.get("description", "")).strip().splitlines()
+    if sep and node.startswith("mcp_"):  # an MCP server's tool (docs/mcp.md)
+        node = f"mcp server {node.removeprefix('mcp_')}"
     return [
         bare if sep else name,
         node if sep and node != "gsv" else "gateway",

@@ -55,6 +55,8 @@ def test_list_test_and_remove_print_what_the_server_said_as_text(live: RunningGa
     as_json = json.loads(gsv(live.url, "mcp", "list", "--json").stdout)
     assert as_json["count"] == 1 and as_json["servers"][0]["config"]["env"] == {"API_TOKEN": "***"}
     assert "tok-789" not in listed.stdout + json.dumps(as_json)
+    tools = gsv(live.url, "tools", "list")
+    assert "mcp server toy" in tools.stdout and "Say the text back." in tools.stdout
     tested = gsv(live.url, "mcp", "test", "toy")
     assert tested.exit_code == 0, tested.output
     assert "mcp_toy__echo" in tested.stdout and "(not offered)" in tested.stdout
