@@ -150,7 +150,10 @@ class McpConnection:
             import httpx2
             from mcp.client.streamable_http import streamable_http_client
 
-            http = httpx2.AsyncClient(headers=settings.headers, timeout=self.timeout)
+            # the SDK's own defaults: a server may hold its event stream open and quiet
+            # for minutes (a call's deadline is the session's read timeout, not this)
+            timeout = httpx2.Timeout(30.0, read=max(300.0, self.timeout))
+            http = httpx2.AsyncClient(headers=settings.headers, timeout=timeout)
             stack.push_async_callback(http.aclose)
             return streamable_http_client(settings.url, http_client=http)
         from mcp.client.stdio import StdioServerParameters, stdio_client

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,9 +53,15 @@ def _accepts(port: int) -> bool:
         return False
 
 
+@dataclass
+class HttpServer:
+    url: str
+    process: subprocess.Popen[bytes]
+
+
 @pytest.fixture
-def http_server() -> Iterator[str]:
-    """The toy server over streamable HTTP; yields its URL."""
+def http_server() -> Iterator[HttpServer]:
+    """The toy server over streamable HTTP on 127.0.0.1."""
     port = _free_port()
     process = subprocess.Popen(
         [sys.executable, str(TOY), "--http", str(port)],
@@ -68,7 +75,7 @@ def http_server() -> Iterator[str]:
             if _accepts(port):
                 break
             time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield HttpServer(f"http://127.0.0.1:{port}/mcp", process)
     finally:
         process.terminate()
         process.wait(timeout=10)

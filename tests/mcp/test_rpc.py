@@ -15,7 +15,7 @@ from gsv_core.errors import GsvError
 from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
 from gsv_core.mcp.supervisor import READY
 from tests.fakes.memory_keyring import MemoryKeyring
-from tests.mcp.conftest import stdio
+from tests.mcp.conftest import HttpServer, stdio
 
 
 @pytest.fixture
@@ -47,12 +47,12 @@ async def test_an_added_server_runs_is_listed_tested_and_removed(client: Gateway
 
 
 async def test_credentials_in_env_and_headers_live_in_the_secret_store_and_read_masked(
-    http_server: str, client: GatewayClient, memory_keyring: MemoryKeyring
+    http_server: HttpServer, client: GatewayClient, memory_keyring: MemoryKeyring
 ) -> None:
     await client.call(
         "mcp.add", {"name": "toy", **stdio(env={"API_TOKEN": "tok-123", "MODE": "x"})}
     )
-    await client.call("mcp.add", {"name": "web", "url": http_server,
+    await client.call("mcp.add", {"name": "web", "url": http_server.url,
                                   "headers": {"Authorization": "Bearer abc-456"}})  # fmt: skip
     servers = {s["name"]: s for s in (await client.call("mcp.list"))["servers"]}
     assert servers["toy"]["config"]["env"] == {"API_TOKEN": "***", "MODE": "x"}

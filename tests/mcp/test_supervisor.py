@@ -16,7 +16,7 @@ import pytest
 
 from gsv_core.errors import NotFound, TimedOut, ToolFailed, Unavailable
 from gsv_core.mcp.supervisor import FAILED, READY, McpSupervisor
-from tests.mcp.conftest import eventually, stdio
+from tests.mcp.conftest import HttpServer, eventually, stdio
 
 MODEL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
@@ -162,9 +162,9 @@ async def test_allow_and_deny_lists_choose_the_tools(
 
 
 async def test_a_streamable_http_server_works_like_stdio(
-    servers: dict[str, Any], supervisor: McpSupervisor, http_server: str
+    servers: dict[str, Any], supervisor: McpSupervisor, http_server: HttpServer
 ) -> None:
-    servers["web"] = {"url": http_server, "headers": {"Authorization": "Bearer t"}}
+    servers["web"] = {"url": http_server.url, "headers": {"Authorization": "Bearer t"}}
     await started(supervisor, "web")
     assert "mcp_web__echo" in [s.name for s in supervisor.specs()]
     assert await supervisor.call("mcp_web__echo", {"text": "over http"}) == {
@@ -190,3 +190,20 @@ async def test_a_server_that_cannot_start_is_failed_with_its_error_and_a_config_
     await started(supervisor, "gone")
     with pytest.raises(NotFound, match="unknown tool"):
         await supervisor.call("mcp_nobody__echo", {})
+
+
+async def test_an_http_server_that_goes_away_fails_the_call_clearly_and_is_retried(
+    servers: dict[str, Any], supervisor: McpSupervisor, http_server: HttpServer
+) -> None:
+    servers["web"] = {"url": http_server.url}
+    await started(supervisor, "web")
+    http_server.process.terminate()
+    http_server.process.wait(timeout=10)
+    with pytest.raises(ToolFailed, match="MCP server web closed the connection during echo"):
+        await supervisor.call("mcp_web__echo", {"text": "anyone?"})
+
+    def retrying() -> bool:
+        state = supervisor.state("web")
+        return state is not None and state.state == FAILED and state.last_error is not None
+
+    await eventually(retrying, "the server marked failed while it is away")
