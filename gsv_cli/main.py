@@ -44,6 +44,7 @@ ENTRIES = (
     Entry("node", "node"),
     Entry("nodes", "nodes"),
     Entry("tools", "tools"),
+    Entry("mcp", "mcp"),
     Entry("sessions", "sessions"),
     Entry("session", "sessions", hidden=True),
     Entry("workspace", "workspace"),

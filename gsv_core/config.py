@@ -28,6 +28,7 @@ from pydantic import (
     field_validator,
 )
 
+from gsv_core.config_mcp import McpConfig, looks_mcp_secret
 from gsv_core.errors import InvalidParams
 from gsv_core.secret_names import looks_secret
 
@@ -340,6 +341,7 @@ class GsvConfig(_Section):
     usage: UsageConfig = Field(default_factory=UsageConfig)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     webFetch: WebFetchConfig = Field(default_factory=WebFetchConfig)
+    mcp: McpConfig = Field(default_factory=McpConfig)
     userTimezone: str = "UTC"
 
 
@@ -347,9 +349,9 @@ DEFAULTS: dict[str, Any] = GsvConfig().model_dump(mode="json", exclude_none=True
 
 
 def is_secret_key(name: str, parent: str | None = None) -> bool:
-    """Whether a config key holds a secret: every `apiKeys.*` value and any key whose
-    name looks like a token, secret, password or API key."""
-    return parent == "apiKeys" or looks_secret(name)
+    """Whether a config key holds a secret: every `apiKeys.*` value, any key whose name
+    looks like a token, secret, password or API key, and MCP servers' credentials."""
+    return parent == "apiKeys" or looks_secret(name) or looks_mcp_secret(name, parent)
 
 
 def deep_merge(base: Any, override: Any) -> Any:

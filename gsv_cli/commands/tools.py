@@ -17,7 +17,8 @@ app = typer.Typer(help="List the agent's tools, or call one by hand.", no_args_i
 
 @app.command("list")
 def list_tools(ctx: typer.Context, json_output: JsonOpt = False) -> None:
-    """Show every tool: native gsv__ tools and `{node}__{Tool}` node tools."""
+    """Show every tool: native gsv__ tools, `{node}__{Tool}` node tools and
+    `mcp_{server}__{tool}` MCP tools."""
     from gsv_core.protocol.methods import TOOLS_LIST
 
     show_listing(ctx.obj, TOOLS_LIST, None, "tools", json_output, _print_tools)
@@ -31,6 +32,8 @@ def _row(tool: dict[str, Any]) -> list[str]:
     name = str(tool.get("name", ""))
     node, sep, bare = name.partition("__")
     summary = str(tool.get("description", "")).strip().splitlines()
+    if sep and node.startswith("mcp_"):  # an MCP server's tool (docs/mcp.md)
+        node = f"mcp server {node.removeprefix('mcp_')}"
     return [
         bare if sep else name,
         node if sep and node != "gsv" else "gateway",

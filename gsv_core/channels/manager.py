@@ -21,26 +21,12 @@ from gsv_core.channels.host import ChannelHost
 from gsv_core.channels.inbox import Inbox
 from gsv_core.channels.outbox import DEFAULT_ACCOUNT, Outbox, parse_approval_action
 from gsv_core.errors import GsvError, NotFound, Unavailable
+from gsv_core.extras import missing_extra
 from gsv_core.pairing import WELCOME, PairingService, pairing_ttl_ms
 from gsv_core.storage.channels import AccountRecord, ChannelStore
 from gsv_core.storage.outbox import OutboxStore, QueueSummary
 
 log = logging.getLogger(__name__)
-
-
-# the pip extra that brings each channel's platform library
-EXTRAS = {"telegram": "telegram", "discord": "discord", "slack": "slack"}
-
-
-def missing_extra(channel: str, exc: ModuleNotFoundError) -> str:
-    """What to install when a channel's platform library is missing."""
-    extra = EXTRAS.get(channel)
-    if extra is None:
-        return f"{channel} cannot start: the Python module {exc.name!r} is missing"
-    return (
-        f"the {channel} channel needs its extra: pip install 'gsv[{extra}]' "
-        f"(module {exc.name!r} is missing), then restart the gateway"
-    )
 
 
 class ChannelManager:

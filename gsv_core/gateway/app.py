@@ -30,6 +30,7 @@ from gsv_core.gateway.handlers import config as config_handlers
 from gsv_core.gateway.handlers import connect as connect_handlers
 from gsv_core.gateway.handlers import cron as cron_handlers
 from gsv_core.gateway.handlers import heartbeat as heartbeat_handlers
+from gsv_core.gateway.handlers import mcp as mcp_handlers
 from gsv_core.gateway.handlers import models as model_handlers
 from gsv_core.gateway.handlers import nodes as node_handlers
 from gsv_core.gateway.handlers import pairing as pairing_handlers
@@ -95,6 +96,7 @@ HANDLER_MODULES = (
     approval_handlers,
     transfer_handlers,
     usage_handlers,
+    mcp_handlers,
 )
 # native tools are listed in this order (as in docs/tools.md): workspace, gateway, cron, sessions
 NATIVE_TOOL_MODULES = (
@@ -154,6 +156,7 @@ async def build_gateway(
         lambda agent, text: beats.notify(agent, text, beats.last_active().get(agent), "budget"),
     )
     gateway.config.listeners.append(lambda _path: gateway.heartbeat.wake())
+    gateway.config.listeners.append(gateway.mcp.config_changed)
     gateway.channels = ChannelManager(
         ChannelStore(db), PairingService(PairingStore(db)), GatewayChannelHost(gateway),
         channel_adapters(), OutboxStore(db),

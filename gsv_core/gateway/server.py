@@ -154,6 +154,7 @@ async def serve(
             gateway.cron.start(lambda: expected <= set(gateway.nodes.online_ids()))
             gateway.heartbeat.start()  # first beats one interval from now
             await gateway.channels.restore()
+            gateway.mcp.start()  # each server connects in its own task
             yield RunningGateway(gateway, server, host, bound, tls=config.tls is not None)
             server.close()
             await server.wait_closed()

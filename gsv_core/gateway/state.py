@@ -27,6 +27,7 @@ from gsv_core.gateway.nodes import NodeService
 from gsv_core.gateway.registry import ConnectionRegistry
 from gsv_core.gateway.transfers import TransferService
 from gsv_core.heartbeat.service import HeartbeatService
+from gsv_core.mcp.supervisor import McpSupervisor
 from gsv_core.protocol.frames import FrameError
 from gsv_core.rpc.context import Peer
 from gsv_core.rpc.dispatch import Router
@@ -72,6 +73,7 @@ class Gateway:
     usage: UsageLedger = field(init=False)
     budget: Budget = field(init=False)
     budget_notices: BudgetNotices = field(init=False)
+    mcp: McpSupervisor = field(init=False)
     version: str = __version__
     # events this gateway really emits; method families add theirs when they register
     events: set[str] = field(default_factory=set)
@@ -86,6 +88,7 @@ class Gateway:
         self.usage = UsageLedger(UsageStore(self.db), lambda: self.config.effective, self.now_ms)
         self.budget = Budget(self.db, lambda: self.config.effective, self.now_ms)
         self._jobs: set[asyncio.Task[None]] = set()
+        self.mcp = McpSupervisor(lambda: self.config.effective.get("mcp", {}).get("servers", {}))
 
     def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         """Run a background job owned by the gateway (cancelled when it closes)."""
@@ -121,5 +124,6 @@ class Gateway:
         await self.heartbeat.stop()  # before the sessions: its beats wait on them
         await self.cron.stop()  # before the sessions: its runs wait on them
         await self.channels.close()
+        await self.mcp.close()  # its stdio servers are child processes
         await self.sessions.close()
         await self.db.close()

@@ -1,6 +1,7 @@
 """The gateway's ToolExecutor: every call is judged by the approval policy first; then
-`gsv__*` names run in the native tool registry and everything else is sent to its node
-(under the approval policy, docs/approvals.md).
+`gsv__*` names run in the native tool registry, `mcp_<server>__*` names on their MCP
+server (docs/mcp.md) and everything else is sent to its node (under the approval policy,
+docs/approvals.md).
 
 A call the policy wants a human for pauses here: clients get a `tool.approval` event and
 a `paused` chat event (which channels relay as text), and the call waits until someone
@@ -26,6 +27,7 @@ from gsv_core.approval.protected import Protected, protected_files
 from gsv_core.approval.service import APPROVED, CANCELLED, EXPIRED, ApprovalService
 from gsv_core.errors import ToolFailed
 from gsv_core.gateway.native_registry import NATIVE_PREFIX, NativeToolRegistry
+from gsv_core.mcp.names import is_mcp_name
 from gsv_core.paths import resolve_paths
 from gsv_core.protocol import events
 from gsv_core.protocol.schemas.nodes import split_tool_name
@@ -53,14 +55,15 @@ class GatewayToolRouter:
         self._policy: tuple[dict[str, Any], Protected, ApprovalPolicy] | None = None
 
     def specs(self, ctx: ToolCallContext) -> list[ToolSpec]:
-        """Native tools first, then node tools (nodes sorted by id), as in tools.list; the
-        schemas in the compact form the model gets (providers/tool_schema.py)."""
+        """Native tools first, then node tools (nodes sorted by id), then MCP tools (servers
+        by name), as in tools.list; the schemas in the compact form the model gets
+        (providers/tool_schema.py)."""
         nodes = [
             ToolSpec(tool.name, tool.description, tool.inputSchema or {"type": "object"})
             for tool in self._gateway.nodes.tool_definitions()
         ]
         return [replace(spec, parameters=for_model(spec.parameters))
-                for spec in (*self.native.specs(), *nodes)]  # fmt: skip
+                for spec in (*self.native.specs(), *nodes, *self._gateway.mcp.specs())]  # fmt: skip
 
     async def execute(self, name: str, args: dict[str, Any], ctx: ToolCallContext) -> Any:
         decision = await self.decide(name, args)
@@ -70,6 +73,8 @@ class GatewayToolRouter:
             await self._ask(name, args, ctx, decision)
         if name.startswith(NATIVE_PREFIX):
             return await self.native.run(name, args, ctx)
+        if is_mcp_name(name):  # under the server's own timeoutMs
+            return await self._gateway.mcp.call(name, args)
         # the service's own call id: the model's tool-call ids are not unique across sessions
         return await self._gateway.nodes.invoke(
             name, args, self._gateway.tool_timeout(), approved=True
@@ -105,7 +110,7 @@ class GatewayToolRouter:
 
     def _facts(self, name: str, args: dict[str, Any]) -> CallFacts:
         parts = split_tool_name(name)
-        if name.startswith(NATIVE_PREFIX) or parts is None:
+        if name.startswith(NATIVE_PREFIX) or is_mcp_name(name) or parts is None:
             return CallFacts(name, name, None, args)
         node = self._gateway.nodes.online(parts[0])
         workspace = node.runtime.workspace if node is not None else None

@@ -46,6 +46,11 @@ MODELS_LIST: Final = "models.list"
 MODELS_TEST: Final = "models.test"  # one tiny live call (`gsv onboard`, `gsv models test`)
 # gsv addition: the usage ledger by source, session, model or day (`gsv usage`)
 USAGE_GET: Final = "usage.get"
+# gsv addition: MCP servers whose tools the agent is offered (`gsv mcp ...`, docs/mcp.md)
+MCP_LIST: Final = "mcp.list"
+MCP_ADD: Final = "mcp.add"
+MCP_REMOVE: Final = "mcp.remove"
+MCP_TEST: Final = "mcp.test"
 # gsv addition: the gateway's half of `gsv security audit [--fix]`
 SECURITY_AUDIT: Final = "security.audit"
 # gsv addition: the node inventory for `gsv nodes list` (online, platform, last seen)
@@ -185,5 +190,9 @@ METHODS: Final[dict[str, MethodSpec]] = {
         _spec(MODELS_TEST, CLIENT),
         _spec(GATEWAY_STATUS, CLIENT),
         _spec(USAGE_GET, CLIENT),
+        _spec(MCP_LIST, CLIENT),
+        _spec(MCP_ADD, CLIENT),
+        _spec(MCP_REMOVE, CLIENT),
+        _spec(MCP_TEST, CLIENT),
     )
 }

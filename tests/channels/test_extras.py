@@ -6,7 +6,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from gsv_core.channels.manager import EXTRAS, missing_extra
+from gsv_core.extras import EXTRAS, missing_extra
 
 
 def test_a_missing_sdk_names_the_extra_to_install() -> None:
@@ -15,6 +15,8 @@ def test_a_missing_sdk_names_the_extra_to_install() -> None:
     assert "pip install 'gsv[telegram]'" in message and "'telegram' is missing" in message
     other = missing_extra("matrix", ModuleNotFoundError("x", name="nio"))
     assert "pip install" not in other and "'nio'" in other
+    sdk = missing_extra("mcp", ModuleNotFoundError("No module named 'mcp'", name="mcp"))
+    assert sdk.startswith("MCP support needs its extra: pip install 'gsv[mcp]'")
 
 
 def test_every_extra_named_exists_and_the_base_install_has_no_messenger_sdk() -> None:

@@ -1,4 +1,4 @@
-"""`usage.get`: the usage ledger summed over a time range (docs/protocol.md#usage)."""
+"""`usage.get`: the usage ledger summed over a time range (docs/protocol.md#methods)."""
 
 from __future__ import annotations
 

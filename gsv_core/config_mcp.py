@@ -1,0 +1,77 @@
+"""`mcp.servers.<name>`: the MCP servers whose tools the agent is offered (docs/mcp.md).
+
+A server is either a local program spoken to over stdio (`command`, `args`, `env`, `cwd`)
+or a streamable HTTP endpoint (`url`, `headers`). Credentials in `env` and `headers` are
+secrets (`looks_mcp_secret`): they live in the secret store and read as "***".
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+from urllib.parse import urlsplit
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+from gsv_core.protocol.schemas.mcp import check_server_name
+from gsv_core.secret_names import looks_secret
+
+# env variables that carry credentials: GITHUB_TOKEN, STRIPE_KEY, DB_PASSWORD ...
+_CREDENTIAL_ENV = re.compile(r"(key|token|secret|password|passwd|pwd|credentials?|auth)$", re.I)
+_CREDENTIAL_HEADERS = {"authorization", "proxy-authorization", "cookie", "x-api-key"}
+
+
+def looks_mcp_secret(name: str, parent: str | None) -> bool:
+    """Whether an `env` variable or an HTTP header holds a credential."""
+    if parent == "env":
+        return bool(_CREDENTIAL_ENV.search(name)) or looks_secret(name)
+    if parent == "headers":
+        return name.lower() in _CREDENTIAL_HEADERS or looks_secret(name)
+    return False
+
+
+def _http_url(value: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(
+            f"an MCP server URL must be http:// or https:// with a host, not {value!r}"
+        )
+    return value
+
+
+class McpServerConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    command: str | None = Field(default=None, min_length=1)
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    url: Annotated[str, AfterValidator(_http_url)] | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    enabled: bool = True
+    # one tool call's deadline (and the connect-and-list deadline)
+    timeoutMs: int = Field(default=60_000, ge=100, le=3_600_000)
+    # tool names as the server spells them; unset: all, then denyTools removes some
+    allowTools: list[str] | None = None
+    denyTools: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerConfig:
+        if self.command is None and self.url is None:
+            raise ValueError("an MCP server needs a command (stdio) or a url (streamable HTTP)")
+        if self.command is not None and self.url is not None:
+            raise ValueError("an MCP server has a command or a url, not both")
+        if self.command is not None and (self.headers or self.url):
+            raise ValueError("headers are for url servers")
+        if self.url is not None and (self.args or self.env or self.cwd):
+            raise ValueError("args, env and cwd are for command servers")
+        return self
+
+
+ServerName = Annotated[str, AfterValidator(check_server_name)]
+
+
+class McpConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    servers: dict[ServerName, McpServerConfig] = Field(default_factory=dict)

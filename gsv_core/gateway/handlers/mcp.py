@@ -1,0 +1,80 @@
+"""`mcp.list|add|remove|test` (docs/mcp.md): the MCP servers of `mcp.servers`. Adding or
+removing one is a config write (validated, its secrets put in the secret store); the
+supervisor's config listener starts or stops the server."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from gsv_core.errors import Conflict, NotFound, Unavailable
+from gsv_core.mcp.client import sdk_missing
+from gsv_core.mcp.supervisor import ServerState
+from gsv_core.protocol import methods as m
+from gsv_core.protocol.schemas.mcp import McpAddParams, McpNameParams, McpTestResult, McpToolInfo
+from gsv_core.rpc.context import RequestContext
+from gsv_core.rpc.dispatch import Router
+
+if TYPE_CHECKING:
+    from gsv_core.gateway.state import Gateway
+
+# the mcp.add fields that are server settings (the rest steer the call)
+_SETTINGS = ("command", "args", "env", "cwd", "url", "headers", "enabled", "timeoutMs",
+             "allowTools", "denyTools")  # fmt: skip
+
+
+def register(router: Router, gateway: Gateway) -> None:
+    def entry(name: str, state: ServerState | None) -> dict[str, Any]:
+        config = gateway.config.get_masked(f"mcp.servers.{name}")[1] or {}
+        return {
+            "name": name,
+            "transport": "http" if "url" in config else "stdio",
+            "enabled": config.get("enabled", True),
+            "state": state.state if state else "stopped",
+            "toolCount": len(state.tools) if state else 0,
+            "lastError": state.last_error if state else None,
+            "config": config,
+        }
+
+    def configured(name: str) -> bool:
+        return name in gateway.config.effective.get("mcp", {}).get("servers", {})
+
+    async def mcp_list(ctx: RequestContext, params: object) -> dict[str, Any]:
+        names = sorted(gateway.config.effective.get("mcp", {}).get("servers", {}))
+        servers = [entry(name, gateway.mcp.state(name)) for name in names]
+        return {"servers": servers, "count": len(servers)}
+
+    async def mcp_add(ctx: RequestContext, params: McpAddParams) -> dict[str, Any]:
+        if (missing := sdk_missing()) is not None:
+            raise Unavailable(missing)
+        if configured(params.name) and not params.replace:
+            raise Conflict(
+                f"an MCP server named {params.name!r} exists: remove it first "
+                "(gsv mcp remove) or add it with replace"
+            )
+        wire = params.model_dump(exclude_none=True)
+        settings = {key: wire[key] for key in _SETTINGS if key in wire}
+        await gateway.config.set(f"mcp.servers.{params.name}", settings)
+        gateway.mcp.reconcile()  # the listener did it too; this covers a stopped supervisor
+        return entry(params.name, await gateway.mcp.settle(params.name))
+
+    async def mcp_remove(ctx: RequestContext, params: McpNameParams) -> dict[str, Any]:
+        if not configured(params.name):
+            raise NotFound(f"no MCP server named {params.name!r}")
+        await gateway.config.set(f"mcp.servers.{params.name}", None)
+        gateway.mcp.reconcile()
+        return {"ok": True, "name": params.name}
+
+    async def mcp_test(ctx: RequestContext, params: McpNameParams) -> McpTestResult:
+        if not configured(params.name):
+            raise NotFound(f"no MCP server named {params.name!r}")
+        if (missing := sdk_missing()) is not None:
+            raise Unavailable(missing)
+        listed = await gateway.mcp.test(params.name)
+        tools = [McpToolInfo(name=tool.name, description=tool.description or "", offeredAs=offered)
+                 for tool, offered in listed]  # fmt: skip
+        return McpTestResult(name=params.name, tools=tools, count=len(tools))
+
+    router.add(m.MCP_LIST, mcp_list)
+    router.add(m.MCP_ADD, mcp_add, McpAddParams)
+    router.add(m.MCP_REMOVE, mcp_remove, McpNameParams)
+    router.add(m.MCP_TEST, mcp_test, McpNameParams)

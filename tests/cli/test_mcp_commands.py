@@ -1,0 +1,80 @@
+"""`gsv mcp add|list|test|remove` against a threaded gateway with a real MCP server, and
+the end to end path: a server added with `gsv mcp add` is used by the agent in the next
+message, with an `mcp_*` approval rule making it ask first."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+from typer.testing import CliRunner, Result
+
+from gsv_cli.main import app
+from gsv_core.gateway.server import RunningGateway
+from tests.cli.test_approvals_commands import gsv, rpc, wait_for
+from tests.fakes.provider import FakeProvider, call
+from tests.mcp.conftest import TOY, stdio
+
+
+def add_toy(url: str, *options: str) -> Result:
+    return gsv(url, "mcp", "add", "toy", *options, "--", stdio()["command"], str(TOY))
+
+
+def test_an_added_server_is_used_by_the_agent_after_approval(
+    live: RunningGateway, fake: FakeProvider
+) -> None:
+    added = add_toy(live.url)
+    assert added.exit_code == 0, added.output
+    assert added.stdout == "Added MCP server toy: 6 tool(s).\n"
+    rule = {"id": "ask-mcp", "tool": "mcp_*", "decision": "ask", "reason": "MCP tools ask"}
+    rpc(live.url, "config.set", {"path": "toolApproval.rules", "value": [rule]})
+    fake.enqueue(call("mcp_toy__echo", {"text": "hello"}))
+    fake.enqueue("It echoed.")
+    outcome: list[Result] = []
+    thread = threading.Thread(
+        target=lambda: outcome.append(CliRunner().invoke(app, ["--url", live.url, "chat", "echo"]))
+    )
+    thread.start()
+    pending = wait_for("the approval", lambda: rpc(live.url, "tool.approvals")["approvals"])
+    assert pending[0]["tool"] == "mcp_toy__echo" and pending[0]["reason"] == "MCP tools ask"
+    rpc(live.url, "tool.approve", {"approvalId": pending[0]["approvalId"], "decision": "allow"})
+    thread.join(60)
+    assert outcome[0].exit_code == 0, outcome[0].output
+    assert outcome[0].stdout == "It echoed.\n"
+    offered = [tool.name for tool in fake.requests[0].tools]
+    assert "mcp_toy__echo" in offered
+    result = next(m for m in fake.requests[1].messages if m["role"] == "toolResult")
+    assert result["content"] == [{"type": "text", "text": "echo: hello"}]
+    assert result["isError"] is False
+
+
+def test_list_test_and_remove_print_what_the_server_said_as_text(live: RunningGateway) -> None:
+    assert add_toy(live.url, "--env", "API_TOKEN=tok-789").exit_code == 0
+    listed = gsv(live.url, "mcp", "list")
+    assert listed.exit_code == 0 and "toy" in listed.stdout and "ready" in listed.stdout
+    as_json = json.loads(gsv(live.url, "mcp", "list", "--json").stdout)
+    assert as_json["count"] == 1 and as_json["servers"][0]["config"]["env"] == {"API_TOKEN": "***"}
+    assert "tok-789" not in listed.stdout + json.dumps(as_json)
+    tools = gsv(live.url, "tools", "list")
+    assert "mcp server toy" in tools.stdout and "Say the text back." in tools.stdout
+    tested = gsv(live.url, "mcp", "test", "toy")
+    assert tested.exit_code == 0, tested.output
+    assert "mcp_toy__echo" in tested.stdout and "(not offered)" in tested.stdout
+    assert "[red]Shown as typed[/red]" in tested.stdout  # never read as markup
+    removed = gsv(live.url, "mcp", "remove", "toy")
+    assert removed.stdout == "Removed MCP server toy.\n"
+    assert "No MCP servers" in gsv(live.url, "mcp", "list").stdout
+
+
+def test_bad_input_gets_a_clear_error(live: RunningGateway) -> None:
+    unknown = gsv(live.url, "mcp", "test", "nobody")
+    assert unknown.exit_code == 1 and "no MCP server named 'nobody'" in unknown.stderr
+    header = gsv(live.url, "mcp", "add", "web", "--url", "http://127.0.0.1:9/mcp",
+                 "--header", "no-equals-sign")  # fmt: skip
+    assert header.exit_code == 2 and "is not KEY=VALUE" in header.stderr
+    neither = gsv(live.url, "mcp", "add", "empty")
+    assert neither.exit_code == 1 and "needs a command (stdio) or a url" in neither.stderr
+    scheme = gsv(live.url, "mcp", "add", "web", "--url", "ftp://example.com/mcp")
+    assert scheme.exit_code == 1 and "must be http:// or https://" in scheme.stderr
+    bad_name = gsv(live.url, "mcp", "add", "a__b", "--", "x")
+    assert bad_name.exit_code == 1 and "no valid MCP server name" in bad_name.stderr
