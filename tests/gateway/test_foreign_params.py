@@ -82,6 +82,10 @@ REQUIRED: dict[str, tuple[set[str], str | None]] = {
     "transfer.meta": ({"transferId"}, TRANSFER_ID),
     "transfer.request": ({"source", "destination"}, None),
     "usage.get": (set(), None),
+    "mcp.list": (set(), None),
+    "mcp.add": ({"name"}, None),
+    "mcp.remove": ({"name"}, None),
+    "mcp.test": ({"name"}, None),
     "workspace.delete": ({"path"}, None),
     "workspace.list": (set(), None),
     "workspace.read": ({"path"}, None),
@@ -91,7 +95,7 @@ REQUIRED: dict[str, tuple[set[str], str | None]] = {
 READ_ONLY = [
     "auth.list", "channels.list", "config.get", "cron.list", "cron.runs", "cron.status",
     "gateway.status", "heartbeat.status", "nodes.list", "pair.list", "sessions.list",
-    "usage.get",
+    "usage.get", "mcp.list",
     "skills.status", "tool.approvals", "tools.list", "workspace.list",
 ]  # fmt: skip
 # A good value for each required field, so that one field at a time can be left out.

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gsv_core.errors import Conflict, NotFound, Unavailable
+from gsv_core.gateway.handlers.routes import add_routes
 from gsv_core.mcp.client import sdk_missing
 from gsv_core.mcp.supervisor import ServerState
 from gsv_core.protocol import methods as m
@@ -74,7 +75,10 @@ def register(router: Router, gateway: Gateway) -> None:
                  for tool, offered in listed]  # fmt: skip
         return McpTestResult(name=params.name, tools=tools, count=len(tools))
 
-    router.add(m.MCP_LIST, mcp_list)
-    router.add(m.MCP_ADD, mcp_add, McpAddParams)
-    router.add(m.MCP_REMOVE, mcp_remove, McpNameParams)
-    router.add(m.MCP_TEST, mcp_test, McpNameParams)
+    add_routes(
+        router,
+        (m.MCP_LIST, mcp_list, None),
+        (m.MCP_ADD, mcp_add, McpAddParams),
+        (m.MCP_REMOVE, mcp_remove, McpNameParams),
+        (m.MCP_TEST, mcp_test, McpNameParams),
+    )
