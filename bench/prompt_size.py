@@ -1,5 +1,6 @@
-"""What a conversation costs in prompt: the first request's size with 0, 1 and 3 nodes,
-and how much of a 10-turn conversation the Anthropic prompt cache serves.
+"""What a conversation costs in prompt: the first request's size with 0, 1 and 3 nodes
+(and 3 nodes beside an MCP server of 200 tools), and how much of a 10-turn conversation
+the Anthropic prompt cache serves.
 
     python -m bench.prompt_size [--baseline REV]
 
@@ -31,6 +32,7 @@ from bench._servers import gateway_process, node_process
 from bench.ab import worktree
 from tests.fakes.llm_server import FakeLLMServer, ToolCall, fake_llm_server, reply
 from tests.fakes.prompt_cache import CacheUsage, PromptCache
+from tests.mcp.conftest import stdio
 
 TURNS = 10
 NODE = "n"
@@ -111,9 +113,19 @@ async def cached_share(url: str, token: str, llm: FakeLLMServer) -> tuple[float,
     ) / total
 
 
-def measure(tree: Path | None, with_cache: bool) -> tuple[dict[int, dict[str, int]], Any]:
+async def with_mcp_tools(url: str, token: str, llm: FakeLLMServer) -> dict[str, int]:
+    """The first request once an MCP server with 200 tools is added (tools found on
+    demand keep them out of it: gsv_core/gateway/tool_search.py)."""
+    from gsv_core.client import GatewayClient
+
+    async with GatewayClient(url, token=token) as client:
+        await client.call("mcp.add", {"name": "many", **stdio("--many")})
+    return await first_request(url, token, llm, 3)
+
+
+def measure(tree: Path | None, with_cache: bool) -> tuple[dict[str, dict[str, int]], Any]:
     """First-request sizes with 0, 1 and 3 nodes (then the cache shares) for `tree`."""
-    results: dict[int, dict[str, int]] = {}
+    results: dict[str, dict[str, int]] = {}
     shares = None
     with fake_llm_server() as llm, tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         folder = Path(tmp)
@@ -127,13 +139,14 @@ def measure(tree: Path | None, with_cache: bool) -> tuple[dict[int, dict[str, in
                 stack.enter_context(node_process(url, token, f"{NODE}{index}", workspace,
                                                  folder / f"home{index}", tree=tree))  # fmt: skip
             started = count
-            results[count] = asyncio.run(first_request(url, token, llm, count))
-        if with_cache:
+            results[str(count)] = asyncio.run(first_request(url, token, llm, count))
+        if with_cache:  # this tree only (an older one may know no MCP), after the shares
             shares = asyncio.run(cached_share(url, token, llm))
+            results["3 + 200 MCP"] = asyncio.run(with_mcp_tools(url, token, llm))
     return results, shares
 
 
-def report(title: str, results: dict[int, dict[str, int]]) -> None:
+def report(title: str, results: dict[str, dict[str, int]]) -> None:
     print(title)
     for count, size in results.items():
         print(f"  {count} node(s): {size['total']:6d} bytes (~{size['total'] // 4:5d} tokens)"
@@ -150,7 +163,7 @@ def main(argv: list[str] | None = None) -> None:
         with worktree(args.baseline) as tree:
             before, _ = measure(tree, with_cache=False)
         report(f"first request ({args.baseline})", before)
-        for count in results:
+        for count in before:
             ratio = results[count]["total"] / before[count]["total"]
             print(f"  {count} node(s): {ratio:.0%} of {args.baseline}'s bytes")
     assert shares is not None

@@ -295,6 +295,12 @@ class WebFetchConfig(_Section):
         return entries
 
 
+class ToolsConfig(_Section):
+    # more tool schemas than this in one request: the rest are found with gsv__ToolSearch
+    # (gsv_core/gateway/tool_search.py)
+    inlineLimit: int = Field(default=40, ge=1, le=1000)
+
+
 class UsageConfig(_Section):
     # the ledger of model calls keeps this many days (gsv usage, usage.get)
     retentionDays: int = Field(default=400, ge=1, le=3650)
@@ -341,6 +347,7 @@ class GsvConfig(_Section):
     usage: UsageConfig = Field(default_factory=UsageConfig)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     webFetch: WebFetchConfig = Field(default_factory=WebFetchConfig)
+    tools: ToolsConfig = Field(default_factory=ToolsConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)
     userTimezone: str = "UTC"
 

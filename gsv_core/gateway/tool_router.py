@@ -25,8 +25,17 @@ from gsv_core.approval.modes import approval_timeout
 from gsv_core.approval.policy import ASK, DENY, ApprovalPolicy, CallFacts, Decision
 from gsv_core.approval.protected import Protected, protected_files
 from gsv_core.approval.service import APPROVED, CANCELLED, EXPIRED, ApprovalService
+from gsv_core.config import setting
 from gsv_core.errors import ToolFailed
 from gsv_core.gateway.native_registry import NATIVE_PREFIX, NativeToolRegistry
+from gsv_core.gateway.tool_search import (
+    DEFAULT_LIMIT,
+    SEARCH_TOOL,
+    FoundTools,
+    inline_set,
+    rank,
+    search_spec,
+)
 from gsv_core.mcp.names import is_mcp_name
 from gsv_core.paths import resolve_paths
 from gsv_core.protocol import events
@@ -53,19 +62,48 @@ class GatewayToolRouter:
         # (config, protected, policy): built again only when either changes (a config
         # write replaces `config.effective`; a node coming or going changes the pids)
         self._policy: tuple[dict[str, Any], Protected, ApprovalPolicy] | None = None
+        self._found = FoundTools()
 
     def specs(self, ctx: ToolCallContext) -> list[ToolSpec]:
         """Native tools first, then node tools (nodes sorted by id), then MCP tools (servers
-        by name), as in tools.list; the schemas in the compact form the model gets
-        (providers/tool_schema.py)."""
+        by name), as in tools.list; past `tools.inlineLimit`, only the native and first
+        node's tools, those a search found in this run, and gsv__ToolSearch
+        (gateway/tool_search.py). Schemas in the compact form the model gets."""
+        native, rest = self._all_specs()
+        limit = int(setting(self._gateway.config.effective, "tools.inlineLimit"))
+        offered = inline_set(native, rest, limit)
+        hidden = len(native) + len(rest) - len(offered)
+        if hidden:
+            found = self._found.of(ctx.run_id)
+            offered += [spec for spec in rest if spec.name in found and spec not in offered]
+            offered.append(search_spec(hidden))
+        return offered
+
+    def _all_specs(self) -> tuple[list[ToolSpec], list[ToolSpec]]:
+        """(the gateway's own tools, node and MCP tools), schemas compacted."""
         nodes = [
             ToolSpec(tool.name, tool.description, tool.inputSchema or {"type": "object"})
             for tool in self._gateway.nodes.tool_definitions()
         ]
-        return [replace(spec, parameters=for_model(spec.parameters))
-                for spec in (*self.native.specs(), *nodes, *self._gateway.mcp.specs())]  # fmt: skip
+        native = [_compact(spec) for spec in self.native.specs()]
+        return native, [_compact(spec) for spec in (*nodes, *self._gateway.mcp.specs())]
+
+    def _search(self, args: dict[str, Any], ctx: ToolCallContext) -> dict[str, Any]:
+        query, limit = args.get("query"), args.get("limit", DEFAULT_LIMIT)
+        if not isinstance(query, str) or not query.strip() or len(query) > 200:
+            raise ToolFailed("query must be a non-empty string of at most 200 characters")
+        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 20:
+            raise ToolFailed("limit must be a whole number from 1 to 20")
+        native, rest = self._all_specs()
+        hits = rank(query, [*native, *rest], limit)
+        self._found.add(ctx.run_id, [hit.name for hit in hits])
+        tools = [{"name": hit.name, "description": hit.description, "inputSchema": hit.parameters}
+                 for hit in hits]  # fmt: skip
+        return {"tools": tools, "count": len(tools)}
 
     async def execute(self, name: str, args: dict[str, Any], ctx: ToolCallContext) -> Any:
+        if name == SEARCH_TOOL:  # reads tool descriptions only: nothing for a policy to judge
+            return self._search(args, ctx)
         decision = await self.decide(name, args)
         if decision.verdict == DENY:
             raise ToolFailed(f"Tool execution denied by policy: {decision.reason}")
@@ -142,6 +180,10 @@ class GatewayToolRouter:
             raise ToolFailed(_expired(decision, timeout))
         if outcome != APPROVED:
             raise ToolFailed("Tool execution denied by user")
+
+
+def _compact(spec: ToolSpec) -> ToolSpec:
+    return replace(spec, parameters=for_model(spec.parameters))
 
 
 def _long_line(args: dict[str, Any]) -> bool:

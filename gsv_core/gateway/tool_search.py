@@ -1,0 +1,90 @@
+"""Tools found on demand: when more tools are on offer than `tools.inlineLimit` schemas,
+the model gets the gateway's own tools, the first node's tools and `gsv__ToolSearch`;
+the rest (other nodes, MCP servers) stay out of the request until a search finds them,
+and a tool found in a run is offered in that run's next steps (and may be called).
+`tools.list` still lists every tool.
+
+Ranking is plain and predictable: each query word found in a tool's name counts 3, in
+its description 1; the whole query as the name (or its part after `__`) wins outright.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+
+from gsv_core.providers.base import ToolSpec
+
+SEARCH_TOOL = "gsv__ToolSearch"
+DEFAULT_LIMIT = 5
+RUNS_KEPT = 256  # runs whose found tools are remembered (older ones are forgotten)
+_WORDS = re.compile(r"[a-z0-9]+")
+
+SEARCH_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "query": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "description": "What the tool should do, or part of its name.",
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 20,
+            "default": DEFAULT_LIMIT,
+            "description": "How many matches to return (default 5).",
+        },
+    },
+    "required": ["query"],
+}
+
+
+def search_spec(hidden: int) -> ToolSpec:
+    description = (
+        f"Find a tool that is not listed: {hidden} more tools (on other nodes and MCP "
+        "servers) are left out of this request to keep it small. Returns the best matches "
+        "with their full parameter schemas; you can call any of them in your next step."
+    )
+    return ToolSpec(SEARCH_TOOL, description, SEARCH_SCHEMA)
+
+
+def inline_set(native: list[ToolSpec], rest: list[ToolSpec], limit: int) -> list[ToolSpec]:
+    """The tools put in every request when there are too many: the gateway's own and the
+    first node's (the tools of one machine are the everyday ones)."""
+    if len(native) + len(rest) <= limit:
+        return [*native, *rest]
+    first = rest[0].name.split("__", 1)[0] + "__" if rest else None
+    return [*native, *(s for s in rest if first is not None and s.name.startswith(first)
+                      and not s.name.startswith("mcp_"))]  # fmt: skip
+
+
+def rank(query: str, specs: list[ToolSpec], limit: int) -> list[ToolSpec]:
+    wanted = query.strip().lower()
+    words = _WORDS.findall(wanted)
+    scored = []
+    for index, spec in enumerate(specs):
+        name = spec.name.lower()
+        score = 1000 if wanted in (name, name.rsplit("__", 1)[-1]) else 0
+        score += sum(3 * (word in name) + (word in spec.description.lower()) for word in words)
+        if score:
+            scored.append((-score, index, spec))
+    return [spec for _, _, spec in sorted(scored)[:limit]]
+
+
+class FoundTools:
+    """Per run, the tools a search found (offered from the next step on)."""
+
+    def __init__(self) -> None:
+        self._runs: OrderedDict[str, set[str]] = OrderedDict()
+
+    def add(self, run_id: str, names: list[str]) -> None:
+        self._runs.setdefault(run_id, set()).update(names)
+        self._runs.move_to_end(run_id)
+        while len(self._runs) > RUNS_KEPT:
+            self._runs.popitem(last=False)
+
+    def of(self, run_id: str) -> set[str]:
+        return self._runs.get(run_id, set())
