@@ -78,3 +78,13 @@ def test_bad_input_gets_a_clear_error(live: RunningGateway) -> None:
     assert scheme.exit_code == 1 and "must be http:// or https://" in scheme.stderr
     bad_name = gsv(live.url, "mcp", "add", "a__b", "--", "x")
     assert bad_name.exit_code == 1 and "no valid MCP server name" in bad_name.stderr
+
+
+def test_tools_call_reaches_an_mcp_tool(live: RunningGateway) -> None:
+    """`gsv tools call mcp_toy__echo` runs the server's tool, as for a node's."""
+    assert add_toy(live.url).exit_code == 0
+    called = gsv(live.url, "tools", "call", "mcp_toy__echo", '{"text": "by hand"}')
+    assert called.exit_code == 0, called.output
+    assert "echo: by hand" in called.stdout
+    missing = gsv(live.url, "tools", "call", "mcp_toy__nope", "{}")
+    assert missing.exit_code == 1 and "nope" in missing.stderr

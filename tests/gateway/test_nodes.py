@@ -102,6 +102,9 @@ async def test_bad_node_runtime_is_refused_with_103(
         ("my__node", "Read", "Invalid node id"),
         ("laptop.local", "Read", "Invalid node id"),
         ("n1", "Re ad", "Invalid tool name"),
+        ("gsv", "Read", "reserved"),  # gsv__Read would read as the gateway's own tool
+        ("mcp_toy", "echo", "reserved"),  # mcp_toy__echo would go to an MCP server
+        ("MCP_toy", "echo", "reserved"),
     ],
 )
 async def test_ids_that_would_break_tool_namespacing_are_refused(

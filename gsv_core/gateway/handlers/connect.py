@@ -21,6 +21,7 @@ from gsv_core.errors import (
     UnsupportedProtocol,
 )
 from gsv_core.gateway.auth import Admission
+from gsv_core.mcp.names import MCP_PREFIX
 from gsv_core.protocol import PROTOCOL_VERSION
 from gsv_core.protocol.close_codes import CloseCode
 from gsv_core.protocol.methods import CHANNEL, CLIENT, CONNECT, NODE
@@ -146,6 +147,13 @@ def _node_tools(node_id: str, params: ConnectParams) -> list[ToolDefinition]:
         raise InvalidConnectParams(
             f"Invalid node id {node_id!r}: use letters, digits, '-' and single '_' "
             f"(not at the end; at most {NODE_ID_MAX} characters), e.g. node-laptop"
+        )
+    if node_id.lower() == "gsv" or node_id.lower().startswith(MCP_PREFIX):
+        # `gsv__*` names the gateway's own tools and `mcp_*__*` MCP servers' tools: a
+        # node so named would have its calls routed there
+        raise InvalidConnectParams(
+            f"Invalid node id {node_id!r}: 'gsv' and ids starting with {MCP_PREFIX!r} are "
+            "reserved for the gateway's own and MCP tools"
         )
     tools = params.tools or []
     if not tools:

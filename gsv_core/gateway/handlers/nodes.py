@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from gsv_core.errors import GsvError
 from gsv_core.gateway.handlers.routes import Routes
+from gsv_core.mcp.names import is_mcp_name
 from gsv_core.protocol import events
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas.nodes import (
@@ -56,6 +57,8 @@ def register(router: Router, gateway: Gateway) -> None:
     @route(m.TOOL_INVOKE, ToolInvokeParams)
     async def tool_invoke(ctx: RequestContext, params: ToolInvokeParams) -> dict[str, Any]:
         # a client is the owner calling the tool by hand: that is the approval
+        if is_mcp_name(params.tool):  # an MCP server's tool, under its own timeoutMs
+            return {"result": await gateway.mcp.call(params.tool, params.args)}
         timeout = gateway.tool_timeout()
         return {"result": await nodes.invoke(params.tool, params.args, timeout, approved=True)}
 
