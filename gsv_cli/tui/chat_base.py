@@ -67,6 +67,7 @@ class ChatBase(App[None]):
         self.status.session, self.status.label = info.key, info.label
         self.status.model, self.status.thinking = info.model, info.thinking
         self.status.tokens_in, self.status.tokens_out = info.tokens_in, info.tokens_out
+        self.status.spent_today = info.spent_today
         self.show_status_bar()
 
     @work(group="status", exclusive=True, exit_on_error=False)

@@ -4,10 +4,12 @@ progress, the stored conversation, and how many nodes are online."""
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
 from gsv_core.client import GatewayClient
+from gsv_core.errors import GsvError
 from gsv_core.protocol import methods as m
 
 HISTORY_LIMIT = 200
@@ -27,6 +29,7 @@ class SessionInfo:
     message_count: int = 0  # stored messages in all (more than `messages` when limited)
     config: dict[str, Any] = field(default_factory=dict)
     approvals: list[dict[str, Any]] = field(default_factory=list)  # pending, this session's
+    spent_today: float | None = None  # USD since local midnight, all sessions (None: unknown)
 
     @property
     def provider(self) -> str:
@@ -76,7 +79,7 @@ async def fetch_status(
     config = (await client.call(m.CONFIG_GET, {}, timeout=timeout)).get("config") or {}
     settings = got.get("settings") or {}
     tokens = got.get("tokens") or {}
-    return SessionInfo(
+    info = SessionInfo(
         key=str(got.get("sessionKey") or key),
         label=got.get("label"),
         model="/".join(next_model(got)),
@@ -85,6 +88,21 @@ async def fetch_status(
         tokens_out=int(tokens.get("output") or 0),
         config=config,
     )
+    info.spent_today = await spend_today(client, timeout)
+    return info
+
+
+async def spend_today(client: GatewayClient, timeout: float | None = RPC_TIMEOUT) -> float | None:
+    """USD spent since local midnight by every session, from the usage ledger (None: a
+    gateway without one, or no call with a known price)."""
+    midnight = dt.datetime.now().astimezone().replace(hour=0, minute=0, second=0, microsecond=0)
+    params = {"since": int(midnight.timestamp() * 1000), "groupBy": "source"}
+    try:
+        report = await client.call(m.USAGE_GET, params, timeout=timeout)
+    except GsvError:
+        return None
+    cost = (report.get("total") or {}).get("costUsd")
+    return float(cost) if isinstance(cost, int | float) else None
 
 
 async def count_online_nodes(client: GatewayClient, timeout: float | None = RPC_TIMEOUT) -> int:

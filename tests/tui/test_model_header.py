@@ -41,3 +41,19 @@ async def test_a_switch_and_a_one_message_model_show_in_the_header(
         await wait_until(pilot, lambda: fake.requests and idle(app), "the run")
         assert fake.requests[-1].model == "gemini-pro"
         await wait_until(pilot, lambda: app.status.model == "openai/gpt-5", "the session's own")
+
+
+async def test_the_status_bar_shows_todays_spend_after_a_run(
+    app: ChatApp, client: GatewayClient, fake: FakeProvider
+) -> None:
+    """Every run's cost lands in the usage ledger; the status bar shows the day's total."""
+    dear = {"input": 100_000, "output": 100_000}  # the fake's 10 in, 5 out: 1.50 USD
+    if not client.connected:
+        await client.connect()
+    await client.call("config.set", {"path": "pricing", "value": {DEFAULT.split("/")[1]: dear}})
+    fake.enqueue("answered")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, app.synced.is_set, "the session to load")
+        assert "$0.00 today" in app.status.render()
+        await type_and_send(pilot, "hello")
+        await wait_until(pilot, lambda: "$1.50 today" in app.status.render(), "the spend")

@@ -1,5 +1,5 @@
 """The lines around the conversation: the status bar (gateway and connection state,
-session, model and thinking level, tokens, nodes online), the banner for connection
+session, model and thinking level, tokens, spend today, nodes online), the banner for connection
 trouble, and the activity line while the agent works."""
 
 from __future__ import annotations
@@ -29,6 +29,10 @@ def format_tokens(count: int) -> str:
     return f"{count / 1_000_000:.1f}M"
 
 
+def _usd(amount: float | None) -> str:
+    return "$?" if amount is None else f"${amount:.2f}"
+
+
 @dataclass
 class Status:
     url: str
@@ -40,9 +44,11 @@ class Status:
     tokens_in: int = 0
     tokens_out: int = 0
     nodes: int | None = None
+    spent_today: float | None = None  # USD since local midnight, all sessions (usage ledger)
 
     def render(self) -> str:
-        """Two lines: where and which session; then model, thinking, tokens and nodes."""
+        """Two lines: where, which session and today's spend (all sessions; this one's
+        tokens are on the next line); then model, thinking, tokens and nodes."""
         session = f"{self.label} ({self.session})" if self.label else self.session
         where = f"{CONNECTION_SYMBOLS.get(self.connection, self.connection)} · {self.url}"
         details = [f"{self.model} · think {self.thinking}"] if self.model else []
@@ -51,7 +57,8 @@ class Status:
         )
         if self.nodes is not None:
             details.append(f"{self.nodes} node{'' if self.nodes == 1 else 's'}")
-        return f"{where} · {session}\n" + " · ".join(details)
+        spend = f" · {_usd(self.spent_today)} today" if self.spent_today is not None else ""
+        return f"{where} · {session}{spend}\n" + " · ".join(details)
 
 
 class StatusBar(Static):
