@@ -74,6 +74,7 @@ class SessionActor:
         self.is_main = is_main
         self._history = SessionHistory(record, store, host)
         self._run: RunState | None = None
+        self._task: asyncio.Task[None] | None = None  # the latest run's, until it ended
         self._lock = asyncio.Lock()
         self.queue_size = 0
         self._outcomes: dict[str, asyncio.Future[dict[str, Any]]] = {}
@@ -97,7 +98,10 @@ class SessionActor:
         return self._run.run_id if self._run else None
 
     def running_task(self) -> asyncio.Task[None] | None:
-        return self._run.task if self._run else None
+        """The task of the latest run until it has ended, closing its books included (it
+        may outlive `_run`: it clears that, then reads the queue)."""
+        task = self._task
+        return task if task is not None and not task.done() else None
 
     def run_outcome(self, run_id: str) -> asyncio.Future[dict[str, Any]]:
         """A future for the end of run `run_id` (started or queued): resolves to its final
@@ -222,7 +226,9 @@ class SessionActor:
     # -- runs ---------------------------------------------------------------------------
     def _start(self, run: RunState) -> None:
         self._run = run
-        run.task = asyncio.create_task(self._execute(run), name=f"gsv-run-{run.run_id}")
+        run.task = self._task = asyncio.create_task(
+            self._execute(run), name=f"gsv-run-{run.run_id}"
+        )
 
     async def _execute(self, run: RunState) -> None:
         try:
