@@ -1,8 +1,9 @@
 """Heartbeat methods (docs/protocol.md#methods): status, start, trigger.
 
 `heartbeat.trigger` runs the beat (without the checks) and waits for its end; besides
-the seed's `{ok, message, skipped?, skipReason?}` it tells `sessionKey`, `delivered`,
-`heldBack` (why a reply was not delivered, e.g. `heartbeat_ok`) and the `reply`.
+the protocol's `{ok, message, skipped?, skipReason?}` (docs/protocol.md#heartbeat) it
+tells `sessionKey`, `delivered`, `heldBack` (why a reply was not delivered, e.g.
+`heartbeat_ok`) and the `reply`.
 """
 
 from __future__ import annotations

@@ -24,7 +24,8 @@ CAPABILITY_IDS = frozenset(
         "shell.exec",
     }
 )
-# Binary names a probe may ask about (Appendix A): no paths, no shell syntax.
+# Binary names a probe may ask about (docs/protocol.md#tools-and-nodes): no paths, no
+# shell syntax.
 BIN_NAME = re.compile(r"^[A-Za-z0-9._+-]{1,128}$")
 TOOL_SEPARATOR = "__"
 

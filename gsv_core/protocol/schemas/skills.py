@@ -6,7 +6,8 @@ from pydantic import Field
 
 from gsv_core.protocol.schemas import WireModel
 
-# the original clamped probe timeouts to 1-120 s, 15 s by default (Appendix A)
+# probe timeouts are clamped to 1-120 s, 15 s by default, as the original did
+# (docs/protocol.md#skills)
 DEFAULT_PROBE_TIMEOUT_MS = 15_000
 MAX_PROBE_TIMEOUT_MS = 120_000
 
