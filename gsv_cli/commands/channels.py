@@ -115,10 +115,10 @@ def login(
     from gsv_core.protocol.methods import CHANNEL_LOGIN
 
     params = _account(channel, account, force=force)
-    show(ctx.obj, CHANNEL_LOGIN, params, json_output, _print_login)
+    show(ctx.obj, CHANNEL_LOGIN, params, json_output, print_login)
 
 
-def _print_login(result: dict[str, Any]) -> None:
+def print_login(result: dict[str, Any]) -> None:
     output.write_text(str(result.get("message", "")).rstrip() + "\n")
     if result.get("qrDataUrl"):
         _show_qr(str(result["qrDataUrl"]), result["channel"], result["accountId"])

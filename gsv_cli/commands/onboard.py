@@ -8,8 +8,9 @@
 Steps: make sure a gateway answers (start a local one when asked to); pick the provider
 (a local Ollama is found when 127.0.0.1:11434 answers); take the key hidden and keep it in
 the gateway's secret store, never echoed; list the provider's models and pick one; make
-one tiny live test call and show the answer, or the provider's error with its fix. Every
-question has a flag, so scripts never block on a prompt.
+one tiny live test call and show the answer, or the provider's error with its fix; then,
+optionally, connect a messenger (gsv_cli/onboard_finish.py) and install the gateway and
+node as user services. Every question has a flag, so scripts never block on a prompt.
 """
 
 from __future__ import annotations
@@ -52,9 +53,28 @@ def onboard(
     model: Annotated[str | None, typer.Option("--model", "-m", help="Model id.")] = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Take the defaults; never ask.")] = False,
     no_test: Annotated[bool, typer.Option("--no-test", help="Skip the live test call.")] = False,
+    messenger: Annotated[
+        str | None,
+        typer.Option("--messenger", help="Also connect telegram, discord, slack or whatsapp."),
+    ] = None,
+    messenger_token_env: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--messenger-token-env",
+            help="The messenger's token in this variable (slack: twice, bot token then app token).",
+        ),
+    ] = None,
+    install_services: Annotated[
+        bool | None,
+        typer.Option(
+            "--install-services/--no-install-services",
+            help="Install the gateway and node as user services (start at login).",
+        ),
+    ] = None,
     ask: Annotated[bool, typer.Option("--ask", hidden=True, help="Ask without a TTY.")] = False,
 ) -> None:
-    """Set up a model: provider, key, model, and a live test call."""
+    """Set up a model: provider, key, model, a live test call; then, if you like, a
+    messenger and user services."""
     state: CliState = ctx.obj
     asking = ask or (not yes and sys.stdin.isatty())
     _ensure_gateway(ctx, state, asking, yes)
@@ -67,7 +87,33 @@ def onboard(
     if not no_test:
         _test(state, name, chosen)
     output.print_hint(BUDGET_NOTE)
-    output.print_hint("next: `gsv up` opens the chat with a node for this directory")
+    _finish(ctx, state, asking, messenger, messenger_token_env or [], install_services)
+
+
+def _finish(
+    ctx: typer.Context,
+    state: CliState,
+    asking: bool,
+    messenger: str | None,
+    token_envs: list[str],
+    services: bool | None,
+) -> None:
+    """The optional steps: a messenger, then user services (asked only when asking)."""
+    from gsv_cli import onboard_finish
+
+    chosen = messenger or (onboard_finish.ask_messenger() if asking else None)
+    if chosen:
+        with output.reporting_errors():
+            onboard_finish.connect_messenger(state, chosen, token_envs, asking)
+    if services is None:
+        services = asking and typer.confirm(
+            "Install the gateway and a node for this directory as user services "
+            "(they start at login)?", default=False,
+        )  # fmt: skip
+    if services:
+        onboard_finish.install_services(ctx)
+    else:
+        output.print_hint("next: `gsv up` opens the chat with a node for this directory")
 
 
 # -- the gateway -------------------------------------------------------------------------

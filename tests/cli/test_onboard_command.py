@@ -66,8 +66,9 @@ def test_people_are_asked_and_the_key_is_hidden(live: RunningGateway, llm: FakeL
     llm.enqueue(reply("OK"))
     provider = json.dumps({"api": "openai", "baseUrl": llm.openai_base_url})
     assert gsv(live.url, "config", "set", "providers.openai", provider).exit_code == 0
-    # 2 = openai in the list; the key; Enter takes the default model
-    done = gsv(live.url, "onboard", "--ask", input="2\nsk-typed-secret-7890\n\n")
+    # 2 = openai in the list; the key; Enter takes the default model, no messenger, and
+    # no services
+    done = gsv(live.url, "onboard", "--ask", input="2\nsk-typed-secret-7890\n\n\n\n")
     assert done.exit_code == 0, done.output
     assert "sk-typed-secret-7890" not in done.output
     assert "openai API key (hidden)" in done.output
