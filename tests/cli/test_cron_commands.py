@@ -170,6 +170,7 @@ def test_run_and_runs_show_real_outcomes(live: RunningGateway, fake: FakeProvide
     assert gsv(live.url, "cron", "run", "--force").exit_code == 2
     not_due = gsv(live.url, "cron", "run", job_id)  # asked for, not due: it did not run
     assert not_due.exit_code == 1 and f"{job_id} did not run: not due yet" in not_due.stderr
+    assert "use --force" in not_due.stderr and "mode force" not in not_due.stderr  # CLI words
     fake.enqueue("By prefix.")
     by_prefix = gsv(live.url, "cron", "run", job_id[:6], "--force")  # a unique id prefix
     assert by_prefix.exit_code == 0 and "By prefix." in by_prefix.stdout

@@ -85,6 +85,7 @@ def test_nodes_list_logs_and_forget(
     assert "connected to" in logs.stdout
     refused = gsv(live.url, "nodes", "forget", "n1")
     assert refused.exit_code == 1 and "still connected" in refused.stderr
+    assert "use --force" in refused.stderr and "force=true" not in refused.stderr  # CLI words
     forced = gsv(live.url, "nodes", "forget", "n1", "--force")
     assert forced.exit_code == 0 and "forgot node n1" in forced.stdout
 
