@@ -42,10 +42,37 @@ def _is_bad(text: str) -> bool:
     return "\x00" in text or any("\ud800" <= c <= "\udfff" for c in text)
 
 
+def _top_level_id(raw: str) -> re.Match[str] | None:
+    """The `"id": value` of the top-level object only: an "id" inside params (a stranger's
+    text) must not decide whom the error goes to. Strings are skipped whole."""
+    depth, i = 0, 0
+    while i < len(raw):
+        char = raw[i]
+        if char == '"':
+            if depth == 1 and (match := _LEADING_ID.match(raw, i)):
+                return match
+            i = _string_end(raw, i)
+            continue
+        if char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+        i += 1
+    return None
+
+
+def _string_end(raw: str, start: int) -> int:
+    """The index after the JSON string that opens at `start` (or the end of `raw`)."""
+    i = start + 1
+    while i < len(raw) and raw[i] != '"':
+        i += 2 if raw[i] == "\\" else 1
+    return i + 1
+
+
 def peek_id(text: str | bytes) -> str | int | None:
     """The frame's id when it can be read and answered with; None otherwise."""
     raw = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
-    match = _LEADING_ID.search(raw[:4096])
+    match = _top_level_id(raw[:4096])
     if match is None:
         return None
     value = json.loads(match.group(1))

@@ -28,6 +28,19 @@ async def test_a_deeply_nested_frame_is_answered(gateway: RunningGateway) -> Non
         assert (await request(ws, "config.get", {"path": "model.id"}))["ok"]
 
 
+async def test_an_id_inside_params_does_not_take_the_answer(gateway: RunningGateway) -> None:
+    """Too deep to parse: the error goes to the frame's own id, not to an "id" that a
+    stranger's text inside params holds (nor one inside a string)."""
+    async with await open_raw(gateway.url) as ws:
+        await handshake(ws)
+        deep = "[" * DEPTH + "]" * DEPTH
+        params = '{"id":"spoof","note":"\\"id\\":\\"spoof2\\""}'
+        await ws.send(f'{{"type":"req","method":"config.get","params":{params},'
+                      f'"id":"real","x":{deep}}}')  # fmt: skip
+        reply = json.loads(await ws.recv())
+    assert reply["id"] == "real" and reply["error"]["code"] == 400
+
+
 async def test_a_deep_frame_without_a_readable_id_is_closed_with_1007(
     gateway: RunningGateway,
 ) -> None:
