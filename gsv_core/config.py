@@ -224,6 +224,8 @@ class AgentsConfig(_Section):
     agent_list: list[dict[str, Any]] = Field(default_factory=list, alias="list")
     bindings: list[dict[str, Any]] = Field(default_factory=list)
     defaultHeartbeat: HeartbeatConfig = Field(default_factory=HeartbeatConfig)
+    # sub-agents (gsv__Spawn) running at once across the gateway; more wait their turn
+    maxConcurrentSpawns: int = Field(default=4, ge=1, le=64)
 
 
 class CompactionConfig(_Section):

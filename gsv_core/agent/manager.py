@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 
 # a session another session started with gsv__SessionSend (its key says nothing of that)
 SESSION_SEND_KIND = "sessionSend"
+SPAWN_KIND = "spawn"  # a sub-agent's session (gsv__Spawn)
 
 
 def session_kind(key: str) -> str:

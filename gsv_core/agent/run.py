@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import fnmatch
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -28,6 +29,7 @@ from gsv_core.agent.compaction import (
 from gsv_core.agent.host import AgentHost
 from gsv_core.agent.prompt import PromptInputs
 from gsv_core.agent.tools import (
+    SPAWN_TOOL,
     ToolCallContext,
     could_not_run,
     error_result,
@@ -35,12 +37,13 @@ from gsv_core.agent.tools import (
     result_message,
 )
 from gsv_core.config import agent_entry, setting
-from gsv_core.errors import ContextOverflow, GsvError, ProviderFailed, TimedOut
+from gsv_core.errors import ContextOverflow, GsvError, ProviderFailed, TimedOut, ToolFailed
 from gsv_core.protocol import events
 from gsv_core.protocol.messages import (
     AssistantMessage,
     Message,
     ToolCallBlock,
+    ToolResultMessage,
     Usage,
     add_usage,
     empty_usage,
@@ -152,8 +155,8 @@ class RunLoop:
                 return assistant  # the session announces it once the run is closed
             if text_of(assistant).strip():
                 self.session.emit_chat(self.run, "partial", message=assistant)
-            for call in calls:
-                await self._run_tool(call)
+            for batch in _batches(calls):
+                await self._run_batch(batch)
         raise RunFailed(
             f"Run stopped after {limit} model calls without a final answer "
             "(agent.maxIterations). Ask again, or raise the limit with "
@@ -228,7 +231,7 @@ class RunLoop:
 
     async def _request(self, model_id: str, model: tuple[str, str]) -> ModelRequest:
         ctx = self._tool_context("")
-        specs = self.host.tools.specs(ctx)
+        specs = [spec for spec in self.host.tools.specs(ctx) if self._allowed(spec.name)]
         inputs = PromptInputs(
             agent_id=self.session.agent_id,
             session_key=self.session.key,
@@ -300,12 +303,31 @@ class RunLoop:
             run_source=self.run.source,
         )
 
+    def _allowed(self, name: str) -> bool:
+        """Whether this run may use tool `name`: a run given a tool subset (a sub-agent)
+        only those, and never gsv__Spawn (a sub-agent does not spawn)."""
+        patterns = self.run.overrides.get("tools")
+        if not isinstance(patterns, list):
+            return True
+        return name != SPAWN_TOOL and any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+    async def _run_batch(self, batch: list[ToolCallBlock]) -> None:
+        """One call, or several gsv__Spawn calls at once; results stored in call order."""
+        done = await asyncio.gather(*(self._call_tool(call) for call in batch))
+        for call, (message, started) in zip(batch, done, strict=True):
+            await self._record_tool(call, message, started)
+
     async def _run_tool(self, call: ToolCallBlock) -> None:
+        await self._run_batch([call])
+
+    async def _call_tool(self, call: ToolCallBlock) -> tuple[ToolResultMessage, float]:
         name, call_id = call["name"], call["id"]
         self._emit_tool(call, "start", args=call["arguments"])
         started = time.monotonic()
         self.run.tools_in_flight += 1
         try:
+            if not self._allowed(name):
+                raise ToolFailed(f"{name} is not one of the tools this run was given")
             result = await self.host.tools.execute(
                 name, call["arguments"], self._tool_context(call_id)
             )
@@ -321,6 +343,11 @@ class RunLoop:
             )
         finally:
             self.run.tools_in_flight -= 1
+        return message, started
+
+    async def _record_tool(
+        self, call: ToolCallBlock, message: ToolResultMessage, started: float
+    ) -> None:
         await self.session.persist([message])
         duration = int((time.monotonic() - started) * 1000)
         summary = text_of(message)
@@ -345,3 +372,15 @@ class RunLoop:
             await self.session.ingest_exec(completion, context)
 
         self.host.watch_exec(parts[0], process_id, deliver, call_id)
+
+
+def _batches(calls: list[ToolCallBlock]) -> list[list[ToolCallBlock]]:
+    """The step's calls in order: consecutive gsv__Spawn calls together (sub-agents run at
+    the same time), every other call alone (in the order the model gave)."""
+    batches: list[list[ToolCallBlock]] = []
+    for call in calls:
+        if call["name"] == SPAWN_TOOL and batches and batches[-1][-1]["name"] == SPAWN_TOOL:
+            batches[-1].append(call)
+        else:
+            batches.append([call])
+    return batches

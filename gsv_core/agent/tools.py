@@ -17,6 +17,9 @@ from gsv_core.providers.base import ToolSpec
 from gsv_core.storage.media import MediaStore
 
 TOOL_TIMED_OUT = "Tool execution timed out"
+# sub-agents (gateway/native/spawn_tools.py): calls of it in one step run together, and a
+# run limited to a tool subset (its `tools` override) never offers it
+SPAWN_TOOL = "gsv__Spawn"
 # a tool's text result is capped before it enters the history (the model sees the head
 # and the tail, and is told how much was cut)
 MAX_RESULT_CHARS = 100_000

@@ -48,6 +48,7 @@ from gsv_core.gateway.native import (
     gateway_tools,
     message_tools,
     session_tools,
+    spawn_tools,
     transfer_tools,
     web_tools,
     workspace_tools,
@@ -101,7 +102,7 @@ HANDLER_MODULES = (
 # native tools are listed in this order (as in docs/tools.md): workspace, gateway, cron, sessions
 NATIVE_TOOL_MODULES = (
     workspace_tools, gateway_tools, cron_tools, message_tools, session_tools, transfer_tools,
-    web_tools,
+    web_tools, spawn_tools,
 )  # fmt: skip
 
 

@@ -81,7 +81,10 @@ async def bare_node(gw: RunningGateway) -> ClientConnection:
     )
 
 
-GSV_ADDITIONS = ["gsv__WebFetch"]  # native tools the original did not have (docs/tools.md)
+GSV_ADDITIONS = [
+    "gsv__WebFetch",
+    "gsv__Spawn",
+]  # native tools the original did not have (docs/tools.md)
 
 
 async def test_native_tools_match_the_originals_reference(owner: ClientConnection) -> None:
