@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -181,3 +182,42 @@ async def test_the_agent_reads_a_local_page_as_markdown(
 async def test_bad_allow_private_config_is_refused(client: GatewayClient, value: object) -> None:
     with pytest.raises(InvalidParams, match="allowPrivate"):
         await client.call("config.set", {"path": "webFetch.allowPrivate", "value": value})
+
+
+async def fetch_as_agent(
+    client: GatewayClient, fake: FakeProvider, log: EventLog, args: dict[str, Any]
+) -> dict[str, Any]:
+    """One turn whose model calls gsv__WebFetch with `args`; the result the model got."""
+    await client.call("config.set", {"path": "webFetch.allowPrivate", "value": ["127.0.0.1"]})
+    fake.enqueue(call("gsv__WebFetch", args))
+    fake.enqueue("Done.")
+    run = (await send(client, "fetch it"))["runId"]
+    assert (await log.ended(run))["state"] == "final"
+    result: dict[str, Any] = next(
+        m for m in fake.requests[-1].messages if m["role"] == "toolResult"
+    )
+    return result
+
+
+async def test_save_to_puts_a_binary_file_in_the_workspace(
+    client: GatewayClient, fake: FakeProvider, log: EventLog, site: str, tmp_path: Path
+) -> None:
+    result = await fetch_as_agent(client, fake, log, {"url": f"{site}/png",
+                                                      "saveTo": "downloads/pic.png"})  # fmt: skip
+    saved = json.loads(result["content"][0]["text"])
+    assert saved["savedTo"] == "agents/main/downloads/pic.png" and saved["bytes"] == 108
+    on_disk = tmp_path / "data" / "workspace" / saved["savedTo"]
+    assert on_disk.read_bytes() == b"\x89PNG\r\n\x1a\n" + b"\0" * 100
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [({"saveTo": "../../outside.png"}, "path traversal"),
+     ({"saveTo": "big.txt", "maxBytes": 10}, "larger than maxBytes")],
+)  # fmt: skip
+async def test_save_to_refuses_escapes_and_cut_files(
+    client: GatewayClient, fake: FakeProvider, log: EventLog, site: str,
+    extra: dict[str, Any], message: str,
+) -> None:  # fmt: skip
+    result = await fetch_as_agent(client, fake, log, {"url": f"{site}/big", **extra})
+    assert result["isError"] is True and message in result["content"][0]["text"]

@@ -10,9 +10,10 @@ from pydantic import Field
 
 from gsv_core.agent.tools import ToolCallContext
 from gsv_core.config import setting
+from gsv_core.errors import ToolFailed
 from gsv_core.gateway.native_registry import NativeArgs, NativeTool, NativeToolRegistry
 from gsv_core.webfetch.convert import as_text
-from gsv_core.webfetch.fetch import Request, fetch
+from gsv_core.webfetch.fetch import Fetched, Request, fetch
 from gsv_core.webfetch.guard import Resolver, parse_networks, system_resolver
 
 if TYPE_CHECKING:
@@ -36,6 +37,11 @@ class WebFetchArgs(NativeArgs):
         default=None, ge=1, le=MAX_BYTES_LIMIT,
         description="Read at most this many bytes (default webFetch.maxBytes).",
     )  # fmt: skip
+    saveTo: str | None = Field(
+        default=None, min_length=1, max_length=1024,
+        description="Save the body (any type, images and PDFs too) to this workspace path "
+        "instead of returning it as text.",
+    )  # fmt: skip
 
 
 DESCRIPTION = (
@@ -56,8 +62,16 @@ def register(
         timeout = int(setting(config, "webFetch.timeoutMs")) / 1000
         request = Request(args.url, args.method, args.headers, args.body)
         fetched = await fetch(request, resolver, allow, max_bytes, timeout)
-        return {"url": fetched.url, "status": fetched.status,
-                "contentType": fetched.content_type, "content": as_text(fetched, args.format),
-                "truncated": fetched.truncated}  # fmt: skip
+        head = {"url": fetched.url, "status": fetched.status, "contentType": fetched.content_type}
+        if args.saveTo is not None:
+            return {**head, **await _save(fetched, args.saveTo, ctx.agent_id, max_bytes)}
+        return {**head, "content": as_text(fetched, args.format), "truncated": fetched.truncated}
+
+    async def _save(fetched: Fetched, path: str, agent_id: str, max_bytes: int) -> dict[str, Any]:
+        if fetched.truncated:  # a cut file is no file: say how to get it whole
+            raise ToolFailed(f"{fetched.url} is larger than maxBytes ({max_bytes}): not saved; "
+                             f"pass a larger maxBytes (at most {MAX_BYTES_LIMIT})")  # fmt: skip
+        saved = await gateway.workspace.write_bytes(agent_id, path, fetched.body)
+        return {"savedTo": saved, "bytes": len(fetched.body)}
 
     registry.add(NativeTool("gsv__WebFetch", DESCRIPTION, WebFetchArgs, web_fetch))
