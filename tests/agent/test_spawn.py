@@ -119,3 +119,23 @@ async def test_bad_spawn_arguments_are_explained_to_the_model(
 async def _session_keys(client: GatewayClient) -> list[str]:
     listed = await client.call("sessions.list", {"limit": 50})
     return [s["sessionKey"] for s in listed["sessions"]]
+
+
+async def test_spawns_beyond_the_limit_wait_their_turn(
+    client: GatewayClient, fake: FakeProvider, log: EventLog
+) -> None:
+    """agents.maxConcurrentSpawns 1: the second sub-agent's session is not even made
+    while the first works; it runs once the first is done."""
+    await client.call("config.set", {"path": "agents.maxConcurrentSpawns", "value": 1})
+    release = asyncio.Event()
+    fake.enqueue(call(SPAWN, {"task": "first"}), call(SPAWN, {"task": "second"}))
+    fake.enqueue("one", release)
+    fake.enqueue("two")
+    fake.enqueue("Both done.")
+    run = (await send(client, "split the work"))["runId"]
+    await until(lambda: len(fake.requests) >= 2, "the first sub-agent working")
+    spawned = [k for k in await _session_keys(client) if ":spawn:" in k]
+    assert len(spawned) == 1 and len(fake.requests) == 2  # the second waits for a slot
+    release.set()
+    assert (await log.ended(run))["state"] == "final"
+    assert sorted(payload(r)["answer"] for r in results(fake, 3)) == ["one", "two"]
