@@ -114,7 +114,7 @@ class PairingConfig(_Section):
 class ResetPolicyConfig(_Section):
     mode: Literal["manual", "daily", "idle"] = "daily"
     atHour: int | None = Field(default=4, ge=0, le=23)
-    idleMinutes: int | None = Field(default=None, ge=1)
+    idleMinutes: int | None = Field(default=None, ge=0)
 
 
 class SessionConfig(_Section):

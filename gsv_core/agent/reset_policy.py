@@ -39,6 +39,7 @@ def is_due(
         return last_activity_ms < daily_boundary_ms(now_ms, hour, zone(timezone))
     if mode == "idle":
         minutes = policy.get("idleMinutes")
-        idle = minutes if isinstance(minutes, int) and minutes > 0 else DEFAULT_IDLE_MINUTES
+        # 0 is a real setting (as in the original): any idle time at all resets
+        idle = minutes if isinstance(minutes, int) and minutes >= 0 else DEFAULT_IDLE_MINUTES
         return now_ms - last_activity_ms > idle * 60_000
     return False

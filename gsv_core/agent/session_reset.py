@@ -47,10 +47,9 @@ async def reset(history: SessionHistory) -> dict[str, Any]:
 
 
 async def reset_if_due(history: SessionHistory, now: int) -> None:
-    """An idle session due for a fresh start by its reset policy gets one before the
-    arriving message is stored, so that message opens the new session."""
-    if not await history.messages():
-        return
+    """A session due for a fresh start by its reset policy gets one before the arriving
+    message is stored, so that message opens the new session; an empty one too (it gets a
+    new session id, as in the original)."""
     record, host = history.record, history.host
     timezone = host.config().get("userTimezone")
     if not is_due(record.reset_policy, record.updated_at, now, timezone):

@@ -40,6 +40,15 @@ def ms(year: int, month: int, day: int, hour: int, minute: int = 0, tz: str = "U
             "UTC",
             True,
         ),
+        # idleMinutes 0 (as in the original): any idle time at all resets, none does not
+        ({"mode": "idle", "idleMinutes": 0}, ms(2026, 1, 1, 10), ms(2026, 1, 1, 10), "UTC", False),
+        (
+            {"mode": "idle", "idleMinutes": 0},
+            ms(2026, 1, 1, 10),
+            ms(2026, 1, 1, 10) + 1,
+            "UTC",
+            True,
+        ),
         # daily at 4: last activity before today's boundary resets, after it does not
         ({"mode": "daily", "atHour": 4}, ms(2026, 1, 2, 3), ms(2026, 1, 2, 5), "UTC", True),
         ({"mode": "daily", "atHour": 4}, ms(2026, 1, 2, 4, 30), ms(2026, 1, 2, 23), "UTC", False),
@@ -128,3 +137,24 @@ async def test_a_manual_session_never_resets_on_its_own(tmp_path: Path) -> None:
         got = await client.call("session.get", {"sessionKey": KEY})
         await log.close()
     assert got["previousSessionIds"] == [] and got["messageCount"] == 4
+
+
+async def test_idle_zero_is_accepted_and_an_empty_session_resets_too(tmp_path: Path) -> None:
+    """`idleMinutes: 0` is a valid policy; a session with no messages yet that falls due
+    still gets a new session id (as in the original)."""
+    now = [ms(2026, 3, 1, 12)]
+    fake = FakeProvider()
+    config = ServerConfig(
+        database=tmp_path / "d" / "gsv.db", provider_factory=fake.factory, now_ms=lambda: now[0]
+    )
+    async with serve(config, port=0) as gw, GatewayClient(gw.url, token=gw.token) as client:
+        log = EventLog(client)
+        policy = {"mode": "idle", "idleMinutes": 0}
+        await client.call("session.patch", {"sessionKey": KEY, "resetPolicy": policy})
+        empty_id = (await client.call("session.get", {"sessionKey": KEY}))["sessionId"]
+        now[0] += 1000
+        await log.ended((await send(client, "hello"))["runId"])
+        got = await client.call("session.get", {"sessionKey": KEY})
+        await log.close()
+    assert got["resetPolicy"]["idleMinutes"] == 0
+    assert got["previousSessionIds"] == [empty_id] and got["sessionId"] != empty_id

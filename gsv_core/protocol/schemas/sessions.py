@@ -43,7 +43,7 @@ class SettingsPatch(WireModel):
 class ResetPolicyPatch(WireModel):
     mode: Literal["manual", "daily", "idle"] | None = None
     atHour: int | None = Field(default=None, ge=0, le=23)
-    idleMinutes: int | None = Field(default=None, ge=1, le=525_600)
+    idleMinutes: int | None = Field(default=None, ge=0, le=525_600)
 
 
 class SessionPatchParams(SessionKeyParams):
