@@ -267,6 +267,8 @@ class CronService:
         if started:
             await asyncio.wait([r.task for r in started])  # not cancelled with the caller
             results += [r.task.result() for r in started]
+        if mode == "force":  # as the original's summary did, it names where the run happened
+            results = [_naming_session(result) for result in results]
         return results
 
     async def trigger(
@@ -284,6 +286,8 @@ class CronService:
             due = self._due(self._now())[: self._free_slots()]
             return [], [self._launch(job) for job in due]
         job = self.get(job_id)
+        if mode == "force" and job.id in self._running:
+            return [], [self._running[job.id]]  # the run already going is the one reported
         refusal = await self._refusal(job, mode)
         if refusal is not None:
             return [refusal], []
@@ -457,6 +461,14 @@ def _outcome_fields(outcome: RunOutcome) -> dict[str, Any]:
     if outcome.summary is not None:
         fields["summary"] = outcome.summary
     return fields
+
+
+def _naming_session(result: dict[str, Any]) -> dict[str, Any]:
+    key = result.get("sessionKey")
+    if not key:
+        return result
+    summary = result.get("summary")
+    return {**result, "summary": f"ran in {key}: {summary}" if summary else f"ran in {key}"}
 
 
 def _skipped(job: CronJob, reason: str) -> dict[str, Any]:

@@ -100,7 +100,7 @@ async def test_an_undelivered_task_stays_with_the_clients(
     channel = await channel_talked(gw, client, fake)
     fake.enqueue("Quiet result.")
     result = await run_now(client, task_job())
-    assert result["summary"] == "Quiet result."
+    assert result["summary"] == f"ran in {result['sessionKey']}: Quiet result."
     assert NOTE.format(peer="u1") not in last_prompt(fake)
     assert channel.texts() == ["Hi Ann."]
 
@@ -111,7 +111,8 @@ async def test_with_no_channel_yet_a_delivered_task_still_runs(
     """deliver: true before anyone wrote from a channel: the run is ok, the agent is not
     promised a delivery, and only `to` without a channel has nowhere to go either."""
     fake.enqueue("Nobody to tell.")
-    assert (await run_now(client, task_job(deliver=True)))["summary"] == "Nobody to tell."
+    result = await run_now(client, task_job(deliver=True))
+    assert result["summary"] == f"ran in {result['sessionKey']}: Nobody to tell."
     assert "delivered automatically" not in last_prompt(fake)
     fake.enqueue("Still nobody.")
     await run_now(client, task_job("only-to", to="u9"))

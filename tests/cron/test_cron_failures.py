@@ -37,7 +37,7 @@ async def test_a_run_whose_tool_has_no_node_fails_with_the_reason(
     script_missing_node(fake)
     result = (await client.call("cron.run", {"id": job["id"], "mode": "force"}))["results"][0]
     assert result["status"] == "error" and result["error"] == NO_NODE
-    assert result["summary"] == "I could not run it."
+    assert result["summary"] == f"ran in {result['sessionKey']}: I could not run it."
     (run,) = (await client.call("cron.runs", {"jobId": job["id"]}))["runs"]
     assert run["status"] == "error" and run["error"] == NO_NODE
 
@@ -50,7 +50,8 @@ async def test_a_tool_that_ran_and_failed_is_the_models_business(
     fake.enqueue(call("gsv__ConfigGet", {"path": 5}))
     fake.enqueue("Done anyway.")
     result = (await client.call("cron.run", {"id": job["id"], "mode": "force"}))["results"][0]
-    assert result["status"] == "ok" and result["summary"] == "Done anyway."
+    assert result["status"] == "ok"
+    assert result["summary"] == f"ran in {result['sessionKey']}: Done anyway."
 
 
 async def test_a_tool_that_works_on_a_later_try_does_not_fail_the_run(
@@ -67,7 +68,8 @@ async def test_a_tool_that_works_on_a_later_try_does_not_fail_the_run(
     async with node(gw, tmp_path):
         node_back.set()
         result = (await running)["results"][0]
-    assert result["status"] == "ok" and result["summary"] == "It says hello."
+    assert result["status"] == "ok"
+    assert result["summary"] == f"ran in {result['sessionKey']}: It says hello."
 
 
 async def test_a_failed_one_shot_job_retries_then_stays_listed_as_failed(

@@ -110,8 +110,10 @@ async def test_a_task_run_ends_ok_with_its_summary_in_a_fresh_session(
     assert first["ran"] == 1
     result = first["results"][0]
     assert result["status"] == "ok"
-    assert result["summary"] == "The report is ready: all systems nominal."
     assert result["sessionKey"].startswith(f"agent:main:cron:{job['id']}:")
+    # a forced run's summary names where it ran, as the original's did; history keeps the reply
+    reply = "The report is ready: all systems nominal."
+    assert result["summary"] == f"ran in {result['sessionKey']}: {reply}"
     request = fake.requests[-1]
     assert request.model == "special-model" and request.thinking == "high"
     assert len(request.messages) == 1 and "report: do it" in str(request.messages[0]["content"])
@@ -119,10 +121,10 @@ async def test_a_task_run_ends_ok_with_its_summary_in_a_fresh_session(
     second = (await run(client, job["id"]))["results"][0]
     assert second["sessionKey"] != result["sessionKey"]
     assert len(fake.requests[-1].messages) == 1  # no carry-over from the first run
-    assert len(second["summary"]) == 200 and second["summary"].endswith("…")
     runs = await history(client, job["id"])
+    assert len(runs[0]["summary"]) == 200 and runs[0]["summary"].endswith("…")
     assert [r["status"] for r in runs] == ["ok", "ok"] and runs[0]["id"] > runs[1]["id"]
-    assert runs[1]["summary"] == result["summary"] and runs[1]["ts"] == START
+    assert runs[1]["summary"] == reply and runs[1]["ts"] == START
 
 
 async def test_a_failing_run_ends_error_with_the_message(
@@ -148,7 +150,8 @@ async def test_a_system_event_goes_into_the_main_session(
                              "spec": {"mode": "systemEvent", "text": "check the inbox"}})  # fmt: skip
     fake.enqueue("Inbox is empty.")
     result = (await run(client, job["id"]))["results"][0]
-    assert result == {"jobId": job["id"], "status": "ok", "summary": "Inbox is empty.",
+    assert result == {"jobId": job["id"], "status": "ok",
+                      "summary": "ran in agent:main:main: Inbox is empty.",
                       "durationMs": 0, "nextRunAtMs": START + HOUR,
                       "sessionKey": "agent:main:main"}  # fmt: skip
     preview = await client.call("session.preview", {"sessionKey": "agent:main:main"})
@@ -215,7 +218,7 @@ async def test_cron_disabled_stops_the_scheduler_but_not_force(
     assert refused["error"] == "cron scheduler disabled"
     assert (await client.call("cron.status"))["enabled"] is False
     fake.enqueue("forced")
-    assert (await run(client, job["id"]))["results"][0]["summary"] == "forced"
+    assert (await run(client, job["id"]))["results"][0]["summary"].endswith(": forced")
 
 
 async def test_the_timer_runs_due_jobs_on_their_grid(
@@ -268,3 +271,23 @@ async def test_concurrent_runs_are_limited(
     assert (await first)["results"][0]["status"] == "ok"
     runs = await eventually(lambda: history(client, waiting["id"]), "the waiting job to run")
     assert runs[0]["status"] == "ok" and runs[0]["summary"] == "waited"
+
+
+async def test_forcing_a_job_that_is_running_reports_that_run(
+    gw: RunningGateway, client: GatewayClient, fake: FakeProvider, clock: Clock
+) -> None:
+    """cron.run force while the scheduler runs the job: the answer waits for that run and
+    reports it (ran 1), as the original did, instead of "already running"."""
+    gate = asyncio.Event()
+    job = await add(client, task_job("slow"))
+    fake.enqueue("slow answer", gate)
+    clock.advance(HOUR)
+    gw.gateway.cron.wake()
+    await eventually(lambda: gw.gateway.cron.running_session(job["id"]), "the scheduled run")
+    # the force arrives while the run is going (called in process: no timing involved)
+    forced = asyncio.create_task(gw.gateway.cron.run(job["id"], "force"))
+    await asyncio.sleep(0)
+    gate.set()
+    (result,) = await forced
+    assert result["status"] == "ok" and result["summary"].endswith(": slow answer")
+    assert len(fake.requests) == 1  # the run already going, not a second one
