@@ -14,10 +14,12 @@ import functools
 import importlib
 import os
 import sys
+from collections.abc import Mapping
 from typing import Annotated, NamedTuple
 
 import typer
 
+from gsv_cli.apps import plain_app
 from gsv_cli.state import CliState
 
 
@@ -107,7 +109,7 @@ def main_options(
 @functools.cache
 def build_app(only: str | None = None) -> typer.Typer:
     """The gsv app with every command, or with only the one named `only`."""
-    app = typer.Typer(
+    app = plain_app(
         name="gsv",
         help="gsv: a personal AI agent that lives on your own machines.",
         no_args_is_help=True,
@@ -131,11 +133,33 @@ def _register(app: typer.Typer, entry: Entry) -> None:
 
 def invoked(args: list[str]) -> str | None:
     """The command the arguments run, when this run needs no other: None (everything)
-    for shell completion, `gsv --help` and a name that is not known."""
+    for `gsv --help`, a name that is not known, and shell completion of the first word;
+    completing inside a group builds that group alone (as fast as its `--help`)."""
     from gsv_cli.commands.completions import COMPLETE_VAR
 
     if os.environ.get(COMPLETE_VAR):
-        return None
+        return named(completed_words(os.environ))
+    return named(args)
+
+
+def completed_words(env: Mapping[str, str]) -> list[str]:
+    """The words before the one being completed, as typer's completion scripts pass them:
+    zsh, fish and PowerShell the line in _TYPER_COMPLETE_ARGS (ending in a space when a
+    new word is started), bash COMP_WORDS with the index COMP_CWORD of the current word."""
+    line = env.get("_TYPER_COMPLETE_ARGS")
+    if line is not None:
+        words = line.split()[1:]
+        return words if line.endswith(" ") else words[:-1]
+    words = env.get("COMP_WORDS", "").split()
+    try:
+        current = int(env.get("COMP_CWORD", ""))
+    except ValueError:
+        return []
+    return words[1:current]
+
+
+def named(args: list[str]) -> str | None:
+    """The entry the arguments name first (global options and their values passed over)."""
     words = iter(args)
     for word in words:
         if word in VALUE_OPTIONS:

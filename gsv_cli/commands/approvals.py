@@ -9,11 +9,12 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import output
+from gsv_cli.apps import plain_app
 from gsv_cli.options import JsonOpt
 from gsv_cli.reads import show_listing
 from gsv_cli.state import CliState
 
-app = typer.Typer(
+app = plain_app(
     help="Tool calls waiting for your approval; the programs you always allow.",
     no_args_is_help=True,
 )

@@ -9,11 +9,12 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import credentials, output
+from gsv_cli.apps import plain_app
 from gsv_cli.options import JsonOpt
 from gsv_cli.reads import show
 
-app = typer.Typer(help="Messenger channels: start, stop, status, login.", no_args_is_help=True)
-pairing_app = typer.Typer(help="Senders waiting for your approval.", no_args_is_help=True)
+app = plain_app(help="Messenger channels: start, stop, status, login.", no_args_is_help=True)
+pairing_app = plain_app(help="Senders waiting for your approval.", no_args_is_help=True)
 
 Channel = Annotated[str, typer.Argument(help="Channel name, e.g. telegram.")]
 Account = Annotated[str, typer.Argument(help="Account id.")]

@@ -15,8 +15,9 @@ from typing import Annotated
 import typer
 
 from gsv_cli import output
+from gsv_cli.apps import plain_app
 
-app = typer.Typer(help="Shell completions for bash, zsh and fish.", no_args_is_help=True)
+app = plain_app(help="Shell completions for bash, zsh and fish.", no_args_is_help=True)
 
 PROG_NAME = "gsv"
 COMPLETE_VAR = "_GSV_COMPLETE"

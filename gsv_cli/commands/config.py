@@ -8,9 +8,10 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import output
+from gsv_cli.apps import plain_app
 from gsv_cli.state import CliState
 
-app = typer.Typer(help="Read and change the gateway configuration.", no_args_is_help=True)
+app = plain_app(help="Read and change the gateway configuration.", no_args_is_help=True)
 
 
 def parse_value(raw: str) -> Any:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from gsv_cli import output
+from gsv_cli.apps import plain_app
 from gsv_cli.cron_document import (
     JobFlags,
     canonical,
@@ -32,7 +33,7 @@ from gsv_cli.state import CliState
 if TYPE_CHECKING:
     from gsv_core.client import GatewayClient
 
-app = typer.Typer(
+app = plain_app(
     help="Scheduled jobs: add, list, run and remove them (script-friendly).",
     no_args_is_help=True,
 )

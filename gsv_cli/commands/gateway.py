@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from gsv_cli import output, services
+from gsv_cli.apps import plain_app
 from gsv_cli.options import JsonOpt
 from gsv_cli.state import CliState
 from gsv_core.defaults import DEFAULT_GATEWAY_HOST, DEFAULT_GATEWAY_PORT
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
     from gsv_core.gateway.server import RunningGateway
 
-app = typer.Typer(
+app = plain_app(
     help="Run the gateway: foreground, background or as a service.", no_args_is_help=True
 )
 

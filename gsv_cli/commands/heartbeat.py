@@ -13,10 +13,11 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import output
+from gsv_cli.apps import plain_app
 from gsv_cli.options import JsonOpt, agent_params
 from gsv_cli.reads import show
 
-app = typer.Typer(
+app = plain_app(
     help="Heartbeats: periodic check-ins where the agent reads HEARTBEAT.md.",
     no_args_is_help=True,
 )

@@ -13,10 +13,9 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import output
+from gsv_cli.apps import plain_app
 
-app = typer.Typer(
-    help="This machine's local config (config.toml) and secrets.", no_args_is_help=True
-)
+app = plain_app(help="This machine's local config (config.toml) and secrets.", no_args_is_help=True)
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print data as JSON (for scripts).")]
 KeyArgument = Annotated[str, typer.Argument(help="Dotted key, e.g. gateway.url.")]

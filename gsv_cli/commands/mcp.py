@@ -9,9 +9,10 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import output
+from gsv_cli.apps import plain_app
 from gsv_cli.state import CliState
 
-app = typer.Typer(help="MCP servers whose tools the agent can use.", no_args_is_help=True)
+app = plain_app(help="MCP servers whose tools the agent can use.", no_args_is_help=True)
 
 
 def _pairs(values: list[str], option: str) -> dict[str, str]:

@@ -8,10 +8,11 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import output
+from gsv_cli.apps import plain_app
 from gsv_cli.options import JsonOpt
 from gsv_cli.state import CliState
 
-app = typer.Typer(help="The models your providers offer.", no_args_is_help=True)
+app = plain_app(help="The models your providers offer.", no_args_is_help=True)
 
 
 @app.command("list")

@@ -24,13 +24,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from gsv_cli import output, services
+from gsv_cli.apps import plain_app
 from gsv_cli.options import JsonOpt
 from gsv_cli.state import CliState
 
 if TYPE_CHECKING:
     from gsv_core.node.daemon import NodeSettings
 
-app = typer.Typer(
+app = plain_app(
     help="Run this machine as a node: its tools become the agent's hands here.",
     invoke_without_command=True,
 )

@@ -8,10 +8,11 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import credentials, output
+from gsv_cli.apps import plain_app
 from gsv_cli.options import JsonOpt
 from gsv_cli.state import CliState
 
-app = typer.Typer(help="Nodes the gateway knows, online or not.", no_args_is_help=True)
+app = plain_app(help="Nodes the gateway knows, online or not.", no_args_is_help=True)
 
 
 @app.command("list")

@@ -15,10 +15,11 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import output
+from gsv_cli.apps import plain_app
 from gsv_cli.options import JsonOpt
 from gsv_cli.state import CliState
 
-app = typer.Typer(help="Check (and repair) how safe this gsv is.", no_args_is_help=True)
+app = plain_app(help="Check (and repair) how safe this gsv is.", no_args_is_help=True)
 
 
 @dataclass(frozen=True)

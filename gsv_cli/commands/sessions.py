@@ -16,11 +16,12 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import output
+from gsv_cli.apps import plain_app
 from gsv_cli.options import JsonOpt
 from gsv_cli.reads import show
 from gsv_cli.state import CliState
 
-app = typer.Typer(help="List and manage the agent's sessions.", no_args_is_help=True)
+app = plain_app(help="List and manage the agent's sessions.", no_args_is_help=True)
 
 KeyArg = Annotated[
     str | None,

@@ -15,9 +15,10 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import output, reads
+from gsv_cli.apps import plain_app
 from gsv_cli.options import AgentOpt, JsonOpt, agent_params
 
-app = typer.Typer(
+app = plain_app(
     help="Skills: which ones the agent can use on which node, and why not.",
     no_args_is_help=True,
 )

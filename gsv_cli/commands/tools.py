@@ -8,11 +8,12 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import output
+from gsv_cli.apps import plain_app
 from gsv_cli.options import JsonOpt
 from gsv_cli.reads import show_listing
 from gsv_cli.state import CliState
 
-app = typer.Typer(help="List the agent's tools, or call one by hand.", no_args_is_help=True)
+app = plain_app(help="List the agent's tools, or call one by hand.", no_args_is_help=True)
 
 
 @app.command("list")

@@ -18,11 +18,12 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import output
+from gsv_cli.apps import plain_app
 from gsv_cli.options import AgentOpt, JsonOpt, agent_params
 from gsv_cli.reads import show
 from gsv_cli.state import CliState
 
-app = typer.Typer(help="Read and change the agent's workspace files.", no_args_is_help=True)
+app = plain_app(help="Read and change the agent's workspace files.", no_args_is_help=True)
 
 PathArg = Annotated[str, typer.Argument(help="Path in the workspace, e.g. SOUL.md or memory/.")]
 

@@ -5,6 +5,7 @@ the whole app."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -46,10 +47,35 @@ def test_the_command_a_run_names_is_found_after_the_global_options(
     assert invoked(args) == named
 
 
-def test_shell_completion_builds_everything(monkeypatch: pytest.MonkeyPatch) -> None:
-    """With the completion variable set, typer completes over the whole app."""
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ({"COMP_WORDS": "gsv sessions li", "COMP_CWORD": "2"}, "sessions"),  # bash
+        ({"COMP_WORDS": "gsv sessions ", "COMP_CWORD": "2"}, "sessions"),
+        ({"COMP_WORDS": "gsv ses", "COMP_CWORD": "1"}, None),  # the first word: all names
+        ({"COMP_WORDS": "gsv --url ws://h/ws cron a", "COMP_CWORD": "4"}, "cron"),
+        ({"_TYPER_COMPLETE_ARGS": "gsv cron "}, "cron"),  # zsh, fish
+        ({"_TYPER_COMPLETE_ARGS": "gsv cro"}, None),
+        ({"COMP_WORDS": "gsv cron", "COMP_CWORD": "junk"}, None),
+    ],
+)
+def test_completion_builds_only_the_group_it_completes_in(
+    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], named: str | None
+) -> None:
+    """Completing inside a group needs that group alone; the first word needs every name."""
     monkeypatch.setenv(COMPLETE_VAR, "complete_bash")
-    assert invoked(["sessions", "li"]) is None
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert invoked(["ignored"]) == named
+
+
+def test_completion_inside_a_group_answers_its_commands() -> None:
+    """A real completion run (as bash asks) lists the group's commands."""
+    env = {**os.environ, COMPLETE_VAR: "complete_bash", "COMP_WORDS": "gsv cron r",
+           "COMP_CWORD": "2"}  # fmt: skip
+    done = subprocess.run([sys.executable, "-m", "gsv_cli"], capture_output=True, text=True,
+                          env=env, timeout=60)  # fmt: skip
+    assert done.stdout.split() == ["remove", "run", "runs"]
 
 
 def test_a_lean_app_holds_the_named_command_and_the_whole_app_all() -> None:
