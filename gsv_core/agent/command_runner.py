@@ -3,7 +3,6 @@ live in gsv_core.agent.commands; this module does what each command says."""
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass
 
 from gsv_core.agent import commands as c
@@ -11,7 +10,7 @@ from gsv_core.agent.levels import ModelRef
 from gsv_core.agent.session import SessionActor
 from gsv_core.config import setting
 from gsv_core.errors import GsvError
-from gsv_core.timezones import zone
+from gsv_core.usage.budget import period_starts
 
 
 @dataclass(frozen=True)
@@ -83,9 +82,7 @@ async def _usage(actor: SessionActor) -> str:
     """Today (from midnight in the user's timezone): this session's and everyone's."""
     host = actor.host
     now = host.now_ms()
-    timezone = str(setting(host.config(), "userTimezone"))
-    local = dt.datetime.fromtimestamp(now / 1000, zone(timezone))
-    midnight = int(local.replace(hour=0, minute=0, second=0, microsecond=0).timestamp() * 1000)
+    midnight, _ = period_starts(now, str(setting(host.config(), "userTimezone")))
     report = await host.usage_report(midnight, now + 1, "session")
     mine = next((g for g in report["groups"] if g["name"] == actor.key), None)
     return c.format_usage(mine, report["total"])

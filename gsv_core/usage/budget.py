@@ -69,25 +69,24 @@ class Budget:
         section = setting(self._config(), "budget")
         return {name: _limit(section.get(name)) for name in (DAILY, MONTHLY, BACKGROUND)}
 
-    async def spend(self) -> dict[str, float]:
-        """USD spent today, this month, and by background work today."""
-        day, month = self._starts()
-        return {
-            DAILY: await spent_since(self._db, day),
-            MONTHLY: await spent_since(self._db, month),
-            BACKGROUND: await spent_since(self._db, day, background_only=True),
-        }
+    async def spend(
+        self, names: tuple[str, ...] = (DAILY, MONTHLY, BACKGROUND)
+    ) -> dict[str, float]:
+        """USD spent against the budgets `names`: today, this month, background today."""
+        timezone = str(setting(self._config(), "userTimezone"))
+        day, month = period_starts(self._now_ms(), timezone)
+        since = {DAILY: day, MONTHLY: month, BACKGROUND: day}
+        return {name: await spent_since(self._db, since[name], background_only=name == BACKGROUND)
+                for name in names}  # fmt: skip
 
     async def reached(self, source: str) -> Reached | None:
         """The budget a run from `source` may not spend past now, if any."""
         limits = self.limits()
         wanted = [DAILY, MONTHLY] + ([BACKGROUND] if is_background(source) else [])
-        if all(limits[name] is None for name in wanted):
-            return None  # no cap applies: no query
-        spend = await self.spend()
-        for name in wanted:
-            limit = limits[name]
-            if limit is not None and spend[name] >= limit:
+        capped = tuple(name for name in wanted if limits[name] is not None)
+        spend = await self.spend(capped) if capped else {}  # no cap applies: no query
+        for name in capped:
+            if spend[name] >= (limit := limits[name] or 0.0):
                 return Reached(name, limit, spend[name])
         return None
 
@@ -97,8 +96,9 @@ class Budget:
         reached = [n for n, limit in limits.items() if limit is not None and spend[n] >= limit]
         return {"limits": limits, "spent": spend, "reached": reached}
 
-    def _starts(self) -> tuple[int, int]:
-        timezone = str(setting(self._config(), "userTimezone"))
-        now = dt.datetime.fromtimestamp(self._now_ms() / 1000, zone(timezone))
-        day = now.replace(hour=0, minute=0, second=0, microsecond=0)
-        return int(day.timestamp() * 1000), int(day.replace(day=1).timestamp() * 1000)
+
+def period_starts(now_ms: int, timezone: str) -> tuple[int, int]:
+    """(today's, this month's) start, at midnight in `timezone`, as epoch ms."""
+    now = dt.datetime.fromtimestamp(now_ms / 1000, zone(timezone))
+    day = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    return int(day.timestamp() * 1000), int(day.replace(day=1).timestamp() * 1000)
