@@ -61,7 +61,7 @@ class McpServerConfig(BaseModel):
             raise ValueError("an MCP server needs a command (stdio) or a url (streamable HTTP)")
         if self.command is not None and self.url is not None:
             raise ValueError("an MCP server has a command or a url, not both")
-        if self.command is not None and (self.headers or self.url):
+        if self.command is not None and self.headers:
             raise ValueError("headers are for url servers")
         if self.url is not None and (self.args or self.env or self.cwd):
             raise ValueError("args, env and cwd are for command servers")

@@ -4,6 +4,7 @@ errors) is printed as text through gsv_cli.output."""
 
 from __future__ import annotations
 
+import os
 from typing import Annotated, Any
 
 import typer
@@ -15,14 +16,27 @@ from gsv_cli.state import CliState
 app = plain_app(help="MCP servers whose tools the agent can use.", no_args_is_help=True)
 
 
-def _pairs(values: list[str], option: str) -> dict[str, str]:
-    """`K=V` options as a dict; BadParameter naming the one without `=`."""
+def _pairs(values: list[str], option: str, kind: str) -> dict[str, str]:
+    """`K=V` options as a dict; a bare `K` takes its value from this shell's environment
+    (so a credential need not be typed on the command line, where shell history and `ps`
+    keep it); BadParameter for a bare `K` that is not set."""
+    from gsv_core.config_mcp import looks_mcp_secret
+
     pairs: dict[str, str] = {}
     for value in values:
         key, sep, item = value.partition("=")
-        if not sep or not key.strip():
-            raise typer.BadParameter(f"{value!r} is not KEY=VALUE", param_hint=option)
-        pairs[key.strip()] = item
+        key = key.strip()
+        if not key:
+            raise typer.BadParameter(f"{value!r} is not KEY=VALUE or KEY", param_hint=option)
+        if not sep:
+            if key not in os.environ:
+                raise typer.BadParameter(f"{value!r} is not KEY=VALUE, and {key} is not set "
+                                         "in this shell", param_hint=option)  # fmt: skip
+            item = os.environ[key]
+        elif looks_mcp_secret(key, kind):
+            output.print_hint(f"{key} was given on the command line (shell history and ps "
+                              f"keep it): next time export it and pass {option} {key}")  # fmt: skip
+        pairs[key] = item
     return pairs
 
 
@@ -35,10 +49,12 @@ def add(
     ] = None,
     url: Annotated[str | None, typer.Option("--url", help="A streamable HTTP server.")] = None,
     header: Annotated[
-        list[str] | None, typer.Option("--header", help="K=V, an HTTP header (repeatable).")
+        list[str] | None,
+        typer.Option("--header", help="K=V, an HTTP header; K alone: from $K (repeatable)."),
     ] = None,
     env: Annotated[
-        list[str] | None, typer.Option("--env", help="K=V, an environment variable (repeatable).")
+        list[str] | None,
+        typer.Option("--env", help="K=V, an environment variable; K alone: from $K (repeatable)."),
     ] = None,
     cwd: Annotated[str | None, typer.Option("--cwd", help="The command's directory.")] = None,
     timeout_ms: Annotated[
@@ -57,8 +73,8 @@ def add(
     if command:
         params.update(command=command[0], args=command[1:])
     optional = {"url": url, "cwd": cwd, "timeoutMs": timeout_ms,
-                "headers": _pairs(header or [], "--header") or None,
-                "env": _pairs(env or [], "--env") or None}  # fmt: skip
+                "headers": _pairs(header or [], "--header", "headers") or None,
+                "env": _pairs(env or [], "--env", "env") or None}  # fmt: skip
     params.update({key: value for key, value in optional.items() if value is not None})
     state: CliState = ctx.obj
     added: dict[str, Any] = call(state, MCP_ADD, params, timeout=600)

@@ -70,7 +70,10 @@ class McpSupervisor:
             self.reconcile()
 
     def reconcile(self) -> None:
-        """Start new and changed servers, stop removed and changed ones."""
+        """Start new and changed servers, stop removed and changed ones (nothing before
+        `start()` or after `close()`)."""
+        if not self._started:
+            return
         wanted = {name: _settings(name, raw) for name, raw in self._servers().items()}
         for name in [n for n in self._states if n not in wanted]:
             self._stop(self._states.pop(name))

@@ -88,3 +88,23 @@ def test_tools_call_reaches_an_mcp_tool(live: RunningGateway) -> None:
     assert "echo: by hand" in called.stdout
     missing = gsv(live.url, "tools", "call", "mcp_toy__nope", "{}")
     assert missing.exit_code == 1 and "nope" in missing.stderr
+
+
+def test_a_credential_can_come_from_the_environment_not_the_command_line(
+    live: RunningGateway,
+) -> None:
+    """`--env API_TOKEN` takes $API_TOKEN (no value in shell history or ps); a credential
+    typed inline works but is warned about; a bare name that is not set is refused."""
+    runner = CliRunner()
+    base = ["--url", live.url, "mcp", "add", "toy"]
+    tail = ["--", stdio()["command"], str(TOY)]
+    added = runner.invoke(app, [*base, "--env", "API_TOKEN", *tail],
+                          env={"API_TOKEN": "tok-from-env-123"})  # fmt: skip
+    assert added.exit_code == 0, added.output
+    assert "tok-from-env-123" not in added.output and "command line" not in added.stderr
+    inline = runner.invoke(app, [*base, "--replace", "--env", "API_TOKEN=tok-inline-456", *tail])
+    assert inline.exit_code == 0 and "API_TOKEN was given on the command line" in inline.stderr
+    missing = runner.invoke(app, [*base, "--replace", "--env", "NOT_SET_HERE_9", *tail])
+    assert missing.exit_code == 2 and "NOT_SET_HERE_9 is not set" in " ".join(
+        missing.stderr.split()
+    )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gsv_core.config_mcp import McpServerConfig
 from gsv_core.errors import Conflict, NotFound, Unavailable
 from gsv_core.gateway.handlers.routes import add_routes
 from gsv_core.mcp.client import sdk_missing
@@ -19,8 +20,7 @@ if TYPE_CHECKING:
     from gsv_core.gateway.state import Gateway
 
 # the mcp.add fields that are server settings (the rest steer the call)
-_SETTINGS = ("command", "args", "env", "cwd", "url", "headers", "enabled", "timeoutMs",
-             "allowTools", "denyTools")  # fmt: skip
+_SETTINGS = tuple(McpServerConfig.model_fields)
 
 
 def register(router: Router, gateway: Gateway) -> None:
@@ -55,14 +55,12 @@ def register(router: Router, gateway: Gateway) -> None:
         wire = params.model_dump(exclude_none=True)
         settings = {key: wire[key] for key in _SETTINGS if key in wire}
         await gateway.config.set(f"mcp.servers.{params.name}", settings)
-        gateway.mcp.reconcile()  # the listener did it too; this covers a stopped supervisor
         return entry(params.name, await gateway.mcp.settle(params.name))
 
     async def mcp_remove(ctx: RequestContext, params: McpNameParams) -> dict[str, Any]:
         if not configured(params.name):
             raise NotFound(f"no MCP server named {params.name!r}")
-        await gateway.config.set(f"mcp.servers.{params.name}", None)
-        gateway.mcp.reconcile()
+        await gateway.config.set(f"mcp.servers.{params.name}", None)  # its listener stops it
         return {"ok": True, "name": params.name}
 
     async def mcp_test(ctx: RequestContext, params: McpNameParams) -> McpTestResult:
