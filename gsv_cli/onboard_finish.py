@@ -88,5 +88,6 @@ def install_services(ctx: typer.Context) -> None:
     """The gateway and a node for the current directory, as user services."""
     from gsv_cli.commands import gateway, node
 
-    gateway.install(ctx, None, None, None, None, False)
-    node.install(ctx, None, None, None)
+    gateway.install(ctx, host=None, port=None, tls_cert=None, tls_key=None,
+                    insecure_no_tls=False)  # fmt: skip
+    node.install(ctx, node_id=None, workspace=None, restrict=None)

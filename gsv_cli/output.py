@@ -92,20 +92,8 @@ def when(epoch_ms: int | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S")
 
 
-# the gateway's errors name protocol params; on the command line the flag is the word
-_CLI_WORDS = (("use mode force", "use --force"), ("use force=true", "use --force"))
-
-
-def in_cli_words(message: str) -> str:
-    for protocol, flag in _CLI_WORDS:
-        message = message.replace(protocol, flag)
-    return message
-
-
 def print_error(message: str) -> None:
     from rich.text import Text
-
-    message = in_cli_words(message)
 
     line = Text.assemble(("error:", "red"), " ", plain_text(message))
     # soft wrap: a long error stays one line (the terminal wraps it; copies stay whole)

@@ -326,7 +326,9 @@ def run_jobs(
         output.fail(f"{len(failed)} run(s) failed: {', '.join(failed)}")
     skipped = [r for r in result["results"] if r["status"] == "skipped"]
     if job_id is not None and skipped:  # the job asked for did not run: say so in the code
-        output.fail(f"{skipped[0]['jobId']} did not run: {skipped[0].get('error', 'skipped')}")
+        # the gateway names its param (`mode force`); here the flag is the word
+        why = str(skipped[0].get("error", "skipped")).replace("use mode force", "use --force")
+        output.fail(f"{skipped[0]['jobId']} did not run: {why}")
 
 
 def _result_row(result: dict[str, Any]) -> list[str]:

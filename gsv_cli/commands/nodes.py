@@ -71,11 +71,21 @@ def forget(
     force: Annotated[bool, typer.Option("--force", help="Disconnect it if connected.")] = False,
 ) -> None:
     """Remove a node from the gateway's registry (--force if it is still connected)."""
-    from gsv_cli.runner import call
+    from gsv_cli.runner import gateway_client, run
+    from gsv_core.errors import Conflict
     from gsv_core.protocol.methods import NODE_FORGET
 
     state: CliState = ctx.obj
-    result = call(state, NODE_FORGET, {"nodeId": node_id, "force": force})
+
+    async def forget_once() -> Any:
+        async with gateway_client(state) as client:
+            try:
+                return await client.call(NODE_FORGET, {"nodeId": node_id, "force": force})
+            except Conflict:  # the gateway's text names its param (force=true): here, a flag
+                raise Conflict(f"node {node_id} is still connected (use --force to disconnect "
+                               "and forget it)") from None  # fmt: skip
+
+    result = run(forget_once)
     if state.json:
         output.print_json(result)
         return

@@ -9,7 +9,6 @@ terminal a bar per day of the range. `--json` prints the ledger's answer as is.
 from __future__ import annotations
 
 import datetime as dt
-import re
 import sys
 from typing import Annotated, Any
 
@@ -20,18 +19,19 @@ from gsv_cli.options import JsonOpt
 from gsv_cli.state import CliState
 
 GROUPS = ("source", "session", "model", "day", "agent")
-_SPAN = re.compile(r"^(\d+)\s*([mhdw])$")
-_UNIT_MS = {"m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 7 * 86_400_000}
 BAR_WIDTH = 30
 
 
 def parse_moment(text: str, now_ms: int) -> int:
-    """`7d`, `24h`, `30m`, `2w` (that long before now) or a date `2026-11-01` (its local
-    midnight) as epoch ms; BadParameter otherwise."""
+    """A span back from now (`7d`, `24h`, `1h30m`: the cron durations) or a date
+    `2026-11-01` (its local midnight) as epoch ms; BadParameter otherwise."""
+    from gsv_core.cron.phrases import parse_duration
+
     text = text.strip()
-    span = _SPAN.match(text)
-    if span:
-        return now_ms - int(span[1]) * _UNIT_MS[span[2]]
+    try:
+        return now_ms - parse_duration(text)
+    except ValueError:
+        pass
     try:
         day = dt.date.fromisoformat(text)
     except ValueError:

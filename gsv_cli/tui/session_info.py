@@ -4,7 +4,7 @@ progress, the stored conversation, and how many nodes are online."""
 
 from __future__ import annotations
 
-import datetime as dt
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,15 +88,21 @@ async def fetch_status(
         tokens_out=int(tokens.get("output") or 0),
         config=config,
     )
-    info.spent_today = await spend_today(client, timeout)
+    info.spent_today = await spend_today(client, config, timeout)
     return info
 
 
-async def spend_today(client: GatewayClient, timeout: float | None = RPC_TIMEOUT) -> float | None:
-    """USD spent since local midnight by every session, from the usage ledger (None: a
-    gateway without one, or no call with a known price)."""
-    midnight = dt.datetime.now().astimezone().replace(hour=0, minute=0, second=0, microsecond=0)
-    params = {"since": int(midnight.timestamp() * 1000), "groupBy": "source"}
+async def spend_today(
+    client: GatewayClient, config: dict[str, Any], timeout: float | None = RPC_TIMEOUT
+) -> float | None:
+    """USD spent today by every session, from the usage ledger; the day starts at midnight
+    in `userTimezone`, as the budgets' does (None: a gateway without a ledger, or no call
+    with a known price)."""
+    from gsv_core.timezones import user_zone
+    from gsv_core.usage.budget import period_starts
+
+    midnight, _ = period_starts(int(time.time() * 1000), user_zone(config))
+    params = {"since": midnight, "groupBy": "source"}
     try:
         report = await client.call(m.USAGE_GET, params, timeout=timeout)
     except GsvError:
