@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from gsv_core.agent import commands as c
 from gsv_core.agent.levels import ModelRef
 from gsv_core.agent.session import SessionActor
-from gsv_core.config import setting
 from gsv_core.errors import GsvError
+from gsv_core.timezones import user_zone
 from gsv_core.usage.budget import period_starts
 
 
@@ -82,7 +82,7 @@ async def _usage(actor: SessionActor) -> str:
     """Today (from midnight in the user's timezone): this session's and everyone's."""
     host = actor.host
     now = host.now_ms()
-    midnight, _ = period_starts(now, str(setting(host.config(), "userTimezone")))
+    midnight, _ = period_starts(now, user_zone(host.config()))
     report = await host.usage_report(midnight, now + 1, "session")
     mine = next((g for g in report["groups"] if g["name"] == actor.key), None)
     return c.format_usage(mine, report["total"])

@@ -25,6 +25,7 @@ from gsv_core.agent.levels import (
 )
 from gsv_core.errors import InvalidParams
 from gsv_core.protocol.commands import COMMANDS, DEFAULT_COMPACT_KEEP
+from gsv_core.usage.budget import BACKGROUND, DAILY, MONTHLY
 
 COMPACT_USAGE_ERROR = "Invalid count. Usage: /compact [N]"
 
@@ -164,7 +165,7 @@ def _sums(sums: dict[str, Any] | None) -> str:
             f"{cached}, {spend}")  # fmt: skip
 
 
-BUDGETS = ("daily", "monthly", "background")
+BUDGETS = (DAILY, MONTHLY, BACKGROUND)
 BUDGET_USAGE = "Usage: /budget [daily|monthly|background] [USD|off]"
 BUDGET_FROM_CHANNEL = (
     "Budgets are set from the gsv CLI or the TUI (gsv config set budget.daily USD), "

@@ -29,6 +29,7 @@ from gsv_core.agent.compaction import (
 from gsv_core.agent.host import AgentHost
 from gsv_core.agent.prompt import PromptInputs
 from gsv_core.agent.tools import (
+    SEARCH_TOOL,
     SPAWN_TOOL,
     ToolCallContext,
     could_not_run,
@@ -307,8 +308,8 @@ class RunLoop:
         """Whether this run may use tool `name`: a run given a tool subset (a sub-agent)
         only those, and never gsv__Spawn (a sub-agent does not spawn)."""
         patterns = self.run.overrides.get("tools")
-        if not isinstance(patterns, list):
-            return True
+        if not isinstance(patterns, list) or name == SEARCH_TOOL:
+            return True  # the search finds only tools; calling one still needs a pattern
         return name != SPAWN_TOOL and any(fnmatch.fnmatchcase(name, p) for p in patterns)
 
     async def _run_batch(self, batch: list[ToolCallBlock]) -> None:
@@ -316,9 +317,6 @@ class RunLoop:
         done = await asyncio.gather(*(self._call_tool(call) for call in batch))
         for call, (message, started) in zip(batch, done, strict=True):
             await self._record_tool(call, message, started)
-
-    async def _run_tool(self, call: ToolCallBlock) -> None:
-        await self._run_batch([call])
 
     async def _call_tool(self, call: ToolCallBlock) -> tuple[ToolResultMessage, float]:
         name, call_id = call["name"], call["id"]

@@ -20,6 +20,8 @@ TOOL_TIMED_OUT = "Tool execution timed out"
 # sub-agents (gateway/native/spawn_tools.py): calls of it in one step run together, and a
 # run limited to a tool subset (its `tools` override) never offers it
 SPAWN_TOOL = "gsv__Spawn"
+# tools found on demand (gateway/tool_search.py): a run given a tool subset keeps it
+SEARCH_TOOL = "gsv__ToolSearch"
 # a tool's text result is capped before it enters the history (the model sees the head
 # and the tail, and is told how much was cut)
 MAX_RESULT_CHARS = 100_000

@@ -32,6 +32,7 @@ from gsv_core.storage.channels import (
     ChannelStore,
     JournalEntry,
 )
+from gsv_core.storage.usage import DAY_MS
 from gsv_core.timezones import user_zone
 
 log = logging.getLogger(__name__)
@@ -41,7 +42,6 @@ STRANGERS = ":strangers"  # the rate-limit lane of pairing prompts
 # delivered again (a platform or bridge retrying after a restart) is known as a duplicate;
 # platforms redeliver within hours (Telegram keeps an update for 24 h)
 JOURNAL_RETENTION_DAYS = 30
-DAY_MS = 86_400_000
 MAX_STRANGER_PROMPTS = 50  # prompts waiting on that lane at most; more are not answered
 
 

@@ -80,9 +80,6 @@ class ReplyQueue:
         await self.store.due_now(channel, account_id, self._now())
         self._wake.set()
 
-    def wake(self) -> None:
-        self._wake.set()
-
     async def flush(self, channel: str, account_id: str) -> None:
         """Send an account's due replies in order, stopping at one that must wait."""
         lock = self._locks.setdefault((channel, account_id), asyncio.Lock())

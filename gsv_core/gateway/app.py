@@ -71,6 +71,7 @@ from gsv_core.storage.outbox import OutboxStore
 from gsv_core.storage.pairing import PairingStore
 from gsv_core.storage.sessions import SessionStore
 from gsv_core.transfer import PartJournal
+from gsv_core.usage.ledger import cron_source
 from gsv_core.usage.notices import BudgetNotices
 from gsv_core.workspace import FilesystemBackend, Workspace
 from gsv_core.workspace.paths import normalise_path, validate_agent_id, write_location
@@ -155,6 +156,7 @@ async def build_gateway(
     gateway.budget_notices = BudgetNotices(
         gateway.now_ms,
         lambda agent, text: beats.notify(agent, text, beats.last_active().get(agent), "budget"),
+        lambda: gateway.config.effective,
     )
     gateway.config.listeners.append(lambda _path: gateway.heartbeat.wake())
     gateway.config.listeners.append(gateway.mcp.config_changed)
@@ -171,7 +173,7 @@ async def build_gateway(
 
 async def cron_budget_hold(gateway: Gateway, job: CronJob) -> str | None:
     """Why a cron job may not spend now (a reached budget; the owner is told), or None."""
-    reached = await gateway.budget.reached(f"cron:{job.name}")
+    reached = await gateway.budget.reached(cron_source(job.name))
     if reached is None:
         return None
     await gateway.budget_notices.tell(job.agent_id, reached)

@@ -19,7 +19,7 @@ import os
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from gsv_core.agent.tools import ToolCallContext
+from gsv_core.agent.tools import SEARCH_TOOL, ToolCallContext
 from gsv_core.approval.judge import judge_in_child
 from gsv_core.approval.modes import approval_timeout
 from gsv_core.approval.policy import ASK, DENY, ApprovalPolicy, CallFacts, Decision
@@ -30,7 +30,6 @@ from gsv_core.errors import ToolFailed
 from gsv_core.gateway.native_registry import NATIVE_PREFIX, NativeToolRegistry
 from gsv_core.gateway.tool_search import (
     DEFAULT_LIMIT,
-    SEARCH_TOOL,
     FoundTools,
     inline_set,
     rank,

@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 
+from gsv_core.agent.tools import SEARCH_TOOL
 from gsv_core.providers.base import ToolSpec
 
-SEARCH_TOOL = "gsv__ToolSearch"
 DEFAULT_LIMIT = 5
 RUNS_KEPT = 256  # runs whose found tools are remembered (older ones are forgotten)
 _WORDS = re.compile(r"[a-z0-9]+")

@@ -16,11 +16,12 @@ import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from gsv_core.config import setting
 from gsv_core.storage.db import Database
 from gsv_core.storage.usage import spent_since
-from gsv_core.timezones import zone
+from gsv_core.timezones import user_zone
 
 DAILY, MONTHLY, BACKGROUND = "daily", "monthly", "background"
 RAISE = {
@@ -73,8 +74,7 @@ class Budget:
         self, names: tuple[str, ...] = (DAILY, MONTHLY, BACKGROUND)
     ) -> dict[str, float]:
         """USD spent against the budgets `names`: today, this month, background today."""
-        timezone = str(setting(self._config(), "userTimezone"))
-        day, month = period_starts(self._now_ms(), timezone)
+        day, month = period_starts(self._now_ms(), user_zone(self._config()))
         since = {DAILY: day, MONTHLY: month, BACKGROUND: day}
         return {name: await spent_since(self._db, since[name], background_only=name == BACKGROUND)
                 for name in names}  # fmt: skip
@@ -97,8 +97,8 @@ class Budget:
         return {"limits": limits, "spent": spend, "reached": reached}
 
 
-def period_starts(now_ms: int, timezone: str) -> tuple[int, int]:
+def period_starts(now_ms: int, timezone: ZoneInfo) -> tuple[int, int]:
     """(today's, this month's) start, at midnight in `timezone`, as epoch ms."""
-    now = dt.datetime.fromtimestamp(now_ms / 1000, zone(timezone))
+    now = dt.datetime.fromtimestamp(now_ms / 1000, timezone)
     day = now.replace(hour=0, minute=0, second=0, microsecond=0)
     return int(day.timestamp() * 1000), int(day.replace(day=1).timestamp() * 1000)

@@ -32,10 +32,14 @@ def run_source(context: dict[str, Any] | None) -> str:
         return CHAT
     cron = context.get("cron")
     if isinstance(cron, dict):
-        return f"cron:{cron.get('jobName') or cron.get('jobId')}"
+        return cron_source(str(cron.get("jobName") or cron.get("jobId")))
     if context.get("channel"):
         return f"channel:{context['channel']}"
     return CHAT
+
+
+def cron_source(job_name: str) -> str:
+    return f"cron:{job_name}"
 
 
 @dataclass(frozen=True)
