@@ -35,6 +35,12 @@ async def queued(client: GatewayClient, channel: str = "test") -> dict[str, Any]
     return waiting[0] if waiting else None
 
 
+async def tried(client: GatewayClient, channel: str) -> dict[str, Any] | None:
+    """The queued replies once a delivery was tried (queued first, tried just after)."""
+    waiting = await queued(client, channel)
+    return waiting if waiting and "lastError" in waiting else None
+
+
 async def nothing_queued(client: GatewayClient, channel: str = "test") -> bool:
     return await queued(client, channel) is None
 
@@ -64,7 +70,7 @@ async def test_a_reply_waits_for_its_bridge_and_goes_once_it_is_back(
     async with await bridge(gw.url) as ws:
         assert (await request(ws, "channel.inbound", INBOUND))["payload"]["status"] == "started"
     ready.set()
-    waiting = await eventually(lambda: queued(client, "ext"), "the reply to be queued")
+    waiting = await eventually(lambda: tried(client, "ext"), "the reply queued and tried once")
     assert waiting["count"] == 1 and "not connected" in waiting["lastError"]
     status = await client.call("channel.status", {"channel": "ext"})
     assert status["accounts"][0]["connected"] is False
