@@ -1,0 +1,96 @@
+"""The chat in a browser: a streamed reply rendered as Markdown as it arrives, a tool call
+block, and an approval answered from the page."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.async_api import Locator, Page, expect
+
+from tests.fakes.held_stream import held_stream
+from tests.fakes.llm_server import FakeLLMServer, ToolCall, reply
+from tests.web.conftest import MODEL_ID, WebGateway, messages, send
+
+HOLD = "HELD-HERE"
+
+
+def running_stop(page: Page) -> Locator:
+    """The stop button as a user can press it: shown and enabled."""
+    return page.locator('[data-testid="stop"]:visible:enabled')
+
+
+async def test_a_streamed_reply_renders_as_markdown_piece_by_piece(
+    page: Page, web: WebGateway, llm: FakeLLMServer
+) -> None:
+    """The first piece of a reply shows (bold as <strong>) while the rest is still held at
+    the model; once released, the fenced code block renders as pre > code and Stop goes."""
+    async with held_stream(llm.port, HOLD.encode()) as proxy:
+        await web.use_fake_model(f"http://127.0.0.1:{proxy.port}/v1")
+        llm.enqueue(
+            reply(
+                "Here is **bold** text.",
+                f"\n\n{HOLD} and then some code:\n\n",
+                "```python\nprint('streamed')\n```\n",
+            )
+        )
+        await send(page, "show me markdown")
+        await proxy.wait_held()
+        answer = messages(page, "assistant").last.locator(".md")
+        await expect(answer.locator("strong")).to_have_text("bold")
+        await expect(running_stop(page)).to_have_count(1)  # the run is still going
+        # nothing past the hold has reached the gateway, so this cannot change under us
+        await expect(answer).not_to_contain_text(HOLD)
+        await expect(answer.locator("pre")).to_have_count(0)
+        proxy.release()
+        await expect(answer.locator("pre code")).to_contain_text("print('streamed')")
+        await expect(answer).to_contain_text(f"{HOLD} and then some code:")
+        await expect(answer.locator("strong")).to_have_text("bold")
+        await expect(running_stop(page)).to_have_count(0)
+
+
+async def test_a_tool_call_shows_as_a_block_with_its_arguments_and_result(
+    page: Page, llm: FakeLLMServer
+) -> None:
+    """The model calls the native gsv__ConfigGet: a tool-call block names it, shows the
+    arguments, the result and a duration, and ends done; the answer follows."""
+    llm.enqueue(
+        reply("Let me look.", ToolCall("gsv__ConfigGet", {"path": "model.id"})),
+        reply("The model is ", f"{MODEL_ID}."),
+    )
+    await send(page, "which model are you?")
+    block = page.locator('[data-testid="tool-call"][data-tool="gsv__ConfigGet"]')
+    await expect(block).to_have_attribute("data-status", "done")
+    await block.locator("summary").first.click()  # a <details>: open it as a user would
+    await expect(block.get_by_test_id("tool-args")).to_be_visible()
+    await expect(block.get_by_test_id("tool-args")).to_contain_text("model.id")
+    await expect(block.get_by_test_id("tool-result")).to_contain_text(MODEL_ID)
+    await expect(block.get_by_test_id("tool-duration")).not_to_be_empty()
+    await expect(messages(page, "assistant").last).to_contain_text(f"The model is {MODEL_ID}.")
+
+
+async def test_an_approval_allowed_from_the_page_lets_the_run_finish(
+    page: Page, web: WebGateway, llm: FakeLLMServer
+) -> None:
+    """A rule makes gsv__ConfigGet ask; the approval shows with its id, Allow once answers
+    it (the buttons go, the decision shows), the tool runs and the reply arrives."""
+    rule = {"id": "ask-config", "tool": "gsv__ConfigGet", "decision": "ask", "reason": "a test"}
+    await web.call("config.set", {"path": "toolApproval.rules", "value": [rule]})
+    llm.enqueue(
+        reply(ToolCall("gsv__ConfigGet", {"path": "model.id"})),
+        reply("Allowed, and read it."),
+    )
+    await send(page, "read the model id")
+    approval = page.get_by_test_id("approval")
+    await expect(approval).to_be_visible()
+    pending = (await web.call("tool.approvals"))["approvals"]
+    assert [a["tool"] for a in pending] == ["gsv__ConfigGet"]
+    await expect(approval).to_have_attribute("data-approval-id", pending[0]["approvalId"])
+    await expect(approval).to_contain_text("gsv__ConfigGet")
+    await approval.get_by_test_id("approve-once").click()
+    await expect(messages(page, "assistant").last).to_contain_text("Allowed, and read it.")
+    for button in ("approve-once", "approve-session", "approve-deny"):
+        await expect(approval.get_by_test_id(button)).to_have_count(0)
+    await expect(approval).to_contain_text(re.compile(r"allow|approv", re.IGNORECASE))
+    block = page.locator('[data-testid="tool-call"][data-tool="gsv__ConfigGet"]')
+    await expect(block).to_have_attribute("data-status", "done")
+    assert (await web.call("tool.approvals"))["approvals"] == []

@@ -1,0 +1,42 @@
+"""Switching sessions in the page: each shows its own history."""
+
+from __future__ import annotations
+
+from playwright.async_api import Browser, Page, expect
+
+from tests.fakes.llm_server import FakeLLMServer, reply
+from tests.web.conftest import PageErrors, WebGateway, messages, new_page, sign_in
+
+APPLES = ("agent:main:apples", "Apples are red.")
+PEARS = ("agent:main:pears", "Pears are green.")
+
+
+async def open_session(page: Page, key: str) -> None:
+    """Open a session from the sessions panel, as a user would."""
+    await page.get_by_test_id("tab-sessions").click()
+    panel = page.get_by_test_id("panel-sessions")
+    await expect(panel).to_be_visible()
+    item = panel.locator(f'[data-testid="session-item"][data-key="{key}"]')
+    await item.get_by_test_id("session-open").click()
+    await expect(page.get_by_test_id("current-session")).to_contain_text(key)
+
+
+async def test_opening_another_session_shows_its_history(
+    browser: Browser, web: WebGateway, llm: FakeLLMServer, page_errors: PageErrors
+) -> None:
+    """Two sessions with different histories (written by another client before the page
+    opens): opening one from panel-sessions shows its messages and not the other's."""
+    for key, answer in (APPLES, PEARS):
+        llm.enqueue(reply(answer))
+        await web.chat(key, f"tell me about {key.rsplit(':', 1)[1]}")
+    context, page = await new_page(browser, page_errors, viewport={"width": 1280, "height": 800})
+    await sign_in(page, web)
+    transcript = page.get_by_test_id("transcript")
+    for (key, answer), (_, other) in ((APPLES, PEARS), (PEARS, APPLES)):
+        await open_session(page, key)
+        await page.get_by_test_id("tab-chat").click()
+        await expect(messages(page, "assistant").filter(has_text=answer)).to_have_count(1)
+        question = f"tell me about {key.rsplit(':', 1)[1]}"
+        await expect(messages(page, "user").filter(has_text=question)).to_have_count(1)
+        await expect(transcript).not_to_contain_text(other)
+    await context.close()
