@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import mimetypes
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,11 +23,15 @@ from websockets.http11 import Request, Response
 PACKAGED_PAGE = Path(__file__).resolve().parent.parent / "web" / "static"
 ASSETS_PREFIX = "/assets/"
 INDEX = "index.html"
+# connect-src names this host's ws:// and wss:// besides 'self' (older browsers do not
+# count a WebSocket to the page's own host as 'self'); never any other host, so script that
+# got in somehow could not send what it read anywhere else
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
-    "connect-src 'self' ws: wss:; font-src 'self'; manifest-src 'self'; base-uri 'none'; "
+    "connect-src 'self'{sockets}; font-src 'self'; manifest-src 'self'; base-uri 'none'; "
     "form-action 'self'; frame-ancestors 'none'"
 )
+_HOST = re.compile(r"^[A-Za-z0-9.-]+(:[0-9]{1,5})?$|^\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$")
 # the page and its files: revalidated on every load (an upgraded gateway ships new ones)
 _TYPES = {".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css",
           ".svg": "image/svg+xml", ".json": "application/json", ".webmanifest":
@@ -34,12 +39,14 @@ _TYPES = {".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css
 MAX_ASSET_BYTES = 2 * 1024 * 1024  # a file larger than this is not part of the page
 
 
-def security_headers(server_header: str) -> Headers:
-    """Headers every web answer carries (pages, assets, sign-in redirects and errors)."""
+def security_headers(server_header: str, host: str = "") -> Headers:
+    """Headers every web answer carries (pages, assets, sign-in redirects and errors);
+    `host` is the request's Host, trusted only in the shape of a host name and port."""
+    sockets = f" ws://{host} wss://{host}" if _HOST.match(host) else ""
     return Headers(
         {
             "Server": server_header,
-            "Content-Security-Policy": CSP,
+            "Content-Security-Policy": CSP.format(sockets=sockets),
             "X-Content-Type-Options": "nosniff",
             "Referrer-Policy": "no-referrer",
             "X-Frame-Options": "DENY",
@@ -97,7 +104,7 @@ class WebAssets:
         asset = self.table.get(name)
         if asset is None:
             return self.error(404, "Not found")
-        headers = security_headers(self.server_header)
+        headers = security_headers(self.server_header, request.headers.get("Host", ""))
         headers["Cache-Control"] = "no-cache"
         headers["ETag"] = asset.etag
         headers["Vary"] = "Accept-Encoding"

@@ -91,8 +91,20 @@ async def test_root_is_the_page_with_a_strict_policy(gw: RunningGateway) -> None
     policy = headers["content-security-policy"]
     assert "script-src 'self'" in policy and "unsafe-inline" not in policy
     assert "frame-ancestors 'none'" in policy
+    sockets = f"connect-src 'self' ws://127.0.0.1:{gw.port} wss://127.0.0.1:{gw.port};"
+    assert sockets in policy  # this host's sockets only: nowhere else to send what it reads
     assert headers["x-content-type-options"] == "nosniff"
     assert headers["referrer-policy"] == "no-referrer"
+
+
+@pytest.mark.parametrize("host", ["evil.example; script-src *", "a b", "", "x:1:2"])
+async def test_a_strange_host_never_widens_the_policy(gw: RunningGateway, host: str) -> None:
+    reader, writer = await asyncio.open_connection("127.0.0.1", gw.port)
+    writer.write(f"GET / HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+    head = (await asyncio.wait_for(reader.read(), 10)).decode(errors="replace")
+    writer.close()
+    policy = next(line for line in head.split("\r\n") if line.startswith("Content-Security"))
+    assert "connect-src 'self';" in policy and "*" not in policy
 
 
 async def test_assets_are_compressed_and_revalidated(gw: RunningGateway) -> None:
