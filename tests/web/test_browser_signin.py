@@ -10,9 +10,15 @@ from websockets.exceptions import InvalidStatus
 from websockets.typing import Origin
 
 from tests.fakes.llm_server import FakeLLMServer
-from tests.web.conftest import PageErrors, WebGateway, new_page, sign_in
+from tests.web.conftest import PageErrors, WebGateway, new_page
 
 COOKIE = "gsv_web"
+# what a page's script gets when it opens a WebSocket to `url`
+OPEN_SOCKET = """url => new Promise(done => {
+    const ws = new WebSocket(url);
+    ws.onopen = () => { ws.close(); done("open"); };
+    ws.onerror = () => done("refused");
+})"""
 
 
 async def test_a_one_time_link_signs_in_with_an_httponly_strict_cookie(
@@ -79,22 +85,18 @@ async def test_a_page_of_another_origin_cannot_open_the_websocket(
     browser: Browser, web: WebGateway, llm: FakeLLMServer, page_errors: PageErrors
 ) -> None:
     """A page served from another port of the same machine (the same site: the browser sends
-    the cookie along) is refused before any frame."""
+    the cookie along) is refused before any frame; the same script on the gateway's own
+    origin gets through the handshake."""
     context, page = await new_page(browser, page_errors)
-    await sign_in(page, web)
+    await page.goto(await web.sign_in_link())  # the cookie is in this browser now
+    assert COOKIE in [c["name"] for c in await context.cookies()]
     other_origin = f"{llm.url}/"  # a real local server on another port: a different origin
     await page.route(other_origin, lambda route: route.fulfill(content_type="text/html",
                                                                body="<p>another app</p>"))  # fmt: skip
     await page.goto(other_origin)
-    outcome = await page.evaluate(
-        """url => new Promise(done => {
-            const ws = new WebSocket(url);
-            ws.onopen = () => { ws.close(); done("open"); };
-            ws.onerror = () => done("refused");
-        })""",
-        web.gateway.url,
-    )
-    assert outcome == "refused"
+    assert await page.evaluate(OPEN_SOCKET, web.gateway.url) == "refused"
+    await page.goto(f"{web.http_url}/health")  # the gateway's own origin
+    assert await page.evaluate(OPEN_SOCKET, web.gateway.url) == "open"
     await context.close()
 
 
@@ -103,7 +105,7 @@ async def test_a_raw_handshake_with_a_foreign_origin_gets_403_even_with_the_cook
 ) -> None:
     """A handshake that carries a live sign-in cookie but a foreign Origin is refused 403."""
     context, page = await new_page(browser, page_errors)
-    await sign_in(page, web)
+    await page.goto(await web.sign_in_link())
     cookie = next(c for c in await context.cookies() if c["name"] == COOKIE)
     headers = {"Cookie": f"{COOKIE}={cookie['value']}"}
     with pytest.raises(InvalidStatus) as refused:
