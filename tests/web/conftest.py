@@ -5,6 +5,9 @@ port and database), real SQLite under tmp_path, and the fake OpenAI-compatible L
 Playwright never downloads a browser here: `chromium.launch(executable_path=...)` uses the
 system's `chromium` (.ci/run installs it); without it these tests skip, saying so.
 The page is driven through the `data-testid`s of docs/web.md's DOM contract only.
+
+One browser serves the whole run, so the tests and their async fixtures run in the
+session's event loop: each test module says `pytestmark = BROWSER_LOOP`.
 """
 
 from __future__ import annotations
@@ -17,12 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 from playwright.async_api import Browser, BrowserContext, Locator, Page, async_playwright, expect
 
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
 from tests.fakes.llm_server import FakeLLMServer, fake_llm_server
 
+BROWSER_LOOP = pytest.mark.asyncio(loop_scope="session")
 MODEL_ID = "fake-1"
 # auto-waiting assertions: generous, for a CI machine shared with other work
 expect.set_options(timeout=15_000)
@@ -113,7 +118,7 @@ class WebGateway:
         raise AssertionError("the owner client's events ended before the run did")
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(loop_scope="session")
 async def web(tmp_path: Path, llm: FakeLLMServer) -> AsyncIterator[WebGateway]:
     gateway = WebGateway(tmp_path / "gw" / "gsv.db", llm.openai_base_url)
     await gateway.start()
@@ -124,8 +129,10 @@ async def web(tmp_path: Path, llm: FakeLLMServer) -> AsyncIterator[WebGateway]:
         await gateway.stop()
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
 async def browser(chromium_path: str) -> AsyncIterator[Browser]:
+    """One chromium for the whole run (launching takes a second or two); each test opens
+    its own contexts, which share nothing (cookies, storage, cache)."""
     async with async_playwright() as playwright:
         launched = await playwright.chromium.launch(executable_path=chromium_path)
         try:
@@ -176,7 +183,7 @@ async def sign_in(page: Page, web: WebGateway) -> None:
     )
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(loop_scope="session")
 async def page(browser: Browser, web: WebGateway, page_errors: PageErrors) -> AsyncIterator[Page]:
     """A desktop-sized page, signed in and connected."""
     context, opened = await new_page(browser, page_errors, viewport={"width": 1280, "height": 800})

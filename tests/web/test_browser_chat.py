@@ -9,9 +9,11 @@ from playwright.async_api import Locator, Page, expect
 
 from tests.fakes.held_stream import held_stream
 from tests.fakes.llm_server import FakeLLMServer, ToolCall, reply
-from tests.web.conftest import MODEL_ID, WebGateway, messages, send
+from tests.web.conftest import BROWSER_LOOP, MODEL_ID, WebGateway, messages, send
 
 HOLD = "HELD-HERE"
+
+pytestmark = BROWSER_LOOP
 
 
 def running_stop(page: Page) -> Locator:

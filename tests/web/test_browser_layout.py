@@ -9,13 +9,23 @@ from pathlib import Path
 from playwright.async_api import Browser, FloatRect, Locator, expect
 
 from tests.fakes.llm_server import FakeLLMServer, reply
-from tests.web.conftest import PageErrors, WebGateway, messages, new_page, send, sign_in
+from tests.web.conftest import (
+    BROWSER_LOOP,
+    PageErrors,
+    WebGateway,
+    messages,
+    new_page,
+    send,
+    sign_in,
+)
 
 WIDTH, HEIGHT = 375, 812
 PHONE = {"viewport": {"width": WIDTH, "height": HEIGHT}, "device_scale_factor": 2,
          "is_mobile": True, "has_touch": True}  # fmt: skip
 # a reply that tempts a layout to widen: a long unbroken word and a long line of code
 WIDE_REPLY = "A long word: " + "x" * 120 + "\n\n```\n" + "print('" + "wide " * 60 + "')\n```\n"
+
+pytestmark = BROWSER_LOOP
 
 
 async def box(locator: Locator) -> FloatRect:

@@ -6,9 +6,11 @@ from __future__ import annotations
 from playwright.async_api import Page, expect
 
 from tests.fakes.llm_server import FakeLLMServer, reply
-from tests.web.conftest import WebGateway, current_session, messages
+from tests.web.conftest import BROWSER_LOOP, WebGateway, current_session, messages
 
 AWAY = "This reply came while the page was away."
+
+pytestmark = BROWSER_LOOP
 
 
 async def test_the_page_reconnects_after_a_restart_and_shows_what_it_missed(

@@ -5,10 +5,12 @@ from __future__ import annotations
 from playwright.async_api import Browser, Page, expect
 
 from tests.fakes.llm_server import FakeLLMServer, reply
-from tests.web.conftest import PageErrors, WebGateway, messages, new_page, sign_in
+from tests.web.conftest import BROWSER_LOOP, PageErrors, WebGateway, messages, new_page, sign_in
 
 APPLES = ("agent:main:apples", "Apples are red.")
 PEARS = ("agent:main:pears", "Pears are green.")
+
+pytestmark = BROWSER_LOOP
 
 
 async def open_session(page: Page, key: str) -> None:

@@ -10,7 +10,7 @@ from websockets.exceptions import InvalidStatus
 from websockets.typing import Origin
 
 from tests.fakes.llm_server import FakeLLMServer
-from tests.web.conftest import PageErrors, WebGateway, new_page
+from tests.web.conftest import BROWSER_LOOP, PageErrors, WebGateway, new_page
 
 COOKIE = "gsv_web"
 # what a page's script gets when it opens a WebSocket to `url`
@@ -19,6 +19,8 @@ OPEN_SOCKET = """url => new Promise(done => {
     ws.onopen = () => { ws.close(); done("open"); };
     ws.onerror = () => done("refused");
 })"""
+
+pytestmark = BROWSER_LOOP
 
 
 async def test_a_one_time_link_signs_in_with_an_httponly_strict_cookie(

@@ -8,7 +8,9 @@ import pytest
 from playwright.async_api import Page, expect
 
 from tests.fakes.llm_server import FakeLLMServer, reply
-from tests.web.conftest import messages, send
+from tests.web.conftest import BROWSER_LOOP, messages, send
+
+pytestmark = BROWSER_LOOP
 
 END = "END-OF-PAYLOAD"
 SAFE_SCHEMES = ("http:", "https:", "mailto:")
