@@ -74,7 +74,7 @@ def credentials(state: CliState, role: str) -> list[dict[str, Any]]:
     return [c for c in found if c["role"] == role]
 
 
-def print_credentials(found: list[dict[str, Any]], role: str) -> None:
+def print_credentials(found: list[dict[str, Any]], role: str, empty: str | None = None) -> None:
     rows = [
         [
             c["subject"],
@@ -88,5 +88,16 @@ def print_credentials(found: list[dict[str, Any]], role: str) -> None:
     output.print_table(
         [role, "credential", "issued", "last used", "connected"],
         rows,
-        empty=f"no {role} credentials: `gsv {role}s invite` makes a join code",
+        empty=empty or f"no {role} credentials: `gsv {role}s invite` makes a join code",
     )
+
+
+def show_credentials(
+    state: CliState, role: str, json_flag: bool, label: str | None = None, empty: str | None = None
+) -> None:
+    """The credentials of one role: `{"credentials": [...], "count": n}` or a table."""
+    found = credentials(state, role)
+    if state.wants_json(json_flag):
+        output.print_listing("credentials", found)
+        return
+    print_credentials(found, label or role, empty)

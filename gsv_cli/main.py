@@ -42,6 +42,7 @@ ENTRIES = (
     Entry("doctor", "doctor", "doctor"),
     Entry("onboard", "onboard", "onboard"),
     Entry("usage", "usage", "usage"),
+    Entry("web", "web"),
     Entry("gateway", "gateway"),
     Entry("node", "node"),
     Entry("nodes", "nodes"),

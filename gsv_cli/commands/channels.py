@@ -244,11 +244,7 @@ def invite(ctx: typer.Context, channel: Channel) -> None:
 @app.command("credentials")
 def list_credentials(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     """The credentials of external channel adapters."""
-    found = credentials.credentials(ctx.obj, "channel")
-    if ctx.obj.wants_json(json_output):
-        output.print_listing("credentials", found)
-        return
-    credentials.print_credentials(found, "channel")
+    credentials.show_credentials(ctx.obj, "channel", json_output)
 
 
 credentials.add_revoke_command(

@@ -54,7 +54,9 @@ def up(
     if no_chat:
         return
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        output.print_hint("not a terminal: open the chat in one with `gsv chat`")
+        output.print_hint(
+            "not a terminal: open the chat in one with `gsv chat`, or in a browser: `gsv web`"
+        )
         return
     _offer_onboarding(ctx, state)
     from gsv_cli.commands.chat import open_chat

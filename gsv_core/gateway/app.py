@@ -41,6 +41,7 @@ from gsv_core.gateway.handlers import status as status_handlers
 from gsv_core.gateway.handlers import tools as tools_handlers
 from gsv_core.gateway.handlers import transfers as transfer_handlers
 from gsv_core.gateway.handlers import usage as usage_handlers
+from gsv_core.gateway.handlers import web as web_handlers
 from gsv_core.gateway.handlers import workspace as workspace_handlers
 from gsv_core.gateway.heartbeat_host import GatewayHeartbeatHost, last_channel_context
 from gsv_core.gateway.native import (
@@ -99,6 +100,7 @@ HANDLER_MODULES = (
     transfer_handlers,
     usage_handlers,
     mcp_handlers,
+    web_handlers,
 )
 # native tools are listed in this order (as in docs/tools.md): workspace, gateway, cron, sessions
 NATIVE_TOOL_MODULES = (

@@ -1,10 +1,12 @@
 """Who may connect, and as what: every connection shows a credential.
 
-Three kinds of credential, each good for one role only:
+Four kinds of credential, each good for one role only:
 
 - the owner token (`auth.token`, kept in the local secret store): `mode: client`;
 - a node credential: `mode: node`, as the one node id it was issued for;
-- a channel credential: `mode: channel`, for the one channel it was issued for.
+- a channel credential: `mode: channel`, for the one channel it was issued for;
+- a web credential: `mode: client` from a browser, read from the `gsv_web` cookie of the
+  WebSocket upgrade (never from `connect` params), for WEB_SESSION_MS (docs/web.md).
 
 Node and channel credentials are minted by redeeming a one-time join code (`auth.invite`,
 10 minutes, single use) at `connect` with `auth.joinCode`; the new credential comes back
@@ -33,6 +35,10 @@ JOIN_CODE_TTL_MS = 10 * 60 * 1000
 JOIN_FAILURES_ALLOWED = 10
 JOIN_FAILURE_WINDOW_S = 60.0
 UNAUTHORIZED = "Unauthorized: invalid or missing token"
+WEB = "web"  # the credential role of a signed-in browser (it connects as a client)
+WEB_CODE_TTL_MS = 2 * 60 * 1000  # a sign-in link is opened at once, or not at all
+WEB_SESSION_MS = 30 * 24 * 3600 * 1000
+SIGNED_OUT = "Unauthorized: this browser is not signed in; run `gsv web` to sign in"
 
 
 @dataclass(frozen=True)
@@ -63,23 +69,28 @@ class Authenticator:
         self._monotonic = monotonic
         self._join_failures: deque[float] = deque()
 
-    async def admit(self, params: ConnectParams, remote: str) -> Admission:
+    async def admit(
+        self, params: ConnectParams, remote: str, browser: str | None = None
+    ) -> Admission:
         """Check the connect's credential for its mode; raises Unauthorized (401),
         Forbidden (403, a real credential used for a role it was not issued for) or
-        RateLimited (429, too many wrong join codes)."""
+        RateLimited (429, too many wrong join codes). `browser` is the web credential of
+        the socket's cookie, used when `connect` names no token."""
         try:
-            return await self._admit(params)
+            return await self._admit(params, browser)
         except (Unauthorized, Forbidden, RateLimited) as exc:
             client = params.client
             log.warning("refused connect from %s as %s %r: %s", remote, client.mode, client.id, exc)
             raise
 
-    async def _admit(self, params: ConnectParams) -> Admission:
+    async def _admit(self, params: ConnectParams, browser: str | None) -> Admission:
         auth = params.auth
         mode = params.client.mode
         if auth is not None and auth.joinCode and mode in (NODE, CHANNEL):
             return Admission(issued=await self._join(auth.joinCode, params))
         token = (auth.token if auth else None) or ""
+        if not token and browser and mode == CLIENT:
+            return Admission(credential=await self._browser(browser))
         if self._is_owner(token):
             if mode != CLIENT:
                 raise Forbidden(
@@ -97,23 +108,50 @@ class Authenticator:
             )
         return Admission(credential=credential)
 
+    async def _browser(self, token: str) -> Credential:
+        now = self._now_ms()
+        credential = await self.store.verify(token, now)
+        if credential is None or credential.role != WEB:
+            raise Unauthorized(SIGNED_OUT)
+        if now - credential.created_at > WEB_SESSION_MS:
+            raise Unauthorized(SIGNED_OUT + " (the sign-in is older than 30 days)")
+        return credential
+
     def _is_owner(self, token: str) -> bool:
         owner = self._owner_token()
         # an owner token never has the shape of a node credential's id part, but compare
         # in constant time whatever it looks like
         return owner is not None and hmac.compare_digest(token.encode(), owner.encode())
 
-    async def _join(self, code: str, params: ConnectParams) -> Redeemed:
+    async def _redeem(self, code: str, role: str, subject: str) -> Redeemed | None:
+        """The store's redeem behind the gateway-wide limit on wrong codes."""
         now = self._monotonic()
         while self._join_failures and now - self._join_failures[0] > JOIN_FAILURE_WINDOW_S:
             self._join_failures.popleft()
         if len(self._join_failures) >= JOIN_FAILURES_ALLOWED:
             raise RateLimited("too many wrong join codes: wait a minute and try again")
-        mode = params.client.mode
-        subject = _subject(params)
-        redeemed = await self.store.redeem(code, mode, subject, self._now_ms())
+        redeemed = await self.store.redeem(code, role, subject, self._now_ms())
         if redeemed is None:
             self._join_failures.append(now)
+        return redeemed
+
+    async def sign_in(self, code: str, browser: str) -> Redeemed:
+        """A web sign-in code exchanged for a browser's credential (`browser` names it in
+        `gsv web list`); Unauthorized when the code is wrong, used or expired."""
+        redeemed = await self._redeem(code, WEB, browser)
+        if redeemed is None:
+            raise Unauthorized(
+                "This sign-in link is wrong, expired or already used. Links work once, "
+                "for two minutes: run `gsv web` again for a new one."
+            )
+        log.info("browser %r signed in (credential %s)", browser, redeemed.credential.id)
+        return redeemed
+
+    async def _join(self, code: str, params: ConnectParams) -> Redeemed:
+        mode = params.client.mode
+        subject = _subject(params)
+        redeemed = await self._redeem(code, mode, subject)
+        if redeemed is None:
             raise Unauthorized(
                 "Unauthorized: the join code is wrong, expired or already used "
                 f"(ask the owner for a new one: `gsv {mode}s invite`)"
@@ -122,8 +160,11 @@ class Authenticator:
                  redeemed.credential.id)  # fmt: skip
         return redeemed
 
-    async def invite(self, role: str, subject: str | None) -> tuple[str, int]:
-        """A one-time join code for a node or channel adapter, and when it expires."""
+    async def invite(
+        self, role: str, subject: str | None, ttl_ms: int = JOIN_CODE_TTL_MS
+    ) -> tuple[str, int]:
+        """A one-time join code for a node, a channel adapter or a browser (role `web`),
+        and when it expires."""
         now = self._now_ms()
-        expires = now + JOIN_CODE_TTL_MS
+        expires = now + ttl_ms
         return await self.store.add_join_code(role, subject, now, expires), expires

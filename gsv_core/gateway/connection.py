@@ -24,6 +24,7 @@ from websockets.frames import CloseCode
 
 from gsv_core.errors import ConnectionClosed as ConnectionClosedError
 from gsv_core.errors import InvalidConnectParams, InvalidParams
+from gsv_core.gateway.web_signin import browser_credential
 from gsv_core.protocol.frames import (
     FrameError,
     RequestFrame,
@@ -62,6 +63,9 @@ class Connection:
         self.peer_id: str | None = None
         # for logs of refused connects: "host:port" of the socket's other end
         self.remote = _describe_address(ws.remote_address)
+        # a browser's web credential, from the upgrade's cookie (docs/web.md)
+        self.browser = browser_credential(ws.request.headers if ws.request else None)
+        self.credential_id: str | None = None  # set by `connect` when one was used
         self._seq = 0
         self._outbox: asyncio.Queue[str | bytes | memoryview | _Close] = asyncio.Queue()
         # binary frames queued but not yet written: senders wait above the high-water mark,

@@ -4,20 +4,20 @@
         print(gw.url)   # ws://127.0.0.1:54321/ws
 
 HTTP surface: `GET /ws` upgrades to the WebSocket protocol, `GET /health` answers
-`{"status":"healthy"}`, `GET|POST /channels/{name}/webhook` goes to the channel's webhook
-(see `http_front`), anything else is 404.
+`{"status":"healthy"}`, `GET /`, `/assets/...` and `/auth` serve the web chat (see
+`web_front`), `GET|POST /channels/{name}/webhook` goes to the channel's webhook (see
+`http_front`), anything else is 404.
 
 Secure by default: every `connect` needs a credential (the owner token is
 generated on first start and kept in the local secret store, where the CLI, the TUI and a
-local node find it); a browser handshake is refused (403) unless its Origin is in
-`gateway.allowedOrigins`; beyond loopback the server speaks TLS, or plain ws only when
-`insecure_no_tls` says the network is trusted.
+local node find it); a browser handshake is refused (403) unless its Origin is the
+gateway's own or in `gateway.allowedOrigins` (docs/web.md#origins); beyond loopback the
+server speaks TLS, or plain ws only when `insecure_no_tls` says the network is trusted.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import socket
 import ssl
@@ -28,8 +28,6 @@ from pathlib import Path
 
 from websockets.asyncio.server import Server, ServerConnection
 from websockets.asyncio.server import serve as ws_serve
-from websockets.http11 import Request, Response
-from websockets.typing import Origin
 
 from gsv_core.defaults import DEFAULT_GATEWAY_HOST, DEFAULT_GATEWAY_PORT, MAX_MESSAGE_BYTES
 from gsv_core.errors import InvalidParams
@@ -40,6 +38,8 @@ from gsv_core.gateway.connection import Connection
 from gsv_core.gateway.http_front import HttpFront
 from gsv_core.gateway.listening import Listening
 from gsv_core.gateway.state import Gateway
+from gsv_core.gateway.web_assets import PACKAGED_PAGE, WebAssets
+from gsv_core.gateway.web_front import WebFront
 from gsv_core.localconfig import generate_token, stored_secret
 from gsv_core.loopback import is_loopback
 from gsv_core.protocol.frames import WRITE_LIMIT
@@ -69,6 +69,8 @@ class ServerConfig:
     provider_factory: ProviderFactory | None = None
     # tests move time; None: the wall clock (epoch milliseconds)
     now_ms: Callable[[], int] | None = None
+    # the web chat's files; None: the ones shipped in the package (gsv_core/web/static)
+    web_root: Path | None = None
 
 
 @dataclass
@@ -96,23 +98,6 @@ class RunningGateway:
         return token
 
 
-def _respond_json(connection: ServerConnection, status: int, body: dict[str, str]) -> Response:
-    response = connection.respond(status, json.dumps(body) + "\n")
-    response.headers["Content-Type"] = "application/json"
-    return response
-
-
-def _process_request(connection: ServerConnection, request: Request) -> Response | None:
-    path = request.path.split("?", 1)[0]
-    if path == "/health":
-        return _respond_json(connection, 200, {"status": "healthy"})
-    if path == "/ws" and request.headers.get("Upgrade", "").lower() == "websocket":
-        return None
-    if path == "/ws":
-        return _respond_json(connection, 404, {"error": "/ws expects a WebSocket upgrade"})
-    return _respond_json(connection, 404, {"error": "not found"})
-
-
 @asynccontextmanager
 async def serve(
     config: ServerConfig, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT
@@ -120,6 +105,8 @@ async def serve(
     """Build a gateway and serve it until the block exits."""
     gateway = await build_gateway(config.database, config.provider_factory, config.now_ms)
     front = HttpFront(gateway)  # webhooks (POST /channels/{name}/webhook) on this port
+    pages = WebAssets(config.web_root or PACKAGED_PAGE, f"gsv/{gateway.version}")
+    web = WebFront(pages, gateway.auth, _origins_setting(gateway), config.tls is not None)
     try:
         _check_exposure(host, config)
         await _ensure_owner_token(gateway)
@@ -132,8 +119,7 @@ async def serve(
             handler,
             host,
             port,
-            process_request=_process_request,
-            origins=_allowed_origins(gateway),
+            process_request=web.process_request,  # /health, the web chat, Origin checks
             ssl=config.tls,
             create_connection=front.connection_type(),
             max_size=config.max_size,
@@ -182,10 +168,8 @@ def _check_exposure(host: str, config: ServerConfig) -> None:
     )
 
 
-def _allowed_origins(gateway: Gateway) -> list[Origin | None]:
-    """None admits native clients (they send no Origin); browsers only from the list."""
-    listed = gateway.config.setting("gateway.allowedOrigins")
-    return [None, *(Origin(origin.rstrip("/")) for origin in listed)]
+def _origins_setting(gateway: Gateway) -> Callable[[], list[str]]:
+    return lambda: [str(origin) for origin in gateway.config.setting("gateway.allowedOrigins")]
 
 
 async def _ensure_owner_token(gateway: Gateway) -> None:

@@ -39,6 +39,8 @@ NODE_FORGET: Final = "node.forget"
 AUTH_INVITE: Final = "auth.invite"
 AUTH_LIST: Final = "auth.list"
 AUTH_REVOKE: Final = "auth.revoke"
+# gsv addition: a one-time sign-in link for the web chat (docs/web.md)
+WEB_LINK: Final = "web.link"
 # gsv addition: where the owner stands (`gsv status`, `gsv doctor`)
 GATEWAY_STATUS: Final = "gateway.status"
 # gsv addition: the models a configured provider offers (`gsv models list`)
@@ -185,6 +187,7 @@ METHODS: Final[dict[str, MethodSpec]] = {
         _spec(AUTH_INVITE, CLIENT),
         _spec(AUTH_LIST, CLIENT),
         _spec(AUTH_REVOKE, CLIENT),
+        _spec(WEB_LINK, CLIENT),
         _spec(SECURITY_AUDIT, CLIENT),
         _spec(MODELS_LIST, CLIENT),
         _spec(MODELS_TEST, CLIENT),

@@ -16,6 +16,8 @@ class Peer(Protocol):
     mode: str | None
     peer_id: str | None
     remote: str  # the other end's address, for logs
+    browser: str | None  # the web credential of a browser's cookie, if any
+    credential_id: str | None  # the credential `connect` admitted, if not the owner token
 
     def send_event(self, event: str, payload: Any = None) -> None: ...
 

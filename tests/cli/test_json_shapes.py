@@ -23,6 +23,7 @@ LISTINGS = [
     (["nodes", "list"], "nodes"),
     (["tools", "list"], "tools"),
     (["usage"], "groups"),
+    (["web", "list"], "credentials"),
 ]
 
 

@@ -90,6 +90,7 @@ REQUIRED: dict[str, tuple[set[str], str | None]] = {
     "workspace.list": (set(), None),
     "workspace.read": ({"path"}, None),
     "workspace.write": ({"path", "content"}, None),
+    "web.link": (set(), None),
 }
 # Methods without required params that only read: `{}` must pass validation.
 READ_ONLY = [

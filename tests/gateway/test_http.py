@@ -1,4 +1,5 @@
-"""The HTTP surface: /health, /ws upgrade only, 404 for everything else."""
+"""The HTTP surface: /health, /ws upgrade only, 404 for everything else (the web chat's
+`/`, `/assets/...` and `/auth` are tested in test_web_front)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ async def test_health_answers_healthy(gateway: RunningGateway) -> None:
     assert (status, body) == (200, {"status": "healthy"})
 
 
-@pytest.mark.parametrize("path", ["/", "/ws", "/media/abc.png", "/healthz"])
+@pytest.mark.parametrize("path", ["/ws", "/media/abc.png", "/healthz", "/index.html"])
 async def test_anything_else_is_404(gateway: RunningGateway, path: str) -> None:
     """Other paths, and /ws without an upgrade, are 404."""
     status, body = await asyncio.to_thread(_get, gateway.http_url + path)

@@ -1,5 +1,5 @@
 """`auth.invite`, `auth.list`, `auth.revoke`: the owner hands out one-time join codes and
-ends credentials. Revoking disconnects the node or adapter at once."""
+ends credentials. Revoking disconnects the node, adapter or browser at once."""
 
 from __future__ import annotations
 
@@ -68,7 +68,8 @@ def _peers_of(gateway: Gateway, credential: Credential) -> list[Peer]:
     if credential.role == CHANNEL:
         entries = gateway.registry.channels.values()
         return [e.peer for e in entries if e.channel == credential.subject]
-    return []
+    # a browser: every tab signed in with it
+    return [p for p in gateway.registry.clients.values() if p.credential_id == credential.id]
 
 
 def _info(gateway: Gateway, credential: Credential) -> CredentialInfo:

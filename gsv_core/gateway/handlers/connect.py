@@ -56,6 +56,8 @@ def register(router: Router, gateway: Gateway) -> None:
         node_shape = _check_mode(params)
         admission = await _admit(ctx, params, gateway)
         await _register(ctx, params, gateway, node_shape)
+        credential = admission.credential or (admission.issued and admission.issued.credential)
+        ctx.peer.credential_id = credential.id if credential else None
         ctx.peer.connected = True
         ctx.peer.mode = params.client.mode
         node = gateway.nodes.online(params.client.id) if params.client.mode == NODE else None
@@ -114,7 +116,7 @@ def _check_mode(params: ConnectParams) -> NodeShape | None:
 
 async def _admit(ctx: RequestContext, params: ConnectParams, gateway: Gateway) -> Admission:
     try:
-        return await gateway.auth.admit(params, ctx.peer.remote)
+        return await gateway.auth.admit(params, ctx.peer.remote, ctx.peer.browser)
     except (Unauthorized, Forbidden, RateLimited):
         ctx.close_after_reply = CLOSE_UNAUTHORIZED
         raise

@@ -1,0 +1,108 @@
+"""`gsv web`: the web chat (docs/web.md), opened in the default browser already signed in.
+
+    gsv web             open it (a one-time link: good once, for two minutes)
+    gsv web --print     print the link instead (another browser, a script)
+    gsv web --qr        draw the link as a QR code, for a phone
+    gsv web list        browsers signed in
+    gsv web revoke ID   sign one out (its open tabs close at once)
+
+The link is built from the address this CLI reaches the gateway at (`--url`), so for a
+phone give `--url` an address the phone can reach too.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+from urllib.parse import urlsplit, urlunsplit
+
+import typer
+
+from gsv_cli import credentials, output
+from gsv_cli.apps import plain_app
+from gsv_cli.options import JsonOpt
+from gsv_cli.state import CliState
+
+app = plain_app(help="The web chat: open it signed in; list or sign out browsers.")
+
+PrintOpt = Annotated[bool, typer.Option("--print", help="Print the link; open nothing.")]
+QrOpt = Annotated[bool, typer.Option("--qr", help="Draw the link as a QR code (a phone).")]
+LOOPBACK_QR = (
+    "this link points at {host}, which only this machine reaches: to open the chat on a "
+    "phone, run the gateway on an address the phone reaches (with TLS, see `gsv gateway "
+    "--help`) and pass that address with --url"
+)
+
+
+@app.callback(invoke_without_command=True)
+def web(
+    ctx: typer.Context,
+    print_only: PrintOpt = False,
+    qr: QrOpt = False,
+    json_output: JsonOpt = False,
+) -> None:
+    """Open the web chat in your browser, signed in."""
+    if ctx.invoked_subcommand is not None:
+        return
+    state: CliState = ctx.obj
+    link, expires_at = sign_in_link(state)
+    if state.wants_json(json_output):
+        output.print_json({"url": link, "expiresAt": expires_at})
+    elif qr:
+        show_qr(link)
+    elif print_only or not _open(link):
+        output.write_text(link + "\n")
+        output.print_hint("open it within two minutes; it signs one browser in, once")
+    else:
+        output.write_text("opened the web chat in your browser\n")
+
+
+def sign_in_link(state: CliState) -> tuple[str, int]:
+    """A fresh one-time link on the gateway's HTTP address, and when it expires."""
+    from gsv_cli.runner import call
+    from gsv_core.protocol.methods import WEB_LINK
+
+    result = call(state, WEB_LINK, {})
+    return http_base(state.url()) + result["path"], int(result["expiresAt"])
+
+
+def http_base(ws_url: str) -> str:
+    """`ws://host:port/ws` -> `http://host:port` (wss -> https)."""
+    parts = urlsplit(ws_url)
+    scheme = "https" if parts.scheme == "wss" else "http"
+    return urlunsplit((scheme, parts.netloc, "", "", ""))
+
+
+def show_qr(link: str) -> None:
+    import segno
+
+    from gsv_cli.qr import render
+    from gsv_core.loopback import is_loopback
+
+    host = urlsplit(link).hostname or ""
+    if is_loopback(host):
+        output.print_hint(LOOPBACK_QR.format(host=host))
+    matrix = [[bool(module) for module in row] for row in segno.make(link, error="m").matrix]
+    output.write_text(render(matrix) + "\n")
+    output.print_hint("scan it within two minutes; it signs one browser in, once")
+
+
+def _open(link: str) -> bool:
+    """True when a browser took the link (`$BROWSER` names one, as for every program)."""
+    import webbrowser
+
+    try:
+        return webbrowser.open(link)
+    except webbrowser.Error:
+        return False
+
+
+@app.command("list")
+def list_browsers(ctx: typer.Context, json_output: JsonOpt = False) -> None:
+    """Browsers signed in to the web chat."""
+    empty = "no browser is signed in: `gsv web`"
+    credentials.show_credentials(ctx.obj, "web", json_output, "browser", empty)
+
+
+credentials.add_revoke_command(
+    app, "A browser's credential id (gsv web list).", "Sign a browser out; its tabs close at once."
+)
