@@ -1,0 +1,466 @@
+// Markdown to DOM, written for text we do not trust (the model's, a tool's). Nothing is
+// ever parsed as HTML: the renderer creates elements and text nodes itself, so a
+// `<script>` in a reply is just the characters `<script>`. Links keep http:, https: and
+// mailto: targets only (checked after URL parsing, and the parsed form is what the href
+// gets); any other link, and every image, stays visible but inert.
+//
+// Blocks: ATX headings, paragraphs, fenced code (highlighted, with a copy button),
+// lists (nested, ordered or not, task boxes as text), blockquotes, rules and pipe tables.
+// Inline: emphasis, strong, strikethrough, code spans, links, autolinks, bare URLs,
+// hard breaks, backslash escapes and the common entities.
+
+import { h } from "./dom.js";
+import { highlight, languageOf } from "./highlight.js";
+
+const SAFE_PROTOCOLS = new Set(["http:", "https:", "mailto:"]);
+const FENCE = /^( {0,3})(`{3,}|~{3,})[ \t]*([^`]*)$/;
+const HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
+const RULE = /^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$/;
+const QUOTE = /^ {0,3}> ?/;
+const LIST_ITEM = /^( {0,3})([-*+]|\d{1,9}[.)])([ \t]+|$)/;
+const TABLE_DELIMITER = /^ *\|? *:?-+:? *(?:\| *:?-+:? *)*\|? *$/;
+const PUNCTUATION = /[!-/:-@[-`{-~]/;
+const ENTITIES = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: "\u00a0", "#39": "'" };
+
+/** A DocumentFragment showing `text` as Markdown. */
+export function renderMarkdown(text) {
+  const fragment = document.createDocumentFragment();
+  renderBlocks(String(text ?? "").replace(/\r\n?/g, "\n").split("\n"), fragment);
+  return fragment;
+}
+
+/** The href for a link target, or null when it is not an absolute http(s)/mailto URL. */
+export function safeHref(raw) {
+  let url;
+  try {
+    url = new URL(String(raw).trim());
+  } catch {
+    return null; // relative, or not a URL at all
+  }
+  return SAFE_PROTOCOLS.has(url.protocol) ? url.href : null;
+}
+
+// -- blocks ---------------------------------------------------------------------------
+
+const isBlank = (line) => /^[ \t]*$/.test(line);
+
+function renderBlocks(lines, out) {
+  let i = 0;
+  while (i < lines.length) {
+    const line = lines[i];
+    if (isBlank(line)) i += 1;
+    else if (FENCE.test(line)) i = fencedCode(lines, i, out);
+    else if (HEADING.test(line)) i = heading(lines, i, out);
+    else if (RULE.test(line)) {
+      out.append(h("hr"));
+      i += 1;
+    } else if (QUOTE.test(line)) i = blockquote(lines, i, out);
+    else if (LIST_ITEM.test(line)) i = list(lines, i, out);
+    else if (isTableStart(lines, i)) i = table(lines, i, out);
+    else i = paragraph(lines, i, out);
+  }
+}
+
+/** A line that ends a paragraph because another block starts on it. */
+function startsBlock(lines, i) {
+  const line = lines[i];
+  return (
+    FENCE.test(line) || HEADING.test(line) || RULE.test(line) || QUOTE.test(line) ||
+    LIST_ITEM.test(line) || isTableStart(lines, i)
+  );
+}
+
+function heading(lines, i, out) {
+  const match = HEADING.exec(lines[i]);
+  out.append(h(`h${match[1].length}`, {}, inline(match[2] || "")));
+  return i + 1;
+}
+
+function fencedCode(lines, i, out) {
+  const [, indent, fence, info] = FENCE.exec(lines[i]);
+  const closing = new RegExp(`^ {0,3}${fence[0] === "`" ? "`" : "~"}{${fence.length},}[ \\t]*$`);
+  const body = [];
+  let j = i + 1;
+  for (; j < lines.length && !closing.test(lines[j]); j += 1) {
+    body.push(lines[j].startsWith(indent) ? lines[j].slice(indent.length) : lines[j].trimStart());
+  }
+  out.append(codeBlock(body.join("\n"), info.trim()));
+  return j + 1; // an unclosed fence (still streaming) runs to the end
+}
+
+function codeBlock(code, info) {
+  const language = languageOf(info);
+  const label = info.split(/\s+/)[0] || "text";
+  const copy = h("button", { type: "button", class: "copy", "aria-label": "Copy code" }, "Copy");
+  copy.addEventListener("click", () => copyText(code, copy));
+  const codeEl = h("code", { class: language ? `lang-${language}` : null });
+  codeEl.append(highlight(code, language));
+  return h(
+    "div", { class: "code-block" },
+    h("div", { class: "code-head" }, h("span", { class: "code-lang" }, label), copy),
+    h("pre", {}, codeEl),
+  );
+}
+
+async function copyText(text, button) {
+  try {
+    await navigator.clipboard.writeText(text); // only in secure contexts
+  } catch {
+    const area = h("textarea", { class: "sr-only", readonly: true });
+    area.value = text;
+    document.body.append(area);
+    area.select();
+    document.execCommand("copy");
+    area.remove();
+  }
+  button.textContent = "Copied";
+  setTimeout(() => (button.textContent = "Copy"), 1500);
+}
+
+function blockquote(lines, i, out) {
+  const inner = [];
+  let j = i;
+  for (; j < lines.length && QUOTE.test(lines[j]); j += 1) inner.push(lines[j].replace(QUOTE, ""));
+  const quote = h("blockquote");
+  renderBlocks(inner, quote);
+  out.append(quote);
+  return j;
+}
+
+function list(lines, i, out) {
+  const first = LIST_ITEM.exec(lines[i]);
+  const ordered = /\d/.test(first[2]);
+  const marker = first[2].slice(-1); // "-", "*", "+", "." or ")": a change starts a new list
+  const start = ordered ? parseInt(first[2], 10) : 1;
+  const listEl = h(ordered ? "ol" : "ul", { start: ordered && start !== 1 ? start : null });
+  const items = [];
+  let loose = false;
+  let j = i;
+  while (j < lines.length) {
+    const match = LIST_ITEM.exec(lines[j]);
+    if (!match || match[2].slice(-1) !== marker) break;
+    const item = listItem(lines, j, match);
+    items.push(item.lines);
+    j = item.end;
+    if (item.blankAfter && j < lines.length && sameList(lines[j], marker)) loose = true;
+    if (item.blankAfter && !sameList(lines[j] ?? "", marker)) break;
+  }
+  for (const itemLines of items) listEl.append(renderItem(itemLines, loose));
+  out.append(listEl);
+  return j;
+}
+
+function sameList(line, marker) {
+  const match = LIST_ITEM.exec(line);
+  return Boolean(match) && match[2].slice(-1) === marker;
+}
+
+/** One item's lines (its content, unindented), where it ends, and whether blanks follow. */
+function listItem(lines, i, match) {
+  const gap = match[3].length;
+  const width = match[1].length + match[2].length + (gap === 0 || gap > 4 ? 1 : gap);
+  const own = [lines[i].slice(Math.min(width, lines[i].length))];
+  let j = i + 1;
+  let blanks = 0;
+  for (; j < lines.length; j += 1) {
+    const line = lines[j];
+    if (isBlank(line)) {
+      blanks += 1;
+      continue;
+    }
+    const indent = line.length - line.trimStart().length;
+    if (indent >= width) {
+      for (; blanks > 0; blanks -= 1) own.push("");
+      own.push(line.slice(width));
+      continue;
+    }
+    if (blanks > 0 || LIST_ITEM.test(line) || startsBlock(lines, j)) break;
+    own.push(line.trim()); // a lazy continuation of the item's paragraph
+  }
+  return { lines: own, end: j, blankAfter: blanks > 0 };
+}
+
+function renderItem(itemLines, loose) {
+  const li = h("li");
+  const task = /^\[([ xX])\][ \t]+/.exec(itemLines[0]);
+  if (task) {
+    li.className = "task";
+    li.append(h("span", { class: "task-box", "aria-hidden": "true" }, task[1] === " " ? "☐ " : "☑ "));
+    itemLines = [itemLines[0].slice(task[0].length), ...itemLines.slice(1)];
+  }
+  renderBlocks(itemLines, li);
+  if (!loose) {
+    for (const p of Array.from(li.children)) if (p.tagName === "P") p.replaceWith(...p.childNodes);
+  }
+  return li;
+}
+
+function isTableStart(lines, i) {
+  const next = lines[i + 1];
+  return (
+    next !== undefined && lines[i].includes("|") && next.includes("|") && next.includes("-") &&
+    TABLE_DELIMITER.test(next)
+  );
+}
+
+function table(lines, i, out) {
+  const header = splitRow(lines[i]);
+  const aligns = splitRow(lines[i + 1]).map((cell) =>
+    cell.startsWith(":") && cell.endsWith(":") ? "center" : cell.endsWith(":") ? "right" : null,
+  );
+  const cell = (tag, text, n) => {
+    const el = h(tag, {}, inline(text));
+    if (aligns[n]) el.style.textAlign = aligns[n];
+    return el;
+  };
+  const head = h("tr", {}, header.map((text, n) => cell("th", text, n)));
+  const body = h("tbody");
+  let j = i + 2;
+  for (; j < lines.length && !isBlank(lines[j]) && lines[j].includes("|"); j += 1) {
+    const cells = splitRow(lines[j]);
+    body.append(h("tr", {}, header.map((_, n) => cell("td", cells[n] ?? "", n))));
+  }
+  out.append(h("div", { class: "table-wrap" }, h("table", {}, h("thead", {}, head), body)));
+  return j;
+}
+
+function splitRow(line) {
+  const cells = [];
+  let current = "";
+  const text = line.trim().replace(/^\|/, "").replace(/(?<!\\)\|$/, "");
+  for (let k = 0; k < text.length; k += 1) {
+    if (text[k] === "\\" && text[k + 1] === "|") {
+      current += "|";
+      k += 1;
+    } else if (text[k] === "|") {
+      cells.push(current.trim());
+      current = "";
+    } else current += text[k];
+  }
+  cells.push(current.trim());
+  return cells;
+}
+
+function paragraph(lines, i, out) {
+  const own = [lines[i]];
+  let j = i + 1;
+  for (; j < lines.length && !isBlank(lines[j]) && !startsBlock(lines, j); j += 1) own.push(lines[j]);
+  out.append(h("p", {}, inline(own.map((line) => line.trimStart()).join("\n").trimEnd())));
+  return j;
+}
+
+// -- inline ---------------------------------------------------------------------------
+
+/** A fragment of inline Markdown; inside a link's text, links are not made again. */
+export function inline(text, { links = true } = {}) {
+  const fragment = document.createDocumentFragment();
+  let buffer = "";
+  const flush = () => {
+    if (buffer) fragment.append(decodeEntities(buffer));
+    buffer = "";
+  };
+  const emit = (node, end) => {
+    flush();
+    fragment.append(node);
+    return end;
+  };
+  let i = 0;
+  while (i < text.length) {
+    const next = inlineAt(text, i, links);
+    if (next) {
+      i = emit(next.node, next.end);
+      continue;
+    }
+    buffer += text[i];
+    i += 1;
+  }
+  flush();
+  return fragment;
+}
+
+/** The inline element starting at `i`, as {node, end}, or null (a plain character). */
+function inlineAt(text, i, links) {
+  const c = text[i];
+  if (c === "\\") return escape(text, i);
+  if (c === "\n") return lineBreak(text, i);
+  if (c === "`") return codeSpan(text, i);
+  if (c === "*" || c === "_" || c === "~") return emphasis(text, i, links);
+  if (c === "!" && text[i + 1] === "[") return link(text, i + 1, links, true);
+  if (c === "[") return link(text, i, links, false);
+  if (c === "<") return autolink(text, i, links);
+  if (links && (c === "h" || c === "w") && !/\w/.test(text[i - 1] || "")) return bareUrl(text, i);
+  return null;
+}
+
+function escape(text, i) {
+  const next = text[i + 1];
+  if (next === "\n") return { node: h("br"), end: i + 2 };
+  if (next && PUNCTUATION.test(next)) return { node: document.createTextNode(next), end: i + 2 };
+  return null;
+}
+
+function lineBreak(text, i) {
+  // two trailing spaces make a hard break; a plain newline is a soft one (a space)
+  const hard = text.slice(Math.max(0, i - 2), i) === "  ";
+  return { node: hard ? h("br") : document.createTextNode("\n"), end: i + 1 };
+}
+
+function codeSpan(text, i) {
+  const run = /^`+/.exec(text.slice(i))[0];
+  const close = findRun(text, run, i + run.length);
+  if (close < 0) return { node: document.createTextNode(run), end: i + run.length };
+  let code = text.slice(i + run.length, close).replace(/\n/g, " ");
+  if (/^ .* $/.test(code) && code.trim()) code = code.slice(1, -1);
+  return { node: h("code", {}, code), end: close + run.length };
+}
+
+/** Where a backtick run of exactly `run`'s length starts at or after `from`, or -1. */
+function findRun(text, run, from) {
+  let k = text.indexOf(run, from);
+  while (k >= 0) {
+    const before = text[k - 1] === "`";
+    const after = text[k + run.length] === "`";
+    if (!before && !after) return k;
+    k = text.indexOf(run, k + 1);
+  }
+  return -1;
+}
+
+function emphasis(text, i, links) {
+  const char = text[i];
+  const double = text[i + 1] === char;
+  if (char === "~" && !double) return null;
+  for (const size of double ? [2, 1] : [1]) {
+    const delimiter = char.repeat(size);
+    if (/\s/.test(text[i + size] || " ")) continue; // not left-flanking
+    if (char === "_" && /[\p{L}\p{N}]/u.test(text[i - 1] || "")) return null; // snake_case
+    const close = findCloser(text, delimiter, i + size);
+    if (close < 0) continue;
+    const tag = char === "~" ? "del" : size === 2 ? "strong" : "em";
+    const node = h(tag, {}, inline(text.slice(i + size, close), { links }));
+    return { node, end: close + size };
+  }
+  return null;
+}
+
+/** The closing delimiter of emphasis opened before `from`: right-flanking, not inside a
+ * code span, and for a single `*` not half of a `**`. */
+function findCloser(text, delimiter, from) {
+  const char = delimiter[0];
+  for (let k = from; k < text.length; k += 1) {
+    if (text[k] === "\\") {
+      k += 1;
+    } else if (text[k] === "`") {
+      const run = /^`+/.exec(text.slice(k))[0];
+      const close = findRun(text, run, k + run.length);
+      if (close >= 0) k = close + run.length - 1;
+    } else if (text.startsWith(delimiter, k) && k > from && !/\s/.test(text[k - 1])) {
+      const after = text[k + delimiter.length];
+      if (delimiter.length === 1 && after === char) {
+        k += 1; // `**` inside `*...*`: skip it whole
+        continue;
+      }
+      if (char === "_" && /[\p{L}\p{N}]/u.test(after || "")) continue;
+      return k;
+    } else if (delimiter.length === 1 && text.startsWith(char + char, k)) {
+      k += 1;
+    }
+  }
+  return -1;
+}
+
+/** `[text](target "title")` (or an image, `![alt](src)`), from the `[` at `i`. */
+function link(text, i, links, image) {
+  if (!links && !image) return null;
+  const labelEnd = matchingBracket(text, i);
+  if (labelEnd < 0 || text[labelEnd + 1] !== "(") return null;
+  const target = linkTarget(text, labelEnd + 2);
+  if (!target) return null;
+  const start = image ? i - 1 : i;
+  const source = text.slice(start, target.end);
+  const label = text.slice(i + 1, labelEnd);
+  const href = safeHref(target.url);
+  if (!href || !links) return { node: document.createTextNode(source), end: target.end };
+  const content = image ? `Image: ${label || target.url}` : inline(label, { links: false });
+  return { node: anchor(href, content, target.title, image), end: target.end };
+}
+
+function matchingBracket(text, i) {
+  let depth = 0;
+  for (let k = i; k < text.length; k += 1) {
+    if (text[k] === "\\") k += 1;
+    else if (text[k] === "[") depth += 1;
+    else if (text[k] === "]" && --depth === 0) return k;
+    else if (text[k] === "\n" && text[k + 1] === "\n") return -1;
+  }
+  return -1;
+}
+
+/** The `(url "title")` part after a link's label: {url, title, end} or null. */
+function linkTarget(text, i) {
+  const rest = text.slice(i);
+  const angle = /^[ \t]*<([^<>\n]*)>/.exec(rest);
+  let url;
+  let k;
+  if (angle) {
+    url = angle[1];
+    k = i + angle[0].length;
+  } else {
+    let depth = 0;
+    k = i;
+    while (k < text.length && /[ \t]/.test(text[k])) k += 1;
+    const begin = k;
+    for (; k < text.length && !/\s/.test(text[k]); k += 1) {
+      if (text[k] === "\\") k += 1;
+      else if (text[k] === "(") depth += 1;
+      else if (text[k] === ")" && depth-- === 0) break;
+    }
+    url = text.slice(begin, k);
+  }
+  const tail = /^[ \t\n]*(?:"([^"]*)"|'([^']*)'|\(([^()]*)\))?[ \t\n]*\)/.exec(text.slice(k));
+  if (!tail) return null;
+  return { url, title: tail[1] ?? tail[2] ?? tail[3], end: k + tail[0].length };
+}
+
+function anchor(href, content, title, image) {
+  return h(
+    "a",
+    { href, target: "_blank", rel: "noopener noreferrer", title: title || null, class: image ? "image-link" : null },
+    content,
+  );
+}
+
+function autolink(text, i, links) {
+  const match = /^<([a-zA-Z][a-zA-Z0-9+.-]{1,31}:[^<>\s]*|[^<>\s@]+@[^<>\s@]+\.[a-zA-Z]{2,})>/.exec(
+    text.slice(i),
+  );
+  if (!match) return null;
+  const target = match[1].includes(":") ? match[1] : `mailto:${match[1]}`;
+  const href = links ? safeHref(target) : null;
+  const node = href ? anchor(href, match[1]) : document.createTextNode(match[0]);
+  return { node, end: i + match[0].length };
+}
+
+function bareUrl(text, i) {
+  const match = /^(?:https?:\/\/|www\.)[^\s<>]+/.exec(text.slice(i));
+  if (!match) return null;
+  let url = match[0].replace(/[.,;:!?'"*_~]+$/, "");
+  // a closing parenthesis belongs to the URL only when it has an opening one
+  while (url.endsWith(")") && count(url, "(") < count(url, ")")) url = url.slice(0, -1);
+  const href = safeHref(url.startsWith("www.") ? `https://${url}` : url);
+  if (!href) return null;
+  return { node: anchor(href, url), end: i + url.length };
+}
+
+const count = (text, char) => text.split(char).length - 1;
+
+function decodeEntities(text) {
+  return text.replace(/&(#\d{1,7}|#[xX][\da-fA-F]{1,6}|[a-z]+|#39);/g, (whole, name) => {
+    if (name in ENTITIES) return ENTITIES[name];
+    if (name[0] !== "#") return whole;
+    const code = name[1] === "x" || name[1] === "X" ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
+    return code > 0 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff)
+      ? String.fromCodePoint(code)
+      : "\ufffd";
+  });
+}
