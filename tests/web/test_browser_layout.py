@@ -45,9 +45,10 @@ async def test_the_chat_fits_a_375px_phone_screen(
     llm.enqueue(reply(WIDE_REPLY))
     await send(page, "something wide please")
     await expect(messages(page, "assistant").last.locator("pre")).to_be_visible()
-    await page.screenshot(path=tmp_path / "chat-375.png", full_page=True)
+    await page.screenshot(path=tmp_path / "chat-375.png", full_page=True, animations="disabled")
     assert (tmp_path / "chat-375.png").stat().st_size > 0
 
+    await expect(page.get_by_test_id("composer")).to_be_in_viewport(ratio=1)
     composer = await box(page.get_by_test_id("composer"))
     assert composer["x"] >= 0 and composer["x"] + composer["width"] <= WIDTH
     send_button = await box(page.get_by_test_id("send"))
@@ -59,13 +60,16 @@ async def test_the_chat_fits_a_375px_phone_screen(
 
     menu = page.get_by_test_id("menu-button")
     await expect(menu).to_be_in_viewport()
-    for panel in ("panel-sessions", "panel-nodes", "panel-config"):
-        await expect(page.get_by_test_id(panel)).not_to_be_in_viewport()
+    tab = page.get_by_test_id("tab-sessions")
+    for hidden in (tab, *(page.get_by_test_id(p) for p in ("panel-sessions", "panel-config"))):
+        await expect(hidden).not_to_be_in_viewport()
     await menu.click()
-    await page.get_by_test_id("tab-sessions").click()
+    await expect(tab).to_be_in_viewport()
+    await tab.click()
+    await expect(tab).not_to_be_in_viewport()  # choosing a panel puts the menu away
     sessions = page.get_by_test_id("panel-sessions")
     await expect(sessions).to_be_in_viewport()
     opened = await box(sessions)
     assert opened["x"] >= 0 and opened["x"] + opened["width"] <= WIDTH
-    await page.screenshot(path=tmp_path / "sessions-375.png")
+    await page.screenshot(path=tmp_path / "sessions-375.png", animations="disabled")
     await context.close()
