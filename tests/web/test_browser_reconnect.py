@@ -1,33 +1,55 @@
-"""The page after a gateway restart: offline, then connected again by itself, showing
-what happened in its session while it was away."""
+"""The page after a gateway restart: offline, then connected again by itself (its cookie
+still good: the credential is in the database), showing what happened while it was away."""
 
 from __future__ import annotations
 
 from playwright.async_api import Page, expect
 
 from tests.fakes.llm_server import FakeLLMServer, reply
-from tests.web.conftest import BROWSER_LOOP, WebGateway, current_session, messages
-
-AWAY = "This reply came while the page was away."
+from tests.web.conftest import BROWSER_LOOP, WebGateway, current_session, messages, send
 
 pytestmark = BROWSER_LOOP
 
+QUESTION = "a message from another client"
+AWAY = "This reply came while the page was away."
+# the page's retry backoff decides when it is back
+RECONNECT_MS = 30_000
 
-async def test_the_page_reconnects_after_a_restart_and_shows_what_it_missed(
+
+async def test_the_page_reconnects_by_itself_after_a_restart_and_chats_on(
     page: Page, web: WebGateway, llm: FakeLLMServer
 ) -> None:
-    """Stop the gateway: the page goes offline. Start it on the same port and database and
-    run a message in the page's session from another client: the page connects again on
-    its own and shows that reply (or its "missed" notice)."""
+    """Stop the gateway: the page goes offline. Start it on the same port and database:
+    the page connects again without being touched, and a message sent from it is answered."""
     status = page.get_by_test_id("connection-status")
-    session_key = await current_session(page)
     port = web.gateway.port
     await web.stop()
     await expect(status).to_have_attribute("data-state", "offline")
     await web.start(port)
+    await expect(status).to_have_attribute("data-state", "connected", timeout=RECONNECT_MS)
+    llm.enqueue(reply("Still here after the restart."))
+    await send(page, "are you back?")
+    await expect(messages(page, "assistant").last).to_contain_text("Still here after the restart.")
+
+
+async def test_after_a_restart_the_page_shows_what_it_missed(
+    page: Page, web: WebGateway, llm: FakeLLMServer
+) -> None:
+    """While the page cannot reach the restarted gateway (its network is cut), another
+    client runs a message in the page's session; once the network is back the page
+    connects by itself and shows that exchange, marked as missed."""
+    status = page.get_by_test_id("connection-status")
+    session_key = await current_session(page)
+    port = web.gateway.port
+    await page.context.set_offline(True)  # the page stays away until the test lets it back
+    await web.stop()
+    await expect(status).to_have_attribute("data-state", "offline")
+    await web.start(port)
     llm.enqueue(reply(AWAY))
-    await web.chat(session_key, "a message from another client")
-    # the page's retry backoff decides when; the cookie is still good after the restart
-    await expect(status).to_have_attribute("data-state", "connected", timeout=30_000)
-    shown = page.get_by_test_id("missed").or_(messages(page, "assistant").filter(has_text=AWAY))
-    await expect(shown.first).to_be_visible()
+    await web.chat(session_key, QUESTION)
+    await expect(status).to_have_attribute("data-state", "offline")
+    await page.context.set_offline(False)
+    await expect(status).to_have_attribute("data-state", "connected", timeout=RECONNECT_MS)
+    await expect(page.get_by_test_id("missed")).to_be_visible()
+    await expect(messages(page, "user").filter(has_text=QUESTION)).to_have_count(1)
+    await expect(messages(page, "assistant").filter(has_text=AWAY)).to_have_count(1)
