@@ -8,7 +8,7 @@ import re
 from playwright.async_api import Locator, Page, expect
 
 from tests.fakes.held_stream import held_stream
-from tests.fakes.llm_server import FakeLLMServer, ToolCall, reply
+from tests.fakes.llm_server import FakeLLMServer, Thinking, ToolCall, reply
 from tests.web.conftest import BROWSER_LOOP, MODEL_ID, WebGateway, messages, send
 
 HOLD = "HELD-HERE"
@@ -96,3 +96,34 @@ async def test_an_approval_allowed_from_the_page_lets_the_run_finish(
     block = page.locator('[data-testid="tool-call"][data-tool="gsv__ConfigGet"]')
     await expect(block).to_have_attribute("data-status", "done")
     assert (await web.call("tool.approvals"))["approvals"] == []
+
+
+async def test_thinking_shows_folded_beside_the_answer(page: Page, llm: FakeLLMServer) -> None:
+    """The model's reasoning (OpenAI-compatible `reasoning_content`) is a closed <details>
+    holding that text; the answer shows as usual."""
+    llm.enqueue(reply(Thinking("Weighing the options carefully."), "The answer is 42."))
+    await send(page, "think first")
+    await expect(messages(page, "assistant").last).to_contain_text("The answer is 42.")
+    thinking = page.get_by_test_id("thinking").last
+    await expect(thinking).to_contain_text("Weighing the options carefully.")
+    await expect(thinking).to_have_js_property("open", False)
+
+
+async def test_stop_ends_a_run_while_it_streams(
+    page: Page, web: WebGateway, llm: FakeLLMServer
+) -> None:
+    """Stop, pressed while a reply is mid-stream, ends the run: the rest never shows and
+    the session is free for the next message at once."""
+    async with held_stream(llm.port, HOLD.encode()) as proxy:
+        await web.use_fake_model(f"http://127.0.0.1:{proxy.port}/v1")
+        llm.enqueue(reply("Working on it", f" {HOLD} and never finishing."))
+        await send(page, "a long job")
+        await proxy.wait_held()
+        answer = messages(page, "assistant").last
+        await expect(answer).to_contain_text("Working on it")
+        await running_stop(page).click()
+        await expect(running_stop(page)).to_have_count(0)
+        llm.enqueue(reply("Ready for the next one."))
+        await send(page, "next")  # behind a run still held, this would wait for the hold
+        await expect(messages(page, "assistant").last).to_contain_text("Ready for the next one.")
+        await expect(page.get_by_test_id("transcript")).not_to_contain_text(HOLD)
