@@ -141,6 +141,7 @@ function list(lines, i, out) {
     if (!match || match[2].slice(-1) !== marker) break;
     const item = listItem(lines, j, match);
     items.push(item.lines);
+    if (item.lines.some(isBlank)) loose = true; // paragraphs apart inside an item
     j = item.end;
     if (item.blankAfter && j < lines.length && sameList(lines[j], marker)) loose = true;
     if (item.blankAfter && !sameList(lines[j] ?? "", marker)) break;
