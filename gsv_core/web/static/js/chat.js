@@ -44,6 +44,7 @@ class Reply {
     if (text && text.trim() !== this.text.trim()) this.text = text;
     this.render();
     this.el.classList.remove("streaming");
+    this.el.removeAttribute("aria-busy");
   }
 
   render() {
@@ -241,6 +242,7 @@ export class ChatView {
     if (!run.reply) {
       run.reply = new Reply();
       run.reply.el.classList.add("streaming");
+      run.reply.el.setAttribute("aria-busy", "true"); // read it out once it is whole
       this.add(run.reply.el);
     }
     const follow = this.atBottom();

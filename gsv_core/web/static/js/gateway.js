@@ -21,9 +21,10 @@ export class GatewayError extends Error {
   }
 }
 
-/** This tab's client id: one per tab, kept across reloads of the tab. */
-function tabClientId() {
-  let id = sessionStorage.getItem("gsv.clientId");
+/** This tab's client id: one per tab, kept across reloads of the tab; `fresh` makes a
+ * new one (a duplicated tab starts with a copy of its original's sessionStorage). */
+function tabClientId(fresh = false) {
+  let id = fresh ? null : sessionStorage.getItem("gsv.clientId");
   if (!id) {
     id = `web-${randomId().slice(0, 12)}`;
     sessionStorage.setItem("gsv.clientId", id);
@@ -103,6 +104,9 @@ export class Gateway extends EventTarget {
   async closed(ws, event) {
     if (ws !== this.ws) return;
     this.ws = null;
+    // another tab connected with this tab's id (a duplicated tab): take an id of our own,
+    // or the two would replace each other for ever
+    if (event.code === 1000 && event.reason.startsWith("Replaced")) this.clientId = tabClientId(true);
     this.failPending(new GatewayError(503, "The connection to the gateway closed"));
     // A refused upgrade (no cookie) never opens; neither does a gateway that is down.
     // The health check tells them apart: a gateway that answers is refusing us.

@@ -90,6 +90,11 @@ async function connected() {
   if (tabs.current !== "pairing") panels.pairing.load().catch(() => {});
 }
 
+gateway.addEventListener("event", ({ detail }) => {
+  // another client changed the config: the config view shows it at once
+  if (detail.event === "config.changed" && tabs.current === "config") panels.config.refresh();
+});
+
 setInterval(() => {
   if (gateway.connected) panels.pairing.load().catch(() => {});
 }, PAIRING_EVERY_MS);

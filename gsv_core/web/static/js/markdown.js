@@ -20,12 +20,19 @@ const QUOTE = /^ {0,3}> ?/;
 const LIST_ITEM = /^( {0,3})([-*+]|\d{1,9}[.)])([ \t]+|$)/;
 const TABLE_DELIMITER = /^ *\|? *:?-+:? *(?:\| *:?-+:? *)*\|? *$/;
 const PUNCTUATION = /[!-/:-@[-`{-~]/;
+const MAX_DEPTH = 12; // nested quotes, lists and emphasis beyond this are shown as text
 const ENTITIES = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: "\u00a0", "#39": "'" };
 
-/** A DocumentFragment showing `text` as Markdown. */
+/** A DocumentFragment showing `text` as Markdown (as plain text, should parsing fail). */
 export function renderMarkdown(text) {
+  const source = String(text ?? "");
   const fragment = document.createDocumentFragment();
-  renderBlocks(String(text ?? "").replace(/\r\n?/g, "\n").split("\n"), fragment);
+  try {
+    renderBlocks(source.replace(/\r\n?/g, "\n").split("\n"), fragment, 0);
+  } catch (err) {
+    console.error("gsv: Markdown shown as text:", err);
+    fragment.replaceChildren(h("p", { class: "plain" }, source));
+  }
   return fragment;
 }
 
@@ -44,7 +51,11 @@ export function safeHref(raw) {
 
 const isBlank = (line) => /^[ \t]*$/.test(line);
 
-function renderBlocks(lines, out) {
+function renderBlocks(lines, out, depth) {
+  if (depth > MAX_DEPTH) {
+    out.append(h("p", { class: "plain" }, lines.join("\n")));
+    return;
+  }
   let i = 0;
   while (i < lines.length) {
     const line = lines[i];
@@ -54,8 +65,8 @@ function renderBlocks(lines, out) {
     else if (RULE.test(line)) {
       out.append(h("hr"));
       i += 1;
-    } else if (QUOTE.test(line)) i = blockquote(lines, i, out);
-    else if (LIST_ITEM.test(line)) i = list(lines, i, out);
+    } else if (QUOTE.test(line)) i = blockquote(lines, i, out, depth);
+    else if (LIST_ITEM.test(line)) i = list(lines, i, out, depth);
     else if (isTableStart(lines, i)) i = table(lines, i, out);
     else i = paragraph(lines, i, out);
   }
@@ -117,17 +128,17 @@ async function copyText(text, button) {
   setTimeout(() => (button.textContent = "Copy"), 1500);
 }
 
-function blockquote(lines, i, out) {
+function blockquote(lines, i, out, depth) {
   const inner = [];
   let j = i;
   for (; j < lines.length && QUOTE.test(lines[j]); j += 1) inner.push(lines[j].replace(QUOTE, ""));
   const quote = h("blockquote");
-  renderBlocks(inner, quote);
+  renderBlocks(inner, quote, depth + 1);
   out.append(quote);
   return j;
 }
 
-function list(lines, i, out) {
+function list(lines, i, out, depth) {
   const first = LIST_ITEM.exec(lines[i]);
   const ordered = /\d/.test(first[2]);
   const marker = first[2].slice(-1); // "-", "*", "+", "." or ")": a change starts a new list
@@ -141,11 +152,12 @@ function list(lines, i, out) {
     if (!match || match[2].slice(-1) !== marker) break;
     const item = listItem(lines, j, match);
     items.push(item.lines);
+    if (item.lines.some(isBlank)) loose = true; // paragraphs apart inside an item
     j = item.end;
     if (item.blankAfter && j < lines.length && sameList(lines[j], marker)) loose = true;
     if (item.blankAfter && !sameList(lines[j] ?? "", marker)) break;
   }
-  for (const itemLines of items) listEl.append(renderItem(itemLines, loose));
+  for (const itemLines of items) listEl.append(renderItem(itemLines, loose, depth));
   out.append(listEl);
   return j;
 }
@@ -180,7 +192,7 @@ function listItem(lines, i, match) {
   return { lines: own, end: j, blankAfter: blanks > 0 };
 }
 
-function renderItem(itemLines, loose) {
+function renderItem(itemLines, loose, depth) {
   const li = h("li");
   const task = /^\[([ xX])\][ \t]+/.exec(itemLines[0]);
   if (task) {
@@ -188,7 +200,7 @@ function renderItem(itemLines, loose) {
     li.append(h("span", { class: "task-box", "aria-hidden": "true" }, task[1] === " " ? "☐ " : "☑ "));
     itemLines = [itemLines[0].slice(task[0].length), ...itemLines.slice(1)];
   }
-  renderBlocks(itemLines, li);
+  renderBlocks(itemLines, li, depth + 1);
   if (!loose) {
     for (const p of Array.from(li.children)) if (p.tagName === "P") p.replaceWith(...p.childNodes);
   }
@@ -252,7 +264,7 @@ function paragraph(lines, i, out) {
 // -- inline ---------------------------------------------------------------------------
 
 /** A fragment of inline Markdown; inside a link's text, links are not made again. */
-export function inline(text, { links = true } = {}) {
+export function inline(text, { links = true, depth = 0 } = {}) {
   const fragment = document.createDocumentFragment();
   let buffer = "";
   const flush = () => {
@@ -264,9 +276,11 @@ export function inline(text, { links = true } = {}) {
     fragment.append(node);
     return end;
   };
+  // what one scan learnt, so hostile text (thousands of `*` or `[`) stays linear
+  const scan = { links, depth, failed: new Map(), brackets: null };
   let i = 0;
   while (i < text.length) {
-    const next = inlineAt(text, i, links);
+    const next = depth > MAX_DEPTH ? null : inlineAt(text, i, scan);
     if (next) {
       i = emit(next.node, next.end);
       continue;
@@ -279,14 +293,15 @@ export function inline(text, { links = true } = {}) {
 }
 
 /** The inline element starting at `i`, as {node, end}, or null (a plain character). */
-function inlineAt(text, i, links) {
+function inlineAt(text, i, scan) {
+  const links = scan.links;
   const c = text[i];
   if (c === "\\") return escape(text, i);
   if (c === "\n") return lineBreak(text, i);
   if (c === "`") return codeSpan(text, i);
-  if (c === "*" || c === "_" || c === "~") return emphasis(text, i, links);
-  if (c === "!" && text[i + 1] === "[") return link(text, i + 1, links, true);
-  if (c === "[") return link(text, i, links, false);
+  if (c === "*" || c === "_" || c === "~") return emphasis(text, i, scan);
+  if (c === "!" && text[i + 1] === "[") return link(text, i + 1, scan, true);
+  if (c === "[") return link(text, i, scan, false);
   if (c === "<") return autolink(text, i, links);
   if (links && (c === "h" || c === "w") && !/\w/.test(text[i - 1] || "")) return bareUrl(text, i);
   return null;
@@ -326,7 +341,7 @@ function findRun(text, run, from) {
   return -1;
 }
 
-function emphasis(text, i, links) {
+function emphasis(text, i, scan) {
   const char = text[i];
   const double = text[i + 1] === char;
   if (char === "~" && !double) return null;
@@ -334,10 +349,16 @@ function emphasis(text, i, links) {
     const delimiter = char.repeat(size);
     if (/\s/.test(text[i + size] || " ")) continue; // not left-flanking
     if (char === "_" && /[\p{L}\p{N}]/u.test(text[i - 1] || "")) return null; // snake_case
+    // no closer after an earlier opener means none after this one either
+    if (i + size >= (scan.failed.get(delimiter) ?? Infinity)) continue;
     const close = findCloser(text, delimiter, i + size);
-    if (close < 0) continue;
+    if (close < 0) {
+      scan.failed.set(delimiter, i + size);
+      continue;
+    }
     const tag = char === "~" ? "del" : size === 2 ? "strong" : "em";
-    const node = h(tag, {}, inline(text.slice(i + size, close), { links }));
+    const inner = inline(text.slice(i + size, close), { links: scan.links, depth: scan.depth + 1 });
+    const node = h(tag, {}, inner);
     return { node, end: close + size };
   }
   return null;
@@ -370,9 +391,11 @@ function findCloser(text, delimiter, from) {
 }
 
 /** `[text](target "title")` (or an image, `![alt](src)`), from the `[` at `i`. */
-function link(text, i, links, image) {
+function link(text, i, scan, image) {
+  const links = scan.links;
   if (!links && !image) return null;
-  const labelEnd = matchingBracket(text, i);
+  scan.brackets ??= matchBrackets(text);
+  const labelEnd = scan.brackets.get(i) ?? -1;
   if (labelEnd < 0 || text[labelEnd + 1] !== "(") return null;
   const target = linkTarget(text, labelEnd + 2);
   if (!target) return null;
@@ -385,15 +408,16 @@ function link(text, i, links, image) {
   return { node: anchor(href, content, target.title, image), end: target.end };
 }
 
-function matchingBracket(text, i) {
-  let depth = 0;
-  for (let k = i; k < text.length; k += 1) {
+/** Each `[`'s matching `]` (by position), in one pass; escaped brackets do not count. */
+function matchBrackets(text) {
+  const pairs = new Map();
+  const open = [];
+  for (let k = 0; k < text.length; k += 1) {
     if (text[k] === "\\") k += 1;
-    else if (text[k] === "[") depth += 1;
-    else if (text[k] === "]" && --depth === 0) return k;
-    else if (text[k] === "\n" && text[k + 1] === "\n") return -1;
+    else if (text[k] === "[") open.push(k);
+    else if (text[k] === "]" && open.length) pairs.set(open.pop(), k);
   }
-  return -1;
+  return pairs;
 }
 
 /** The `(url "title")` part after a link's label: {url, title, end} or null. */

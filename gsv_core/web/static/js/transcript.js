@@ -13,7 +13,7 @@ export function historyItems(messages) {
   for (const message of messages || []) {
     const ts = typeof message.timestamp === "number" ? message.timestamp : null;
     if (message.role === "user") {
-      items.push({ kind: "user", ts, text: contentText(message.content), images: imagesOf(message.content) });
+      items.push({ kind: "user", ts, text: userText(message.content), images: imagesOf(message.content) });
     } else if (message.role === "assistant") {
       items.push(...assistantItems(message, calls, ts));
     } else if (message.role === "toolResult") {
@@ -85,6 +85,15 @@ export function contentText(content) {
     }
   }
   return parts.filter(Boolean).join("\n");
+}
+
+/** A user message's own words (its images are shown beside them, not as text). */
+function userText(content) {
+  if (typeof content === "string") return content;
+  return (Array.isArray(content) ? content : [])
+    .filter((b) => b && b.type === "text")
+    .map((b) => String(b.text ?? ""))
+    .join("\n");
 }
 
 function imagesOf(content) {

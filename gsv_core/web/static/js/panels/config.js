@@ -12,7 +12,9 @@ export class ConfigPanel extends Panel {
   constructor(section, gateway) {
     super(section, gateway, "Config");
     this.view = h("pre", { class: "config-view", testid: "config-view" });
-    this.body.append(h("p", { class: "muted small" }, "Change settings with `gsv config set PATH VALUE`. Secrets are never shown."), this.view);
+    const hint = h("p", { class: "muted small" },
+      "Change settings with ", h("code", {}, "gsv config set PATH VALUE"), ". Secrets are never shown.");
+    this.body.append(hint, this.view);
   }
 
   async load() {

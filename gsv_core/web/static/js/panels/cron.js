@@ -11,7 +11,7 @@ export class CronPanel extends Panel {
   async load() {
     const listed = await this.gateway.call("cron.list", { includeDisabled: true });
     const jobs = listed.jobs || [];
-    this.body.replaceChildren(...(jobs.length ? jobs.map((job) => this.item(job)) : [this.empty("No cron jobs. Add one with `gsv cron add`.")]));
+    this.body.replaceChildren(...(jobs.length ? jobs.map((job) => this.item(job)) : [this.empty("No cron jobs. Add one with ", h("code", {}, "gsv cron add"), ".")]));
   }
 
   item(job) {

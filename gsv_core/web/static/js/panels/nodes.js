@@ -11,7 +11,7 @@ export class NodesPanel extends Panel {
   async load() {
     const listed = await this.gateway.call("nodes.list");
     const nodes = listed.nodes || [];
-    this.body.replaceChildren(...(nodes.length ? nodes.map(item) : [this.empty("No node has connected yet. Start one with `gsv node run`.")]));
+    this.body.replaceChildren(...(nodes.length ? nodes.map(item) : [this.empty("No node has connected yet. Start one with ", h("code", {}, "gsv node run"), ".")]));
   }
 }
 

@@ -59,7 +59,8 @@ export class Panel {
     return true;
   }
 
-  empty(text) {
-    return h("p", { class: "empty muted" }, text);
+  /** An empty list's line; `...parts` are strings or nodes (e.g. a <code> command). */
+  empty(...parts) {
+    return h("p", { class: "empty muted" }, parts);
   }
 }

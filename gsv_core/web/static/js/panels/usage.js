@@ -8,7 +8,7 @@ const DAYS = 14;
 const DAY_MS = 86400000;
 const WIDTH = 640;
 const HEIGHT = 180;
-const PAD = { top: 12, bottom: 28, left: 8, right: 8 };
+const PAD = { top: 28, bottom: 28, left: 8, right: 8 };
 
 export class UsagePanel extends Panel {
   constructor(section, gateway) {
@@ -29,7 +29,7 @@ export class UsagePanel extends Panel {
       this.gateway.call("usage.get", { since: midnight.getTime(), groupBy: "source" }),
     ]);
     const cost = (today.total || {}).costUsd;
-    this.today.lastChild.textContent = cost === null || cost === undefined ? "no priced calls" : formatUsd(cost);
+    this.today.lastChild.textContent = typeof cost === "number" ? formatUsd(cost) : "unknown (no model with a known price)";
     const groups = fillDays(days.groups || [], since);
     this.drawChart(groups);
     this.drawTable(groups);
@@ -49,7 +49,7 @@ export class UsagePanel extends Panel {
         svg("rect", { class: "bar", x, y: PAD.top + plot - height, width: slot * 0.7, height, rx: 3 }, svg("title", {}, label)),
         n % 2 === groups.length % 2 ? null : svg("text", { class: "axis", x: x + slot * 0.35, y: HEIGHT - 8, "text-anchor": "middle" }, g.name.slice(5)));
     });
-    const caption = svg("text", { class: "axis", x: WIDTH - PAD.right, y: PAD.top, "text-anchor": "end" },
+    const caption = svg("text", { class: "axis", x: PAD.left + 4, y: 16 },
       priced ? `max ${formatUsd(max)} / day` : `max ${max} tokens / day (no prices known)`);
     this.chart.replaceChildren(svg("line", { class: "baseline", x1: PAD.left, x2: WIDTH - PAD.right, y1: PAD.top + plot, y2: PAD.top + plot }), ...bars, caption);
   }
