@@ -29,6 +29,7 @@ from tests.fakes.llm_server import FakeLLMServer, fake_llm_server
 
 BROWSER_LOOP = pytest.mark.asyncio(loop_scope="session")
 MODEL_ID = "fake-1"
+DESKTOP = {"width": 1280, "height": 800}
 # auto-waiting assertions: generous, for a CI machine shared with other work
 expect.set_options(timeout=15_000)
 
@@ -81,12 +82,6 @@ class WebGateway:
         if self._stack is not None:
             await self._stack.aclose()
         self._stack = self.running = self.owner = None
-
-    async def restart(self) -> None:
-        """Stop, then start on the same port and database."""
-        port = self.gateway.port
-        await self.stop()
-        await self.start(port)
 
     async def call(self, method: str, params: Any = None) -> Any:
         assert self.owner is not None, "the gateway is stopped"
@@ -141,38 +136,44 @@ async def browser(chromium_path: str) -> AsyncIterator[Browser]:
             await launched.close()
 
 
-class PageErrors:
-    """Uncaught exceptions and dialogs (alert, confirm, prompt) of every page a test opens:
-    the app must throw none, and an injected script would show itself with a dialog."""
+class Pages:
+    """The browser contexts a test opens (each its own cookies, storage and cache), closed
+    after the test. Uncaught exceptions and dialogs (alert, confirm, prompt) of their pages
+    are kept: the app must throw none, and an injected script would show itself with a
+    dialog."""
 
-    def __init__(self) -> None:
+    def __init__(self, browser: Browser) -> None:
+        self.browser = browser
         self.errors: list[str] = []
         self.dialogs: list[str] = []
+        self._contexts: list[BrowserContext] = []
 
-    def watch(self, page: Page) -> None:
+    async def new(self, **context_options: Any) -> Page:
+        context = await self.browser.new_context(**context_options)
+        self._contexts.append(context)
+        page = await context.new_page()
         page.on("pageerror", lambda error: self.errors.append(str(error)))
         page.on("dialog", self._dialog)
+        return page
 
     async def _dialog(self, dialog: Any) -> None:
         self.dialogs.append(f"{dialog.type}: {dialog.message}")
         await dialog.dismiss()
 
-
-@pytest.fixture
-def page_errors() -> Iterator[PageErrors]:
-    watched = PageErrors()
-    yield watched
-    assert watched.dialogs == [], "a dialog opened"
-    assert watched.errors == [], "the page threw"
+    async def close(self) -> None:
+        for context in self._contexts:
+            await context.close()
 
 
-async def new_page(
-    browser: Browser, page_errors: PageErrors, **context_options: Any
-) -> tuple[BrowserContext, Page]:
-    context = await browser.new_context(**context_options)
-    page = await context.new_page()
-    page_errors.watch(page)
-    return context, page
+@pytest_asyncio.fixture(loop_scope="session")
+async def pages(browser: Browser) -> AsyncIterator[Pages]:
+    opened = Pages(browser)
+    try:
+        yield opened
+    finally:
+        await opened.close()
+    assert opened.dialogs == [], "a dialog opened"
+    assert opened.errors == [], "the page threw"
 
 
 async def sign_in(page: Page, web: WebGateway) -> None:
@@ -184,14 +185,11 @@ async def sign_in(page: Page, web: WebGateway) -> None:
 
 
 @pytest_asyncio.fixture(loop_scope="session")
-async def page(browser: Browser, web: WebGateway, page_errors: PageErrors) -> AsyncIterator[Page]:
+async def page(pages: Pages, web: WebGateway) -> Page:
     """A desktop-sized page, signed in and connected."""
-    context, opened = await new_page(browser, page_errors, viewport={"width": 1280, "height": 800})
-    try:
-        await sign_in(opened, web)
-        yield opened
-    finally:
-        await context.close()
+    opened = await pages.new(viewport=DESKTOP)
+    await sign_in(opened, web)
+    return opened
 
 
 async def send(page: Page, text: str) -> None:

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from playwright.async_api import Browser, FloatRect, Locator, expect
+from playwright.async_api import FloatRect, Locator, expect
 
 from tests.fakes.llm_server import FakeLLMServer, reply
 from tests.web.conftest import (
     BROWSER_LOOP,
-    PageErrors,
+    Pages,
     WebGateway,
     messages,
-    new_page,
     send,
     sign_in,
 )
@@ -35,12 +34,12 @@ async def box(locator: Locator) -> FloatRect:
 
 
 async def test_the_chat_fits_a_375px_phone_screen(
-    browser: Browser, web: WebGateway, llm: FakeLLMServer, page_errors: PageErrors,
+    pages: Pages, web: WebGateway, llm: FakeLLMServer,
     tmp_path: Path,
 ) -> None:  # fmt: skip
     """Composer inside the width, no horizontal scroll even with a wide reply, transcript
     above the composer, panels hidden until the menu button opens them."""
-    context, page = await new_page(browser, page_errors, **PHONE)
+    page = await pages.new(**PHONE)
     await sign_in(page, web)
     llm.enqueue(reply(WIDE_REPLY))
     await send(page, "something wide please")
@@ -72,4 +71,3 @@ async def test_the_chat_fits_a_375px_phone_screen(
     opened = await box(sessions)
     assert opened["x"] >= 0 and opened["x"] + opened["width"] <= WIDTH
     await page.screenshot(path=tmp_path / "sessions-375.png", animations="disabled")
-    await context.close()

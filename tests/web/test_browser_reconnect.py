@@ -41,9 +41,11 @@ async def test_after_a_restart_the_page_shows_what_it_missed(
     status = page.get_by_test_id("connection-status")
     session_key = await current_session(page)
     port = web.gateway.port
-    await page.context.set_offline(True)  # the page stays away until the test lets it back
     await web.stop()
     await expect(status).to_have_attribute("data-state", "offline")
+    # the page stays away until the test lets it back (cut only now: a socket cut while
+    # open would hide the gateway's close from the page)
+    await page.context.set_offline(True)
     await web.start(port)
     llm.enqueue(reply(AWAY))
     await web.chat(session_key, QUESTION)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Page, expect
 
 from tests.fakes.llm_server import FakeLLMServer, reply
-from tests.web.conftest import BROWSER_LOOP, PageErrors, WebGateway, messages, new_page, sign_in
+from tests.web.conftest import BROWSER_LOOP, DESKTOP, Pages, WebGateway, messages, sign_in
 
 APPLES = ("agent:main:apples", "Apples are red.")
 PEARS = ("agent:main:pears", "Pears are green.")
@@ -24,14 +24,14 @@ async def open_session(page: Page, key: str) -> None:
 
 
 async def test_opening_another_session_shows_its_history(
-    browser: Browser, web: WebGateway, llm: FakeLLMServer, page_errors: PageErrors
+    pages: Pages, web: WebGateway, llm: FakeLLMServer
 ) -> None:
     """Two sessions with different histories (written by another client before the page
     opens): opening one from panel-sessions shows its messages and not the other's."""
     for key, answer in (APPLES, PEARS):
         llm.enqueue(reply(answer))
         await web.chat(key, f"tell me about {key.rsplit(':', 1)[1]}")
-    context, page = await new_page(browser, page_errors, viewport={"width": 1280, "height": 800})
+    page = await pages.new(viewport=DESKTOP)
     await sign_in(page, web)
     transcript = page.get_by_test_id("transcript")
     for (key, answer), (_, other) in ((APPLES, PEARS), (PEARS, APPLES)):
@@ -41,4 +41,3 @@ async def test_opening_another_session_shows_its_history(
         question = f"tell me about {key.rsplit(':', 1)[1]}"
         await expect(messages(page, "user").filter(has_text=question)).to_have_count(1)
         await expect(transcript).not_to_contain_text(other)
-    await context.close()

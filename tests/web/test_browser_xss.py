@@ -8,7 +8,7 @@ import pytest
 from playwright.async_api import Page, expect
 
 from tests.fakes.llm_server import FakeLLMServer, reply
-from tests.web.conftest import BROWSER_LOOP, PageErrors, messages, send
+from tests.web.conftest import BROWSER_LOOP, Pages, messages, send
 
 pytestmark = BROWSER_LOOP
 
@@ -56,7 +56,7 @@ INERT_CHECK = """([rendered, forbidden]) => {
 
 @pytest.mark.parametrize("payload", PAYLOADS.values(), ids=PAYLOADS.keys())
 async def test_hostile_text_renders_inert(
-    page: Page, llm: FakeLLMServer, page_errors: PageErrors, payload: str
+    page: Page, llm: FakeLLMServer, pages: Pages, payload: str
 ) -> None:
     """No script runs (window.__x stays undefined, no dialog), no dangerous element or
     event handler is in the rendered Markdown, and every link is http, https or mailto."""
@@ -69,7 +69,7 @@ async def test_hostile_text_renders_inert(
         await link.hover()
     found = await page.evaluate(INERT_CHECK, [RENDERED, FORBIDDEN])
     assert found["x"] is None, "a script ran"
-    assert page_errors.dialogs == [], "a script opened a dialog"
+    assert pages.dialogs == [], "a script opened a dialog"
     assert found["forbidden"] == []
     assert found["handlers"] == []
     unsafe = [(tag, href) for tag, href in found["hrefs"] if not href.startswith(SAFE_SCHEMES)]
