@@ -1,5 +1,6 @@
 """Around the chat: slash-command completion, a file uploaded into the workspace, an image
-attached to a message, the cron panel and the config view with its secrets masked."""
+attached to a message, the cron panel, the config view with its secrets masked, and the
+dark and light themes."""
 
 from __future__ import annotations
 
@@ -11,9 +12,22 @@ from typing import Any
 from playwright.async_api import Page, expect
 
 from tests.fakes.llm_server import FakeLLMServer, reply
-from tests.web.conftest import BROWSER_LOOP, MODEL_ID, WebGateway, messages, send
+from tests.web.conftest import (
+    BROWSER_LOOP,
+    DESKTOP,
+    MODEL_ID,
+    Pages,
+    WebGateway,
+    messages,
+    send,
+    sign_in,
+)
 
 pytestmark = BROWSER_LOOP
+
+# what a theme changes that a person sees
+COLOURS = """() => [document.body, document.querySelector('[data-testid="app"]')]
+    .map(el => getComputedStyle(el)).map(s => [s.backgroundColor, s.color]).join()"""
 
 
 def tiny_png() -> bytes:
@@ -102,3 +116,21 @@ async def test_the_config_view_masks_secrets(page: Page, web: WebGateway) -> Non
     await expect(view).to_contain_text(MODEL_ID)
     assert web.gateway.token not in await view.inner_text()
     assert web.gateway.token not in await page.content()
+
+
+async def test_the_theme_follows_the_system_until_toggled_and_is_remembered(
+    pages: Pages, web: WebGateway
+) -> None:
+    """A browser that prefers dark gets the dark theme; the toggle switches to light (the
+    colours change) and the choice survives a reload."""
+    page = await pages.new(viewport=DESKTOP, color_scheme="dark")
+    await sign_in(page, web)
+    root = page.locator("html")
+    await expect(root).to_have_attribute("data-theme", "dark")
+    dark = await page.evaluate(COLOURS)
+    await page.get_by_test_id("theme-toggle").click()
+    await expect(root).to_have_attribute("data-theme", "light")
+    # waited for, not read once: a colour transition would still show dark at first
+    await page.wait_for_function(f"dark => ({COLOURS})() !== dark", arg=dark, timeout=15_000)
+    await page.reload()
+    await expect(root).to_have_attribute("data-theme", "light")
