@@ -41,3 +41,36 @@ async def test_opening_another_session_shows_its_history(
         question = f"tell me about {key.rsplit(':', 1)[1]}"
         await expect(messages(page, "user").filter(has_text=question)).to_have_count(1)
         await expect(transcript).not_to_contain_text(other)
+
+
+async def test_the_sessions_panel_searches_labels_and_resets(
+    pages: Pages, web: WebGateway, llm: FakeLLMServer
+) -> None:
+    """Search narrows the list by key; a label typed in the panel is stored by the gateway
+    and found by search; Reset empties the session on the gateway."""
+    for key, answer in (APPLES, PEARS):
+        llm.enqueue(reply(answer))
+        await web.chat(key, f"tell me about {key.rsplit(':', 1)[1]}")
+    page = await pages.new(viewport=DESKTOP)
+    await sign_in(page, web)
+    await page.get_by_test_id("tab-sessions").click()
+    panel = page.get_by_test_id("panel-sessions")
+    search, items = panel.get_by_test_id("session-search"), panel.get_by_test_id("session-item")
+    await search.fill("pear")
+    await expect(items).to_have_count(1)
+    await expect(items).to_have_attribute("data-key", PEARS[0])
+    await search.fill("")
+    pears = panel.locator(f'[data-testid="session-item"][data-key="{PEARS[0]}"]')
+    await pears.get_by_test_id("session-label").fill("fruit notes")
+    await pears.get_by_test_id("session-label").press("Enter")
+    # the panel's text (not the input's value) names the label once the gateway took it
+    await expect(panel).to_contain_text("fruit notes")
+    await search.fill("fruit")
+    await expect(items).to_have_count(1)
+    assert (await web.call("session.get", {"sessionKey": PEARS[0]})).get("label") == "fruit notes"
+    await search.fill("")
+    await pears.get_by_test_id("session-reset").click()
+    await expect(pears).to_contain_text("0 messages")
+    assert (await web.call("session.get", {"sessionKey": PEARS[0]}))["messageCount"] == 0
+    apples = await web.call("session.get", {"sessionKey": APPLES[0]})
+    assert apples["messageCount"] == 2, "only the session reset was emptied"
