@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -201,6 +201,17 @@ async def send(page: Page, text: str) -> None:
 def messages(page: Page, role: str) -> Locator:
     """The transcript's messages of one role (user, assistant, system, error)."""
     return page.get_by_test_id("transcript").locator(f'[data-testid="message"][data-role="{role}"]')
+
+
+async def eventually(predicate: Callable[[], object], what: str, seconds: float = 30) -> None:
+    """Wait (bounded) until `predicate` holds on the test's side, where the page's own
+    auto-waiting cannot look (the gateway's state); fail naming `what` if it never does."""
+    try:
+        async with asyncio.timeout(seconds):
+            while not predicate():
+                await asyncio.sleep(0.05)
+    except TimeoutError:
+        raise AssertionError(f"timed out waiting for {what}") from None
 
 
 async def current_session(page: Page) -> str:

@@ -1,12 +1,16 @@
 """Around the chat: slash-command completion, a file uploaded into the workspace, an image
-attached to a message, the cron panel, the config view with its secrets masked, and the
-dark and light themes."""
+attached to a message, the nodes and cron panels, the config view with its secrets
+masked, and the dark and light themes."""
 
 from __future__ import annotations
 
+import asyncio
+import os
 import re
 import struct
+import sys
 import zlib
+from pathlib import Path
 from typing import Any
 
 from playwright.async_api import Page, expect
@@ -18,6 +22,7 @@ from tests.web.conftest import (
     MODEL_ID,
     Pages,
     WebGateway,
+    eventually,
     messages,
     send,
     sign_in,
@@ -94,6 +99,29 @@ async def test_an_attached_image_goes_to_the_model_with_the_message(
     parts = image_parts(llm.requests[-1].body)
     assert len(parts) == 1
     assert parts[0]["image_url"]["url"].startswith("data:image/png;base64,")
+
+
+async def test_the_nodes_panel_shows_a_connected_node_and_its_tools(
+    page: Page, web: WebGateway, tmp_path: Path
+) -> None:
+    """A real node (`gsv node run` in a child process) shows online with its tools."""
+    workspace = tmp_path / "node-workspace"
+    workspace.mkdir()
+    node = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "gsv_cli", "--url", web.gateway.url, "node", "run", "--id", "laptop",
+        "--workspace", str(workspace), "--no-log-stderr",
+        stdout=asyncio.subprocess.DEVNULL, env={**os.environ, "GSV_TOKEN": web.gateway.token},
+    )  # fmt: skip
+    try:
+        online = web.gateway.gateway.nodes.online_ids
+        await eventually(lambda: "laptop" in online(), "the node to connect")
+        await page.get_by_test_id("tab-nodes").click()
+        item = page.locator('[data-testid="node-item"][data-node-id="laptop"]')
+        await expect(item).to_have_attribute("data-online", "true")
+        await expect(item).to_contain_text("Read")
+    finally:
+        node.terminate()
+        await asyncio.wait_for(node.wait(), 30)
 
 
 async def test_the_cron_panel_lists_a_job(page: Page, web: WebGateway) -> None:
