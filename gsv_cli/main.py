@@ -32,6 +32,12 @@ class Entry(NamedTuple):
     attribute: str = "app"
     hidden: bool = False
 
+    @property
+    def group(self) -> bool:
+        """Whether it is a group: a group's attribute is `app` or ends in `_app` (a test
+        holds every entry to this)."""
+        return self.attribute == "app" or self.attribute.endswith("_app")
+
 
 # in `gsv --help` order; a hidden alias accepts the other spelling
 ENTRIES = (
@@ -176,9 +182,28 @@ def __getattr__(name: str) -> typer.Typer:
 
 
 def main() -> None:
+    from gsv_cli.commands.completions import COMPLETE_VAR
+
+    instruction = os.environ.get(COMPLETE_VAR)
+    if instruction:
+        _complete_first_word(instruction)
     # a fixed prog name keeps `python -m gsv_cli` and the completion variable (_GSV_COMPLETE)
     # identical to the installed `gsv` script
     build_app(invoked(sys.argv[1:]))(prog_name="gsv")
+
+
+def _complete_first_word(instruction: str) -> None:
+    """Answer the completion of the first word from ENTRIES and exit, if it is that (the
+    app would build every group to list their names); otherwise return."""
+    from gsv_cli import first_word
+
+    done = first_word.answer(instruction, os.environ, first_word.candidates(ENTRIES))
+    if done is None:
+        return
+    if done.output is not None:
+        sys.stdout.write(done.output + "\n")
+        sys.stdout.flush()
+    sys.exit(done.status)
 
 
 if __name__ == "__main__":
