@@ -1,5 +1,5 @@
 """How fast the CLI starts: `gsv --help`, each group's `--help` and shell completion (of
-the first word, and inside a group), against
+the first word in bash, zsh and fish, and inside a group), against
 `python -c "import typer"` measured in the same run (the floor any typer CLI pays).
 
     python -m bench.cli_startup [-n RUNS]

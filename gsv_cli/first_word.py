@@ -105,8 +105,8 @@ def completion_args(shell: str, env: Mapping[str, str]) -> tuple[list[str], str]
 
 def answer(instruction: str, env: Mapping[str, str], offered: Sequence[Candidate]) -> Answer | None:
     """The completion of the first word, or None when the full app must answer."""
-    shell = instruction.removeprefix("complete_")
-    if shell not in _FORMATS or not instruction.startswith("complete_"):
+    action, _, shell = instruction.partition("_")  # as typer splits `complete_bash`
+    if action != "complete" or shell not in _FORMATS:
         return None
     read = completion_args(shell, env)
     if read is None:

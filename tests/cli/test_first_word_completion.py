@@ -101,8 +101,16 @@ def test_a_name_without_recorded_help_is_left_to_the_full_app() -> None:
     env = {"COMP_WORDS": "gsv w", "COMP_CWORD": "1"}
     offered = [Candidate("web", None), Candidate("workspace", "Files.")]
     assert answer("complete_bash", env, offered) is None
-    assert answer("complete_bash", env, offered[1:]) is not None
-    assert answer("complete_bash", {**env, "COMP_WORDS": "gsv x"}, offered) is not None
+    assert answer("complete_bash", env, offered[1:]) == ("workspace", 0)
+    assert answer("complete_bash", {**env, "COMP_WORDS": "gsv x"}, offered) == ("", 0)
+
+
+@pytest.mark.parametrize("text", ["Run [bold]it[/bold].", "Ship it :rocket: today."])
+def test_help_rich_would_render_is_left_to_the_full_app(text: str) -> None:
+    """Typer renders zsh and fish help through rich: markup or an emoji code goes to it."""
+    env = {"_TYPER_COMPLETE_ARGS": "gsv r"}
+    assert answer("complete_zsh", env, [Candidate("run", text)]) is None
+    assert answer("complete_zsh", env, [Candidate("run", "Run it.")]) is not None
 
 
 @pytest.mark.parametrize(
