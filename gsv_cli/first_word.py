@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from gsv_cli.main import Entry
 
 # The help click shows beside a name (get_short_help_str: the first sentence of the
-# command's help, cut to 45 characters), by name. A test compares it with the commands.
+# command's help, cut to 45 characters), by name. A test compares it with the commands;
+# a name not (yet) in ENTRIES is never offered.
 SHORT_HELP = {
     "chat": "Send MESSAGE to the agent and stream the...",
     "up": "Make sure a local gateway and a node for...",
@@ -30,6 +31,7 @@ SHORT_HELP = {
     "doctor": "Find what is broken and say how to fix it...",
     "onboard": "Set up a model: provider, key, model, a...",
     "usage": "Show tokens and cost of the agent's model...",
+    "web": "The web chat: open it signed in; list or...",
     "transfer": "Copy a file; the command ends when the...",
     "logs": "Show the last lines of a node's log,...",
     "init": "Write the local config (config.toml) and...",

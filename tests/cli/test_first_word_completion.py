@@ -87,7 +87,8 @@ def test_every_visible_command_has_its_short_help_recorded() -> None:
         for name in group.list_commands(typer.Context(group))
         if (command := group.get_command(typer.Context(group), name)) and not command.hidden
     }
-    assert shown == SHORT_HELP, "copy the help completion shows into gsv_cli.first_word.SHORT_HELP"
+    recorded = {name: SHORT_HELP.get(name) for name in shown}
+    assert recorded == shown, "copy the help completion shows into gsv_cli.first_word.SHORT_HELP"
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=lambda entry: entry.name)
