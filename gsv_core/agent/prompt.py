@@ -27,7 +27,7 @@ ON_DEMAND = {
     "SessionsList": "other sessions",
     "SessionSend": "other sessions",
     "Spawn": "sub-agents for parallel work",
-    "Transfer": "files between nodes and workspace",
+    "Transfer": "copy files between nodes and workspace",
     "ConfigGet": "the gateway's config",
     "LogsGet": "a node's logs",
 }
@@ -105,7 +105,8 @@ def _on_demand(names: list[str]) -> str:
     """The line naming the gateway tools a search finds, grouped by purpose."""
     by_use: dict[str, list[str]] = {}
     for name in names:
-        by_use.setdefault(ON_DEMAND.get(name, ""), []).append(name)
+        if name in ON_DEMAND:
+            by_use.setdefault(ON_DEMAND[name], []).append(name)
     if not by_use:
         return ""
     tools = "; ".join(f"{', '.join(names)} ({use})" for use, names in by_use.items())

@@ -6,8 +6,10 @@ tools and the first node's. `gsv__ToolSearch` is offered whenever something is l
 a tool found in a run is offered in that run's next steps (and may be called).
 `tools.list` still lists every tool.
 
-Ranking is plain and predictable: each query word found in a tool's name counts 3, in
-its description 1; the whole query as the name (or its part after `__`) wins outright.
+Ranking is plain and predictable: each query word (filler such as "a" or "me" aside)
+found in a tool's name counts 3, in its description (and an on-demand tool's purpose, as
+the system prompt gives it) 1; the whole query as the name (or its part after `__`) wins
+outright.
 """
 
 from __future__ import annotations
@@ -23,6 +25,11 @@ DEFAULT_LIMIT = 5
 RUNS_KEPT = 256  # runs whose found tools are remembered (older ones are forgotten)
 ON_DEMAND_NAMES = frozenset(NATIVE_PREFIX + name for name in ON_DEMAND)
 _WORDS = re.compile(r"[a-z0-9]+")
+# words of a query that say nothing about a tool (and, short, are inside most names)
+_FILLER = frozenset({
+    "a", "an", "and", "at", "be", "by", "for", "from", "i", "in", "is", "it", "me", "my",
+    "of", "on", "or", "the", "to", "with",
+})  # fmt: skip
 
 SEARCH_SCHEMA = {
     "type": "object",
@@ -42,9 +49,9 @@ SEARCH_SCHEMA = {
 
 def search_spec(hidden: int) -> ToolSpec:
     description = (
-        f"Find a tool left out of this request ({hidden} are: the gateway's named in the "
-        "system prompt, other nodes' and MCP servers'). Returns the best matches with "
-        "their schemas; you can call them in your next step."
+        f"Find a tool left out of this request ({hidden} are: the gateway tools the system "
+        "prompt names, and past the inline limit other nodes' and MCP tools). Returns the "
+        "best matches with their schemas; you can call them in your next step."
     )
     return ToolSpec(SEARCH_TOOL, description, SEARCH_SCHEMA)
 
@@ -62,15 +69,22 @@ def inline_set(native: list[ToolSpec], rest: list[ToolSpec], limit: int) -> list
 
 def rank(query: str, specs: list[ToolSpec], limit: int) -> list[ToolSpec]:
     wanted = query.strip().lower()
-    words = _WORDS.findall(wanted)
+    words = [word for word in _WORDS.findall(wanted) if word not in _FILLER]
     scored = []
     for index, spec in enumerate(specs):
-        name = spec.name.lower()
+        name, text = spec.name.lower(), _text(spec)
         score = 1000 if wanted in (name, name.rsplit("__", 1)[-1]) else 0
-        score += sum(3 * (word in name) + (word in spec.description.lower()) for word in words)
+        score += sum(3 * (word in name) + (word in text) for word in words)
         if score:
             scored.append((-score, index, spec))
     return [spec for _, _, spec in sorted(scored)[:limit]]
+
+
+def _text(spec: ToolSpec) -> str:
+    """What a query's words are looked for in: the description and, for an on-demand
+    gateway tool, what the system prompt says it is for (the words the model has seen)."""
+    use = ON_DEMAND[spec.name[len(NATIVE_PREFIX) :]] if spec.name in ON_DEMAND_NAMES else ""
+    return f"{spec.description} {use}".lower()
 
 
 class FoundTools:

@@ -75,7 +75,7 @@ You are Wren, Ada's agent.
 ## Tooling
 Tool names are case-sensitive; call tools exactly as listed.
 Gateway tools (`gsv__<Tool>`): ReadFile, ConfigGet, ToolSearch
-More gateway tools, found with gsv__ToolSearch: Cron (reminders and scheduled jobs); Message (send to a channel or user); SessionsList, SessionSend (other sessions); Spawn (sub-agents for parallel work); Transfer (files between nodes and workspace); LogsGet (a node's logs)
+More gateway tools, found with gsv__ToolSearch: Cron (reminders and scheduled jobs); Message (send to a channel or user); SessionsList, SessionSend (other sessions); Spawn (sub-agents for parallel work); Transfer (copy files between nodes and workspace); LogsGet (a node's logs)
 Node tools (`<nodeId>__<Tool>`: shell, files and search on that machine; relative paths start in its workspace): laptop: Bash, Read; server: Bash
 
 ---
@@ -209,7 +209,7 @@ You are Wren, Ada's agent.
 ## Tooling
 Tool names are case-sensitive; call tools exactly as listed.
 Gateway tools (`gsv__<Tool>`): ReadFile, ConfigGet, ToolSearch
-More gateway tools, found with gsv__ToolSearch: Cron (reminders and scheduled jobs); Message (send to a channel or user); SessionsList, SessionSend (other sessions); Spawn (sub-agents for parallel work); Transfer (files between nodes and workspace); LogsGet (a node's logs)
+More gateway tools, found with gsv__ToolSearch: Cron (reminders and scheduled jobs); Message (send to a channel or user); SessionsList, SessionSend (other sessions); Spawn (sub-agents for parallel work); Transfer (copy files between nodes and workspace); LogsGet (a node's logs)
 Node tools (`<nodeId>__<Tool>`: shell, files and search on that machine; relative paths start in its workspace): laptop: Bash, Read; server: Bash
 
 ---

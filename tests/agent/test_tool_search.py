@@ -131,3 +131,18 @@ def test_ranking_prefers_names_then_descriptions() -> None:
     assert [s.name for s in rank("log", specs, 5)] == ["mcp_git__log"]
     assert [s.name for s in rank("file", specs, 5)] == ["n1__Read", "n1__Grep"]
     assert rank("nothing matches", specs, 5) == []
+
+
+@pytest.mark.parametrize(
+    ("query", "first"),
+    [("Cron", "gsv__Cron"), ("schedule a reminder", "gsv__Cron"),
+     ("remind me tomorrow", "gsv__Cron"), ("send a telegram message", "gsv__Message"),
+     ("sub-agent", "gsv__Spawn"), ("node logs", "gsv__LogsGet"),
+     ("copy files between nodes", "gsv__Transfer"), ("other sessions", "gsv__SessionsList")],
+)  # fmt: skip
+async def test_the_on_demand_gateway_tools_are_found_by_what_they_are_for(
+    gw: RunningGateway, query: str, first: str
+) -> None:
+    """A query in the words of the prompt's purposes (or the bare name) ranks the tool
+    first; filler words ("a", "me") do not count."""
+    assert rank(query, gw.gateway.native_tools.specs(), 5)[0].name == first
