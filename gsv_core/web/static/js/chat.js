@@ -192,6 +192,16 @@ export class ChatView {
       h("div", { class: "md plain" }, item.text));
   }
 
+  /** Whether run `runId` is one this view follows already (sent from here, or seen). */
+  knows(runId) {
+    return this.runs.has(runId) || this.queued.has(runId) || this.ended.has(runId);
+  }
+
+  /** An empty marker at the end, where something learnt later is put in its place. */
+  anchor() {
+    return this.root.appendChild(h("div", { class: "anchor", "aria-hidden": "true" }));
+  }
+
   // -- your messages --------------------------------------------------------------------
   expect(runId) {
     if (!this.ended.has(runId) && !this.runs.has(runId)) this.runs.set(runId, newRun(runId));

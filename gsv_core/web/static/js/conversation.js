@@ -23,6 +23,7 @@ export class Conversation {
     this.buffered = null; // events that arrive while the session loads, shown after it
     this.sentSinceLoad = []; // texts sent from this tab: not "missed" after a reconnect
     this.outbox = Promise.resolve();
+    this.ownRuns = new Set(); // runs of messages sent from this tab
     view.onBusy = () => composer.setBusy(this.busy);
     gateway.addEventListener("event", (e) => this.onEvent(e.detail));
   }
@@ -129,6 +130,7 @@ export class Conversation {
   onChat(payload) {
     const runId = String(payload.runId);
     const view = this.view;
+    if (!view.knows(runId) && !this.ownRuns.has(runId)) this.showPrompt(view.anchor(), this.key);
     if (payload.state === "delta") view.onDelta(runId, String(payload.text ?? ""));
     else if (payload.state === "partial") view.onPartial(runId, payload.message || {});
     else if (payload.state === "final") {
@@ -145,6 +147,26 @@ export class Conversation {
     }
   }
 
+  /** A run this tab did not start (another client, a channel, cron): its message has no
+   * event of its own, so read it from the history and show it where the run begins. */
+  async showPrompt(anchor, key) {
+    let preview;
+    try {
+      preview = await this.gateway.call("session.preview", { sessionKey: key, limit: 6 });
+    } catch (err) {
+      console.info("gsv: could not read the message of a run:", err.message);
+      return;
+    }
+    if (key !== this.key || !anchor.isConnected) return;
+    const prompts = historyItems(preview.messages || []).filter(
+      (item) => item.kind === "user" && item.ts > this.view.lastTs && !this.sentSinceLoad.includes(item.text),
+    );
+    for (const item of prompts) {
+      anchor.before(this.view.itemElement(item));
+      this.view.lastTs = Math.max(this.view.lastTs, item.ts);
+    }
+  }
+
   // -- sending --------------------------------------------------------------------------
   /** Queue a message (and its images) to go after the ones before it. */
   send(text, images = []) {
@@ -158,6 +180,7 @@ export class Conversation {
     const local = images.length ? null : parseLocal(text);
     if (local) return this.local(local);
     const runId = randomId();
+    this.ownRuns.add(runId);
     const key = this.key;
     let message = null;
     const echo = () => {
@@ -243,7 +266,8 @@ function markMissed(placed, { since, sent }) {
   const notice = h("div", { class: "missed", testid: "missed", role: "status" },
     `While the connection was down: ${parts.join(" and ")}.`);
   missed[0].el.before(notice);
-  notice.scrollIntoView({ block: "start" });
+  const root = notice.parentElement; // scrolled by hand: scrollIntoView would move the page too
+  root.scrollTop = notice.offsetTop - root.offsetTop - 16;
 }
 
 function stoppedRun(result) {
