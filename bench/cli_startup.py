@@ -1,5 +1,5 @@
 """How fast the CLI starts: `gsv --help`, each group's `--help` and shell completion (of
-the first word, and inside a group), against
+the first word in bash, zsh and fish, and inside a group), against
 `python -c "import typer"` measured in the same run (the floor any typer CLI pays).
 
     python -m bench.cli_startup [-n RUNS]
@@ -20,8 +20,16 @@ import time
 GROUPS = ["sessions", "cron", "nodes", "config", "security", "status", "doctor"]
 
 
-# bash completion as its script asks: the line so far and the index of the word completed
-COMPLETIONS = {"complete `gsv cr`": ("gsv cr", "1"), "complete `gsv cron a`": ("gsv cron a", "2")}
+# completion requests as the scripts in completions/ make them: bash passes the words and
+# the index of the one completed, zsh and fish the line so far
+BASH, ZSH, FISH = ({"_GSV_COMPLETE": f"complete_{shell}"} for shell in ("bash", "zsh", "fish"))
+COMPLETIONS = {
+    "complete `gsv cr` (bash)": BASH | {"COMP_WORDS": "gsv cr", "COMP_CWORD": "1"},
+    "complete `gsv cr` (zsh)": ZSH | {"_TYPER_COMPLETE_ARGS": "gsv cr"},
+    "complete `gsv cr` (fish)": FISH
+    | {"_TYPER_COMPLETE_ARGS": "gsv cr", "_TYPER_COMPLETE_FISH_ACTION": "get-args"},
+    "complete `gsv cron a`": BASH | {"COMP_WORDS": "gsv cron a", "COMP_CWORD": "2"},
+}
 
 
 def wall(argv: list[str], env: dict[str, str] | None = None) -> float:
@@ -29,10 +37,6 @@ def wall(argv: list[str], env: dict[str, str] | None = None) -> float:
     subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
                    env={**os.environ, **env} if env else None)  # fmt: skip
     return time.perf_counter() - started
-
-
-def completing(line: str, word: str) -> dict[str, str]:
-    return {"_GSV_COMPLETE": "complete_bash", "COMP_WORDS": line, "COMP_CWORD": word}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -48,14 +52,14 @@ def main(argv: list[str] | None = None) -> None:
         for name, args in commands.items():
             floor.append(wall(baseline))
             timings[name].append(wall([*gsv, *args]))
-        for name, (line, word) in COMPLETIONS.items():
+        for name, request in COMPLETIONS.items():
             floor.append(wall(baseline))
-            timings[name].append(wall(gsv, completing(line, word)))
+            timings[name].append(wall(gsv, request))
     base = statistics.median(floor)
     print(f"{runs} runs each; baseline `python -c 'import typer'` median {base * 1e3:.0f} ms")
     for name, samples in timings.items():
         median = statistics.median(samples)
-        print(f"{name:<26} median {median * 1e3:6.0f} ms   {median / base:4.1f}x baseline")
+        print(f"{name:<28} median {median * 1e3:6.0f} ms   {median / base:4.1f}x baseline")
 
 
 if __name__ == "__main__":

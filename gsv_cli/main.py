@@ -2,10 +2,12 @@
 
 A run builds only what it needs: `gsv sessions list` imports and builds the sessions
 group alone (typer turns every registered command into a click command on each run, so
-registering all of them made every group's `--help` pay for all groups). `gsv --help`,
-shell completion and anything not recognised get the whole app, as do tests that import
-`app`. Command modules stay light all the same: heavy imports live inside command
-bodies (tests/test_import_hygiene.py holds this).
+registering all of them made every group's `--help` pay for all groups), under a plain
+root when the line gives no root option that takes a value (build_app). `gsv --help`,
+completion of the first word when the ENTRIES table cannot answer it (gsv_cli.first_word)
+and anything not recognised get the whole app, as do tests that import `app`. Command
+modules stay light all the same: heavy imports live inside command bodies
+(tests/test_import_hygiene.py holds this).
 """
 
 from __future__ import annotations
@@ -31,6 +33,12 @@ class Entry(NamedTuple):
     module: str
     attribute: str = "app"
     hidden: bool = False
+
+    @property
+    def group(self) -> bool:
+        """Whether it is a group: a group's attribute is `app` or ends in `_app` (a test
+        holds every entry to this)."""
+        return self.attribute == "app" or self.attribute.endswith("_app")
 
 
 # in `gsv --help` order; a hidden alias accepts the other spelling
@@ -70,6 +78,8 @@ ENTRIES = (
 )
 # global options that take a value: the word after them is not a command
 VALUE_OPTIONS = ("--url", "-u", "--token", "-t")
+# global flags a plain root takes (build_app)
+PLAIN_FLAGS = ("--json", "--version", "-V")
 
 
 def _print_version(value: bool) -> None:
@@ -78,6 +88,15 @@ def _print_version(value: bool) -> None:
 
         typer.echo(f"gsv {__version__}")
         raise typer.Exit()
+
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print data as JSON (for scripts).")]
+VersionFlag = Annotated[
+    bool,
+    typer.Option(
+        "--version", "-V", is_eager=True, callback=_print_version, help="Show the version."
+    ),
+]
 
 
 def main_options(
@@ -94,30 +113,38 @@ def main_options(
         str | None,
         typer.Option("--token", "-t", help="Gateway token (env GSV_TOKEN, then the secret store)."),
     ] = None,
-    json_output: Annotated[
-        bool, typer.Option("--json", help="Print data as JSON (for scripts).")
-    ] = False,
-    version: Annotated[
-        bool,
-        typer.Option(
-            "--version", "-V", is_eager=True, callback=_print_version, help="Show the version."
-        ),
-    ] = False,
+    json_output: JsonFlag = False,
+    version: VersionFlag = False,
 ) -> None:
     ctx.obj = CliState(url_flag=url, token_flag=token, json=json_output)
 
 
+def plain_options(
+    ctx: typer.Context, json_output: JsonFlag = False, version: VersionFlag = False
+) -> None:
+    """main_options for a command line that gives only PLAIN_FLAGS before the command."""
+    ctx.obj = CliState(url_flag=None, token_flag=None, json=json_output)
+
+
 @functools.cache
-def build_app(only: str | None = None) -> typer.Typer:
-    """The gsv app with every command, or with only the one named `only`."""
+def build_app(only: str | None = None, plain: bool = False) -> typer.Typer:
+    """The gsv app with every command, or with only the one named `only`.
+
+    A plain app's root takes PLAIN_FLAGS alone. Typer 0.29 passes every other option of
+    the root through pydantic on every run, given or not (--url, --token, its own --help,
+    --install-completion and --show-completion: importing pydantic is about half of
+    `gsv <group> --help`); a plain root leaves out those the command line does not give.
+    """
     app = plain_app(
         name="gsv",
         help="gsv: a personal AI agent that lives on your own machines.",
         no_args_is_help=True,
         context_settings={"help_option_names": ["-h", "--help"]},
         pretty_exceptions_enable=False,
+        add_help_option=not plain,
+        add_completion=not plain,
     )
-    app.callback()(main_options)
+    app.callback()(plain_options if plain else main_options)
     for entry in ENTRIES:
         if only is None or entry.name == only:
             _register(app, entry)
@@ -170,6 +197,16 @@ def named(args: list[str]) -> str | None:
     return None
 
 
+def plain_root(args: list[str]) -> bool:
+    """Whether the words before the command are all PLAIN_FLAGS (then a plain root serves)."""
+    for word in args:
+        if not word.startswith("-"):
+            return True
+        if word not in PLAIN_FLAGS:
+            return False
+    return True
+
+
 def __getattr__(name: str) -> typer.Typer:
     if name == "app":  # the whole CLI, for tests and tools that import it
         return build_app()
@@ -177,9 +214,31 @@ def __getattr__(name: str) -> typer.Typer:
 
 
 def main() -> None:
+    from gsv_cli.commands.completions import COMPLETE_VAR
+
+    instruction = os.environ.get(COMPLETE_VAR)
+    if instruction:
+        _complete_first_word(instruction)
+    only = invoked(sys.argv[1:])
+    # completion needs the root's completion options: adding them registers typer's formats
+    plain = only is not None and not instruction and plain_root(sys.argv[1:])
     # a fixed prog name keeps `python -m gsv_cli` and the completion variable (_GSV_COMPLETE)
     # identical to the installed `gsv` script
-    build_app(invoked(sys.argv[1:]))(prog_name="gsv")
+    build_app(only, plain)(prog_name="gsv")
+
+
+def _complete_first_word(instruction: str) -> None:
+    """Answer the completion of the first word from ENTRIES and exit, if it is that (the
+    app would build every group to list their names); otherwise return."""
+    from gsv_cli import first_word
+
+    done = first_word.answer(instruction, os.environ, first_word.candidates(ENTRIES))
+    if done is None:
+        return
+    if done.output is not None:
+        sys.stdout.write(done.output + "\n")
+        sys.stdout.flush()
+    sys.exit(done.status)
 
 
 if __name__ == "__main__":

@@ -35,21 +35,20 @@ LOOPBACK_QR = (
 
 @app.callback(invoke_without_command=True)
 def web(
-    ctx: typer.Context,
-    print_only: PrintOpt = False,
-    qr: QrOpt = False,
-    json_output: JsonOpt = False,
+    ctx: typer.Context, link_only: PrintOpt = False, qr: QrOpt = False, json_output: JsonOpt = False
 ) -> None:
     """Open the web chat in your browser, signed in."""
-    if ctx.invoked_subcommand is not None:
-        return
-    state: CliState = ctx.obj
+    if ctx.invoked_subcommand is None:  # not `gsv web list` or `gsv web revoke`
+        open_chat(ctx.obj, link_only, qr, ctx.obj.wants_json(json_output))
+
+
+def open_chat(state: CliState, link_only: bool, qr: bool, as_json: bool) -> None:
     link, expires_at = sign_in_link(state)
-    if state.wants_json(json_output):
+    if as_json:
         output.print_json({"url": link, "expiresAt": expires_at})
     elif qr:
         show_qr(link)
-    elif print_only or not _open(link):
+    elif link_only or not _open(link):
         output.write_text(link + "\n")
         output.print_hint("open it within two minutes; it signs one browser in, once")
     else:

@@ -222,13 +222,11 @@ class _Lexer:
     # -- words ------------------------------------------------------------------------
     def _word(self) -> tuple[Word, str | None]:
         """A word, and the file descriptor it names when it is `2` in `2>`."""
-        src, parts = self.src, []
+        src = self.src
+        parts: list[str] = []
         dynamic = glob = quoted = False
         while self.pos < len(src):
-            match = _PLAIN.match(src, self.pos)
-            if match:
-                parts.append(match.group())
-                self.pos = match.end()
+            if self._take(_PLAIN, parts):
                 continue
             char = src[self.pos]
             if char in _ENDS_WORD:
@@ -253,6 +251,15 @@ class _Lexer:
                 self.pos += 1
         return Word("".join(parts), dynamic, glob), None
 
+    def _take(self, plain: re.Pattern[str], parts: list[str]) -> bool:
+        """Move a run of `plain` characters at the position into `parts`; False if none.
+        (A run at a time keeps long words from costing a loop turn per character.)"""
+        match = plain.match(self.src, self.pos)
+        if match:
+            parts.append(match.group())
+            self.pos = match.end()
+        return match is not None
+
     def _single_quoted(self) -> str:
         end = self.src.find("'", self.pos + 1)
         if end == -1:
@@ -263,13 +270,11 @@ class _Lexer:
         return text
 
     def _double_quoted(self) -> tuple[str, bool]:
-        src, parts, expands = self.src, [], False
+        src, expands = self.src, False
+        parts: list[str] = []
         self.pos += 1
         while self.pos < len(src):
-            match = _DOUBLE_PLAIN.match(src, self.pos)
-            if match:
-                parts.append(match.group())
-                self.pos = match.end()
+            if self._take(_DOUBLE_PLAIN, parts):
                 continue
             char = src[self.pos]
             if char == '"':

@@ -11,17 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gsv_core.channels import inbound as pipeline
 from gsv_core.channels.base import InboundMessage
-from gsv_core.channels.host import ChannelHost
 from gsv_core.channels.outbox import Outbox
+from gsv_core.channels.parts import ChannelParts
 from gsv_core.channels.shaping import error_line
 from gsv_core.errors import GsvError, InvalidParams
-from gsv_core.pairing import AWAITING_APPROVAL, PAIR, PairingService, decide, pairing_ttl_ms
+from gsv_core.pairing import AWAITING_APPROVAL, PAIR, decide, pairing_ttl_ms
 from gsv_core.protocol import events
 from gsv_core.routing import RoutingSettings, route_inbound
 from gsv_core.storage.channels import (
@@ -29,7 +28,6 @@ from gsv_core.storage.channels import (
     DISPATCHED,
     DROPPED,
     AccountRecord,
-    ChannelStore,
     JournalEntry,
 )
 from gsv_core.storage.usage import DAY_MS
@@ -55,19 +53,9 @@ class _Work:
 
 
 class Inbox:
-    def __init__(
-        self,
-        store: ChannelStore,
-        pairing: PairingService,
-        host: ChannelHost,
-        outbox: Outbox,
-        settings: Callable[[str], dict[str, Any]],
-    ) -> None:
-        self.store = store
-        self.pairing = pairing
-        self.host = host
+    def __init__(self, parts: ChannelParts, outbox: Outbox) -> None:
+        self.parts = parts
         self.outbox = outbox
-        self.settings = settings
         self._queues: dict[tuple[str, str], asyncio.Queue[_Work]] = {}
         self._workers: set[asyncio.Task[None]] = set()
         self._stranger_prompts: set[asyncio.Task[None]] = set()
@@ -81,7 +69,7 @@ class Inbox:
         await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _account(self, channel: str, account_id: str) -> AccountRecord:
-        for record in await self.store.accounts():
+        for record in await self.parts.store.accounts():
             if (record.channel, record.account_id) == (channel, account_id):
                 return record
         return AccountRecord(channel, account_id, False, {}, None, None)
@@ -93,13 +81,13 @@ class Inbox:
             raise InvalidParams(
                 "channel, accountId, peer, and message required (message.id is empty)"
             )
-        entry_id, new = await self.store.record(
+        entry_id, new = await self.parts.store.record(
             message.channel, message.account_id, message.message_id,
-            pipeline.to_wire(message), self.host.now_ms(),
+            pipeline.to_wire(message), self.parts.host.now_ms(),
         )  # fmt: skip
         if not new:
             return {"status": "duplicate"}
-        if self.host.now_ms() - self._forgotten_at >= DAY_MS:
+        if self.parts.host.now_ms() - self._forgotten_at >= DAY_MS:
             await self.forget_old()
         work = _Work(entry_id, message)
         self._queue_for(message.channel, message.account_id).put_nowait(work)
@@ -128,44 +116,44 @@ class Inbox:
                 log.exception("inbound message %s failed", work.entry_id)
                 result = {"status": "error", "error": "internal error"}
                 await self._safe_reply(work.message, error_line(f"Sorry, that failed: {exc}"))
-                await self.store.mark(work.entry_id, DROPPED, self.host.now_ms())
+                await self.parts.store.mark(work.entry_id, DROPPED, self.parts.host.now_ms())
             if not work.done.done():
                 work.done.set_result(result)
 
     async def _process(self, entry_id: int, message: InboundMessage) -> dict[str, Any]:
-        now = self.host.now_ms()
-        settings = self.settings(message.channel)
+        now = self.parts.host.now_ms()
+        settings = self.parts.settings(message.channel)
         sender_id = message.sender.id if message.sender else message.peer.id
         decision = decide(message.channel, sender_id, message.peer.id, message.peer.kind, settings)
         if decision.verdict == PAIR:
             return await self._ask_pairing(entry_id, message, sender_id)
         if decision.verdict != "allow":
-            await self.store.mark(entry_id, DROPPED, now)
+            await self.parts.store.mark(entry_id, DROPPED, now)
             return {"status": "blocked", "reason": decision.reason}
         groups = settings.get("groups") or {}
         if not pipeline.wakes_agent(message, bool(groups.get("requireMention", True))):
-            await self.store.mark(entry_id, DROPPED, now)
+            await self.parts.store.mark(entry_id, DROPPED, now)
             return {"status": "ignored", "reason": "not mentioned"}
         return await self._dispatch(entry_id, message, sender_id)
 
     async def _ask_pairing(
         self, entry_id: int, message: InboundMessage, sender_id: str
     ) -> dict[str, Any]:
-        ttl = pairing_ttl_ms(self.host.config())
+        ttl = pairing_ttl_ms(self.parts.host.config())
         sender_name = pipeline.sender_label(message) if message.sender else message.peer.name
-        first = await self.pairing.request(
+        first = await self.parts.pairing.request(
             message.channel, message.account_id, sender_id, sender_name,
-            message.peer.to_wire(), message.text, self.host.now_ms(), ttl,
+            message.peer.to_wire(), message.text, self.parts.host.now_ms(), ttl,
         )  # fmt: skip
         if first:
             self._prompt_stranger(message)
-        await self.store.mark(entry_id, DROPPED, self.host.now_ms())
+        await self.parts.store.mark(entry_id, DROPPED, self.parts.host.now_ms())
         return {"status": "pending_pairing", "senderId": sender_id}
 
     async def _dispatch(
         self, entry_id: int, message: InboundMessage, sender_id: str
     ) -> dict[str, Any]:
-        routing = RoutingSettings.from_config(self.host.config())
+        routing = RoutingSettings.from_config(self.parts.host.config())
         route = route_inbound(
             message.channel,
             message.account_id,
@@ -189,21 +177,23 @@ class Inbox:
         text, images = await self._content(message, key)
         run_id = f"in-{entry_id}"
         try:
-            result = await self.host.dispatch(
+            result = await self.parts.host.dispatch(
                 key, text, raw_text=message.text, run_id=run_id, context=context, images=images
             )
         except GsvError as exc:
             await self._safe_reply(message, error_line(exc.message))
-            await self.store.mark(entry_id, DROPPED, self.host.now_ms())
+            await self.parts.store.mark(entry_id, DROPPED, self.parts.host.now_ms())
             return {"status": "error", "sessionKey": key, "error": exc.message}
         status = result.get("status")
         if status in ("command", "directive-only", "paused"):  # answered right away
             answer = result.get("error") or result.get("response") or "Command executed"
             await self._safe_reply(message, str(answer))
-            await self.store.mark(entry_id, ANSWERED, self.host.now_ms(), session_key=key)
+            await self.parts.store.mark(
+                entry_id, ANSWERED, self.parts.host.now_ms(), session_key=key
+            )
             return {**result, "sessionKey": key}
-        await self.store.mark(
-            entry_id, DISPATCHED, self.host.now_ms(), run_id=result["runId"], session_key=key
+        await self.parts.store.mark(
+            entry_id, DISPATCHED, self.parts.host.now_ms(), run_id=result["runId"], session_key=key
         )
         self.outbox.start_typing(
             result["runId"], message.channel, message.account_id, message.peer, key
@@ -224,22 +214,22 @@ class Inbox:
                 )
                 continue
             if media.type == "image" and data is not None:
-                images.append(await self.host.store_image(key, data, media.mime_type))
+                images.append(await self.parts.host.store_image(key, data, media.mime_type))
                 continue
             if media.type == "audio" and data is not None and not media.transcription:
-                text = await self.host.transcribe(data, media.mime_type)
+                text = await self.parts.host.transcribe(data, media.mime_type)
                 media = replace(media, transcription=text) if text else media
             notes.append(pipeline.attachment_note(media, size))
         body = "\n".join(part for part in (message.text.strip(), *notes) if part)
         if not body and not images:
             body = "[Empty message]"
-        zone = user_zone(self.host.config())
-        return pipeline.envelope(message, body, zone, self.host.now_ms()), images
+        zone = user_zone(self.parts.host.config())
+        return pipeline.envelope(message, body, zone, self.parts.host.now_ms()), images
 
     async def _touch(self, message: InboundMessage) -> None:
         record = await self._account(message.channel, message.account_id)
-        record.last_message_at = self.host.now_ms()
-        await self.store.save_account(record)
+        record.last_message_at = self.parts.host.now_ms()
+        await self.parts.store.save_account(record)
 
     def _prompt_stranger(self, message: InboundMessage) -> None:
         """The pairing prompt, sent beside the queue (a flood of strangers must not hold
@@ -265,9 +255,9 @@ class Inbox:
         """Forget closed journal entries past the retention (open ones are kept). Done at
         start and then at most daily, as messages arrive: the journal stays bounded
         without a timer of its own."""
-        now = self.host.now_ms()
+        now = self.parts.host.now_ms()
         self._forgotten_at = now
-        forgotten = await self.store.prune(now - JOURNAL_RETENTION_DAYS * DAY_MS)
+        forgotten = await self.parts.store.prune(now - JOURNAL_RETENTION_DAYS * DAY_MS)
         if forgotten:
             log.info("forgot %d inbound messages older than %d days", forgotten,
                      JOURNAL_RETENTION_DAYS)  # fmt: skip
@@ -277,7 +267,7 @@ class Inbox:
         handed to a session are processed; messages whose run was interrupted get a run
         that answers them; a finished run's reply that may not have gone out is sent."""
         await self.forget_old()
-        for entry in await self.store.open_entries():
+        for entry in await self.parts.store.open_entries():
             try:
                 await self._replay(entry)
             except Exception:
@@ -288,7 +278,7 @@ class Inbox:
         if entry.state != DISPATCHED or not entry.run_id or not entry.session_key:
             self._queue_for(entry.channel, entry.account_id).put_nowait(_Work(entry.id, message))
             return
-        status, final = await self.host.run_status(entry.session_key, entry.run_id)
+        status, final = await self.parts.host.run_status(entry.session_key, entry.run_id)
         context = {"channel": entry.channel, "accountId": entry.account_id,
                    "peer": message.peer.to_wire(), "inboundMessageId": entry.message_id,
                    "journalId": entry.id}  # fmt: skip
@@ -299,8 +289,10 @@ class Inbox:
                      "channelContext": context}  # fmt: skip
             await self.outbox.deliver_event(events.CHAT, event)
         elif status == "interrupted":
-            run_id = await self.host.resume(entry.session_key, entry.run_id, context)
-            await self.store.mark(entry.id, DISPATCHED, self.host.now_ms(), run_id=run_id)
+            run_id = await self.parts.host.resume(entry.session_key, entry.run_id, context)
+            await self.parts.store.mark(
+                entry.id, DISPATCHED, self.parts.host.now_ms(), run_id=run_id
+            )
             self.outbox.start_typing(
                 run_id, entry.channel, entry.account_id, message.peer, entry.session_key or ""
             )

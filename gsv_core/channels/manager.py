@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 from gsv_core.channels.base import (
@@ -17,42 +18,27 @@ from gsv_core.channels.base import (
     LoginResult,
     Peer,
 )
-from gsv_core.channels.host import ChannelHost
 from gsv_core.channels.inbox import Inbox
 from gsv_core.channels.outbox import DEFAULT_ACCOUNT, Outbox, parse_approval_action
+from gsv_core.channels.parts import ChannelParts
 from gsv_core.errors import GsvError, NotFound, Unavailable
 from gsv_core.extras import missing_extra
-from gsv_core.pairing import WELCOME, PairingService, pairing_ttl_ms
-from gsv_core.storage.channels import AccountRecord, ChannelStore
-from gsv_core.storage.outbox import OutboxStore, QueueSummary
+from gsv_core.pairing import WELCOME, pairing_ttl_ms
+from gsv_core.storage.channels import AccountRecord
+from gsv_core.storage.outbox import QueueSummary
 
 log = logging.getLogger(__name__)
 
 
-class ChannelManager:
-    def __init__(
-        self,
-        store: ChannelStore,
-        pairing: PairingService,
-        host: ChannelHost,
-        adapters: dict[str, Channel],
-        queued: OutboxStore,
-    ) -> None:
-        self.store = store
-        self.pairing = pairing
-        self.host = host
-        self.adapters = adapters
-        self.queued = queued
-        self.outbox = Outbox(store, host, adapters, self.settings, queued)
-        self.inbox = Inbox(store, pairing, host, self.outbox, self.settings)
+@dataclass(eq=False)
+class ChannelManager(ChannelParts):
+    """Built from its parts; hands them on to the inbox and the outbox it makes."""
+
+    def __post_init__(self) -> None:
+        self.outbox = Outbox(self)
+        self.inbox = Inbox(self, self.outbox)
 
     # -- settings -----------------------------------------------------------------------
-    def settings(self, channel: str) -> dict[str, Any]:
-        """`channels.<channel>` of the effective config ({} when absent)."""
-        channels = self.host.config().get("channels") or {}
-        value = channels.get(channel)
-        return value if isinstance(value, dict) else {}
-
     def account_config(
         self, channel: str, account_id: str, extra: dict[str, Any] | None
     ) -> dict[str, Any]:

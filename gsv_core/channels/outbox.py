@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from typing import Any
 
-from gsv_core.channels.base import Action, ButtonChannel, Channel, OutboundMessage, Peer
-from gsv_core.channels.host import ChannelHost
+from gsv_core.channels.base import Action, ButtonChannel, OutboundMessage, Peer
+from gsv_core.channels.parts import ChannelParts
 from gsv_core.channels.reply_queue import ReplyQueue
 from gsv_core.channels.shaping import RateLimiter, error_line, reply_text, split_text
 from gsv_core.config import setting
 from gsv_core.errors import Unavailable
 from gsv_core.protocol import events
-from gsv_core.storage.channels import ANSWERED, ChannelStore
-from gsv_core.storage.outbox import NewReply, OutboxStore, StoredReply
+from gsv_core.storage.channels import ANSWERED
+from gsv_core.storage.outbox import NewReply, StoredReply
 
 log = logging.getLogger(__name__)
 
@@ -57,19 +57,11 @@ def parse_approval_action(action_id: str) -> tuple[str, str] | None:
 
 
 class Outbox:
-    def __init__(
-        self,
-        store: ChannelStore,
-        host: ChannelHost,
-        adapters: dict[str, Channel],
-        settings: Callable[[str], dict[str, Any]],
-        queued: OutboxStore,
-    ) -> None:
-        self.store = store
-        self.host = host
-        self.adapters = adapters
-        self.settings = settings
-        self.replies = ReplyQueue(queued, self._send_queued, host.now_ms, self._max_age_ms)
+    def __init__(self, parts: ChannelParts) -> None:
+        self.parts = parts
+        self.replies = ReplyQueue(
+            parts.queued, self._send_queued, parts.host.now_ms, self._max_age_ms
+        )
         self._typing: dict[str, asyncio.Task[None]] = {}
         self._limiter = RateLimiter()
         self._queues: dict[tuple[str, str], asyncio.Queue[tuple[str, dict[str, Any]]]] = {}
@@ -87,7 +79,7 @@ class Outbox:
         self.spawn(self.replies.run())
 
     def _max_age_ms(self) -> int:
-        return int(setting(self.host.config(), "channels.outboxMaxAgeHours")) * 3_600_000
+        return int(setting(self.parts.host.config(), "channels.outboxMaxAgeHours")) * 3_600_000
 
     def spawn(self, work: Awaitable[Any]) -> asyncio.Future[Any]:
         task = asyncio.ensure_future(work)
@@ -113,14 +105,14 @@ class Outbox:
         queue.put_nowait((event, payload))
 
     def _buttons(self, channel: str) -> bool:
-        adapter = self.adapters.get(channel)
+        adapter = self.parts.adapters.get(channel)
         return isinstance(adapter, ButtonChannel) and adapter.capabilities.buttons
 
     def _watch(self, approval_id: str) -> asyncio.Future[str] | None:
         """The outcome of a pending approval, awaited in a task of ours (None once it has
         settled)."""
         if approval_id not in self._outcomes:
-            outcome = self.host.approval_outcome(approval_id)
+            outcome = self.parts.host.approval_outcome(approval_id)
             if outcome is None:
                 return None
             task = self._outcomes[approval_id] = self.spawn(outcome)
@@ -165,7 +157,7 @@ class Outbox:
             await self.replies.put(pieces, answers)
             return
         if answers is not None:
-            await self.store.mark(answers[0], ANSWERED, self.host.now_ms())
+            await self.parts.store.mark(answers[0], ANSWERED, self.parts.host.now_ms())
 
     def _queued_pieces(
         self, context: dict[str, Any], text: str, reply_to: str | None, session_key: str
@@ -181,7 +173,7 @@ class Outbox:
     async def _send_queued(self, stored: StoredReply) -> None:
         """One stored piece, paced like every send to its account."""
         reply = stored.reply
-        per_minute = int(self.settings(reply.channel).get("sendRatePerMinute", 30))
+        per_minute = int(self.parts.settings(reply.channel).get("sendRatePerMinute", 30))
         await self._limiter.wait(f"{reply.channel}:{reply.account_id}", per_minute)
         message = OutboundMessage(Peer.from_wire(reply.peer), reply.text, reply.reply_to)
         await self._send_one(reply.channel, reply.account_id, message, reply.session_key)
@@ -221,7 +213,7 @@ class Outbox:
         text: str,
     ) -> None:
         result = await outcome
-        adapter = self.adapters.get(channel)
+        adapter = self.parts.adapters.get(channel)
         if not isinstance(adapter, ButtonChannel):
             return
         line = OUTCOME_LINES.get(result, f"Ended: {result}.")
@@ -234,7 +226,7 @@ class Outbox:
             log.warning("editing the approval prompt on %s failed", channel, exc_info=True)
 
     def _pieces(self, channel: str, text: str) -> list[str]:
-        adapter = self.adapters.get(channel)
+        adapter = self.parts.adapters.get(channel)
         return split_text(text, adapter.capabilities.max_text if adapter else 4000)
 
     async def send_text(
@@ -252,7 +244,7 @@ class Outbox:
         """Send text to a peer through whichever adapter serves the account (in-process or
         external), split before the platform's limit and paced by the rate limit; any
         `actions` go under the last piece."""
-        per_minute = int(self.settings(channel).get("sendRatePerMinute", 30))
+        per_minute = int(self.parts.settings(channel).get("sendRatePerMinute", 30))
         pieces = self._pieces(channel, text)
         sent: list[str] = []
         for index, piece in enumerate(pieces):
@@ -271,11 +263,11 @@ class Outbox:
     async def _send_one(
         self, channel: str, account_id: str, outbound: OutboundMessage, session_key: str = ""
     ) -> str | None:
-        adapter = self.adapters.get(channel)
+        adapter = self.parts.adapters.get(channel)
         peer, text, reply_to = outbound.peer, outbound.text, outbound.reply_to_id
         if adapter is not None and any(s.account_id == account_id for s in adapter.status()):
             return await adapter.send(account_id, outbound)
-        external = self.host.external_peer(channel, account_id)
+        external = self.parts.host.external_peer(channel, account_id)
         if external is None:
             raise Unavailable(
                 f'Channel "{channel}" (account: {account_id}) is not connected. '
@@ -317,11 +309,11 @@ class Outbox:
         self, channel: str, account_id: str, peer: Peer, typing: bool, session_key: str = ""
     ) -> None:
         try:
-            adapter = self.adapters.get(channel)
+            adapter = self.parts.adapters.get(channel)
             if adapter is not None and adapter.capabilities.typing:
                 await adapter.set_typing(account_id, peer, typing)
                 return
-            external = self.host.external_peer(channel, account_id)
+            external = self.parts.host.external_peer(channel, account_id)
             if external is not None:
                 external.send_event(events.CHANNEL_TYPING, {
                     "channel": channel, "accountId": account_id, "peer": peer.to_wire(),

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gsv_core.cron.schedule import normalise_schedule
+from gsv_core.cron.schedule import normalise_schedule, tag_of
 from gsv_core.errors import InvalidParams
 from gsv_core.routing import normalise_agent_id
 
@@ -34,6 +34,15 @@ _TASK_OPTIONAL: dict[str, type] = {
     "channel": str,
     "to": str,
 }
+# JobState's fields by their names in a job's wire `state` (`retries` aside: 0 is left out)
+_STATE_WIRE = {
+    "next_run_at_ms": "nextRunAtMs",
+    "running_at_ms": "runningAtMs",
+    "last_run_at_ms": "lastRunAtMs",
+    "last_status": "lastStatus",
+    "last_error": "lastError",
+    "last_duration_ms": "lastDurationMs",
+}
 
 
 @dataclass
@@ -47,28 +56,14 @@ class JobState:
     retries: int = 0  # failed runs of a one-shot job since its last success
 
     def to_wire(self) -> dict[str, Any]:
-        fields = {
-            "nextRunAtMs": self.next_run_at_ms,
-            "runningAtMs": self.running_at_ms,
-            "lastRunAtMs": self.last_run_at_ms,
-            "lastStatus": self.last_status,
-            "lastError": self.last_error,
-            "lastDurationMs": self.last_duration_ms,
-            "retries": self.retries or None,
-        }
+        fields = {wire: getattr(self, name) for name, wire in _STATE_WIRE.items()}
+        fields["retries"] = self.retries or None
         return {k: v for k, v in fields.items() if v is not None}
 
     @classmethod
     def from_wire(cls, data: Mapping[str, Any]) -> JobState:
-        return cls(
-            next_run_at_ms=data.get("nextRunAtMs"),
-            running_at_ms=data.get("runningAtMs"),
-            last_run_at_ms=data.get("lastRunAtMs"),
-            last_status=data.get("lastStatus"),
-            last_error=data.get("lastError"),
-            last_duration_ms=data.get("lastDurationMs"),
-            retries=int(data.get("retries") or 0),
-        )
+        known = {name: data.get(wire) for name, wire in _STATE_WIRE.items()}
+        return cls(**known, retries=int(data.get("retries") or 0))
 
 
 @dataclass
@@ -169,11 +164,7 @@ def patched_job(job: CronJob, patch: Any, now_ms: int) -> CronJob:
 
 def validate_spec(raw: Any, where: str = "spec") -> dict[str, Any]:
     """The canonical spec in `raw`; InvalidParams names the field."""
-    if not isinstance(raw, Mapping):
-        raise InvalidParams(f"{where} must be an object with a mode (systemEvent or task)")
-    mode = raw.get("mode")
-    if mode is None:
-        raise InvalidParams(f"{where}.mode is required (systemEvent or task)")
+    mode = tag_of(raw, where, "mode", "systemEvent or task")
     if mode == "systemEvent":
         return {"mode": mode, "text": _text(raw.get("text"), f"{where}.text")}
     if mode != "task":

@@ -77,6 +77,17 @@ def whole_number(value: Any, field: str, minimum: int) -> int:
     return int(value)
 
 
+def tag_of(raw: Any, field: str, tag: str, choices: str) -> Any:
+    """The value of `tag`, the key that says which shape the object `raw` has (`choices`
+    names the shapes, for the message); InvalidParams when `raw` is no object or lacks it."""
+    if not isinstance(raw, Mapping):
+        raise InvalidParams(f"{field} must be an object with a {tag} ({choices})")
+    value = raw.get(tag)
+    if value is None:
+        raise InvalidParams(f"{field}.{tag} is required ({choices})")
+    return value
+
+
 def normalise_cron_expr(expr: Any, field: str = "schedule.expr") -> str:
     """A valid 5-field expression (or @daily-style alias), whitespace collapsed."""
     from cronsim import CronSim, CronSimError
@@ -100,11 +111,7 @@ def normalise_cron_expr(expr: Any, field: str = "schedule.expr") -> str:
 
 def normalise_schedule(raw: Any, field: str = "schedule") -> dict[str, Any]:
     """The canonical schedule in `raw` (the shapes above); InvalidParams names the field."""
-    if not isinstance(raw, Mapping):
-        raise InvalidParams(f"{field} must be an object with a kind (at, every or cron)")
-    kind = raw.get("kind")
-    if kind is None:
-        raise InvalidParams(f"{field}.kind is required (at, every or cron)")
+    kind = tag_of(raw, field, "kind", "at, every or cron")
     if kind == "at":
         return {"kind": "at", "atMs": whole_number(raw.get("atMs"), f"{field}.atMs", 0)}
     if kind == "every":

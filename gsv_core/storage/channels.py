@@ -161,11 +161,9 @@ class ChannelStore:
 
     async def delete_account(self, channel: str, account_id: str) -> None:
         names = await self._stored_names(channel, account_id)
-        await self._db.write(
-            lambda conn: conn.execute(
-                "DELETE FROM channel_accounts WHERE channel = ? AND account_id = ?",
-                (channel, account_id),
-            )
+        await self._db.execute(
+            "DELETE FROM channel_accounts WHERE channel = ? AND account_id = ?",
+            (channel, account_id),
         )
         await self._forget(names)
 

@@ -306,6 +306,10 @@ class Database:
         self._queue.put((fn, future))
         return await asyncio.wrap_future(future)
 
+    async def execute(self, sql: str, args: Sequence[Any] = ()) -> None:
+        """Run one statement in the writer thread; return once committed."""
+        await self.write(lambda conn: conn.execute(sql, args))
+
     async def scrub(self) -> tuple[int, int, int]:
         """Leave no bytes of deleted or replaced rows in the files: checkpoint the WAL and
         truncate it, VACUUM (rewrites the file without its free pages), truncate the WAL

@@ -106,53 +106,41 @@ class OutboxStore:
     async def pending(self, channel: str, account_id: str) -> list[StoredReply]:
         """One account's replies, oldest first."""
 
-        def read(conn: sqlite3.Connection) -> list[StoredReply]:
-            rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM channel_outbox WHERE channel = ? AND account_id = ? "
-                "ORDER BY id",
-                (channel, account_id),
-            ).fetchall()
-            return [_stored(row) for row in rows]
-
-        return await self._db.read(read)
+        return await self._db.select(
+            _stored,
+            f"SELECT {_COLUMNS} FROM channel_outbox WHERE channel = ? AND account_id = ? "
+            "ORDER BY id",
+            (channel, account_id),
+        )
 
     async def summary(self) -> list[QueueSummary]:
         """Per account with replies waiting: how many, since when, the next try."""
 
-        def read(conn: sqlite3.Connection) -> list[QueueSummary]:
-            # the next try and the last error are the head's: the rest wait behind it
-            rows = conn.execute(
-                "SELECT q.channel, q.account_id, COUNT(*), MIN(q.created_at), "
-                "head.next_attempt_at, head.last_error FROM channel_outbox AS q "
-                "JOIN channel_outbox AS head ON head.id = (SELECT MIN(id) FROM channel_outbox "
-                "WHERE channel = q.channel AND account_id = q.account_id) "
-                "GROUP BY q.channel, q.account_id ORDER BY q.channel, q.account_id"
-            ).fetchall()
-            return [QueueSummary(*row) for row in rows]
-
-        return await self._db.read(read)
+        # the next try and the last error are the head's: the rest wait behind it
+        return await self._db.select(
+            lambda row: QueueSummary(*row),
+            "SELECT q.channel, q.account_id, COUNT(*), MIN(q.created_at), "
+            "head.next_attempt_at, head.last_error FROM channel_outbox AS q "
+            "JOIN channel_outbox AS head ON head.id = (SELECT MIN(id) FROM channel_outbox "
+            "WHERE channel = q.channel AND account_id = q.account_id) "
+            "GROUP BY q.channel, q.account_id ORDER BY q.channel, q.account_id",
+        )
 
     async def delete(self, reply_id: int) -> None:
-        await self._db.write(
-            lambda conn: conn.execute("DELETE FROM channel_outbox WHERE id = ?", (reply_id,))
-        )
+        await self._db.execute("DELETE FROM channel_outbox WHERE id = ?", (reply_id,))
 
     async def postpone(self, reply_id: int, until: int, error: str) -> None:
         """A try failed: count it, keep why, try again at `until` (epoch ms)."""
-        await self._db.write(
-            lambda conn: conn.execute(
-                "UPDATE channel_outbox SET attempts = attempts + 1, next_attempt_at = ?, "
-                "last_error = ? WHERE id = ?",
-                (until, error, reply_id),
-            )
+        await self._db.execute(
+            "UPDATE channel_outbox SET attempts = attempts + 1, next_attempt_at = ?, "
+            "last_error = ? WHERE id = ?",
+            (until, error, reply_id),
         )
 
     async def due_now(self, channel: str, account_id: str, now: int) -> None:
         """The account is back: its replies are due at once, whatever their backoff."""
-        await self._db.write(
-            lambda conn: conn.execute(
-                "UPDATE channel_outbox SET next_attempt_at = MIN(next_attempt_at, ?) "
-                "WHERE channel = ? AND account_id = ?",
-                (now, channel, account_id),
-            )
+        await self._db.execute(
+            "UPDATE channel_outbox SET next_attempt_at = MIN(next_attempt_at, ?) "
+            "WHERE channel = ? AND account_id = ?",
+            (now, channel, account_id),
         )

@@ -45,6 +45,11 @@ class SessionRecord:
     compaction_count: int = 0
     last_compacted_at: int | None = None
 
+    def list_entry(self) -> dict[str, Any]:
+        """What every listing of sessions shows of one (`sessions.list`, gsv__SessionsList)."""
+        return {"sessionKey": self.session_key, "kind": self.kind,
+                "createdAt": self.created_at, "lastActiveAt": self.last_active_at}  # fmt: skip
+
     def row(self) -> tuple[Any, ...]:
         return (
             self.session_key, self.session_id, self.agent_id, self.kind, self.created_at,

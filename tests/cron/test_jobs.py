@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from gsv_core.cron.jobs import new_job, patched_job
+from gsv_core.cron.jobs import JobState, new_job, patched_job
 from gsv_core.errors import InvalidParams
 
 AT = {"kind": "at", "atMs": 10_000}
@@ -44,6 +44,7 @@ def test_a_job_gets_defaults_and_normalised_fields() -> None:
         ({"spec": {"mode": "task"}}, "spec.message is required"),
         ({"spec": {"mode": "systemEvent", "text": ""}}, "spec.text is required"),
         ({"spec": {"text": "x"}}, "spec.mode is required"),
+        ({"spec": "say hi"}, r"spec must be an object with a mode \(systemEvent or task\)"),
         ({"spec": {"mode": "chat", "text": "x"}}, "spec.mode must be systemEvent or task"),
         ({"spec": {**TASK, "model": "gpt5"}}, "spec.model must be provider/model-id"),
         ({"spec": {**TASK, "thinking": "loud"}}, "spec.thinking must be one of"),
@@ -71,3 +72,14 @@ def test_patches_merge_specs_of_the_same_mode_and_replace_other_modes() -> None:
         patched_job(job, {"spec": {"mode": "systemEvent"}}, 9)
     with pytest.raises(InvalidParams, match=r"patch\.name"):
         patched_job(job, {"name": ""}, 9)
+
+
+def test_a_job_state_goes_to_the_wire_and_back_unchanged() -> None:
+    """JobState.to_wire() names every field in camelCase, leaves out what is unset (0
+    retries too), and from_wire() reads the same fields back."""
+    state = JobState(next_run_at_ms=5, last_status="error", last_error="boom", retries=2)
+    wire = state.to_wire()
+    assert wire == {"nextRunAtMs": 5, "lastStatus": "error", "lastError": "boom", "retries": 2}
+    assert JobState.from_wire(wire) == state
+    assert JobState().to_wire() == {}
+    assert JobState.from_wire({}) == JobState()

@@ -1,4 +1,5 @@
-"""Database.select / select_one: one query, its rows converted in the reader thread."""
+"""Database.select / select_one: one query, its rows converted in the reader thread;
+Database.execute: one statement, committed by the writer."""
 
 from __future__ import annotations
 
@@ -42,3 +43,14 @@ async def test_select_one_returns_the_row_or_none(tmp_path: Path) -> None:
         await db.close()
     assert found == '"two"'
     assert missing is None
+
+
+async def test_execute_commits_one_statement_with_its_arguments(tmp_path: Path) -> None:
+    """execute() runs one statement with its arguments; a read after it sees the change."""
+    db = await _db_with_rows(tmp_path / "gsv.db")
+    try:
+        await db.execute("DELETE FROM config_overrides WHERE key = ?", ("a",))
+        keys = await db.select(lambda row: row[0], "SELECT key FROM config_overrides")
+    finally:
+        await db.close()
+    assert keys == ["b"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from gsv_core.channels.base import Media, Peer, Sender
@@ -26,12 +26,11 @@ _MENTION_TYPES: list[str | None] = ["mention", "text_mention"]
 
 @dataclass(frozen=True)
 class Attachment:
-    type: str
+    """A file a message announced: its Telegram file id, and the Media it becomes once
+    downloaded (without data until then; `size` as announced)."""
+
     file_id: str
-    mime_type: str
-    filename: str | None = None
-    size: int | None = None
-    duration: float | None = None
+    media: Media
 
 
 def peer_of(message: Message) -> Peer:
@@ -114,31 +113,32 @@ def attachments_of(message: Message) -> list[Attachment]:
     found: list[Attachment] = []
     if message.photo:
         best = max(message.photo, key=lambda p: (p.width * p.height, p.file_size or 0))
-        found.append(Attachment("image", best.file_id, "image/jpeg", size=best.file_size))
+        image = Media(type="image", mime_type="image/jpeg", size=best.file_size)
+        found.append(Attachment(best.file_id, image))
     for kind, media, default_mime in (
         ("audio", message.voice, "audio/ogg"),
         ("audio", message.audio, "audio/mpeg"),
         ("video", message.video, "video/mp4"),
     ):
         if media is not None:
-            found.append(
-                Attachment(
-                    kind,
-                    media.file_id,
-                    media.mime_type or default_mime,
-                    getattr(media, "file_name", None),
-                    media.file_size,
-                    seconds(media.duration),
-                )
+            announced = Media(
+                type=kind,
+                mime_type=media.mime_type or default_mime,
+                filename=getattr(media, "file_name", None),
+                size=media.file_size,
+                duration=seconds(media.duration),
             )
+            found.append(Attachment(media.file_id, announced))
     document = message.document
     if document is not None and message.animation is None:
         mime = document.mime_type or "application/octet-stream"
-        found.append(
-            Attachment(
-                media_kind(mime), document.file_id, mime, document.file_name, document.file_size
-            )
+        announced = Media(
+            type=media_kind(mime),
+            mime_type=mime,
+            filename=document.file_name,
+            size=document.file_size,
         )
+        found.append(Attachment(document.file_id, announced))
     return found
 
 
@@ -146,9 +146,10 @@ async def download(bot: Bot, attachment: Attachment) -> Media | str:
     """The attachment as inline base64 Media, or a note for the text saying why not."""
     from telegram import error as tg
 
-    label = attachment.filename or attachment.type
-    if attachment.size is not None and attachment.size > MAX_MEDIA_BYTES:
-        return too_big_note(label, attachment.size, MAX_MEDIA_BYTES)
+    announced = attachment.media
+    label = announced.filename or announced.type
+    if announced.size is not None and announced.size > MAX_MEDIA_BYTES:
+        return too_big_note(label, announced.size, MAX_MEDIA_BYTES)
     try:
         file = await bot.get_file(attachment.file_id)
         if file.file_size is not None and file.file_size > MAX_MEDIA_BYTES:
@@ -159,14 +160,7 @@ async def download(bot: Bot, attachment: Attachment) -> Media | str:
         return f"[attachment not downloaded: {label}]"
     if len(data) > MAX_MEDIA_BYTES:
         return too_big_note(label, len(data), MAX_MEDIA_BYTES)
-    return Media(
-        type=attachment.type,
-        mime_type=attachment.mime_type,
-        data=base64.b64encode(data).decode("ascii"),
-        filename=attachment.filename,
-        size=len(data),
-        duration=attachment.duration,
-    )
+    return replace(announced, data=base64.b64encode(data).decode("ascii"), size=len(data))
 
 
 def parse_chat_id(peer_id: str) -> int | str:

@@ -4,11 +4,12 @@ account they connected as: no adapter speaks for another."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from gsv_core.channels.inbound import from_wire
 from gsv_core.errors import Forbidden, NotFound
-from gsv_core.gateway.handlers.routes import Routes
+from gsv_core.gateway.handlers.routes import Routes, add_routes
 from gsv_core.protocol import events
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas.channels import (
@@ -19,7 +20,7 @@ from gsv_core.protocol.schemas.channels import (
     ChannelStatusParams,
 )
 from gsv_core.rpc.context import RequestContext
-from gsv_core.rpc.dispatch import Router
+from gsv_core.rpc.dispatch import Handler, Router
 from gsv_core.storage.outbox import QueueSummary
 
 if TYPE_CHECKING:
@@ -57,11 +58,6 @@ def register(router: Router, gateway: Gateway) -> None:
         await manager.start(params.channel, params.accountId, params.config)
         return _account_ack(params)
 
-    @route(m.CHANNEL_STOP, ChannelParams)
-    async def channel_stop(ctx: RequestContext, params: ChannelParams) -> dict[str, Any]:
-        await manager.stop(params.channel, params.accountId)
-        return _account_ack(params)
-
     @route(m.CHANNEL_STATUS, ChannelStatusParams)
     async def channel_status(ctx: RequestContext, params: ChannelStatusParams) -> dict[str, Any]:
         queued = {
@@ -85,11 +81,6 @@ def register(router: Router, gateway: Gateway) -> None:
             answer["qrDataUrl"] = result.qr_data_url
         return answer
 
-    @route(m.CHANNEL_LOGOUT, ChannelParams)
-    async def channel_logout(ctx: RequestContext, params: ChannelParams) -> dict[str, Any]:
-        await manager.logout(params.channel, params.accountId)
-        return _account_ack(params)
-
     @route(m.CHANNEL_INBOUND, ChannelInboundParams)
     async def channel_inbound(ctx: RequestContext, params: ChannelInboundParams) -> dict[str, Any]:
         registered = gateway.registry.channels.get(f"{params.channel}:{params.accountId}")
@@ -101,6 +92,11 @@ def register(router: Router, gateway: Gateway) -> None:
         message = from_wire(params.to_wire())
         return await manager.inbox.receive(message, wait=True)
 
+    add_routes(
+        router,
+        (m.CHANNEL_STOP, _account_change(manager.stop), ChannelParams),
+        (m.CHANNEL_LOGOUT, _account_change(manager.logout), ChannelParams),
+    )
     gateway.events.update({events.CHANNEL_OUTBOUND, events.CHANNEL_TYPING})
 
 
@@ -134,6 +130,16 @@ def _entry(
     if last_message_at is not None:
         entry["lastMessageAt"] = last_message_at
     return entry
+
+
+def _account_change(change: Callable[[str, str], Awaitable[None]]) -> Handler:
+    """A method that applies `change` to one account (channel, account id), then says so."""
+
+    async def handle(ctx: RequestContext, params: ChannelParams) -> dict[str, Any]:
+        await change(params.channel, params.accountId)
+        return _account_ack(params)
+
+    return handle
 
 
 def _account_ack(params: ChannelParams) -> dict[str, Any]:

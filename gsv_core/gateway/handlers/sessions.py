@@ -41,13 +41,7 @@ def register(router: Router, gateway: Gateway) -> None:
         counts = await sessions.store.message_counts([r.session_key for r in records])
         entries = []
         for record in records:
-            entry: dict[str, Any] = {
-                "sessionKey": record.session_key,
-                "kind": record.kind,
-                "createdAt": record.created_at,
-                "lastActiveAt": record.last_active_at,
-                "messageCount": counts.get(record.session_key, 0),
-            }
+            entry = {**record.list_entry(), "messageCount": counts.get(record.session_key, 0)}
             if record.label:
                 entry["label"] = record.label
             entries.append(entry)

@@ -49,13 +49,7 @@ def register(registry: NativeToolRegistry, gateway: Gateway) -> None:
         records, total = await gateway.sessions.store.list_sessions(args.offset, args.limit)
         sessions = []
         for record in records:
-            entry: dict[str, Any] = {
-                "sessionKey": record.session_key,
-                "kind": record.kind,
-                "label": record.label,
-                "lastActiveAt": record.last_active_at,
-                "createdAt": record.created_at,
-            }
+            entry = {**record.list_entry(), "label": record.label}
             if args.messageLimit:
                 messages = await gateway.sessions.store.messages(
                     record.session_key, args.messageLimit

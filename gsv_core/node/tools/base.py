@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from gsv_core.errors import ToolFailed
+from gsv_core.node.tools.workspace import Workspace
 
 P = TypeVar("P", bound="ToolParams")
 T = TypeVar("T")
@@ -75,6 +76,14 @@ class Tool(ABC, Generic[P]):
         """The result when it can be had at once without blocking the event loop, else
         LATER (the default: `run()` is the only way)."""
         return LATER
+
+
+class WorkspaceTool(Tool[P]):
+    """A tool over the node's files (Read, Glob, Grep, Write, Edit): its paths resolve
+    against the workspace, which refuses escapes when the node is restricted to it."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
 
 
 def describe_errors(exc: ValidationError) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import Field
 
 from gsv_core.errors import ToolFailed
-from gsv_core.node.tools.base import Tool, ToolParams, run_blocking
+from gsv_core.node.tools.base import ToolParams, WorkspaceTool, run_blocking
 from gsv_core.node.tools.patterns import (
     NameTest,
     PatternError,
@@ -31,7 +31,6 @@ from gsv_core.node.tools.patterns import (
     has_magic,
 )
 from gsv_core.node.tools.walk import TreeWalker
-from gsv_core.node.tools.workspace import Workspace
 
 MAX_GLOB_MATCHES = 1000
 
@@ -45,7 +44,7 @@ class GlobParams(ToolParams):
     )
 
 
-class GlobTool(Tool[GlobParams]):
+class GlobTool(WorkspaceTool[GlobParams]):
     name = "Glob"
     capability = "filesystem.list"
     description = (
@@ -54,9 +53,6 @@ class GlobTool(Tool[GlobParams]):
         "first, at most 1000 (the result's note says when there were more)."
     )
     Params = GlobParams
-
-    def __init__(self, workspace: Workspace) -> None:
-        self.workspace = workspace
 
     async def run(self, params: GlobParams) -> dict[str, Any]:
         if not params.pattern.strip():

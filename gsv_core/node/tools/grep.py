@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import Field
 
 from gsv_core.errors import ToolFailed
-from gsv_core.node.tools.base import Tool, ToolParams, run_blocking
+from gsv_core.node.tools.base import ToolParams, WorkspaceTool, run_blocking
 from gsv_core.node.tools.patterns import PatternError, expand_braces, name_matcher
 from gsv_core.node.tools.ripgrep import RgUnusable, rg_matches
 from gsv_core.node.tools.textsearch import (
@@ -52,7 +52,7 @@ class GrepParams(ToolParams):
     )
 
 
-class GrepTool(Tool[GrepParams]):
+class GrepTool(WorkspaceTool[GrepParams]):
     name = "Grep"
     capability = "text.search"
     description = (
@@ -66,7 +66,7 @@ class GrepTool(Tool[GrepParams]):
 
     def __init__(self, workspace: Workspace, *, use_rg: bool | None = None) -> None:
         """`use_rg`: None uses rg when it is on PATH, False never, True requires it."""
-        self.workspace = workspace
+        super().__init__(workspace)
         self.rg = shutil.which("rg") if use_rg is not False else None
         if use_rg and self.rg is None:
             raise ValueError("use_rg=True but rg is not on PATH")

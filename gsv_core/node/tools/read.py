@@ -23,9 +23,8 @@ from typing import Any, BinaryIO
 from pydantic import Field
 
 from gsv_core.errors import ToolFailed
-from gsv_core.node.tools.base import LATER, Tool, ToolParams, run_blocking
+from gsv_core.node.tools.base import LATER, ToolParams, WorkspaceTool, run_blocking
 from gsv_core.node.tools.sniff import HEAD_BYTES, is_image, sniff_mime
-from gsv_core.node.tools.workspace import Workspace
 
 MAX_IMAGE_BYTES = 10 * 1024 * 1024
 MAX_TEXT_CHARS = 256 * 1024
@@ -46,7 +45,7 @@ class ReadParams(ToolParams):
     )
 
 
-class ReadTool(Tool[ReadParams]):
+class ReadTool(WorkspaceTool[ReadParams]):
     name = "Read"
     capability = "filesystem.read"
     description = (
@@ -57,9 +56,6 @@ class ReadTool(Tool[ReadParams]):
         "are returned as image content. Other binary files are refused."
     )
     Params = ReadParams
-
-    def __init__(self, workspace: Workspace) -> None:
-        self.workspace = workspace
 
     def run_now(self, params: ReadParams) -> Any:
         # a thread hop costs more than reading a few KiB: small files are read inline

@@ -10,19 +10,19 @@ from typing import Any, TypeVar
 from pydantic import Field
 
 from gsv_core.errors import ToolFailed
-from gsv_core.node.tools.base import P, Tool, ToolParams, run_blocking
+from gsv_core.node.tools.base import P, ToolParams, WorkspaceTool, run_blocking
 from gsv_core.node.tools.workspace import Workspace
 from gsv_core.workspace.locks import KeyLocks
 
 T = TypeVar("T")
 
 
-class FileChangeTool(Tool[P]):
+class FileChangeTool(WorkspaceTool[P]):
     """A tool that changes one file (Write, Edit): changes of one file happen one at a
     time, so two calls in the same turn never lose one another's update."""
 
     def __init__(self, workspace: Workspace, locks: KeyLocks) -> None:
-        self.workspace = workspace
+        super().__init__(workspace)
         self.locks = locks
 
     async def change(self, path: str, work: Callable[[str], T]) -> tuple[str, T]:

@@ -1,0 +1,165 @@
+"""Shell completion of the first word (`gsv cr<TAB>`), answered without building the app.
+
+Any command name may follow `gsv`, so typer answers this by building every command group
+(about 4x `import typer`, bench/cli_startup.py). The names are known without that: the
+ENTRIES table of gsv_cli.main lists them, and SHORT_HELP below holds the help shown beside
+each. `answer()` reads the request as typer's completion classes read it and prints the
+names as they print them (typer/_completion_classes.py: BashComplete, ZshComplete and
+FishComplete, their get_completion_args, format_completion and complete). It answers a
+command name in first place only: an option, a later word, quoting, another shell or a
+name without recorded help get None, and the full app answers.
+tests/cli/test_first_word_completion.py runs both ways and holds their output equal.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from gsv_cli.main import Entry
+
+# The help click shows beside a name (get_short_help_str: the first sentence of the
+# command's help, cut to 45 characters), by name. A test compares it with the commands;
+# a name not (yet) in ENTRIES is never offered.
+SHORT_HELP = {
+    "chat": "Send MESSAGE to the agent and stream the...",
+    "up": "Make sure a local gateway and a node for...",
+    "down": "Stop the gateway and node that `gsv up`...",
+    "status": "Show the gateway, model, nodes, channels,...",
+    "doctor": "Find what is broken and say how to fix it...",
+    "onboard": "Set up a model: provider, key, model, a...",
+    "usage": "Show tokens and cost of the agent's model...",
+    "web": "The web chat: open it signed in; list or...",
+    "transfer": "Copy a file; the command ends when the...",
+    "logs": "Show the last lines of a node's log,...",
+    "init": "Write the local config (config.toml) and...",
+    "gateway": "Run the gateway: foreground, background or...",
+    "node": "Run this machine as a node: its tools...",
+    "nodes": "Nodes the gateway knows, online or not.",
+    "tools": "List the agent's tools, or call one by hand.",
+    "mcp": "MCP servers whose tools the agent can use.",
+    "sessions": "List and manage the agent's sessions.",
+    "workspace": "Read and change the agent's workspace files.",
+    "skills": "Skills: which ones the agent can use on...",
+    "cron": "Scheduled jobs: add, list, run and remove...",
+    "heartbeat": "Heartbeats: periodic check-ins where the...",
+    "channels": "Messenger channels: start, stop, status,...",
+    "pairing": "Senders waiting for your approval.",
+    "approvals": "Tool calls waiting for your approval; the...",
+    "security": "Check (and repair) how safe this gsv is.",
+    "models": "The models your providers offer.",
+    "config": "Read and change the gateway configuration.",
+    "local-config": "This machine's local config (config.toml)...",
+    "completions": "Shell completions for bash, zsh and fish.",
+}
+
+# a line click's shlex split splits as str.split() does: no quoting, only its whitespace
+_PLAIN_WORDS = re.compile(r"(?:[^\s\"'\\]|[ \t\r\n])*")
+_WHITESPACE = re.compile(r"\s")
+# help typer's rich rendering (zsh, fish) would change: markup and emoji codes
+_RICH_SYNTAX = re.compile(r"\[|:\S+:")
+
+
+class Candidate(NamedTuple):
+    """A name completion may offer and the help shown beside it (None: not recorded)."""
+
+    name: str
+    help: str | None
+
+
+class Answer(NamedTuple):
+    """What the completion run prints (None: nothing at all) and its exit status."""
+
+    output: str | None
+    status: int = 0
+
+
+def candidates(entries: Iterable[Entry]) -> list[Candidate]:
+    """The visible names in click's order: typer adds an app's commands before its groups."""
+    visible = [entry for entry in entries if not entry.hidden]
+    ordered = [e for e in visible if not e.group] + [e for e in visible if e.group]
+    return [Candidate(entry.name, SHORT_HELP.get(entry.name)) for entry in ordered]
+
+
+def completion_args(shell: str, env: Mapping[str, str]) -> tuple[list[str], str] | None:
+    """The words before the one completed and the start of that one, as typer reads them;
+    None where this whitespace split could differ from click's shlex split."""
+    line = env.get("COMP_WORDS" if shell == "bash" else "_TYPER_COMPLETE_ARGS", "")
+    if not _PLAIN_WORDS.fullmatch(line):
+        return None
+    words = line.split()
+    if shell != "bash":
+        args = words[1:]
+        if args and not line.endswith(" "):  # the last word is still being typed
+            return args[:-1], args[-1]
+        return args, ""
+    try:
+        current = int(env["COMP_CWORD"])
+    except (KeyError, ValueError):
+        return None  # typer fails on these: let it say so
+    try:
+        return words[1:current], words[current]
+    except IndexError:
+        return words[1:current], ""
+
+
+def answer(instruction: str, env: Mapping[str, str], offered: Sequence[Candidate]) -> Answer | None:
+    """The completion of the first word, or None when the full app must answer."""
+    action, _, shell = instruction.partition("_")  # as typer splits `complete_bash`
+    if action != "complete" or shell not in _FORMATS:
+        return None
+    read = completion_args(shell, env)
+    if read is None:
+        return None
+    args, incomplete = read
+    # click offers options too when the word starts with neither a letter nor a digit
+    if args or (incomplete and not incomplete[0].isalnum()):
+        return None
+    found = [c for c in offered if c.name.startswith(incomplete)]
+    if any(c.help is None or _RICH_SYNTAX.search(c.help) for c in found):
+        return None
+    return _FORMATS[shell](found, env)
+
+
+def _bash(found: Sequence[Candidate], env: Mapping[str, str]) -> Answer:
+    return Answer("\n".join(c.name for c in found))
+
+
+def _zsh(found: Sequence[Candidate], env: Mapping[str, str]) -> Answer:
+    if not found:
+        return Answer("_files")
+    items = "\n".join(
+        f'"{_zsh_escape(c.name)}":"{_zsh_escape(c.help)}"' if c.help else f'"{_zsh_escape(c.name)}"'
+        for c in found
+    )
+    return Answer(f"_arguments '*: :(({items}))'")
+
+
+def _zsh_escape(text: str) -> str:
+    return (
+        text.replace('"', '""')
+        .replace("'", "''")
+        .replace("$", "\\$")
+        .replace("`", "\\`")
+        .replace(":", r"\\:")
+    )
+
+
+def _fish(found: Sequence[Candidate], env: Mapping[str, str]) -> Answer:
+    action = env.get("_TYPER_COMPLETE_FISH_ACTION", "")
+    if action == "is-args":  # the exit status alone says whether names are offered
+        return Answer(None, 0 if found else 1)
+    if action != "get-args":
+        return Answer("")
+    return Answer(
+        "\n".join(f"{c.name}\t{_WHITESPACE.sub(' ', c.help)}" if c.help else c.name for c in found)
+    )
+
+
+_FORMATS: dict[str, Callable[[Sequence[Candidate], Mapping[str, str]], Answer]] = {
+    "bash": _bash,
+    "zsh": _zsh,
+    "fish": _fish,
+}
