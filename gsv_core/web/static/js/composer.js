@@ -8,8 +8,8 @@ import { completions } from "./commands.js";
 const MAX_ROWS_PX = 240;
 
 export class Composer {
-  constructor({ form, textarea, send, stop, menu }, { onSubmit, onStop }) {
-    Object.assign(this, { form, textarea, send, stop, menu, onSubmit, onStop });
+  constructor({ form, textarea, send, stop, menu, activity }, { onSubmit, onStop }) {
+    Object.assign(this, { form, textarea, send, stop, menu, activity, onSubmit, onStop });
     this.lastSent = "";
     this.choices = [];
     this.selected = 0;
@@ -42,6 +42,7 @@ export class Composer {
   setBusy(busy) {
     this.stop.hidden = !busy;
     this.stop.disabled = !busy;
+    if (this.activity) this.activity.hidden = !busy;
   }
 
   submit() {

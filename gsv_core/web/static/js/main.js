@@ -28,7 +28,7 @@ let conversation; // the view answers approvals through it
 const view = new ChatView($("transcript"), { answer: (...args) => conversation.answer(...args) });
 const attachments = new Attachments($("attachments"));
 const composer = new Composer(
-  { form: $("composer-form"), textarea: $("composer"), send: $("send"), stop: $("stop"), menu: $("slash-menu") },
+  { form: $("composer-form"), textarea: $("composer"), send: $("send"), stop: $("stop"), menu: $("slash-menu"), activity: $("activity") },
   { onSubmit: submit, onStop: () => conversation.stop() },
 );
 composer.canSendEmpty = () => attachments.count > 0;
