@@ -6,6 +6,7 @@
 
 import { h, randomId } from "./dom.js";
 import { historyItems } from "./transcript.js";
+import { noticeElement } from "./messages.js";
 import { RELOADING, SETTINGS_CHANGING, isCommandLike, parseLocal } from "./commands.js";
 
 export const DEFAULT_SESSION = "agent:main:cli:dm:main"; // gsv_core.routing.CLI_SESSION_KEY
@@ -89,8 +90,7 @@ export class Conversation {
     for (const approval of approvals) this.view.onApproval(approval);
     const hidden = (preview.messageCount || messages.length) - messages.length;
     if (hidden > 0) {
-      this.view.root.prepend(h("div", { class: "message notice system", testid: "message", dataset: { role: "system" } },
-        h("div", { class: "md plain" }, `${hidden} earlier messages are not shown.`)));
+      this.view.root.prepend(noticeElement(`${hidden} earlier messages are not shown.`));
     }
     if (!messages.length) this.view.addNotice(`New conversation in ${key}. Type / for commands.`);
     if (missed) markMissed(placed, missed);
