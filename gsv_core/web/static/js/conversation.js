@@ -130,7 +130,14 @@ export class Conversation {
   onChat(payload) {
     const runId = String(payload.runId);
     const view = this.view;
-    if (!view.knows(runId) && !this.ownRuns.has(runId)) this.showPrompt(view.anchor(), this.key);
+    const known = view.knows(runId) || this.ownRuns.has(runId);
+    if (!known && shownAlready(payload.message, view.lastTs)) {
+      // the end of a run the history just loaded already holds (it came while loading)
+      if (payload.state === "final") this.remoteBusy = false;
+      view.onBusy();
+      return;
+    }
+    if (!known) this.showPrompt(view.anchor(), this.key);
     if (payload.state === "delta") view.onDelta(runId, String(payload.text ?? ""));
     else if (payload.state === "partial") view.onPartial(runId, payload.message || {});
     else if (payload.state === "final") {
@@ -268,6 +275,11 @@ function markMissed(placed, { since, sent }) {
   missed[0].el.before(notice);
   const root = notice.parentElement; // scrolled by hand: scrollIntoView would move the page too
   root.scrollTop = notice.offsetTop - root.offsetTop - 16;
+}
+
+/** A stored message at or before the newest one shown (its timestamp says so). */
+function shownAlready(message, lastTs) {
+  return typeof message?.timestamp === "number" && message.timestamp <= lastTs;
 }
 
 function stoppedRun(result) {
