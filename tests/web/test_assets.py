@@ -22,6 +22,12 @@ MAX_GZIPPED = 300 * 1024
 # ways of turning a string into markup or code; none may appear in the page's scripts
 BANNED = ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function")
 IMPORT = re.compile(r"""^\s*(?:import|export)\b[^;]*?\bfrom\s+["']([^"']+)["']""", re.MULTILINE)
+NAMED_IMPORT = re.compile(r"""^import\s*\{([^}]*)\}\s*from\s*["']([^"']+)["']""", re.MULTILINE)
+EXPORT = re.compile(
+    r"""^export\s+(?:async\s+)?(?:function|class|const|let)\s+([A-Za-z_$][\w$]*)"""
+    r"""|^export\s*\{([^}]*)\}""",
+    re.MULTILINE,
+)
 
 
 class PageParser(HTMLParser):
@@ -82,6 +88,25 @@ def test_every_module_import_resolves_to_a_shipped_file() -> None:
         for target in IMPORT.findall(module.read_text(encoding="utf-8")):
             assert target.startswith("."), f"{module.name}: bare import {target!r}"
             assert (module.parent / target).resolve().is_file(), f"{module.name}: {target}"
+
+
+def exported_names(module: Path) -> set[str]:
+    names: set[str] = set()
+    for single, listed in EXPORT.findall(module.read_text(encoding="utf-8")):
+        names.update([single] if single else (name.strip() for name in listed.split(",")))
+    return names - {""}
+
+
+def test_every_imported_name_is_exported_by_its_module() -> None:
+    """`import { a } from "./x.js"` names something x.js exports: a module that fails to
+    link stops the whole page, with nothing on screen to say why."""
+    missing = []
+    for module in JS_DIR.rglob("*.js"):
+        for names, target in NAMED_IMPORT.findall(module.read_text(encoding="utf-8")):
+            exported = exported_names((module.parent / target).resolve())
+            wanted = {name.strip().split(" as ")[0] for name in names.split(",")} - {""}
+            missing += [f"{module.name}: {name} from {target}" for name in wanted - exported]
+    assert missing == []
 
 
 def test_the_page_has_no_inline_script_handler_or_style() -> None:

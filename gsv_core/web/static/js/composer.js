@@ -8,8 +8,8 @@ import { completions } from "./commands.js";
 const MAX_ROWS_PX = 240;
 
 export class Composer {
-  constructor({ form, textarea, send, stop, menu }, { onSubmit, onStop }) {
-    Object.assign(this, { form, textarea, send, stop, menu, onSubmit, onStop });
+  constructor({ form, textarea, send, stop, menu, activity }, { onSubmit, onStop }) {
+    Object.assign(this, { form, textarea, send, stop, menu, activity, onSubmit, onStop });
     this.lastSent = "";
     this.choices = [];
     this.selected = 0;
@@ -42,6 +42,7 @@ export class Composer {
   setBusy(busy) {
     this.stop.hidden = !busy;
     this.stop.disabled = !busy;
+    if (this.activity) this.activity.hidden = !busy;
   }
 
   submit() {
@@ -120,7 +121,7 @@ export class Composer {
   highlight() {
     this.menu.querySelectorAll(".slash-item").forEach((item, n) => {
       item.setAttribute("aria-selected", String(n === this.selected));
-      if (n === this.selected) item.scrollIntoView({ block: "nearest" });
+      if (n === this.selected) keepInView(this.menu, item);
     });
     this.textarea.setAttribute("aria-activedescendant", `slash-${this.selected}`);
   }
@@ -137,5 +138,13 @@ export class Composer {
     this.choices = [];
     this.textarea.setAttribute("aria-expanded", "false");
     this.textarea.removeAttribute("aria-activedescendant");
+  }
+}
+
+/** Scroll `box` just enough to show `item` (scrollIntoView would scroll the page too). */
+function keepInView(box, item) {
+  if (item.offsetTop < box.scrollTop) box.scrollTop = item.offsetTop;
+  else if (item.offsetTop + item.offsetHeight > box.scrollTop + box.clientHeight) {
+    box.scrollTop = item.offsetTop + item.offsetHeight - box.clientHeight;
   }
 }

@@ -6,6 +6,7 @@
 
 import { h, randomId } from "./dom.js";
 import { historyItems } from "./transcript.js";
+import { noticeElement } from "./messages.js";
 import { RELOADING, SETTINGS_CHANGING, isCommandLike, parseLocal } from "./commands.js";
 
 export const DEFAULT_SESSION = "agent:main:cli:dm:main"; // gsv_core.routing.CLI_SESSION_KEY
@@ -23,6 +24,7 @@ export class Conversation {
     this.buffered = null; // events that arrive while the session loads, shown after it
     this.sentSinceLoad = []; // texts sent from this tab: not "missed" after a reconnect
     this.outbox = Promise.resolve();
+    this.ownRuns = new Set(); // runs of messages sent from this tab
     view.onBusy = () => composer.setBusy(this.busy);
     gateway.addEventListener("event", (e) => this.onEvent(e.detail));
   }
@@ -88,8 +90,7 @@ export class Conversation {
     for (const approval of approvals) this.view.onApproval(approval);
     const hidden = (preview.messageCount || messages.length) - messages.length;
     if (hidden > 0) {
-      this.view.root.prepend(h("div", { class: "message notice system", testid: "message", dataset: { role: "system" } },
-        h("div", { class: "md plain" }, `${hidden} earlier messages are not shown.`)));
+      this.view.root.prepend(noticeElement(`${hidden} earlier messages are not shown.`));
     }
     if (!messages.length) this.view.addNotice(`New conversation in ${key}. Type / for commands.`);
     if (missed) markMissed(placed, missed);
@@ -129,6 +130,14 @@ export class Conversation {
   onChat(payload) {
     const runId = String(payload.runId);
     const view = this.view;
+    const known = view.knows(runId) || this.ownRuns.has(runId);
+    if (!known && shownAlready(payload.message, view.lastTs)) {
+      // the end of a run the history just loaded already holds (it came while loading)
+      if (payload.state === "final") this.remoteBusy = false;
+      view.onBusy();
+      return;
+    }
+    if (!known) this.showPrompt(view.anchor(), this.key);
     if (payload.state === "delta") view.onDelta(runId, String(payload.text ?? ""));
     else if (payload.state === "partial") view.onPartial(runId, payload.message || {});
     else if (payload.state === "final") {
@@ -145,6 +154,26 @@ export class Conversation {
     }
   }
 
+  /** A run this tab did not start (another client, a channel, cron): its message has no
+   * event of its own, so read it from the history and show it where the run begins. */
+  async showPrompt(anchor, key) {
+    let preview;
+    try {
+      preview = await this.gateway.call("session.preview", { sessionKey: key, limit: 6 });
+    } catch (err) {
+      console.info("gsv: could not read the message of a run:", err.message);
+      return;
+    }
+    if (key !== this.key || !anchor.isConnected) return;
+    const prompts = historyItems(preview.messages || []).filter(
+      (item) => item.kind === "user" && item.ts > this.view.lastTs && !this.sentSinceLoad.includes(item.text),
+    );
+    for (const item of prompts) {
+      anchor.before(this.view.itemElement(item));
+      this.view.lastTs = Math.max(this.view.lastTs, item.ts);
+    }
+  }
+
   // -- sending --------------------------------------------------------------------------
   /** Queue a message (and its images) to go after the ones before it. */
   send(text, images = []) {
@@ -158,6 +187,7 @@ export class Conversation {
     const local = images.length ? null : parseLocal(text);
     if (local) return this.local(local);
     const runId = randomId();
+    this.ownRuns.add(runId);
     const key = this.key;
     let message = null;
     const echo = () => {
@@ -243,7 +273,13 @@ function markMissed(placed, { since, sent }) {
   const notice = h("div", { class: "missed", testid: "missed", role: "status" },
     `While the connection was down: ${parts.join(" and ")}.`);
   missed[0].el.before(notice);
-  notice.scrollIntoView({ block: "start" });
+  const root = notice.parentElement; // scrolled by hand: scrollIntoView would move the page too
+  root.scrollTop = notice.offsetTop - root.offsetTop - 16;
+}
+
+/** A stored message at or before the newest one shown (its timestamp says so). */
+function shownAlready(message, lastTs) {
+  return typeof message?.timestamp === "number" && message.timestamp <= lastTs;
 }
 
 function stoppedRun(result) {

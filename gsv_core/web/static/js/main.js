@@ -28,10 +28,19 @@ let conversation; // the view answers approvals through it
 const view = new ChatView($("transcript"), { answer: (...args) => conversation.answer(...args) });
 const attachments = new Attachments($("attachments"));
 const composer = new Composer(
-  { form: $("composer-form"), textarea: $("composer"), send: $("send"), stop: $("stop"), menu: $("slash-menu") },
-  { onSubmit: (text) => conversation.send(text, attachments.take()), onStop: () => conversation.stop() },
+  { form: $("composer-form"), textarea: $("composer"), send: $("send"), stop: $("stop"), menu: $("slash-menu"), activity: $("activity") },
+  { onSubmit: submit, onStop: () => conversation.stop() },
 );
 composer.canSendEmpty = () => attachments.count > 0;
+
+function submit(text) {
+  if (!text.trim()) {
+    // images alone are refused by the gateway: a message needs words
+    view.addNotice("Add a few words to go with the image: a message needs text.", "error");
+    return;
+  }
+  conversation.send(text, attachments.take());
+}
 
 let tabs;
 const openChat = () => tabs.select("chat");

@@ -78,6 +78,7 @@ export class ToolCall {
   setStatus(status, resultText) {
     this.el.dataset.status = status;
     this.icon.textContent = { running: "", done: "✓", error: "✗" }[status];
+    this.icon.classList.toggle("spinner", status === "running");
     this.state.textContent = status;
     this.result.textContent = resultText;
   }

@@ -6,16 +6,20 @@ import { Panel } from "./panel.js";
 
 const DAYS = 14;
 const DAY_MS = 86400000;
-const WIDTH = 640;
 const HEIGHT = 180;
+const MIN_WIDTH = 300;
 const PAD = { top: 28, bottom: 28, left: 8, right: 8 };
 
 export class UsagePanel extends Panel {
   constructor(section, gateway) {
     super(section, gateway, "Usage");
-    this.today = h("div", { class: "stat" },
-      h("span", { class: "muted" }, "Spent today"), h("strong", { testid: "spend-today" }, "—"));
-    this.chart = svg("svg", { class: "chart", testid: "usage-chart", viewBox: `0 0 ${WIDTH} ${HEIGHT}`, role: "img", "aria-label": "Usage per day" });
+    this.spend = h("strong", { testid: "spend-today" }, "—");
+    this.spendNote = h("span", { class: "muted small" });
+    this.today = h("div", { class: "stat" }, h("span", { class: "muted" }, "Spent today"), this.spend, this.spendNote);
+    this.chart = svg("svg", { class: "chart", testid: "usage-chart", role: "img", "aria-label": "Usage per day" });
+    this.groups = [];
+    // the chart is drawn at its real width, so its labels keep their size on a phone
+    window.addEventListener("resize", () => this.visible && this.groups.length && this.drawChart(this.groups));
     this.table = h("div", { class: "table-wrap" });
     this.body.append(this.today, this.chart, this.table);
   }
@@ -29,13 +33,17 @@ export class UsagePanel extends Panel {
       this.gateway.call("usage.get", { since: midnight.getTime(), groupBy: "source" }),
     ]);
     const cost = (today.total || {}).costUsd;
-    this.today.lastChild.textContent = typeof cost === "number" ? formatUsd(cost) : "unknown (no model with a known price)";
-    const groups = fillDays(days.groups || [], since);
-    this.drawChart(groups);
-    this.drawTable(groups);
+    const known = typeof cost === "number";
+    this.spend.textContent = known ? formatUsd(cost) : "—";
+    this.spendNote.textContent = known ? "" : "no model used today has a known price";
+    this.groups = fillDays(days.groups || [], since);
+    this.drawChart(this.groups);
+    this.drawTable(this.groups);
   }
 
   drawChart(groups) {
+    const WIDTH = Math.max(MIN_WIDTH, Math.round(this.chart.getBoundingClientRect().width) || 640);
+    this.chart.setAttribute("viewBox", `0 0 ${WIDTH} ${HEIGHT}`);
     const priced = groups.some((g) => typeof g.costUsd === "number" && g.costUsd > 0);
     const value = (g) => (priced ? g.costUsd || 0 : (g.input || 0) + (g.output || 0));
     const max = Math.max(...groups.map(value), priced ? 0.01 : 1);
