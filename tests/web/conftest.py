@@ -177,11 +177,13 @@ async def pages(browser: Browser) -> AsyncIterator[Pages]:
 
 
 async def sign_in(page: Page, web: WebGateway) -> None:
-    """Open a one-time link and wait until the page is connected."""
+    """Open a one-time link and wait until the page is connected and shows its session
+    (the transcript is empty until the history, or a new session's notice, arrives)."""
     await page.goto(await web.sign_in_link())
     await expect(page.get_by_test_id("connection-status")).to_have_attribute(
         "data-state", "connected"
     )
+    await expect(page.get_by_test_id("transcript")).not_to_be_empty()
 
 
 @pytest_asyncio.fixture(loop_scope="session")
