@@ -55,3 +55,19 @@ async def test_after_a_restart_the_page_shows_what_it_missed(
     await expect(page.get_by_test_id("missed")).to_be_visible()
     await expect(messages(page, "user").filter(has_text=QUESTION)).to_have_count(1)
     await expect(messages(page, "assistant").filter(has_text=AWAY)).to_have_count(1)
+
+
+async def test_a_lost_network_shows_offline_and_the_page_comes_back_by_itself(
+    page: Page, llm: FakeLLMServer
+) -> None:
+    """The browser's network goes (a phone changing networks: the socket goes silent, no
+    close arrives, the browser says it is offline): the page shows offline instead of a
+    dead "connected", and connects again by itself when the network is back."""
+    status = page.get_by_test_id("connection-status")
+    await page.context.set_offline(True)
+    await expect(status).to_have_attribute("data-state", "offline", timeout=RECONNECT_MS)
+    await page.context.set_offline(False)
+    await expect(status).to_have_attribute("data-state", "connected", timeout=RECONNECT_MS)
+    llm.enqueue(reply("Back on the network."))
+    await send(page, "still there?")
+    await expect(messages(page, "assistant").last).to_contain_text("Back on the network.")
