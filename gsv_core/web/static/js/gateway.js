@@ -40,6 +40,7 @@ export class Gateway extends EventTarget {
     this.clientId = tabClientId();
     this.state = "connecting"; // connecting | connected | offline | signed-out
     this.hello = null;
+    this.signedOut = false; // the last connect was refused (401): show how to sign in
     this.ws = null;
     this.nextId = 1;
     this.pending = new Map(); // id -> {resolve, reject, timer}
