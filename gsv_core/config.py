@@ -236,8 +236,11 @@ class CompactionConfig(_Section):
 
 
 class AgentConfig(_Section):
-    # a run ends with a clear error after this many model calls, never loops forever
-    maxIterations: int = Field(default=50, ge=1, le=1000)
+    # deprecated: the old name of maxToolSteps, read in its place while set (RENAMED);
+    # first, so a bad value set under this name is reported under it
+    maxIterations: int | None = Field(default=None, ge=1, le=1000)
+    # a run ends with a clear error after this many steps that call tools, never loops on
+    maxToolSteps: int = Field(default=50, ge=1, le=1000)
 
 
 class ProviderConfig(_Section):
@@ -355,6 +358,10 @@ class GsvConfig(_Section):
 
 
 DEFAULTS: dict[str, Any] = GsvConfig().model_dump(mode="json", exclude_none=True, by_alias=True)
+# deprecated name -> current name. A stored override under the old name still works: the
+# effective config shows its value under the new name too, and setting the new name drops
+# the old one (else the old one would keep winning).
+RENAMED = {"agent.maxIterations": "agent.maxToolSteps"}
 
 
 def is_secret_key(name: str, parent: str | None = None) -> bool:
@@ -400,19 +407,27 @@ def setting(config: dict[str, Any], path: str) -> Any:
 
 def set_override(overrides: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
     """A new overrides tree with `value` at `path`; `None` removes the override so the
-    default shows through again. Intermediate non-objects are replaced by objects."""
+    default shows through again. Intermediate non-objects are replaced by objects.
+    Setting a renamed key's new name drops its old one (RENAMED)."""
     segments = split_path(path)
     result = copy.deepcopy(overrides)
+    for old, new in RENAMED.items():
+        if path == new:
+            _remove(result, split_path(old))
     if value is None:
         _remove(result, segments)
-        return result
-    node = result
+    else:
+        _put(result, segments, value)
+    return result
+
+
+def _put(tree: dict[str, Any], segments: list[str], value: Any) -> None:
+    node = tree
     for segment in segments[:-1]:
         if not isinstance(node.get(segment), dict):
             node[segment] = {}
         node = node[segment]
     node[segments[-1]] = copy.deepcopy(value)
-    return result
 
 
 def _remove(tree: dict[str, Any], segments: list[str]) -> None:
@@ -431,6 +446,11 @@ def _remove(tree: dict[str, Any], segments: list[str]) -> None:
 
 def effective_config(overrides: dict[str, Any]) -> dict[str, Any]:
     result: dict[str, Any] = deep_merge(DEFAULTS, overrides)
+    for old, new in RENAMED.items():
+        found, value = get_path(overrides, old)
+        if found and value is not None:  # the old name stays too: validated like any key
+            result = copy.deepcopy(result)  # merged parts may be DEFAULTS' own objects
+            _put(result, split_path(new), value)
     return result
 
 

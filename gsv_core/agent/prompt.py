@@ -12,13 +12,27 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from gsv_core.agent.tools import SEARCH_TOOL
 from gsv_core.providers.base import ToolSpec
 
 DEFAULT_BASE_PROMPT = "You are a helpful personal AI agent running inside gsv."
 SEPARATOR = "\n\n---\n\n"
 NATIVE_PREFIX = "gsv__"
-NATIVE_FAMILIES = "your workspace, config, schedule, messages, sessions, transfers"
-NODE_FAMILIES = "shell, files and search on that machine"
+# Gateway tools most turns do not need: left out of the request while gsv__ToolSearch is
+# offered (gsv_core/gateway/tool_search.py) and named here, with what each is for, so the
+# model knows to find one (the search returns its schema; the next step can call it).
+ON_DEMAND = {
+    "Cron": "reminders and scheduled jobs",
+    "Message": "send to a channel or user",
+    "SessionsList": "other sessions",
+    "SessionSend": "other sessions",
+    "Spawn": "sub-agents for parallel work",
+    "Transfer": "copy files between nodes and workspace",
+    "ConfigGet": "the gateway's config",
+    "LogsGet": "a node's logs",
+}
+# said once here rather than in every path parameter of every node's tools
+NODE_FAMILIES = "shell, files and search on that machine; relative paths start in its workspace"
 
 
 @dataclass
@@ -35,12 +49,14 @@ class PromptInputs:
     workspace_sections: list[str] = field(default_factory=list)
     commissioning: bool = False  # BOOTSTRAP.md exists: first-run mode, no skills section
     skills_section: str = ""
+    # the ON_DEMAND tools this run may call (a sub-agent: those its tool subset names)
+    on_demand: list[str] = field(default_factory=lambda: list(ON_DEMAND))
 
 
 def build_system_prompt(inputs: PromptInputs) -> str:
     sections = [
         (inputs.base_prompt or DEFAULT_BASE_PROMPT).strip(),
-        _tooling(inputs.tools),
+        _tooling(inputs.tools, inputs.on_demand),
         TOOL_STYLE,
         SAFETY,
         *inputs.workspace_sections,
@@ -61,7 +77,7 @@ SAFETY = """## Safety
 - Ask before destructive or irreversible actions when the request is ambiguous."""
 
 
-def _tooling(tools: list[ToolSpec]) -> str:
+def _tooling(tools: list[ToolSpec], on_demand: list[str]) -> str:
     """The tools by family, names only: each one's description and parameters already
     travel with it in the request (repeating them here cost about 2 kB a turn)."""
     lines = ["## Tooling", "Tool names are case-sensitive; call tools exactly as listed."]
@@ -75,11 +91,26 @@ def _tooling(tools: list[ToolSpec]) -> str:
         if sep and not tool.name.startswith(NATIVE_PREFIX):
             by_node.setdefault(node, []).append(name)
     if native:
-        lines.append(f"Gateway tools (`gsv__<Tool>`: {NATIVE_FAMILIES}): {', '.join(native)}")
+        lines.append(f"Gateway tools (`gsv__<Tool>`): {', '.join(native)}")
+    findable = _on_demand([n for n in on_demand if n not in native])
+    if findable and SEARCH_TOOL in (t.name for t in tools):
+        lines.append(findable)
     if by_node:
         nodes = "; ".join(f"{node}: {', '.join(names)}" for node, names in by_node.items())
         lines.append(f"Node tools (`<nodeId>__<Tool>`: {NODE_FAMILIES}): {nodes}")
     return "\n".join(lines)
+
+
+def _on_demand(names: list[str]) -> str:
+    """The line naming the gateway tools a search finds, grouped by purpose."""
+    by_use: dict[str, list[str]] = {}
+    for name in names:
+        if name in ON_DEMAND:
+            by_use.setdefault(ON_DEMAND[name], []).append(name)
+    if not by_use:
+        return ""
+    tools = "; ".join(f"{', '.join(names)} ({use})" for use, names in by_use.items())
+    return f"More gateway tools, found with {SEARCH_TOOL}: {tools}"
 
 
 def _runtime(inputs: PromptInputs) -> str:
@@ -95,6 +126,7 @@ def _runtime(inputs: PromptInputs) -> str:
     if inputs.channel:
         lines.append(f"Channel: {inputs.channel}")
     online = [n for n in inputs.nodes if n.get("online")]
+    listed = {tool.name.partition("__")[0] for tool in inputs.tools}
     lines.append(
         f"Known nodes: {len(inputs.nodes)} (online: {len(online)}, "
         f"offline: {len(inputs.nodes) - len(online)})"
@@ -104,6 +136,8 @@ def _runtime(inputs: PromptInputs) -> str:
         for node in inputs.nodes:
             state = "online" if node.get("online") else "offline"
             platform = f", platform={node['platform']}" if node.get("platform") else ""
-            tools = ", ".join(node.get("tools", [])) or "none"
-            lines.append(f"- {node['nodeId']} ({state}{platform}) tools=[{tools}]")
+            line = f"- {node['nodeId']} ({state}{platform})"
+            if node["nodeId"] not in listed:  # else the Tooling section names its tools
+                line += f" tools=[{', '.join(node.get('tools', [])) or 'none'}]"
+            lines.append(line)
     return "\n".join(lines)

@@ -4,7 +4,7 @@ in order, storing each result as it arrives; repeat until a reply without tool c
 
 A run is an asyncio task owned by its session. Stopping it cancels the task, which
 cancels the model stream and any tool call in flight: nothing of a cancelled run is
-stored or broadcast afterwards. `agent.maxIterations` and
+stored or broadcast afterwards. `agent.maxToolSteps` (steps that call tools) and
 `timeouts.llmMs` end runaway runs with a clear error instead of looping on.
 """
 
@@ -27,7 +27,7 @@ from gsv_core.agent.compaction import (
     needs_compaction,
 )
 from gsv_core.agent.host import AgentHost
-from gsv_core.agent.prompt import PromptInputs
+from gsv_core.agent.prompt import NATIVE_PREFIX, ON_DEMAND, PromptInputs
 from gsv_core.agent.tools import (
     SEARCH_TOOL,
     SPAWN_TOOL,
@@ -63,6 +63,16 @@ OVERFLOW_AFTER_COMPACTION = (
     "The conversation no longer fits the model's context window, even after compacting it. "
     "Start afresh with /reset."
 )
+
+
+def too_many_steps(limit: int) -> str:
+    """Why a run that kept calling tools was stopped, and how to allow more steps."""
+    return (
+        f"Run stopped after {limit} steps of tool calls without a final answer: "
+        f"agent.maxToolSteps ({limit}) keeps a run that loops from calling tools without "
+        "end. Ask again to let it go on, or allow more steps with "
+        "`gsv config set agent.maxToolSteps N`."
+    )
 
 
 class RunFailed(GsvError):
@@ -145,8 +155,9 @@ class RunLoop:
         reached = await self.host.budget_reached(self.session.agent_id, self.run.source)
         if reached is not None:
             raise RunFailed(reached.message())
-        limit = int(self._setting("agent.maxIterations"))
-        for _ in range(limit):
+        await self._find_named_tools()
+        limit = int(self._setting("agent.maxToolSteps"))
+        for _ in range(limit):  # each pass that does not return is a step calling tools
             assistant = await self._call_model()
             await self.session.persist([assistant], usage=assistant["usage"])
             await self._record(assistant)
@@ -158,11 +169,17 @@ class RunLoop:
                 self.session.emit_chat(self.run, "partial", message=assistant)
             for batch in _batches(calls):
                 await self._run_batch(batch)
-        raise RunFailed(
-            f"Run stopped after {limit} model calls without a final answer "
-            "(agent.maxIterations). Ask again, or raise the limit with "
-            "`gsv config set agent.maxIterations N`."
-        )
+        raise RunFailed(too_many_steps(limit))
+
+    async def _find_named_tools(self) -> None:
+        """A run given on-demand gateway tools by name (a sub-agent told to use them) has
+        them from its first step: they are found for it, as a search by the model would."""
+        patterns = self.run.overrides.get("tools")
+        named = [p for p in patterns if isinstance(p, str)] if isinstance(patterns, list) else []
+        ctx = self._tool_context("")
+        for name in named:
+            if name.startswith(NATIVE_PREFIX) and name.removeprefix(NATIVE_PREFIX) in ON_DEMAND:
+                await self.host.tools.execute(SEARCH_TOOL, {"query": name, "limit": 1}, ctx)
 
     def _setting(self, path: str) -> Any:
         return setting(self.host.config(), path)
@@ -245,6 +262,7 @@ class RunLoop:
             or self._setting("systemPrompt"),
             timezone=str(self._setting("userTimezone")),
             channel=(self.run.context or {}).get("channel"),
+            on_demand=[name for name in ON_DEMAND if self._allowed(NATIVE_PREFIX + name)],
         )
         system = await self.host.system_prompt(inputs)
         history = await self._model_history()

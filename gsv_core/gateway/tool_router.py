@@ -65,16 +65,17 @@ class GatewayToolRouter:
 
     def specs(self, ctx: ToolCallContext) -> list[ToolSpec]:
         """Native tools first, then node tools (nodes sorted by id), then MCP tools (servers
-        by name), as in tools.list; past `tools.inlineLimit`, only the native and first
-        node's tools, those a search found in this run, and gsv__ToolSearch
-        (gateway/tool_search.py). Schemas in the compact form the model gets."""
+        by name), as in tools.list, but the gateway tools offered on demand and, past
+        `tools.inlineLimit`, all nodes' but the first: those a search found in this run
+        and gsv__ToolSearch instead (gateway/tool_search.py). Schemas in the compact form
+        the model gets."""
         native, rest = self._all_specs()
         limit = int(setting(self._gateway.config.effective, "tools.inlineLimit"))
         offered = inline_set(native, rest, limit)
         hidden = len(native) + len(rest) - len(offered)
         if hidden:
             found = self._found.of(ctx.run_id)
-            offered += [spec for spec in rest if spec.name in found and spec not in offered]
+            offered += [s for s in (*native, *rest) if s.name in found and s not in offered]
             offered.append(search_spec(hidden))
         return offered
 

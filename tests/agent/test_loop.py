@@ -7,6 +7,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from gsv_core.agent.run import too_many_steps
 from gsv_core.client import Backoff, GatewayClient
 from gsv_core.errors import ProviderFailed
 from gsv_core.gateway.server import RunningGateway
@@ -120,18 +121,38 @@ async def test_messages_during_a_run_are_queued_and_answered_in_order(
     assert [m["content"] for m in await history(gw) if m["role"] == "user"] == ["A", "B", "C"]
 
 
-async def test_the_iteration_cap_ends_a_runaway_run(
+async def test_a_model_that_calls_tools_forever_stops_at_max_tool_steps(
     gw: RunningGateway, client: GatewayClient, fake: FakeProvider, log: EventLog
 ) -> None:
-    """A model that never stops calling tools is stopped after agent.maxIterations."""
-    await client.call("config.set", {"path": "agent.maxIterations", "value": 3})
-    for _ in range(5):
-        fake.enqueue(call("gsv__ConfigGet", {}))
+    """A model answering every request with a tool call is stopped after
+    agent.maxToolSteps steps, with a message that says why and how to allow more."""
+    await client.call("config.set", {"path": "agent.maxToolSteps", "value": 3})
+    fake.by_system[""] = [call("gsv__ConfigGet", {})]  # every request: one more tool call
     run = (await send(client, "loop"))["runId"]
     ended = await log.ended(run)
     assert ended["state"] == "error"
-    assert "after 3 model calls" in ended["error"] and "agent.maxIterations" in ended["error"]
+    assert ended["error"] == too_many_steps(3)
+    assert "after 3 steps of tool calls" in ended["error"]
+    assert "`gsv config set agent.maxToolSteps N`" in ended["error"]
     assert len(fake.requests) == 3
+    assert len([m for m in await history(gw) if m["role"] == "toolResult"]) == 3
+
+
+async def test_the_deprecated_max_iterations_still_limits_a_run(
+    gw: RunningGateway, client: GatewayClient, fake: FakeProvider, log: EventLog
+) -> None:
+    """agent.maxIterations, the old name, still works (and reads as agent.maxToolSteps);
+    setting agent.maxToolSteps afterwards replaces it."""
+    await client.call("config.set", {"path": "agent.maxIterations", "value": 2})
+    assert (await client.call("config.get", {"path": "agent.maxToolSteps"}))["value"] == 2
+    fake.by_system[""] = [call("gsv__ConfigGet", {})]
+    ended = await log.ended((await send(client, "loop"))["runId"])
+    assert ended["error"] == too_many_steps(2) and len(fake.requests) == 2
+    await client.call("config.set", {"path": "agent.maxToolSteps", "value": 4})
+    agent = (await client.call("config.get", {"path": "agent"}))["value"]
+    assert agent == {"maxToolSteps": 4}
+    ended = await log.ended((await send(client, "loop again"))["runId"])
+    assert ended["error"] == too_many_steps(4) and len(fake.requests) == 2 + 4
 
 
 async def test_stop_mid_stream_cancels_and_the_next_run_is_unaffected(

@@ -30,6 +30,7 @@ TOOLS = [
     ToolSpec("laptop__Bash", "Run a shell command. " + "x" * 200, {}),
     ToolSpec("laptop__Read", "Read a file on this node.", {}),
     ToolSpec("server__Bash", "Run a shell command.", {}),
+    ToolSpec("gsv__ToolSearch", "Find a tool left out of this request.", {}),
 ]
 NODES = [
     {"nodeId": "laptop", "online": True, "platform": "darwin", "tools": ["Bash", "Read"]},
@@ -73,8 +74,9 @@ You are Wren, Ada's agent.
 
 ## Tooling
 Tool names are case-sensitive; call tools exactly as listed.
-Gateway tools (`gsv__<Tool>`: your workspace, config, schedule, messages, sessions, transfers): ReadFile, ConfigGet
-Node tools (`<nodeId>__<Tool>`: shell, files and search on that machine): laptop: Bash, Read; server: Bash
+Gateway tools (`gsv__<Tool>`): ReadFile, ConfigGet, ToolSearch
+More gateway tools, found with gsv__ToolSearch: Cron (reminders and scheduled jobs); Message (send to a channel or user); SessionsList, SessionSend (other sessions); Spawn (sub-agents for parallel work); Transfer (copy files between nodes and workspace); LogsGet (a node's logs)
+Node tools (`<nodeId>__<Tool>`: shell, files and search on that machine; relative paths start in its workspace): laptop: Bash, Read; server: Bash
 
 ---
 
@@ -188,9 +190,9 @@ Timezone: Europe/London
 Channel: telegram
 Known nodes: 3 (online: 2, offline: 1)
 Node inventory:
-- laptop (online, platform=darwin) tools=[Bash, Read]
+- laptop (online, platform=darwin)
 - old-pi (offline) tools=[none]
-- server (online, platform=linux) tools=[Bash]"""
+- server (online, platform=linux)"""
 
 
 async def test_the_full_prompt_is_exactly_as_written(tmp_path: Path) -> None:
@@ -206,8 +208,9 @@ You are Wren, Ada's agent.
 
 ## Tooling
 Tool names are case-sensitive; call tools exactly as listed.
-Gateway tools (`gsv__<Tool>`: your workspace, config, schedule, messages, sessions, transfers): ReadFile, ConfigGet
-Node tools (`<nodeId>__<Tool>`: shell, files and search on that machine): laptop: Bash, Read; server: Bash
+Gateway tools (`gsv__<Tool>`): ReadFile, ConfigGet, ToolSearch
+More gateway tools, found with gsv__ToolSearch: Cron (reminders and scheduled jobs); Message (send to a channel or user); SessionsList, SessionSend (other sessions); Spawn (sub-agents for parallel work); Transfer (copy files between nodes and workspace); LogsGet (a node's logs)
+Node tools (`<nodeId>__<Tool>`: shell, files and search on that machine; relative paths start in its workspace): laptop: Bash, Read; server: Bash
 
 ---
 
@@ -295,9 +298,9 @@ Timezone: Europe/London
 Channel: telegram
 Known nodes: 3 (online: 2, offline: 1)
 Node inventory:
-- laptop (online, platform=darwin) tools=[Bash, Read]
+- laptop (online, platform=darwin)
 - old-pi (offline) tools=[none]
-- server (online, platform=linux) tools=[Bash]"""
+- server (online, platform=linux)"""
 
 
 async def test_commissioning_mode_leads_with_the_first_run_steps(tmp_path: Path) -> None:

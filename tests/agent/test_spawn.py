@@ -40,7 +40,10 @@ async def test_a_sub_agent_answers_with_only_its_tools(
     run = (await send(client, "ask a helper"))["runId"]
     assert (await log.ended(run))["state"] == "final"
     child = fake.requests[1]
-    assert [t.name for t in child.tools] == ["gsv__ConfigGet"]  # no gsv__Spawn either
+    # an on-demand tool named for it is offered from its first step; no gsv__Spawn; the
+    # search stays (finding is not calling), but its prompt names no tool it may not call
+    assert [t.name for t in child.tools] == ["gsv__ConfigGet", "gsv__ToolSearch"]
+    assert "found with gsv__ToolSearch" not in child.system
     assert child.messages[-1]["content"] == "What is 2 + 2?"  # a fresh session: no history
     answer = payload(results(fake, 2)[0])
     assert answer["answer"] == "4" and answer["sessionKey"].startswith("agent:main:spawn:")

@@ -65,4 +65,5 @@ def test_gsv_chat_reads_a_file_through_a_node_and_streams_the_answer(
     assert "the launch code is 0000" in second  # the tool result went back to the model
     tools = llm.requests[0].body["tools"]
     names = [t.get("name") or t["function"]["name"] for t in tools]
-    assert "laptop__Read" in names and "gsv__ConfigGet" in names
+    assert "laptop__Read" in names and "gsv__ReadFile" in names
+    assert names[-1] == "gsv__ToolSearch" and "gsv__ConfigGet" not in names  # on demand

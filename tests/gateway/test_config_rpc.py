@@ -144,6 +144,27 @@ async def test_overrides_survive_a_gateway_restart(tmp_path: Path) -> None:
     assert second.gateway.config.effective["apiKeys"]["anthropic"] == "sk-ant"
 
 
+async def test_a_renamed_key_stored_by_an_older_gsv_still_applies(tmp_path: Path) -> None:
+    """agent.maxIterations, stored under its old name, reads as agent.maxToolSteps after a
+    restart; out-of-range values are refused under either name."""
+    config = ServerConfig(database=tmp_path / "persist.db")
+    async with (
+        serve(config, port=0) as first,
+        GatewayClient(first.url, token=first.token) as client,
+    ):
+        await client.call("config.set", {"path": "agent.maxIterations", "value": 7})
+        for path in ("agent.maxIterations", "agent.maxToolSteps"):
+            with pytest.raises(InvalidParams, match=path):
+                await client.call("config.set", {"path": path, "value": 0})
+    async with (
+        serve(config, port=0) as second,
+        GatewayClient(second.url, token=second.token) as client,
+    ):
+        steps = await client.call("config.get", {"path": "agent.maxToolSteps"})
+    assert steps["value"] == 7
+    assert second.gateway.config.overrides["agent"] == {"maxIterations": 7}
+
+
 async def test_the_owner_token_cannot_be_removed(gateway: RunningGateway) -> None:
     """A credential is always required: auth.token can change, never go."""
     token = gateway.token

@@ -134,7 +134,7 @@ async def test_the_model_is_sent_schemas_with_required(
                 break
     [sent_request] = fake.requests
     sent = {tool.name: tool.parameters for tool in sent_request.tools}
-    assert {"gsv__Transfer", "n1__Ping", "n1__Echo"} <= set(sent)
+    assert {"gsv__ReadFile", "gsv__ToolSearch", "n1__Ping", "n1__Echo"} <= set(sent)
     assert all(isinstance(schema["required"], list) for schema in sent.values())
     assert sent["n1__Ping"]["required"] == []
-    assert sent["gsv__SessionsList"]["required"] == []
+    assert sent["gsv__ReadFile"]["required"] == []

@@ -32,35 +32,36 @@ if TYPE_CHECKING:
 RUN_WAIT_SECONDS = 120.0
 _FLAT_JOB_FIELDS = ("name", "description", "schedule", "spec", "enabled", "deleteAfterRun")
 
+# the shapes of `job` (free objects in the schema: the cron module normalises them)
 DESCRIPTION = (
-    "Manage scheduled cron jobs. action: status | list | add | update | remove | run | runs. "
-    "add: job {name, schedule, spec} (or those fields flat). schedule: "
-    '{kind:"at", at:"tomorrow 9am" | "2026-02-14 09:30" | "in 2 hours"} | '
-    '{kind:"at", in:"30 minutes"} | {kind:"every", everyMinutes|everyHours|everyDays, '
-    'anchor?} | {kind:"cron", expr:"0 9 * * 1-5", tz?}; times without a zone are in the '
-    'user\'s timezone. spec: {mode:"systemEvent", text} (into your main conversation) | '
-    '{mode:"task", message, model?, thinking?, timeoutSeconds?, deliver?, channel?, to?} '
-    "(a fresh session each run). update: id + patch. remove / run: id (run mode due|force)."
+    "Manage scheduled cron jobs. add: job {name, schedule, spec} (or those fields flat). "
+    'schedule: {kind:"at", at:"tomorrow 9am" | "2026-02-14 09:30" | "in 2 hours"} | '
+    '{kind:"every", everyMinutes|everyHours|everyDays, anchor?} | '
+    '{kind:"cron", expr:"0 9 * * 1-5", tz?}; times without a zone are the user\'s. '
+    'spec: {mode:"systemEvent", text} (into your main conversation) | {mode:"task", '
+    "message, model?, thinking?, timeoutSeconds?, deliver?, channel?, to?} (a fresh "
+    "session each run). update: id + patch."
 )
 
 
 class CronArgs(NativeArgs):
     action: Literal["status", "list", "add", "update", "remove", "run", "runs"]
     id: str | None = Field(default=None, description="Job id (update, remove, run).")
-    mode: Literal["due", "force"] = Field(default="due", description="Run mode for run.")
+    mode: Literal["due", "force"] = Field(default="due", description="For run.")
     agentId: str | None = Field(default=None, description="Agent filter, or owner for add.")
-    includeDisabled: bool = Field(default=True, description="list: include disabled jobs.")
-    limit: int = Field(default=50, ge=1, le=500, description="list / runs page size.")
-    offset: int = Field(default=0, ge=0, description="list / runs offset.")
-    job: dict[str, Any] | None = Field(default=None, description="add: the job to create.")
-    patch: dict[str, Any] | None = Field(default=None, description="update: fields to change.")
-    jobId: str | None = Field(default=None, description="runs: only this job's runs.")
-    name: str | None = Field(default=None, description="add (flat form): job name.")
-    description: str | None = Field(default=None, description="add (flat form).")
-    schedule: dict[str, Any] | str | None = Field(default=None, description="add (flat form).")
-    spec: dict[str, Any] | None = Field(default=None, description="add (flat form).")
-    enabled: bool | None = Field(default=None, description="add (flat form).")
-    deleteAfterRun: bool | None = Field(default=None, description="add (flat form).")
+    includeDisabled: bool = Field(default=True, description="For list.")
+    limit: int = Field(default=50, ge=1, le=500, description="For list and runs.")
+    offset: int = Field(default=0, ge=0, description="For list and runs.")
+    job: dict[str, Any] | None = Field(default=None, description="For add.")
+    patch: dict[str, Any] | None = Field(default=None, description="For update.")
+    jobId: str | None = Field(default=None, description="runs: only this job's.")
+    # add's flat form: the job's own fields (the description says so once)
+    name: str | None = None
+    description: str | None = None
+    schedule: dict[str, Any] | str | None = None
+    spec: dict[str, Any] | None = None
+    enabled: bool | None = None
+    deleteAfterRun: bool | None = None
 
 
 def register(registry: NativeToolRegistry, gateway: Gateway) -> None:

@@ -20,15 +20,13 @@ class ConfigGetArgs(NativeArgs):
     path: str | None = Field(
         default=None,
         pattern=CONFIG_PATH_PATTERN,
-        description='Dotted config path, e.g. "session.dmScope"; omit for the whole config.',
+        description='Dotted path, e.g. "session.dmScope"; omit for all of it.',
     )
 
 
 class LogsGetArgs(NativeArgs):
-    nodeId: str | None = Field(
-        default=None, description="Node to read; needed when several nodes are connected."
-    )
-    lines: int = Field(default=100, ge=1, le=5000, description="Lines to return (max 5000).")
+    nodeId: str | None = Field(default=None, description="Needed when several are connected.")
+    lines: int = Field(default=100, ge=1, le=5000)
 
 
 def register(registry: NativeToolRegistry, gateway: Gateway) -> None:
@@ -46,8 +44,7 @@ def register(registry: NativeToolRegistry, gateway: Gateway) -> None:
     registry.add(
         NativeTool(
             "gsv__ConfigGet",
-            "Inspect the Gateway configuration. Secrets are always masked; pass a dotted "
-            "path for one value, or nothing for the whole config.",
+            "Inspect the Gateway configuration. Secrets are masked.",
             ConfigGetArgs,
             config_get,
         )
@@ -55,8 +52,7 @@ def register(registry: NativeToolRegistry, gateway: Gateway) -> None:
     registry.add(
         NativeTool(
             "gsv__LogsGet",
-            "Fetch recent log lines from a connected node. The node is auto-selected when "
-            "only one is connected.",
+            "Fetch recent log lines from a connected node.",
             LogsGetArgs,
             logs_get,
         )

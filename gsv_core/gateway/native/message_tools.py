@@ -18,20 +18,13 @@ if TYPE_CHECKING:
 
 
 class MessageArgs(NativeArgs):
-    text: str = Field(min_length=1, max_length=50_000, description="Message text to send.")
-    channel: str | None = Field(
-        default=None, description='Channel, e.g. "telegram". Default: the current one.'
-    )
-    to: str | None = Field(
-        default=None, description="Peer id (user, chat or channel id). Default: the current peer."
-    )
-    peerKind: Literal["dm", "group", "channel", "thread"] | None = Field(
-        default=None, description="Kind of conversation (default: the current one, else dm)."
-    )
-    accountId: str | None = Field(
-        default=None, description="Account of the channel (default: the current one)."
-    )
-    replyToId: str | None = Field(default=None, description="Message id to reply to.")
+    # unset ones default to the conversation this run came from (the description says so)
+    text: str = Field(min_length=1, max_length=50_000)
+    channel: str | None = Field(default=None, description='E.g. "telegram".')
+    to: str | None = Field(default=None, description="Peer id (user, chat or channel).")
+    peerKind: Literal["dm", "group", "channel", "thread"] | None = None
+    accountId: str | None = None
+    replyToId: str | None = None
 
 
 def register(registry: NativeToolRegistry, gateway: Gateway) -> None:
@@ -67,8 +60,8 @@ def register(registry: NativeToolRegistry, gateway: Gateway) -> None:
     registry.add(
         NativeTool(
             "gsv__Message",
-            "Send a message to a channel or user. Without channel/to it goes to the "
-            "conversation this run came from.",
+            "Send a message to a channel or user. Unset fields default to the conversation "
+            "this run came from.",
             MessageArgs,
             message,
         )

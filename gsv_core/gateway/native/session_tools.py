@@ -27,21 +27,15 @@ if TYPE_CHECKING:
 
 
 class SessionsListArgs(NativeArgs):
-    limit: int = Field(default=20, ge=1, le=100, description="Sessions to return (max 100).")
-    offset: int = Field(default=0, ge=0, description="Pagination offset.")
-    messageLimit: int = Field(
-        default=0, ge=0, le=20, description="Recent messages to include per session (0-20)."
-    )
+    limit: int = Field(default=20, ge=1, le=100)
+    offset: int = Field(default=0, ge=0)
+    messageLimit: int = Field(default=0, ge=0, le=20, description="Recent messages of each.")
 
 
 class SessionSendArgs(NativeArgs):
-    sessionKey: str = Field(
-        min_length=1, description='Target session, e.g. "main" or "agent:helper:main".'
-    )
-    message: str = Field(min_length=1, description="Message text to send.")
-    waitSeconds: float = Field(
-        default=30, ge=0, le=120, description="Seconds to wait for the reply; 0 = do not wait."
-    )
+    sessionKey: str = Field(min_length=1, description='E.g. "main" or "agent:helper:main".')
+    message: str = Field(min_length=1)
+    waitSeconds: float = Field(default=30, ge=0, le=120, description="0: do not wait.")
 
 
 def register(registry: NativeToolRegistry, gateway: Gateway) -> None:
@@ -95,8 +89,7 @@ def register(registry: NativeToolRegistry, gateway: Gateway) -> None:
     registry.add(
         NativeTool(
             "gsv__SessionsList",
-            "List active sessions with metadata, by recent activity, optionally with their "
-            "last messages.",
+            "List active sessions with metadata, most recent first.",
             SessionsListArgs,
             sessions_list,
         )
@@ -104,7 +97,7 @@ def register(registry: NativeToolRegistry, gateway: Gateway) -> None:
     registry.add(
         NativeTool(
             "gsv__SessionSend",
-            "Send a message into another session, and optionally wait for its reply.",
+            "Send a message into another session and wait for its reply.",
             SessionSendArgs,
             session_send,
         )

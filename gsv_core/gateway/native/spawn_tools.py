@@ -32,24 +32,20 @@ if TYPE_CHECKING:
 
 STOP_REASON = "the parent run stopped"
 DESCRIPTION = (
-    "Run a task in a sub-agent: a fresh, isolated session with only the tools you name, "
-    "and return its final answer, usage and session key. Several spawns in one step run at "
-    "the same time. Use it to split independent work, or to keep a long search out of "
-    "this conversation."
+    "Run a task in a sub-agent (a fresh session with only the tools you name) and return "
+    "its final answer. Spawns in one step run at the same time: use it to split "
+    "independent work, or to keep a long search out of this conversation."
 )
 
 
 class SpawnArgs(NativeArgs):
-    task: str = Field(min_length=1, max_length=20_000, description="What the sub-agent does.")
+    task: str = Field(min_length=1, max_length=20_000)
     tools: list[str] | None = Field(
         default=None, max_length=100,
-        description='Tools it may use, names or patterns ("laptop__*", "gsv__ReadFile"); '
-        "default: the same tools as you, without gsv__Spawn.",
+        description='Names or patterns ("laptop__*"); default: yours but gsv__Spawn.',
     )  # fmt: skip
-    model: str | None = Field(
-        default=None, pattern=r"^[^/\s]+/\S+$", description='"provider/model-id" to use.'
-    )
-    timeoutSeconds: int = Field(default=600, ge=10, le=3600, description="Time limit.")
+    model: str | None = Field(default=None, pattern=r"^[^/\s]+/\S+$")  # provider/model-id
+    timeoutSeconds: int = Field(default=600, ge=10, le=3600)
 
 
 class Spawner:

@@ -15,8 +15,8 @@ if TYPE_CHECKING:
 
 
 class TransferArgs(NativeArgs):
-    source: str = Field(description="Source: nodeId:/path/to/file or gsv:workspace/path.")
-    destination: str = Field(description="Destination, same format as source.")
+    source: str = Field(description="nodeId:/path/to/file or gsv:workspace/path.")
+    destination: str = Field(description="Same format as source.")
 
 
 def register(registry: NativeToolRegistry, gateway: Gateway) -> None:
@@ -27,8 +27,7 @@ def register(registry: NativeToolRegistry, gateway: Gateway) -> None:
         NativeTool(
             "gsv__Transfer",
             "Transfer a file between connected nodes and/or the workspace. The tool stays "
-            "pending until the transfer completes end-to-end. Endpoints: nodeId:/path/to/file "
-            "or gsv:workspace/path.",
+            "pending until the transfer completes end-to-end.",
             TransferArgs,
             transfer,
         )

@@ -23,32 +23,26 @@ MAX_BYTES_LIMIT = 10 * 1024 * 1024
 
 
 class WebFetchArgs(NativeArgs):
-    url: str = Field(max_length=8192, description="http or https URL to fetch.")
-    method: Literal["GET", "POST"] = Field(default="GET", description="HTTP method.")
-    headers: dict[str, str] | None = Field(
-        default=None, description="Extra request headers (not Host, Content-Length, ...)."
-    )
-    body: str | None = Field(default=None, max_length=1_000_000, description="POST body.")
+    url: str = Field(max_length=8192)
+    method: Literal["GET", "POST"] = "GET"
+    headers: dict[str, str] | None = None
+    body: str | None = Field(default=None, max_length=1_000_000)
     format: Literal["markdown", "text", "raw"] = Field(
-        default="markdown",
-        description="HTML as markdown (default) or plain text; raw: the body as sent.",
+        default="markdown", description="How HTML comes back; raw: the body as sent."
     )
     maxBytes: int | None = Field(
-        default=None, ge=1, le=MAX_BYTES_LIMIT,
-        description="Read at most this many bytes (default webFetch.maxBytes).",
-    )  # fmt: skip
+        default=None, ge=1, le=MAX_BYTES_LIMIT, description="Default: webFetch.maxBytes."
+    )
     saveTo: str | None = Field(
         default=None, min_length=1, max_length=1024,
-        description="Save the body (any type, images and PDFs too) to this workspace path "
-        "instead of returning it as text.",
+        description="A workspace path to save the body to (any type) instead of returning it.",
     )  # fmt: skip
 
 
 DESCRIPTION = (
-    "Fetch a web page or document over http(s) and return it as text: HTML as Markdown "
-    "(or plain text), JSON pretty-printed. Only public internet addresses; redirects are "
-    "followed (at most 5), the body is cut at maxBytes. Returns url (after redirects), "
-    "status, contentType, content and truncated. Binary files are not returned."
+    "Fetch a web page or document over http(s) as text: HTML as Markdown, JSON "
+    "pretty-printed; binary files only with saveTo. Public addresses only; at most 5 "
+    "redirects; the body is cut at maxBytes."
 )
 
 

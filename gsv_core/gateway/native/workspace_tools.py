@@ -21,41 +21,41 @@ if TYPE_CHECKING:
 class ReadFileArgs(NativeArgs):
     path: str | None = Field(
         default=None,
-        description='Path relative to your workspace root; omit or "/" to list the root. '
-        'E.g. "SOUL.md", "memory/", "skills/summarize/SKILL.md".',
+        description='Omit or "/" to list the root.',
     )
-    startLine: int | None = Field(default=None, ge=1, description="First line to return (1-based).")
-    endLine: int | None = Field(default=None, ge=1, description="Last line to return (inclusive).")
+    startLine: int | None = Field(default=None, ge=1, description="1-based.")
+    endLine: int | None = Field(default=None, ge=1, description="Inclusive.")
     search: str | None = Field(
         default=None,
         min_length=1,
-        description="Return only lines containing this text (case-insensitive), numbered.",
+        description="Only lines containing this text (case-insensitive).",
     )
     contextLines: int = Field(
-        default=2, ge=0, le=MAX_CONTEXT_LINES, description="Lines of context around each match."
+        default=2, ge=0, le=MAX_CONTEXT_LINES, description="Lines around each match."
     )
     jsonPath: str | None = Field(
-        default=None, description='Return the value at this path of a JSON file, e.g. "a.b[0]".'
+        default=None, description='The value at this path of a JSON file, e.g. "a.b[0]".'
     )
 
 
+# Paths are relative to the workspace root, as the system prompt's Workspace section says
+# (gsv_core/workspace/prompt.py): a description per path would repeat it in every request.
 class WriteFileArgs(NativeArgs):
-    path: str = Field(description="File path relative to your workspace root.")
-    content: str = Field(description="The complete new content of the file.")
+    path: str
+    content: str
 
 
 class EditFileArgs(NativeArgs):
-    path: str = Field(description="File path relative to your workspace root.")
-    oldString: str = Field(description="Exact text to find (must not be empty).")
-    newString: str = Field(description="Replacement text.")
-    replaceAll: bool = Field(
-        default=False,
-        description="Replace every occurrence; otherwise oldString must occur exactly once.",
+    path: str
+    oldString: str = Field(
+        description="Exact text to find (not empty); must occur once unless replaceAll."
     )
+    newString: str
+    replaceAll: bool = False
 
 
 class DeleteFileArgs(NativeArgs):
-    path: str = Field(description="File path relative to your workspace root.")
+    path: str
 
 
 def register(registry: NativeToolRegistry, gateway: Gateway) -> None:
@@ -79,22 +79,19 @@ def register(registry: NativeToolRegistry, gateway: Gateway) -> None:
     for tool in (
         NativeTool(
             "gsv__ReadFile",
-            "Read a file or list a directory in the agent's workspace. For large files pass "
-            "startLine/endLine, search (with contextLines) or jsonPath to get only a part.",
+            "Read a file or list a directory in the agent's workspace.",
             ReadFileArgs,
             read_file,
         ),
         NativeTool(
             "gsv__WriteFile",
-            "Write or create a file in the agent's workspace. Writing under skills/ creates "
-            "the agent's own copy of the skill.",
+            "Write or create a file in the agent's workspace.",
             WriteFileArgs,
             write_file,
         ),
         NativeTool(
             "gsv__EditFile",
-            "Edit a file by replacing exact text matches. oldString must match once unless "
-            "replaceAll is true; editing a global skill saves the agent's own copy.",
+            "Edit a file by replacing exact text matches.",
             EditFileArgs,
             edit_file,
         ),

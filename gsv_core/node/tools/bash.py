@@ -27,27 +27,19 @@ MIN_YIELD_MS, MAX_YIELD_MS = 10, 120_000
 
 
 class BashParams(ToolParams):
-    command: str = Field(description="Shell command to execute. Must not be empty.")
-    workdir: str | None = Field(
-        None,
-        description="Working directory; relative paths resolve against the node workspace "
-        "(default: the workspace).",
-    )
+    command: str = Field(description="Shell command (not empty).")
+    workdir: str | None = Field(None, description="Working directory (default: the workspace).")
     timeout: float = Field(
         DEFAULT_TIMEOUT_MS,
         ge=0,
         allow_inf_nan=False,
-        description="Timeout in milliseconds (0 = none). On expiry the whole process group "
-        "gets SIGTERM, then SIGKILL 250 ms later.",
+        description="Milliseconds (0 = none); then SIGTERM, SIGKILL 250 ms later.",
     )
-    background: bool = Field(
-        False, description="Run in the background at once and return a sessionId."
-    )
+    background: bool = Field(False, description="Return a sessionId at once.")
     yieldMs: float | None = Field(
         None,
         allow_inf_nan=False,
-        description="Wait this many milliseconds (clamped to 10..120000), then background "
-        "the command if it is still running.",
+        description="Wait this long (10..120000), then background it if still running.",
     )
 
 
@@ -55,11 +47,9 @@ class BashTool(Tool[BashParams]):
     name = "Bash"
     capability = "shell.exec"
     description = (
-        "Execute a shell command on this node with the user's login shell ($SHELL -lc). "
-        "Blocks until it finishes by default and returns exit code and output (merged "
-        "stdout/stderr, last 200,000 characters kept). Use background: true for long-running "
-        "commands, or yieldMs to wait a while and background the command if still running; "
-        "drive background sessions with the Process tool."
+        "Execute a shell command on this node ($SHELL -lc). Waits for it by default and "
+        "returns exit code and output (stdout and stderr merged, the last 200,000 "
+        "characters). For long-running commands use background or yieldMs, then Process."
     )
     Params = BashParams
 

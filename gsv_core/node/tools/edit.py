@@ -17,21 +17,18 @@ from gsv_core.node.tools.write import FileChangeTool, write_file
 
 
 class EditParams(ToolParams):
-    path: str = Field(description="File to edit; relative paths resolve against the workspace.")
-    oldString: str = Field(description="Exact text to find (must not be empty).")
+    path: str = Field(description="File to edit.")
+    oldString: str = Field(description="Exact text (not empty); must occur once unless replaceAll.")
     newString: str = Field(description="Replacement text.")
-    replaceAll: bool = Field(
-        False,
-        description="Replace every occurrence; otherwise oldString must occur exactly once.",
-    )
+    replaceAll: bool = Field(False, description="Replace every occurrence.")
 
 
 class EditTool(FileChangeTool[EditParams]):
     name = "Edit"
     capability = "filesystem.edit"
     description = (
-        "Edit a text file on this node by exact string replacement. oldString must match "
-        "exactly once unless replaceAll is true; include surrounding lines to make it unique."
+        "Edit a text file on this node by exact string replacement; include surrounding "
+        "lines to make oldString unique."
     )
     Params = EditParams
 

@@ -38,19 +38,16 @@ State = tuple[int, int]  # (alternative, segment index)
 
 
 class GlobParams(ToolParams):
-    pattern: str = Field(description='Glob pattern, e.g. "**/*.md", "src/**/*.{ts,tsx}".')
-    path: str | None = Field(
-        None, description="Directory to search in (default: the node workspace)."
-    )
+    pattern: str = Field(description='E.g. "**/*.md".')
+    path: str | None = Field(None, description="Directory (default: the workspace).")
 
 
 class GlobTool(WorkspaceTool[GlobParams]):
     name = "Glob"
     capability = "filesystem.list"
     description = (
-        "Find files and directories on this node matching a glob pattern (*, ?, [..], ** for "
-        "any depth, {a,b} alternatives; dotfiles included). Returns absolute paths, newest "
-        "first, at most 1000 (the result's note says when there were more)."
+        "Find files and directories on this node matching a glob pattern (*, ?, [..], ** "
+        "any depth, {a,b}; dotfiles included): absolute paths, newest first, at most 1000."
     )
     Params = GlobParams
 

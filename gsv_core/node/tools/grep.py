@@ -43,24 +43,18 @@ MAX_GREP_MATCHES = 100
 
 
 class GrepParams(ToolParams):
-    pattern: str = Field(description="Regular expression (Python `re` syntax) to search for.")
-    path: str | None = Field(
-        None, description="Directory (or file) to search (default: the node workspace)."
-    )
-    include: str | None = Field(
-        None, description='Glob on the file name, e.g. "*.md" or "*.{py,ts}".'
-    )
+    pattern: str = Field(description="Regular expression.")
+    path: str | None = Field(None, description="Directory or file (default: the workspace).")
+    include: str | None = Field(None, description='File-name glob, e.g. "*.{py,md}".')
 
 
 class GrepTool(WorkspaceTool[GrepParams]):
     name = "Grep"
     capability = "text.search"
     description = (
-        "Search file contents on this node with a regular expression (Python syntax), "
-        "following symlinks and skipping binary files and .git. Returns up to 100 matching "
-        "lines (path, 1-based line, first 200 characters) ordered by path and line; "
-        'include filters file names, e.g. "*.{py,md}". A line over 1 MiB is searched in '
-        "overlapping windows: a match longer than 64 Ki characters in it may be missed."
+        "Search file contents on this node with a Python regular expression, following "
+        "symlinks, skipping binary files and .git: up to 100 matching lines (path, line, "
+        "first 200 characters) by path and line."
     )
     Params = GrepParams
 

@@ -24,23 +24,20 @@ LIST_COMMAND_CHARS = 120
 
 
 class ProcessParams(ToolParams):
-    action: str = Field(description="One of: list, poll, log, write, submit, kill.")
-    sessionId: str | None = Field(
-        None, description="Session id from Bash; required for every action except list."
-    )
-    data: str = Field("", description="Data for write (raw) and submit (a newline is added).")
-    offset: int = Field(0, ge=0, description="First output line for log (0-based).")
-    limit: int = Field(200, ge=1, description="Maximum output lines for log.")
+    action: str = Field(description="list, poll, log, write, submit or kill.")
+    sessionId: str | None = Field(None, description="From Bash; for all but list.")
+    data: str = Field("", description="For write and submit.")
+    offset: int = Field(0, ge=0, description="log: first line (0-based).")
+    limit: int = Field(200, ge=1, description="log: most lines.")
 
 
 class ProcessTool(Tool[ProcessParams]):
     name = "Process"
     capability = "shell.exec"
     description = (
-        "Manage background Bash sessions: list (running and finished in the last 30 "
-        "minutes), poll (status, exit code, output tail), log (output lines with "
-        "offset/limit), write (raw data to stdin), submit (data plus newline to stdin), "
-        "kill (SIGKILL to the session's process group)."
+        "Manage background Bash sessions: list (running, or ended in the last 30 "
+        "minutes), poll (status, exit code, tail), log (lines by offset/limit), write (raw "
+        "stdin), submit (stdin plus newline), kill (SIGKILL)."
     )
     Params = ProcessParams
 

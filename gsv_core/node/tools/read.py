@@ -38,22 +38,19 @@ _LINE_BYTES = MAX_LINE_CHARS * 4 + 4
 
 
 class ReadParams(ToolParams):
-    path: str = Field(description="File to read; relative paths resolve against the workspace.")
-    offset: int = Field(0, ge=0, description="First line to read (0-based). Ignored for images.")
-    limit: int | None = Field(
-        None, ge=1, description="Maximum number of lines (default: to the end). Ignored for images."
-    )
+    path: str = Field(description="File to read.")
+    offset: int = Field(0, ge=0, description="First line (0-based).")
+    limit: int | None = Field(None, ge=1, description="Most lines (default: all).")
 
 
 class ReadTool(WorkspaceTool[ReadParams]):
     name = "Read"
     capability = "filesystem.read"
     description = (
-        "Read a file on this node. Text comes back as numbered lines ('{lineNum}\\t{line}', "
-        "starting at offset + 1); lines over 16 Ki characters are cut (the result's note "
-        "says which); at most 256 Ki characters per call, so page through large "
-        "files with offset and limit. Images (PNG, JPEG, GIF, WebP, BMP, ...) up to 10 MB "
-        "are returned as image content. Other binary files are refused."
+        "Read a file on this node. Text comes back as numbered lines ('{lineNum}\\t{line}' "
+        "from offset + 1), at most 256 Ki characters a call (lines over 16 Ki are cut): page "
+        "with offset and limit. Images up to 10 MB come back as images; other binary "
+        "files are refused."
     )
     Params = ReadParams
 

@@ -34,17 +34,14 @@ class FileChangeTool(WorkspaceTool[P]):
 
 
 class WriteParams(ToolParams):
-    path: str = Field(description="File to write; relative paths resolve against the workspace.")
-    content: str = Field(description="The complete new content of the file.")
+    path: str = Field(description="File to write.")
+    content: str = Field(description="The whole new content.")
 
 
 class WriteTool(FileChangeTool[WriteParams]):
     name = "Write"
     capability = "filesystem.write"
-    description = (
-        "Write a file on this node (UTF-8), replacing it if it exists and creating missing "
-        "parent directories. Returns the path and the number of bytes written."
-    )
+    description = "Write a file on this node (UTF-8), replacing it and creating parent directories."
     Params = WriteParams
 
     async def run(self, params: WriteParams) -> dict[str, Any]:
