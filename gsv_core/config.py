@@ -29,6 +29,7 @@ from pydantic import (
 )
 
 from gsv_core.config_mcp import McpConfig, looks_mcp_secret
+from gsv_core.config_tree import deep_merge, get_path, put_path, remove_path, split_path
 from gsv_core.errors import InvalidParams
 from gsv_core.secret_names import looks_secret
 
@@ -370,33 +371,6 @@ def is_secret_key(name: str, parent: str | None = None) -> bool:
     return parent == "apiKeys" or looks_secret(name) or looks_mcp_secret(name, parent)
 
 
-def deep_merge(base: Any, override: Any) -> Any:
-    """Objects merge recursively; anything else in `override` replaces `base`."""
-    if isinstance(base, dict) and isinstance(override, dict):
-        merged = dict(base)
-        for key, value in override.items():
-            merged[key] = deep_merge(base[key], value) if key in base else copy.deepcopy(value)
-        return merged
-    return copy.deepcopy(override)
-
-
-def split_path(path: str) -> list[str]:
-    segments = path.split(".")
-    if not path or any(not s for s in segments):
-        raise InvalidParams(f"invalid config path {path!r}: use dot-separated names like model.id")
-    return segments
-
-
-def get_path(config: dict[str, Any], path: str) -> tuple[bool, Any]:
-    """(found, value) at a dotted path of a config tree."""
-    node: Any = config
-    for segment in split_path(path):
-        if not isinstance(node, dict) or segment not in node:
-            return False, None
-        node = node[segment]
-    return True, node
-
-
 def setting(config: dict[str, Any], path: str) -> Any:
     """The value at a dotted path of `config`, or the default `GsvConfig` holds for it
     when `config` lacks it (a partial config, such as one a test host builds). None when
@@ -413,35 +387,12 @@ def set_override(overrides: dict[str, Any], path: str, value: Any) -> dict[str, 
     result = copy.deepcopy(overrides)
     for old, new in RENAMED.items():
         if path == new:
-            _remove(result, split_path(old))
+            remove_path(result, split_path(old))
     if value is None:
-        _remove(result, segments)
+        remove_path(result, segments)
     else:
-        _put(result, segments, value)
+        put_path(result, segments, value)
     return result
-
-
-def _put(tree: dict[str, Any], segments: list[str], value: Any) -> None:
-    node = tree
-    for segment in segments[:-1]:
-        if not isinstance(node.get(segment), dict):
-            node[segment] = {}
-        node = node[segment]
-    node[segments[-1]] = copy.deepcopy(value)
-
-
-def _remove(tree: dict[str, Any], segments: list[str]) -> None:
-    head, rest = segments[0], segments[1:]
-    if head not in tree:
-        return
-    if not rest:
-        del tree[head]
-        return
-    child = tree[head]
-    if isinstance(child, dict):
-        _remove(child, rest)
-        if not child:  # prune emptied parents so defaults merge back in
-            del tree[head]
 
 
 def effective_config(overrides: dict[str, Any]) -> dict[str, Any]:
@@ -450,7 +401,7 @@ def effective_config(overrides: dict[str, Any]) -> dict[str, Any]:
         found, value = get_path(overrides, old)
         if found and value is not None:  # the old name stays too: validated like any key
             result = copy.deepcopy(result)  # merged parts may be DEFAULTS' own objects
-            _put(result, split_path(new), value)
+            put_path(result, split_path(new), value)
     return result
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from gsv_core import config as cfg
 from gsv_core import config_secrets as secrets
+from gsv_core.config_tree import get_path, split_path
 from gsv_core.errors import Conflict
 from gsv_core.storage.config_store import ConfigStore
 from gsv_core.storage.secret_store import LocalSecretStore, SecretStore
@@ -83,14 +84,14 @@ class ConfigService:
         """The effective value at a dotted path (raw, secrets included: for gateway code)."""
         looked_up = self._looked_up.get(path)
         if looked_up is None:
-            looked_up = self._looked_up[path] = cfg.get_path(self.effective, path)
+            looked_up = self._looked_up[path] = get_path(self.effective, path)
         found, value = looked_up
         if not found:
             raise KeyError(path)
         return value
 
     def get_masked(self, path: str) -> tuple[bool, Any]:
-        return cfg.get_path(self._masked, path)
+        return get_path(self._masked, path)
 
     async def stored_rows(self) -> dict[str, Any]:
         """The overrides as the database holds them (markers, not secrets): for the audit."""
@@ -108,7 +109,7 @@ class ConfigService:
         """`set` with the new value computed from the current one under the write lock
         (appending an approval rule must not lose a concurrent append)."""
         async with self._lock:
-            value = change(cfg.get_path(self.effective, path)[1])
+            value = change(get_path(self.effective, path)[1])
             secrets.refuse_markers(value, path)
             overrides = cfg.set_override(self.overrides, path, value)
             effective = cfg.effective_config(overrides)
@@ -121,7 +122,7 @@ class ConfigService:
                     "auth.token cannot be removed: the gateway always needs an owner "
                     "token. Set a new one instead (`gsv security audit --fix` makes one)"
                 )
-            await self._save(split, cfg.split_path(path)[0])
+            await self._save(split, split_path(path)[0])
             self._apply(secrets.join_secrets(split.stored, split.secrets)[0])
         for listener in self.listeners:
             listener(path)

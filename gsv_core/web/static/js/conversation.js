@@ -25,6 +25,7 @@ export class Conversation {
     this.sentSinceLoad = []; // texts sent from this tab: not "missed" after a reconnect
     this.outbox = Promise.resolve();
     this.ownRuns = new Set(); // runs of messages sent from this tab
+    this.waiting = []; // messages waiting for the link: resolved after the next load
     view.onBusy = () => composer.setBusy(this.busy);
     gateway.addEventListener("event", (e) => this.onEvent(e.detail));
   }
@@ -54,13 +55,29 @@ export class Conversation {
     } catch (err) {
       this.buffered = null;
       this.view.addNotice(`Cannot load the session: ${err.message}`, "error");
+      this.release();
       return false;
     }
     this.show(info, reconnect && this.loaded ? { since, sent } : null);
     const waiting = this.buffered;
     this.buffered = null;
     for (const detail of waiting) this.onEvent(detail);
+    this.release();
     return true;
+  }
+
+  /** Let the messages that waited for the link go, if it is up. */
+  release() {
+    if (this.ready) for (const resolve of this.waiting.splice(0)) resolve();
+  }
+
+  /** Connected, and no load of the session under way: messages can go. */
+  get ready() {
+    return this.gateway.connected && !this.buffered;
+  }
+
+  whenReady() {
+    return this.ready ? Promise.resolve() : new Promise((resolve) => this.waiting.push(resolve));
   }
 
   async fetch(key) {
@@ -196,6 +213,13 @@ export class Conversation {
       this.sentSinceLoad.push(text);
     };
     if (!isCommandLike(text) || images.length) echo();
+    if (!this.ready) {
+      // offline: the message waits for the link (and the reload after it), as in the TUI
+      message?.show("waiting for the gateway…");
+      await this.whenReady();
+      if (message && !message.el.isConnected) echo(); // the reload cleared the screen
+      else message?.show("");
+    }
     const params = { sessionKey: key, message: text, runId };
     if (images.length) params.media = images.map((i) => ({ type: "image", data: i.data, mimeType: i.mime }));
     let result;

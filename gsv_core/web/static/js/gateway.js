@@ -40,12 +40,12 @@ export class Gateway extends EventTarget {
     this.clientId = tabClientId();
     this.state = "connecting"; // connecting | connected | offline | signed-out
     this.hello = null;
+    this.signedOut = false; // the last connect was refused (401): show how to sign in
     this.ws = null;
     this.nextId = 1;
     this.pending = new Map(); // id -> {resolve, reject, timer}
     this.attempt = 0;
     this.retryTimer = null;
-    this.openedOnce = false; // the last socket got as far as `open`
   }
 
   get connected() {
@@ -72,11 +72,7 @@ export class Gateway extends EventTarget {
     this.setState(this.state === "signed-out" ? "signed-out" : "connecting");
     const ws = new WebSocket(this.url);
     this.ws = ws;
-    this.openedOnce = false;
-    ws.addEventListener("open", () => {
-      this.openedOnce = true;
-      this.handshake(ws);
-    });
+    ws.addEventListener("open", () => this.handshake(ws));
     ws.addEventListener("message", (e) => this.receive(e.data));
     ws.addEventListener("close", (e) => this.closed(ws, e));
   }
@@ -101,17 +97,16 @@ export class Gateway extends EventTarget {
     this.setState("connected");
   }
 
-  async closed(ws, event) {
+  // Signed out is known only from the answer to `connect` (401): the upgrade itself is
+  // admitted without a cookie, and a socket that never opened says nothing (the gateway
+  // may be down, or the network: guessing from a health check mistook one for the other).
+  closed(ws, event) {
     if (ws !== this.ws) return;
     this.ws = null;
     // another tab connected with this tab's id (a duplicated tab): take an id of our own,
     // or the two would replace each other for ever
     if (event.code === 1000 && event.reason.startsWith("Replaced")) this.clientId = tabClientId(true);
     this.failPending(new GatewayError(503, "The connection to the gateway closed"));
-    // A refused upgrade (no cookie) never opens; neither does a gateway that is down.
-    // The health check tells them apart: a gateway that answers is refusing us.
-    if (!this.openedOnce && event.code !== 1000 && (await healthy())) this.signedOut = true;
-    if (this.ws) return; // retryNow() opened another meanwhile
     this.setState(this.signedOut ? "signed-out" : "offline");
     const delay = this.signedOut
       ? SIGNED_OUT_RETRY_MS
@@ -195,13 +190,4 @@ export class Gateway extends EventTarget {
 function defaultUrl() {
   const scheme = location.protocol === "https:" ? "wss:" : "ws:";
   return `${scheme}//${location.host}/ws`;
-}
-
-async function healthy() {
-  try {
-    const response = await fetch("/health", { cache: "no-store" });
-    return response.ok;
-  } catch {
-    return false;
-  }
 }
