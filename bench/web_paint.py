@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> None:
     if not STATIC.is_dir() or chromium is None:
         raise SystemExit(f"needs {STATIC} and Debian's chromium on PATH")
     files, raw, packed = bundle_size()
-    print(f"bundle: {files} files, {raw / 1024:.1f} kB raw, {packed / 1024:.1f} kB gzipped "
+    print(f"bundle: {files} files, {raw / 1024:.1f} KiB raw, {packed / 1024:.1f} KiB gzipped "
           f"(target < 300 kB gzipped)")  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="gsv-web-paint-") as tmp:
         (Path(tmp) / "gw").mkdir()
