@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from playwright.async_api import Locator, Page, expect
 
 from tests.fakes.held_stream import held_stream
@@ -109,11 +110,35 @@ async def test_thinking_shows_folded_beside_the_answer(page: Page, llm: FakeLLMS
     await expect(thinking).to_have_js_property("open", False)
 
 
-async def test_stop_ends_a_run_while_it_streams(
+async def test_an_approval_denied_from_the_page_refuses_the_call(
     page: Page, web: WebGateway, llm: FakeLLMServer
 ) -> None:
-    """Stop, pressed while a reply is mid-stream, ends the run: the rest never shows and
-    the session is free for the next message at once."""
+    """Deny: the buttons go, the tool call ends in error without running, and the model
+    gets the refusal and answers."""
+    rule = {"id": "ask-config", "tool": "gsv__ConfigGet", "decision": "ask", "reason": "a test"}
+    await web.call("config.set", {"path": "toolApproval.rules", "value": [rule]})
+    llm.enqueue(
+        reply(ToolCall("gsv__ConfigGet", {"path": "model.id"})),
+        reply("Understood, I will not read it."),
+    )
+    await send(page, "read the model id")
+    approval = page.get_by_test_id("approval")
+    await approval.get_by_test_id("approve-deny").click()
+    await expect(messages(page, "assistant").last).to_contain_text("I will not read it.")
+    await expect(approval.get_by_test_id("approve-once")).to_have_count(0)
+    block = page.locator('[data-testid="tool-call"][data-tool="gsv__ConfigGet"]')
+    await expect(block).to_have_attribute("data-status", "error")
+    await expect(block.get_by_test_id("tool-result")).not_to_contain_text(MODEL_ID)
+    tool_results = [m for m in llm.last_body["messages"] if m["role"] == "tool"]
+    assert len(tool_results) == 1 and MODEL_ID not in str(tool_results[0]["content"])
+
+
+@pytest.mark.parametrize("how", ["stop-button", "escape-key"])
+async def test_stop_ends_a_run_while_it_streams(
+    page: Page, web: WebGateway, llm: FakeLLMServer, how: str
+) -> None:
+    """Stop (the button, or Esc in the composer), pressed while a reply is mid-stream,
+    ends the run: the rest never shows and the session is free for the next message."""
     async with held_stream(llm.port, HOLD.encode()) as proxy:
         await web.use_fake_model(f"http://127.0.0.1:{proxy.port}/v1")
         llm.enqueue(reply("Working on it", f" {HOLD} and never finishing."))
@@ -121,7 +146,10 @@ async def test_stop_ends_a_run_while_it_streams(
         await proxy.wait_held()
         answer = messages(page, "assistant").last
         await expect(answer).to_contain_text("Working on it")
-        await running_stop(page).click()
+        if how == "stop-button":
+            await running_stop(page).click()
+        else:
+            await page.get_by_test_id("composer").press("Escape")
         await expect(running_stop(page)).to_have_count(0)
         llm.enqueue(reply("Ready for the next one."))
         await send(page, "next")  # behind a run still held, this would wait for the hold

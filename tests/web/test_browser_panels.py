@@ -1,5 +1,5 @@
 """Around the chat: slash-command completion, a file uploaded into the workspace, an image
-attached to a message, the nodes and cron panels, the config view with its secrets
+attached to a message, the nodes, cron and usage panels, the config view with its secrets
 masked, and the dark and light themes."""
 
 from __future__ import annotations
@@ -135,6 +135,20 @@ async def test_the_cron_panel_lists_a_job(page: Page, web: WebGateway) -> None:
     await page.get_by_test_id("tab-cron").click()
     item = page.locator(f'[data-testid="cron-item"][data-job-id="{job_id}"]')
     await expect(item).to_contain_text("morning report")
+
+
+async def test_the_usage_panel_draws_a_chart_after_a_reply(page: Page, llm: FakeLLMServer) -> None:
+    """After a reply (the model reports its tokens) the usage panel draws its chart and
+    says today's spend."""
+    llm.enqueue(reply("Counted.", usage=(1200, 300)))
+    await send(page, "count me")
+    await expect(messages(page, "assistant").last).to_contain_text("Counted.")
+    await page.get_by_test_id("tab-usage").click()
+    chart = page.get_by_test_id("usage-chart")
+    await expect(chart).to_be_visible()
+    assert await chart.evaluate("el => el.tagName.toLowerCase()") == "svg"
+    await expect(chart.locator("rect").first).to_be_attached()  # at least one bar
+    await expect(page.get_by_test_id("spend-today")).not_to_be_empty()
 
 
 async def test_the_config_view_masks_secrets(page: Page, web: WebGateway) -> None:
