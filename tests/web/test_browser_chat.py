@@ -71,20 +71,26 @@ async def test_a_tool_call_shows_as_a_block_with_its_arguments_and_result(
     await expect(messages(page, "assistant").last).to_contain_text(f"The model is {MODEL_ID}.")
 
 
+async def ask_to_read_the_model(
+    page: Page, web: WebGateway, llm: FakeLLMServer, then: str
+) -> Locator:
+    """A rule makes gsv__ConfigGet ask; the model calls it, then says `then`. Sends a
+    message from the page; the approval element, once shown."""
+    rule = {"id": "ask-config", "tool": "gsv__ConfigGet", "decision": "ask", "reason": "a test"}
+    await web.call("config.set", {"path": "toolApproval.rules", "value": [rule]})
+    llm.enqueue(reply(ToolCall("gsv__ConfigGet", {"path": "model.id"})), reply(then))
+    await send(page, "read the model id")
+    approval = page.get_by_test_id("approval")
+    await expect(approval).to_be_visible()
+    return approval
+
+
 async def test_an_approval_allowed_from_the_page_lets_the_run_finish(
     page: Page, web: WebGateway, llm: FakeLLMServer
 ) -> None:
     """A rule makes gsv__ConfigGet ask; the approval shows with its id, Allow once answers
     it (the buttons go, the decision shows), the tool runs and the reply arrives."""
-    rule = {"id": "ask-config", "tool": "gsv__ConfigGet", "decision": "ask", "reason": "a test"}
-    await web.call("config.set", {"path": "toolApproval.rules", "value": [rule]})
-    llm.enqueue(
-        reply(ToolCall("gsv__ConfigGet", {"path": "model.id"})),
-        reply("Allowed, and read it."),
-    )
-    await send(page, "read the model id")
-    approval = page.get_by_test_id("approval")
-    await expect(approval).to_be_visible()
+    approval = await ask_to_read_the_model(page, web, llm, then="Allowed, and read it.")
     pending = (await web.call("tool.approvals"))["approvals"]
     assert [a["tool"] for a in pending] == ["gsv__ConfigGet"]
     await expect(approval).to_have_attribute("data-approval-id", pending[0]["approvalId"])
@@ -115,14 +121,7 @@ async def test_an_approval_denied_from_the_page_refuses_the_call(
 ) -> None:
     """Deny: the buttons go, the tool call ends in error without running, and the model
     gets the refusal and answers."""
-    rule = {"id": "ask-config", "tool": "gsv__ConfigGet", "decision": "ask", "reason": "a test"}
-    await web.call("config.set", {"path": "toolApproval.rules", "value": [rule]})
-    llm.enqueue(
-        reply(ToolCall("gsv__ConfigGet", {"path": "model.id"})),
-        reply("Understood, I will not read it."),
-    )
-    await send(page, "read the model id")
-    approval = page.get_by_test_id("approval")
+    approval = await ask_to_read_the_model(page, web, llm, then="Understood, I will not read it.")
     await approval.get_by_test_id("approve-deny").click()
     await expect(messages(page, "assistant").last).to_contain_text("I will not read it.")
     await expect(approval.get_by_test_id("approve-once")).to_have_count(0)
