@@ -12,6 +12,12 @@ const PROTOCOL = 1;
 const CALL_TIMEOUT_MS = 30000;
 const BACKOFF_MS = [500, 1000, 2000, 4000, 8000, 10000];
 const SIGNED_OUT_RETRY_MS = 15000;
+// A socket can go silent without closing (a phone changing networks, a laptop waking):
+// after this long without a frame the page asks the gateway something small, and a socket
+// that does not answer within PROBE_TIMEOUT_MS is taken for lost.
+const QUIET_MS = 15000;
+const PROBE_TIMEOUT_MS = 5000;
+const PROBE_METHOD = "heartbeat.status";
 
 export class GatewayError extends Error {
   constructor(code, message, details) {
@@ -46,6 +52,8 @@ export class Gateway extends EventTarget {
     this.pending = new Map(); // id -> {resolve, reject, timer}
     this.attempt = 0;
     this.retryTimer = null;
+    this.lastHeard = 0; // when the socket last brought a frame (performance.now())
+    this.probeTimer = null;
   }
 
   get connected() {
@@ -54,6 +62,8 @@ export class Gateway extends EventTarget {
 
   start() {
     window.addEventListener("online", () => this.retryNow());
+    // the browser knows the network is gone before the socket does
+    window.addEventListener("offline", () => this.lost());
     document.addEventListener("visibilitychange", () => {
       if (document.visibilityState === "visible" && !this.ws) this.retryNow();
     });
@@ -95,6 +105,30 @@ export class Gateway extends EventTarget {
     this.attempt = 0;
     this.signedOut = false;
     this.setState("connected");
+    this.watch(ws);
+  }
+
+  /** While `ws` is the connection, probe it whenever it has been quiet for QUIET_MS. */
+  watch(ws) {
+    clearInterval(this.probeTimer);
+    this.probeTimer = setInterval(async () => {
+      if (ws !== this.ws) return void clearInterval(this.probeTimer);
+      if (performance.now() - this.lastHeard < QUIET_MS) return;
+      try {
+        await this.request(PROBE_METHOD, {}, PROBE_TIMEOUT_MS, ws);
+      } catch (err) {
+        if (err.code === 504 && ws === this.ws) this.lost();
+      }
+    }, QUIET_MS / 3);
+  }
+
+  /** The connection is gone though no close came: treat it as closed now, and close
+   * the socket for good measure (its own close event, whenever it comes, is ignored). */
+  lost() {
+    const ws = this.ws;
+    if (!ws) return;
+    this.closed(ws, { code: 1006, reason: "" });
+    ws.close();
   }
 
   // Signed out is known only from the answer to `connect` (401): the upgrade itself is
@@ -103,6 +137,7 @@ export class Gateway extends EventTarget {
   closed(ws, event) {
     if (ws !== this.ws) return;
     this.ws = null;
+    clearInterval(this.probeTimer);
     // another tab connected with this tab's id (a duplicated tab): take an id of our own,
     // or the two would replace each other for ever
     if (event.code === 1000 && event.reason.startsWith("Replaced")) this.clientId = tabClientId(true);
@@ -151,6 +186,7 @@ export class Gateway extends EventTarget {
   }
 
   receive(data) {
+    this.lastHeard = performance.now();
     if (typeof data !== "string") return; // binary frames are for transfers between nodes
     let frame;
     try {
