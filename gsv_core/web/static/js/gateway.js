@@ -18,6 +18,9 @@ const SIGNED_OUT_RETRY_MS = 15000;
 const QUIET_MS = 15000;
 const PROBE_TIMEOUT_MS = 5000;
 const PROBE_METHOD = "heartbeat.status";
+// The gateway answers /health but its socket never opens: it refuses this page's origin
+// (reached under a host name it does not know). Said after this many refusals in a row.
+const REFUSALS_BEFORE_ORIGIN_CHECK = 3;
 
 export class GatewayError extends Error {
   constructor(code, message, details) {
@@ -54,6 +57,8 @@ export class Gateway extends EventTarget {
     this.retryTimer = null;
     this.lastHeard = 0; // when the socket last brought a frame (performance.now())
     this.probeTimer = null;
+    this.refusals = 0; // sockets in a row that closed before they opened
+    this.originRefused = false; // /health answers, the socket never opens: see banner
   }
 
   get connected() {
@@ -82,7 +87,12 @@ export class Gateway extends EventTarget {
     this.setState(this.state === "signed-out" ? "signed-out" : "connecting");
     const ws = new WebSocket(this.url);
     this.ws = ws;
-    ws.addEventListener("open", () => this.handshake(ws));
+    ws.addEventListener("open", () => {
+      ws.gsvOpened = true;
+      this.refusals = 0;
+      this.originRefused = false;
+      this.handshake(ws);
+    });
     ws.addEventListener("message", (e) => this.receive(e.data));
     ws.addEventListener("close", (e) => this.closed(ws, e));
   }
@@ -142,6 +152,7 @@ export class Gateway extends EventTarget {
     // or the two would replace each other for ever
     if (event.code === 1000 && event.reason.startsWith("Replaced")) this.clientId = tabClientId(true);
     this.failPending(new GatewayError(503, "The connection to the gateway closed"));
+    if (!ws.gsvOpened) this.refused();
     this.setState(this.signedOut ? "signed-out" : "offline");
     const delay = this.signedOut
       ? SIGNED_OUT_RETRY_MS
@@ -149,6 +160,20 @@ export class Gateway extends EventTarget {
     this.attempt += 1;
     // jitter, so many tabs do not all knock at once after a restart
     this.retryTimer = setTimeout(() => this.open(), delay * (0.8 + Math.random() * 0.4));
+  }
+
+  /** A socket that never opened: after a few, ask /health (a plain same-origin GET, which
+   * no Origin rule stops) whether the gateway is up; if it is, it refuses this origin. */
+  async refused() {
+    this.refusals += 1;
+    if (this.refusals < REFUSALS_BEFORE_ORIGIN_CHECK || this.originRefused) return;
+    try {
+      const health = await fetch("/health", { cache: "no-store" });
+      this.originRefused = health.ok && !this.ws && this.state !== "connected";
+    } catch {
+      this.originRefused = false; // the gateway is down: plain offline
+    }
+    if (this.originRefused) this.dispatchEvent(new CustomEvent("state", { detail: { state: this.state } }));
   }
 
   setState(state) {

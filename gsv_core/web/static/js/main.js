@@ -86,9 +86,12 @@ gateway.addEventListener("state", ({ detail: { state } }) => {
   $("app").hidden = signedOut;
   const banner = $("banner");
   banner.hidden = state !== "offline";
-  banner.textContent = conversation.loaded
-    ? "The connection to the gateway was lost; reconnecting… The chat catches up when it is back."
-    : "Cannot reach the gateway; retrying…";
+  banner.textContent = gateway.originRefused
+    ? `The gateway is up but refuses connections from pages at ${location.origin}. ` +
+      `To allow them, run on the gateway's machine: gsv config set gateway.allowedOrigins '["${location.origin}"]'`
+    : conversation.loaded
+      ? "The connection to the gateway was lost; reconnecting… The chat catches up when it is back."
+      : "Cannot reach the gateway; retrying…";
   if (state === "connected") connected();
 });
 
