@@ -64,8 +64,7 @@ class GatewayChannelHost(GatewayHost):
         return entry.peer if entry is not None else None
 
     async def store_image(self, key: str, data: bytes, mime_type: str) -> dict[str, Any]:
-        path = await self._gateway.sessions.host.media.save(key, data, mime_type)
-        return {"type": "image", "mimeType": mime_type, "mediaPath": path}
+        return dict(await self._gateway.sessions.host.media.save_image(key, data, mime_type))
 
     async def transcribe(self, data: bytes, mime_type: str) -> str | None:
         """Speech to text with an OpenAI-compatible `audio.transcriptions` endpoint, when

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from gsv_core.errors import InvalidParams
 from gsv_core.fsmodes import write_private_file
+from gsv_core.protocol.messages import ImageBlock
 
 EXTENSIONS = {
     "image/png": "png",
@@ -31,6 +32,11 @@ EXTENSIONS = {
 class MediaStore:
     def __init__(self, root: Path) -> None:
         self.root = root
+
+    async def save_image(self, session_key: str, data: bytes, mime_type: str) -> ImageBlock:
+        """Store an image; the block a message holds for it (a reference, not the bytes)."""
+        path = await self.save(session_key, data, mime_type)
+        return {"type": "image", "mimeType": mime_type, "mediaPath": path}
 
     def _session_dir(self, session_key: str) -> str:
         return hashlib.sha256(session_key.encode()).hexdigest()[:32]

@@ -24,7 +24,7 @@ from pydantic import Field
 
 from gsv_core.errors import ToolFailed
 from gsv_core.node.tools.base import LATER, ToolParams, WorkspaceTool, run_blocking
-from gsv_core.node.tools.sniff import HEAD_BYTES, is_image, sniff_mime
+from gsv_core.sniff import HEAD_BYTES, is_image, sniff_mime
 
 MAX_IMAGE_BYTES = 10 * 1024 * 1024
 MAX_TEXT_CHARS = 256 * 1024

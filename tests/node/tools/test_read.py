@@ -14,7 +14,7 @@ import pytest
 from gsv_core.errors import ToolFailed
 from gsv_core.node.tools import Toolset
 from gsv_core.node.tools.read import MAX_LINE_CHARS, MAX_TEXT_CHARS, read_file, read_small_file
-from gsv_core.node.tools.sniff import sniff_mime
+from gsv_core.sniff import sniff_mime
 from tests.node.tools.conftest import failure
 
 

@@ -1,4 +1,5 @@
-"""File type sniffing from magic bytes, for Read's image and binary handling.
+"""File type sniffing from magic bytes, for a node's Read (images and the "not a text
+file" error) and for images sent with `chat.send` (their bytes must be the type named).
 
 A small table instead of a dependency: the image types a model can look at, plus the
 common binary formats so the "not a text file" error can say what the file is.
