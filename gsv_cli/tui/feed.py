@@ -40,7 +40,9 @@ class EventFeed(ChatBase):
             if frame.event == events.CHAT:
                 await self._on_chat(payload)
             elif frame.event == events.CHAT_TOOL:
-                await self.chat.on_tool(str(payload.get("runId")), payload.get("tool") or {})
+                run_id = payload.get("runId")  # None: a `tool.request` call, not a run
+                tool = payload.get("tool") or {}
+                await self.chat.on_tool(None if run_id is None else str(run_id), tool)
             elif frame.event == events.SESSION_NOTICE and payload.get("kind") == "heartbeat":
                 # an alert from the agent's heartbeat: its words, worth reading
                 text = str(payload.get("text", ""))

@@ -5,18 +5,20 @@ history."""
 from __future__ import annotations
 
 import asyncio
+import json
 
 from gsv_cli.tui.app import ChatApp
 from gsv_cli.tui.widgets.composer import CommandMenu
 from gsv_cli.tui.widgets.messages import ToolBlock, UserMessage
 from gsv_cli.tui.widgets.status import Activity
+from gsv_core.gateway.server import RunningGateway
 from tests.fakes.provider import FakeProvider, call
 from tests.tui.chat_screen import (
     idle,
     notices,
     replies,
 )
-from tests.tui.conftest import SIZE, type_and_send, wait_until
+from tests.tui.conftest import KEY, SIZE, type_and_send, wait_until
 
 
 async def test_streamed_text_appears_incrementally(app: ChatApp, fake: FakeProvider) -> None:
@@ -195,3 +197,30 @@ async def test_shift_enter_and_ctrl_j_make_new_lines(app: ChatApp, fake: FakePro
         await wait_until(pilot, lambda: fake.requests, "the model to be asked")
         assert fake.requests[0].messages[-1]["content"] == "a\nb\nc"
         assert app.composer.text == ""
+
+
+async def test_a_tool_request_shows_its_block_and_leaves_no_run_busy(
+    app: ChatApp, gw: RunningGateway
+) -> None:
+    """Another client's `tool.request` on this session: its events carry no run (runId
+    null). The call shows as a block; nothing is taken for a run that never ends."""
+    from tests.gateway.test_nodes import next_event, node_socket
+
+    node = await node_socket(gw, "n1")
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, app.synced.is_set, "the session to load")
+            params = {"callId": "by-hand", "tool": "n1__Read", "args": {"path": "x"},
+                      "sessionKey": KEY}  # fmt: skip
+            await app.client.call("tool.request", params)
+            invoke = await next_event(node, "tool.invoke")
+            await node.send(json.dumps({"type": "req", "id": "r", "method": "tool.result",
+                "params": {"callId": invoke["callId"], "result": {"ok": 1}}}))  # fmt: skip
+            await wait_until(
+                pilot,
+                lambda: [b for b in app.query(ToolBlock) if not b.has_class("-running")],
+                "the call's block with its outcome",
+            )
+            assert not app.chat.busy and app.chat.runs == {}
+    finally:
+        await node.close()

@@ -61,6 +61,8 @@ class ChatView(VerticalScroll):
         # runs that already ended: a late chat.send answer must not revive them
         self.ended: set[str] = set()
         self.approvals: dict[str, ApprovalPrompt] = {}
+        # calls made with `tool.request` (events with no run): shown, but no run is busy
+        self.lone_tools: dict[str, ToolBlock] = {}
         self.shown_link: str | None = None  # the link whose target was shown last
 
     def on_mount(self) -> None:
@@ -171,23 +173,27 @@ class ChatView(VerticalScroll):
         run = self._started(run_id)
         await self._settle_reply(run, reply_text(message))
 
-    async def on_tool(self, run_id: str, tool: dict[str, Any]) -> None:
-        run = self._started(run_id)
+    async def on_tool(self, run_id: str | None, tool: dict[str, Any]) -> None:
+        """A `chat.tool` event: of a run, or (`run_id` None) of a `tool.request` call,
+        which shows its block without making a run busy."""
+        run = self._started(run_id) if run_id is not None else None
+        tools = run.tools if run is not None else self.lone_tools
         call_id = str(tool.get("callId", ""))
         if tool.get("phase") == "start":
-            await self._settle_reply(run, None)
+            if run is not None:
+                await self._settle_reply(run, None)
             args = tool.get("args")
             view = ToolView(
                 call_id, str(tool.get("name", "?")), args if isinstance(args, dict) else {}
             )
             block = ToolBlock(view)
-            run.tools[call_id] = block
+            tools[call_id] = block
             await self.mount(block)
             return
-        if call_id not in run.tools:  # its start was missed (a reconnect): show the outcome
-            run.tools[call_id] = ToolBlock(ToolView(call_id, str(tool.get("name", "?"))))
-            await self.mount(run.tools[call_id])
-        block = run.tools[call_id]
+        if call_id not in tools:  # its start was missed (a reconnect): show the outcome
+            tools[call_id] = ToolBlock(ToolView(call_id, str(tool.get("name", "?"))))
+            await self.mount(tools[call_id])
+        block = tools[call_id]
         duration = tool.get("durationMs")
         block.finish(
             not tool.get("isError"),
