@@ -76,6 +76,7 @@ async def test_what_the_gateway_serves_is_documented(gateway: RunningGateway) ->
         features = client.hello["features"]
     assert features["methods"] == gateway.gateway.router.methods()
     assert "chat.send" in features["methods"] and "chat" in features["events"]
+    assert set(features["events"]) == set(events.EVENTS)  # hello-ok names every event it sends
     methods, emitted = _table_rows("Methods", NAME_CELL), _table_rows("Events", NAME_CELL)
     missing = [m for m in features["methods"] if m not in methods]
     missing += [f"event {e}" for e in features["events"] if e not in emitted]

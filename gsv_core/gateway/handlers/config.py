@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 def register(router: Router, gateway: Gateway) -> None:
     route = Routes(router)
     service = gateway.config
+    gateway.events.add(CONFIG_CHANGED)  # listed in hello-ok's features.events
 
     @route(CONFIG_GET, ConfigGetParams)
     async def config_get(ctx: RequestContext, params: ConfigGetParams) -> dict[str, Any]:
