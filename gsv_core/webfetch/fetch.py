@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 import httpx
 
@@ -56,6 +56,7 @@ async def fetch(
                 if location is None:
                     return fetched
                 url = urljoin(target.url, location)
+                headers = _for_next_hop(headers, target, url)
                 if fetched.status == 303 or (fetched.status in (301, 302) and method == "POST"):
                     method, body = "GET", None  # what browsers do
     except TimeoutError:
@@ -63,6 +64,24 @@ async def fetch(
     except httpx.HTTPError as exc:
         raise ToolFailed(f"fetching {url} failed: {type(exc).__name__}: {exc}") from None
     raise ToolFailed(f"more than {MAX_REDIRECTS} redirects from {request.url}")
+
+
+# what a browser or httpx never sends on to another origin after a redirect
+CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
+
+
+def _for_next_hop(headers: dict[str, str], target: Target, url: str) -> dict[str, str]:
+    """The headers for a redirect to `url`: credentials stay with their own origin."""
+    parts = urlsplit(url)
+    default = 443 if parts.scheme == "https" else 80
+    same = (parts.scheme, (parts.hostname or "").lower(), parts.port or default) == (
+        target.scheme, target.host.lower(), target.port
+    )  # fmt: skip
+    return (
+        headers
+        if same
+        else {k: v for k, v in headers.items() if k.lower() not in CREDENTIAL_HEADERS}
+    )
 
 
 def _headers(given: dict[str, str]) -> dict[str, str]:

@@ -56,7 +56,9 @@ class Site(BaseHTTPRequestHandler):
             self._redirect("/loop")
         elif path == "/echo":
             body = json.dumps({"method": "GET", "ua": self.headers.get("user-agent"),
-                               "host": self.headers.get("host"), "x": self.headers.get("x-test")})  # fmt: skip
+                               "host": self.headers.get("host"), "x": self.headers.get("x-test"),
+                               "auth": self.headers.get("authorization"),
+                               "cookie": self.headers.get("cookie")})  # fmt: skip
             self._send(200, "application/json", body.encode())
         else:
             self._send(404, "text/plain", b"no such page")
@@ -86,6 +88,15 @@ class Site(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def site() -> Iterator[str]:
+    yield from serve_site()
+
+
+@pytest.fixture
+def other_site() -> Iterator[str]:
+    yield from serve_site()
+
+
+def serve_site() -> Iterator[str]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Site)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
@@ -221,3 +232,18 @@ async def test_save_to_refuses_escapes_and_cut_files(
 ) -> None:  # fmt: skip
     result = await fetch_as_agent(client, fake, log, {"url": f"{site}/big", **extra})
     assert result["isError"] is True and message in result["content"][0]["text"]
+
+
+async def test_credentials_never_follow_a_redirect_to_another_origin(
+    site: str, other_site: str
+) -> None:
+    """An Authorization or Cookie header meant for one site stays with it: a redirect to
+    another origin (here another port) gets neither, as browsers and httpx do; a redirect
+    on the same origin keeps them."""
+    secret = {"authorization": "Bearer s3cret", "cookie": "sid=1", "x-test": "kept"}
+    away = await get(f"{site}/redirect?to={other_site}/echo", headers=secret)
+    assert json.loads(away.body) | {"ua": None, "host": None} == {
+        "method": "GET", "ua": None, "host": None, "x": "kept", "auth": None, "cookie": None
+    }  # fmt: skip
+    home = json.loads((await get(f"{site}/redirect?to=/echo", headers=secret)).body)
+    assert (home["auth"], home["cookie"]) == ("Bearer s3cret", "sid=1")
