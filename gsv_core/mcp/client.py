@@ -97,6 +97,10 @@ class McpConnection:
 
     async def close(self) -> None:
         self._stop.set()
+        if self._task is not None and not self._ready.done():
+            # still connecting: nothing checks _stop before the handshake is done, and a
+            # server that never answers `initialize` would hold this close for ever
+            self._task.cancel()
         if self._task is not None:
             await asyncio.gather(self._task, return_exceptions=True)
 

@@ -25,6 +25,7 @@ from gsv_core.mcp.names import offered_name, split_name
 from gsv_core.providers.base import ToolSpec
 
 log = logging.getLogger(__name__)
+HALT_WITHIN = 5.0  # seconds a stopping server is waited for
 
 FIRST_DELAY = 0.5
 MAX_DELAY = 30.0
@@ -111,7 +112,11 @@ class McpSupervisor:
     async def _halt(self, state: ServerState) -> None:
         if state.task is not None:
             state.task.cancel()
-            await asyncio.gather(state.task, return_exceptions=True)
+            # bounded: the SDK's stdio transport waits on a child that may never speak or
+            # exit (a program that is no MCP server), and a shutdown must not wait with it
+            done, _ = await asyncio.wait({state.task}, timeout=HALT_WITHIN)
+            if not done:
+                log.warning("MCP server %s did not stop within %g s", state.name, HALT_WITHIN)
 
     async def _keep(self, state: ServerState) -> None:
         delay = FIRST_DELAY

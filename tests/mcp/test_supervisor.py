@@ -4,10 +4,12 @@ out, 200 tools are all listed, and streamable HTTP works like stdio."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import re
 import signal
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +17,7 @@ from typing import Any
 import pytest
 
 from gsv_core.errors import NotFound, TimedOut, ToolFailed, Unavailable
-from gsv_core.mcp.supervisor import FAILED, READY, McpSupervisor
+from gsv_core.mcp.supervisor import FAILED, HALT_WITHIN, READY, McpSupervisor
 from tests.mcp.conftest import HttpServer, eventually, stdio
 
 MODEL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -207,3 +209,19 @@ async def test_an_http_server_that_goes_away_fails_the_call_clearly_and_is_retri
         return state is not None and state.state == FAILED and state.last_error is not None
 
     await eventually(retrying, "the server marked failed while it is away")
+
+
+async def test_a_server_that_never_answers_its_handshake_times_out_and_closes(
+    servers: dict[str, Any], supervisor: McpSupervisor
+) -> None:
+    """A stdio program that reads nothing and says nothing (not an MCP server at all):
+    `mcp.test` fails with the server's timeout instead of hanging, the supervisor keeps it
+    as failed, and closing the supervisor returns (within HALT_WITHIN)."""
+    mute = "import time; time.sleep(20)"
+    servers["mute"] = {"command": sys.executable, "args": ["-c", mute], "timeoutMs": 500}
+    supervisor.start()
+    state = await supervisor.settle("mute")
+    assert state is not None and state.state != READY
+    with pytest.raises(TimedOut, match=r"MCP server mute did not answer within 0\.5 seconds"):
+        await supervisor.test("mute")
+    await asyncio.wait_for(supervisor.close(), HALT_WITHIN + 5)
