@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gsv_core.agent.tools import SEARCH_TOOL
+from gsv_core.protocol.schemas.nodes import MCP_PREFIX, is_mcp_name
 from gsv_core.providers.base import ToolSpec
 
 DEFAULT_BASE_PROMPT = "You are a helpful personal AI agent running inside gsv."
@@ -86,10 +87,14 @@ def _tooling(tools: list[ToolSpec], on_demand: list[str]) -> str:
         return "\n".join(lines)
     native = [t.name.removeprefix(NATIVE_PREFIX) for t in tools if t.name.startswith(NATIVE_PREFIX)]
     by_node: dict[str, list[str]] = {}
+    by_server: dict[str, list[str]] = {}
     for tool in tools:
-        node, sep, name = tool.name.partition("__")
-        if sep and not tool.name.startswith(NATIVE_PREFIX):
-            by_node.setdefault(node, []).append(name)
+        if tool.name.startswith(NATIVE_PREFIX):
+            continue
+        mcp = is_mcp_name(tool.name)
+        owner, sep, name = tool.name.removeprefix(MCP_PREFIX if mcp else "").partition("__")
+        if sep:
+            (by_server if mcp else by_node).setdefault(owner, []).append(name)
     if native:
         lines.append(f"Gateway tools (`gsv__<Tool>`): {', '.join(native)}")
     findable = _on_demand([n for n in on_demand if n not in native])
@@ -98,6 +103,9 @@ def _tooling(tools: list[ToolSpec], on_demand: list[str]) -> str:
     if by_node:
         nodes = "; ".join(f"{node}: {', '.join(names)}" for node, names in by_node.items())
         lines.append(f"Node tools (`<nodeId>__<Tool>`: {NODE_FAMILIES}): {nodes}")
+    if by_server:
+        servers = "; ".join(f"{name}: {', '.join(found)}" for name, found in by_server.items())
+        lines.append(f"MCP server tools (`mcp_<server>__<tool>`): {servers}")
     return "\n".join(lines)
 
 

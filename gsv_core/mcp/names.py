@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import re
 
-MCP_PREFIX = "mcp_"
-SEPARATOR = "__"
+from gsv_core.protocol.schemas.nodes import MCP_PREFIX, TOOL_SEPARATOR, is_mcp_name
+
+__all__ = ["MCP_PREFIX", "is_mcp_name", "offered_name", "split_name"]
+SEPARATOR = TOOL_SEPARATOR
 _MODEL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
@@ -17,10 +19,6 @@ def offered_name(server: str, tool: str) -> str | None:
     """The name the model sees, or None when it would not be a valid tool name."""
     name = f"{MCP_PREFIX}{server}{SEPARATOR}{tool}"
     return name if tool and _MODEL_NAME.fullmatch(name) else None
-
-
-def is_mcp_name(name: str) -> bool:
-    return name.startswith(MCP_PREFIX) and SEPARATOR in name
 
 
 def split_name(name: str) -> tuple[str, str] | None:

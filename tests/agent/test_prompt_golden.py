@@ -307,3 +307,18 @@ async def test_commissioning_mode_leads_with_the_first_run_steps(tmp_path: Path)
     """With BOOTSTRAP.md present: tooling and safety stay; the first-run steps, soul,
     identity and human follow; instructions, memory, tool notes and skills are left out."""
     assert await full_prompt(tmp_path, commissioning=True) == EXPECTED_COMMISSIONING
+
+
+def test_mcp_tools_are_named_as_mcp_tools_not_as_a_node() -> None:
+    """`mcp_<server>__<tool>` splits at `__` like a node tool: the prompt must not call an
+    MCP server a node (its tools are no shell or files on a machine)."""
+    tools = [*TOOLS, ToolSpec("mcp_github__create_issue", "Open an issue.", {}),
+             ToolSpec("mcp_github__search", "Search.", {})]  # fmt: skip
+    prompt = build_system_prompt(
+        PromptInputs(agent_id="main", session_key="agent:main:main", main_session=True,
+                     model=("anthropic", "claude-sonnet-4-5"), tools=tools, nodes=NODES)
+    )  # fmt: skip
+    lines = prompt.splitlines()
+    node_line = next(line for line in lines if line.startswith("Node tools"))
+    assert "mcp_github" not in node_line and "github" not in node_line
+    assert "MCP server tools (`mcp_<server>__<tool>`): github: create_issue, search" in lines

@@ -28,6 +28,12 @@ CAPABILITY_IDS = frozenset(
 # shell syntax.
 BIN_NAME = re.compile(r"^[A-Za-z0-9._+-]{1,128}$")
 TOOL_SEPARATOR = "__"
+# `mcp_<server>__<tool>`: an MCP server's tool (gsv_core/mcp/names.py); no node id starts so
+MCP_PREFIX = "mcp_"
+
+
+def is_mcp_name(name: str) -> bool:
+    return name.startswith(MCP_PREFIX) and TOOL_SEPARATOR in name
 
 
 class NodeRuntime(WireModel):
