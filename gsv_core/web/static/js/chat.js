@@ -21,6 +21,7 @@ export class ChatView {
     this.root = root;
     this.answer = answer;
     this.runs = new Map();
+    this.loneTools = new Map(); // callId -> ToolCall of `tool.request` calls (no run)
     this.queued = new Map();
     this.ended = new Set(); // a late chat.send answer must not revive these
     this.approvals = new Map();
@@ -56,7 +57,8 @@ export class ChatView {
     return message;
   }
 
-  /** A line from the page or the gateway: `level` system | error; Markdown when asked. */
+  /** A line from the page or the gateway (text, or nodes built with h()): `level` system
+   * | error; Markdown when asked. */
   addNotice(text, level = "system", { markdown = false } = {}) {
     return this.add(noticeElement(text, level, markdown));
   }
@@ -64,6 +66,7 @@ export class ChatView {
   clear() {
     this.root.replaceChildren();
     this.runs.clear();
+    this.loneTools.clear();
     this.queued.clear();
     this.ended.clear();
     this.approvals.clear();
@@ -174,24 +177,28 @@ export class ChatView {
     this.settleReply(run, text);
   }
 
+  /** A `chat.tool` event; `runId` null: a `tool.request` call (another client's, by
+   * hand), shown as a block of its own without opening a run that would never end. */
   onTool(runId, tool) {
-    const run = this.started(runId);
+    const run = runId === null ? null : this.started(runId);
+    const tools = run ? run.tools : this.loneTools;
     const callId = String(tool.callId ?? "");
     if (tool.phase === "start") {
-      this.settleReply(run, null);
+      if (run) this.settleReply(run, null);
       const call = new ToolCall({ callId, name: String(tool.name ?? "?"), args: tool.args ?? {} });
-      run.tools.set(callId, call);
+      tools.set(callId, call);
       this.add(call.el);
       return;
     }
-    if (!run.tools.has(callId)) {
+    if (!tools.has(callId)) {
       // its start was missed (a reconnect): show the outcome
       const call = new ToolCall({ callId, name: String(tool.name ?? "?"), args: {} });
-      run.tools.set(callId, call);
+      tools.set(callId, call);
       this.add(call.el);
     }
-    const result = tool.result !== undefined ? JSON.stringify(tool.result, null, 2) : String(tool.summary ?? "");
-    run.tools.get(callId).finish(!tool.isError, result, tool.durationMs);
+    const result = tool.result === undefined ? String(tool.summary ?? "")
+      : typeof tool.result === "string" ? tool.result : JSON.stringify(tool.result, null, 2);
+    tools.get(callId).finish(!tool.isError, result, tool.durationMs);
   }
 
   /** A `tool.approval` event: a new prompt when pending, else settle the shown one. */

@@ -39,31 +39,30 @@ export class Conversation {
   async open(key) {
     const previous = this.key;
     this.key = key.trim();
-    if (await this.load()) return true;
-    this.key = previous;
-    return false;
+    return this.load({ fallback: previous });
   }
 
-  /** Load the session and show it; after a reconnect, mark what was missed. */
-  async load({ reconnect = false } = {}) {
+  /** Load the session and show it; after a reconnect, mark what was missed. When it
+   * cannot be loaded, the session shown before (`fallback`) stays, and the events that
+   * came for it meanwhile are shown as if nothing had happened. */
+  async load({ reconnect = false, fallback = null } = {}) {
     const since = this.view.lastTs;
     const sent = this.sentSinceLoad;
     this.buffered = [];
-    let info;
+    let loaded = true;
     try {
-      info = await this.fetch(this.key);
+      const info = await this.fetch(this.key);
+      this.show(info, reconnect && this.loaded ? { since, sent } : null);
     } catch (err) {
-      this.buffered = null;
+      loaded = false;
+      if (fallback !== null) this.key = fallback;
       this.view.addNotice(`Cannot load the session: ${err.message}`, "error");
-      this.release();
-      return false;
     }
-    this.show(info, reconnect && this.loaded ? { since, sent } : null);
     const waiting = this.buffered;
     this.buffered = null;
     for (const detail of waiting) this.onEvent(detail);
     this.release();
-    return true;
+    return loaded;
   }
 
   /** Let the messages that waited for the link go, if it is up. */
@@ -136,7 +135,9 @@ export class Conversation {
     if (event === "config.changed") return void this.refreshHeader();
     if (payload.sessionKey !== this.key) return; // another session's
     if (event === "chat") this.onChat(payload);
-    else if (event === "chat.tool") this.view.onTool(String(payload.runId), payload.tool || {});
+    else if (event === "chat.tool") {
+      this.view.onTool(payload.runId == null ? null : String(payload.runId), payload.tool || {});
+    }
     else if (event === "tool.approval") this.view.onApproval(payload);
     else if (event === "session.notice") {
       const heartbeat = payload.kind === "heartbeat";
@@ -233,18 +234,18 @@ export class Conversation {
       return;
     }
     if (key !== this.key) return; // switched away meanwhile
-    if (result.status !== "started" && !result.queued) return this.commandAnswered(text, runId, result);
+    if (result.status !== "started" && !result.queued) return this.commandAnswered(text, runId, result, message);
     if (!message) echo(); // a `/word` that is no command: the model got it as text
     if (result.status === "paused") this.view.addNotice(String(result.response ?? ""));
     if (result.queued) this.view.markQueued(runId, message, Number(result.queuePosition) || 1);
   }
 
-  async commandAnswered(text, runId, result) {
+  async commandAnswered(text, runId, result, echoed = null) {
     this.view.forget(runId);
     const command = result.command;
     if (RELOADING.has(command)) await this.load();
     else if (SETTINGS_CHANGING.has(command) || result.status === "directive-only") this.refreshHeader();
-    this.view.addNotice(`› ${text.trim()}`, "system");
+    if (!echoed) this.view.addNotice(`› ${text.trim()}`, "system"); // a "yes" shows once
     if (result.error) this.view.addNotice(String(result.error), "error");
     else if (result.response && !stoppedRun(result)) {
       this.view.addNotice(hardBreaks(String(result.response)), "system", { markdown: true });

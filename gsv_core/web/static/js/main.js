@@ -2,6 +2,7 @@
 // (gateway.js) feeds the conversation (conversation.js, the chat) and the side panels;
 // the header shows the connection and the model; a refused sign-in shows how to sign in.
 
+import { h } from "./dom.js";
 import { Gateway } from "./gateway.js";
 import { Header } from "./header.js";
 import { initTheme } from "./theme.js";
@@ -165,7 +166,8 @@ async function upload(files) {
   for (const file of files) {
     try {
       const path = await uploadToWorkspace(gateway, file);
-      view.addNotice(`Uploaded ${file.name} to the workspace as \`${path}\`.`, "system", { markdown: true });
+      // built from nodes, not Markdown: a file name is text, whatever it holds
+      view.addNotice(h("span", {}, `Uploaded ${file.name} to the workspace as `, h("code", {}, path), "."));
     } catch (err) {
       view.addNotice(`Not uploaded: ${err.message}`, "error");
     }

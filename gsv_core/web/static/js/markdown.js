@@ -9,7 +9,6 @@ import { h } from "./dom.js";
 import { highlight, languageOf } from "./highlight.js";
 import { MAX_DEPTH, inline } from "./inline.js";
 
-export { safeHref } from "./inline.js";
 
 const FENCE = /^( {0,3})(`{3,}|~{3,})[ \t]*([^`]*)$/;
 const HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;

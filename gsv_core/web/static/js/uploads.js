@@ -38,9 +38,8 @@ function safeName(name) {
 
 /** The images waiting to go with the next message, shown as removable chips. */
 export class Attachments {
-  constructor(container, onChange = () => {}) {
+  constructor(container) {
     this.container = container;
-    this.onChange = onChange;
     this.items = []; // {name, mime, data (base64), url (blob: for the preview), size}
     this.render();
   }
@@ -87,7 +86,6 @@ export class Attachments {
       ),
     );
     this.container.hidden = this.items.length === 0;
-    this.onChange();
   }
 }
 

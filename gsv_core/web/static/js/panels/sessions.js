@@ -72,8 +72,8 @@ export class SessionsPanel extends Panel {
 
   async relabel(key, label) {
     await this.act("Cannot label the session", async () => {
-      await this.gateway.call("session.patch", { sessionKey: key, label });
-      if (key === this.conversation.key) this.conversation.header.showSession(key, label || null);
+      if (key === this.conversation.key) await this.conversation.rename(label);
+      else await this.gateway.call("session.patch", { sessionKey: key, label });
       const session = this.sessions.find((s) => s.sessionKey === key);
       if (session) session.label = label || undefined;
       return label ? `Labelled ${key} “${label}”.` : `Label of ${key} removed.`;
