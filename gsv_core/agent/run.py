@@ -135,7 +135,7 @@ class RunSession(Protocol):
     def effective_model(self, run: RunState | None = None) -> tuple[str, str]: ...
 
     async def auto_compact(
-        self, provider: Provider, model: str, window: int
+        self, provider: Provider, model: str, window: int, source: str
     ) -> dict[str, Any] | None: ...
 
     async def ingest_exec(
@@ -197,7 +197,7 @@ class RunLoop:
         window = context_window(self.host.config(), provider_name, model_id)
         request = await self._request(model_id, (provider_name, model_id))
         if self._compaction_enabled() and self._over_budget(request, window):
-            await self.session.auto_compact(provider, model_id, window)
+            await self.session.auto_compact(provider, model_id, window, self.run.source)
             request = await self._request(model_id, (provider_name, model_id))
         try:
             return await self._stream(provider, request, (provider_name, model_id), timeout)
@@ -206,7 +206,7 @@ class RunLoop:
             if not self._compaction_enabled() or self.run.compaction_attempted:
                 raise ProviderFailed(OVERFLOW_AFTER_COMPACTION) from None
             self.run.compaction_attempted = True
-            if await self.session.auto_compact(provider, model_id, window) is None:
+            if await self.session.auto_compact(provider, model_id, window, self.run.source) is None:
                 raise ProviderFailed(OVERFLOW_AFTER_COMPACTION) from None
             request = await self._request(model_id, (provider_name, model_id))
             try:

@@ -433,8 +433,8 @@ class SessionActor:
             return await session_compaction.compact(self._history, keep)
 
     async def auto_compact(
-        self, provider: Provider, model: str, window: int
+        self, provider: Provider, model: str, window: int, source: str
     ) -> dict[str, Any] | None:
         """Summarise the older part of the history (run task only: the session's run is
-        the one caller, so nothing else writes meanwhile)."""
-        return await session_compaction.auto_compact(self._history, provider, model, window)
+        the one caller, so nothing else writes meanwhile); `source`: the run's."""
+        return await session_compaction.auto_compact(self._history, provider, model, window, source)

@@ -15,7 +15,7 @@ from gsv_core.config import setting
 from gsv_core.protocol import events
 from gsv_core.protocol.messages import add_usage
 from gsv_core.providers.base import Provider
-from gsv_core.usage.ledger import COMPACTION, ModelCall
+from gsv_core.usage.ledger import ModelCall, compaction_source
 
 
 async def compact(history: SessionHistory, keep: int) -> dict[str, Any]:
@@ -36,7 +36,7 @@ async def compact(history: SessionHistory, keep: int) -> dict[str, Any]:
 
 
 async def auto_compact(
-    history: SessionHistory, provider: Provider, model: str, window: int
+    history: SessionHistory, provider: Provider, model: str, window: int, run_source: str
 ) -> dict[str, Any] | None:
     """Summarise the older part of the history into a summary message; None when there
     is nothing to summarise."""
@@ -53,8 +53,8 @@ async def auto_compact(
     kept = [summary_message(summary.text, len(removed), archived_to, now), *messages[cut:]]
     record.usage = add_usage(record.usage, summary.usage)
     if summary.usage["total"]:
-        call = ModelCall(record.agent_id, history.key, COMPACTION, provider.name, model,
-                         summary.usage)  # fmt: skip
+        call = ModelCall(record.agent_id, history.key, compaction_source(run_source),
+                         provider.name, model, summary.usage)  # fmt: skip
         await host.record_usage(call)
     record.compaction_count += 1
     record.last_compacted_at = record.updated_at = now

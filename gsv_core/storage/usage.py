@@ -92,8 +92,21 @@ def _group(row: tuple[Any, ...]) -> dict[str, Any]:
     }
 
 
-# the sources of background work: cron jobs, heartbeats, and sessions they message
-BACKGROUND_WHERE = "(source LIKE 'cron:%' OR source = 'heartbeat' OR source LIKE 'sessionSend@%')"
+# The sources of background work, the one rule for Python (usage.budget.is_background) and
+# SQL: cron jobs, heartbeats, sessions they message, and compaction inside any of their runs
+# (`compaction@<source>`).
+BACKGROUND_PREFIXES = ("cron:", "sessionSend@")
+BACKGROUND_NAMES = ("heartbeat",)
+ON_BEHALF = "compaction@"  # a call made inside a run, counted as the run's
+
+
+def _background(prefix: str) -> list[str]:
+    return [f"source LIKE '{prefix}{p}%'" for p in BACKGROUND_PREFIXES] + [
+        f"source = '{prefix}{n}'" for n in BACKGROUND_NAMES
+    ]
+
+
+BACKGROUND_WHERE = "(" + " OR ".join(_background("") + _background(ON_BEHALF)) + ")"
 
 
 async def spent_since(db: Database, since: int, background_only: bool = False) -> float:

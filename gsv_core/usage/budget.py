@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo
 
 from gsv_core.config import setting
 from gsv_core.storage.db import Database
-from gsv_core.storage.usage import spent_since
+from gsv_core.storage.usage import BACKGROUND_NAMES, BACKGROUND_PREFIXES, ON_BEHALF, spent_since
 from gsv_core.timezones import user_zone
 
 DAILY, MONTHLY, BACKGROUND = "daily", "monthly", "background"
@@ -32,8 +32,10 @@ RAISE = {
 
 
 def is_background(source: str) -> bool:
-    """Cron jobs, heartbeats, and sessions they message (`sessionSend@<their source>`)."""
-    return source.startswith(("cron:", "sessionSend@")) or source == "heartbeat"
+    """Cron jobs, heartbeats, sessions they message (`sessionSend@<their source>`), and
+    compaction inside their runs (`compaction@<source>`): the rule BACKGROUND_WHERE is."""
+    source = source.removeprefix(ON_BEHALF)
+    return source.startswith(BACKGROUND_PREFIXES) or source in BACKGROUND_NAMES
 
 
 def _limit(value: Any) -> float | None:

@@ -15,7 +15,8 @@ from typing import Any
 
 from gsv_core.config import setting
 from gsv_core.protocol.messages import Usage
-from gsv_core.storage.usage import DAY_MS, UsageRow, UsageStore
+from gsv_core.storage.usage import DAY_MS, ON_BEHALF, UsageRow, UsageStore
+from gsv_core.usage.budget import is_background
 from gsv_core.usage.prices import cost_of
 
 log = logging.getLogger(__name__)
@@ -24,6 +25,12 @@ CHAT = "chat"
 HEARTBEAT = "heartbeat"
 SESSION_SEND = "sessionSend"
 COMPACTION = "compaction"
+
+
+def compaction_source(run_source: str) -> str:
+    """Compaction inside a background run is that run's spending (`compaction@<source>`),
+    so the background budget counts it; elsewhere it is plain `compaction`."""
+    return ON_BEHALF + run_source if is_background(run_source) else COMPACTION
 
 
 def run_source(context: dict[str, Any] | None) -> str:
