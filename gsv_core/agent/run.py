@@ -332,7 +332,14 @@ class RunLoop:
 
     async def _run_batch(self, batch: list[ToolCallBlock]) -> None:
         """One call, or several gsv__Spawn calls at once; results stored in call order."""
-        done = await asyncio.gather(*(self._call_tool(call) for call in batch))
+        tasks = [asyncio.ensure_future(self._call_tool(call)) for call in batch]
+        try:
+            done = await asyncio.gather(*tasks)
+        except BaseException:  # one failed unexpectedly: its siblings end with it
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
         for call, (message, started) in zip(batch, done, strict=True):
             await self._record_tool(call, message, started)
 
