@@ -43,6 +43,16 @@ class CliState:
         return get_secret("gateway.token")
 
 
+def http_base(ws_url: str) -> str:
+    """The gateway's plain HTTP address for its WebSocket URL: `ws://host:port/ws` ->
+    `http://host:port` (wss -> https); a path before `/ws` (a reverse proxy's) is kept."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(ws_url)
+    scheme = {"ws": "http", "wss": "https"}.get(parts.scheme, parts.scheme)
+    return urlunsplit((scheme, parts.netloc, parts.path.removesuffix("/ws"), "", ""))
+
+
 def _checked(url: str) -> str:
     from urllib.parse import urlsplit
 

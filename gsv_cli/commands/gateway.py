@@ -22,7 +22,7 @@ import typer
 from gsv_cli import output, services
 from gsv_cli.apps import plain_app
 from gsv_cli.options import JsonOpt
-from gsv_cli.state import CliState
+from gsv_cli.state import CliState, http_base
 from gsv_core.defaults import DEFAULT_GATEWAY_HOST, DEFAULT_GATEWAY_PORT
 
 if TYPE_CHECKING:
@@ -366,12 +366,7 @@ def _reachable(url: str) -> str:
 
 
 def _health_url(url: str) -> str:
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    scheme = {"ws": "http", "wss": "https"}.get(parts.scheme, parts.scheme)
-    path = parts.path.removesuffix("/ws") + "/health"
-    return urlunsplit((scheme, parts.netloc, path, "", ""))
+    return http_base(url) + "/health"
 
 
 def probe_health(url: str, timeout: float = HEALTH_TIMEOUT) -> dict[str, Any] | None:

@@ -13,14 +13,14 @@ phone give `--url` an address the phone can reach too.
 from __future__ import annotations
 
 from typing import Annotated
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import typer
 
 from gsv_cli import credentials, output
 from gsv_cli.apps import plain_app
 from gsv_cli.options import JsonOpt
-from gsv_cli.state import CliState
+from gsv_cli.state import CliState, http_base
 
 app = plain_app(help="The web chat: open it signed in; list or sign out browsers.")
 
@@ -62,13 +62,6 @@ def sign_in_link(state: CliState) -> tuple[str, int]:
 
     result = call(state, WEB_LINK, {})
     return http_base(state.url()) + result["path"], int(result["expiresAt"])
-
-
-def http_base(ws_url: str) -> str:
-    """`ws://host:port/ws` -> `http://host:port` (wss -> https)."""
-    parts = urlsplit(ws_url)
-    scheme = "https" if parts.scheme == "wss" else "http"
-    return urlunsplit((scheme, parts.netloc, "", "", ""))
 
 
 def show_qr(link: str) -> None:

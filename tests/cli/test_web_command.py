@@ -13,8 +13,8 @@ from urllib.parse import urlsplit
 import pytest
 from typer.testing import CliRunner
 
-from gsv_cli.commands.web import http_base
 from gsv_cli.main import app
+from gsv_cli.state import http_base
 from gsv_core.gateway.server import RunningGateway
 from tests.threaded import owner_env
 
@@ -108,6 +108,7 @@ def test_an_unknown_browser_is_a_clear_error(live: RunningGateway) -> None:
         ("ws://127.0.0.1:8787/ws", "http://127.0.0.1:8787"),
         ("wss://box.tail1234.ts.net/ws", "https://box.tail1234.ts.net"),
         ("ws://[::1]:9000/ws", "http://[::1]:9000"),
+        ("wss://example.net/gsv/ws", "https://example.net/gsv"),  # behind a proxy's path
     ],
 )
 def test_the_link_is_on_the_address_the_cli_uses(url: str, base: str) -> None:
