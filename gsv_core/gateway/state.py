@@ -88,7 +88,7 @@ class Gateway:
         self.usage = UsageLedger(UsageStore(self.db), lambda: self.config.effective, self.now_ms)
         self.budget = Budget(self.db, lambda: self.config.effective, self.now_ms)
         self._jobs: set[asyncio.Task[None]] = set()
-        self.mcp = McpSupervisor(lambda: self.config.effective.get("mcp", {}).get("servers", {}))
+        self.mcp = McpSupervisor(lambda: self.config.setting("mcp.servers"))
 
     def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         """Run a background job owned by the gateway (cancelled when it closes)."""

@@ -19,6 +19,7 @@ from collections import OrderedDict
 
 from gsv_core.agent.prompt import NATIVE_PREFIX, ON_DEMAND
 from gsv_core.agent.tools import SEARCH_TOOL
+from gsv_core.protocol.schemas.nodes import TOOL_SEPARATOR, is_mcp_name
 from gsv_core.providers.base import ToolSpec
 
 DEFAULT_LIMIT = 5
@@ -62,9 +63,9 @@ def inline_set(native: list[ToolSpec], rest: list[ToolSpec], limit: int) -> list
     native = [spec for spec in native if spec.name not in ON_DEMAND_NAMES]
     if len(native) + len(rest) <= limit:
         return [*native, *rest]
-    first = rest[0].name.split("__", 1)[0] + "__" if rest else None
+    first = rest[0].name.split(TOOL_SEPARATOR, 1)[0] + TOOL_SEPARATOR if rest else None
     return [*native, *(s for s in rest if first is not None and s.name.startswith(first)
-                      and not s.name.startswith("mcp_"))]  # fmt: skip
+                      and not is_mcp_name(s.name))]  # fmt: skip
 
 
 def rank(query: str, specs: list[ToolSpec], limit: int) -> list[ToolSpec]:
@@ -73,7 +74,7 @@ def rank(query: str, specs: list[ToolSpec], limit: int) -> list[ToolSpec]:
     scored = []
     for index, spec in enumerate(specs):
         name, text = spec.name.lower(), _text(spec)
-        score = 1000 if wanted in (name, name.rsplit("__", 1)[-1]) else 0
+        score = 1000 if wanted in (name, name.rsplit(TOOL_SEPARATOR, 1)[-1]) else 0
         score += sum(3 * (word in name) + (word in text) for word in words)
         if score:
             scored.append((-score, index, spec))

@@ -37,10 +37,10 @@ def register(router: Router, gateway: Gateway) -> None:
         }
 
     def configured(name: str) -> bool:
-        return name in gateway.config.effective.get("mcp", {}).get("servers", {})
+        return name in gateway.config.setting("mcp.servers")
 
     async def mcp_list(ctx: RequestContext, params: object) -> dict[str, Any]:
-        names = sorted(gateway.config.effective.get("mcp", {}).get("servers", {}))
+        names = sorted(gateway.config.setting("mcp.servers"))
         servers = [entry(name, gateway.mcp.state(name)) for name in names]
         return {"servers": servers, "count": len(servers)}
 
