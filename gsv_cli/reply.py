@@ -10,6 +10,7 @@ before a tool runs or an approval is asked, and at the end of the run).
 from __future__ import annotations
 
 import sys
+import time
 from typing import TYPE_CHECKING, Protocol
 
 from gsv_cli import output
@@ -17,6 +18,9 @@ from gsv_cli.safe_text import neutralise
 
 if TYPE_CHECKING:
     from rich.live import Live
+
+
+REDRAW_S = 0.05  # a terminal redraw at most this often while a reply streams
 
 
 class ReplyWriter(Protocol):
@@ -48,7 +52,9 @@ class RawReply:
 
 
 class MarkdownReply:
-    """The message so far, rendered again on each piece. The model's text may quote a
+    """The message so far, rendered again as pieces come (at most every REDRAW_S: each
+    render parses the whole message, so once per piece would cost the square of its
+    length), and whole at the end. The model's text may quote a
     stranger: rich's Markdown never parses rich markup (`[red]` stays literal), control
     characters are neutralised first (Markdown passes ESC on), and links show their
     address instead of hiding it behind a terminal hyperlink."""
@@ -56,21 +62,28 @@ class MarkdownReply:
     def __init__(self) -> None:
         self.text = ""
         self.live: Live | None = None
+        self.drawn_at = 0.0  # time.monotonic() of the last render
 
     def add(self, text: str) -> None:
-        from rich.markdown import Markdown
-
         if not text:
             return
         self.text += text
         if self.live is None:
             self.live = self._start()
-        self.live.update(Markdown(neutralise(self.text), hyperlinks=False), refresh=True)
+        if time.monotonic() - self.drawn_at >= REDRAW_S:
+            self._draw(self.live)
 
     def end(self) -> None:
         if self.live is not None:
-            self.live.stop()  # leaves the whole message on the screen
+            self._draw(self.live)  # the whole message, whatever the last render missed
+            self.live.stop()  # leaves it on the screen
         self.live, self.text = None, ""
+
+    def _draw(self, live: Live) -> None:
+        from rich.markdown import Markdown
+
+        live.update(Markdown(neutralise(self.text), hyperlinks=False), refresh=True)
+        self.drawn_at = time.monotonic()
 
     @staticmethod
     def _start() -> Live:
