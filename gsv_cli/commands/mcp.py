@@ -11,6 +11,7 @@ import typer
 
 from gsv_cli import output
 from gsv_cli.apps import plain_app
+from gsv_cli.options import JsonOpt
 from gsv_cli.state import CliState
 
 app = plain_app(help="MCP servers whose tools the agent can use.", no_args_is_help=True)
@@ -63,7 +64,7 @@ def add(
     replace: Annotated[
         bool, typer.Option("--replace", help="Replace a server of that name.")
     ] = False,
-    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    json_output: JsonOpt = False,
 ) -> None:
     """Add a server: `gsv mcp add NAME -- COMMAND ARGS...` or `gsv mcp add NAME --url URL`."""
     from gsv_cli.runner import call
@@ -92,7 +93,7 @@ def add(
 @app.command("list")
 def list_servers(
     ctx: typer.Context,
-    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    json_output: JsonOpt = False,
 ) -> None:
     """Show each server: transport, state, tool count, last error."""
     from gsv_cli.runner import call
@@ -113,7 +114,7 @@ def list_servers(
 def test_server(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="The server's name.")],
-    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    json_output: JsonOpt = False,
 ) -> None:
     """Connect to a server afresh and list its tools with the names the agent gets."""
     from gsv_cli.runner import call

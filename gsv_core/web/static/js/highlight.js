@@ -75,8 +75,24 @@ export function languageOf(info) {
   return ALIASES[word] || null;
 }
 
+// A streaming reply is rendered again every frame: its finished code blocks come back
+// unchanged each time, so their highlighting is kept (a copy is handed out: nodes move).
+const CACHE_SIZE = 32;
+const cache = new Map(); // `${language}\n${code}` -> DocumentFragment, oldest first
+
 /** A DocumentFragment of `code` with spans of class `tok-<kind>`. */
 export function highlight(code, language) {
+  const key = `${language}\n${code}`;
+  let done = cache.get(key);
+  if (!done) {
+    done = tokenise(code, language);
+    cache.set(key, done);
+    if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value);
+  }
+  return done.cloneNode(true);
+}
+
+function tokenise(code, language) {
   const fragment = document.createDocumentFragment();
   const rules = RULES[language];
   if (!rules || code.length > MAX_HIGHLIGHT) {
