@@ -214,10 +214,10 @@ async def test_an_http_server_that_goes_away_fails_the_call_clearly_and_is_retri
 async def test_a_server_that_never_answers_its_handshake_times_out_and_closes(
     servers: dict[str, Any], supervisor: McpSupervisor
 ) -> None:
-    """A stdio program that reads nothing and says nothing (not an MCP server at all):
+    """A stdio program that reads its input and says nothing (not an MCP server at all):
     `mcp.test` fails with the server's timeout instead of hanging, the supervisor keeps it
     as failed, and closing the supervisor returns (within HALT_WITHIN)."""
-    mute = "import time; time.sleep(20)"
+    mute = "import sys; sys.stdin.buffer.read()"  # silent; gone when its stdin closes
     servers["mute"] = {"command": sys.executable, "args": ["-c", mute], "timeoutMs": 500}
     supervisor.start()
     state = await supervisor.settle("mute")
