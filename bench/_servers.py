@@ -3,6 +3,8 @@
     python -m bench._servers echo          # raw websockets echo (text and binary)
     python -m bench._servers gateway DIR   # a real gsv gateway with its database in DIR
     python -m bench._servers peer URL      # a raw websockets client echoing what URL sends
+    python -m bench._servers floor-gateway # the protocol floor's gateway (bench._protocol_floor)
+    python -m bench._servers floor-node URL DIR   # ... and its node, reading files in DIR
 
 Each prints its ws:// URL on the first stdout line (the gateway: then its owner token)
 and serves until stdin closes.
@@ -207,5 +209,13 @@ if __name__ == "__main__":
         _run(_peer(sys.argv[2]))
     elif kind == "gateway":
         _run(_gateway(sys.argv[2]))
+    elif kind == "floor-gateway":
+        from bench import _protocol_floor
+
+        _run(_protocol_floor.gateway(_until_stdin_closes))
+    elif kind == "floor-node":
+        from bench import _protocol_floor
+
+        _run(_protocol_floor.node(sys.argv[2], sys.argv[3], _until_stdin_closes))
     else:
         raise SystemExit(f"unknown server {kind!r}")

@@ -8,12 +8,18 @@ on 127.0.0.1. Target: p50 within 3x of the echo RTT, and within 1.5x of
 the two-hop relay floor (the relay's echoing peer in the client's process). The same
 relay with its peer in a process of its own, as the node is, is printed beside it: on a
 2-core machine a third process costs on every hop, which no code of ours can remove.
+
+The protocol floor (bench/_protocol_floor.py) is the same call said by the least code
+that still speaks seed 001: a JSON req, evt, req, res and ack through a gateway and a
+node of a few lines each, in their own processes. tool.invoke over it is what our
+gateway, node and client add: auth, validation, the approval policy, timeouts, tasks.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import tempfile
 import time
 from pathlib import Path
@@ -93,6 +99,23 @@ async def separate_relay_rtts(url: str, count: int) -> list[float]:
     return samples
 
 
+async def floor_rtts(url: str, count: int) -> list[float]:
+    """A raw client's tool.invoke through the protocol floor's gateway and node."""
+    from bench._servers import raw_socket
+
+    params = {"tool": f"{NODE_ID}__Read", "args": {"path": "small.txt"}}
+    async with raw_socket(url) as client:
+        samples = []
+        for number in range(count):
+            start = time.perf_counter()
+            frame = {"type": "req", "id": str(number), "method": "tool.invoke", "params": params}
+            await client.send(json.dumps(frame))  # type: ignore[attr-defined]
+            reply = json.loads(await client.recv())  # type: ignore[attr-defined]
+            samples.append(time.perf_counter() - start)
+    assert reply["payload"]["result"]["lines"] == 3
+    return samples
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", "--count", type=int, default=2000)
@@ -104,20 +127,26 @@ def main(argv: list[str] | None = None) -> None:
     echo: list[float] = []
     relay: list[float] = []
     separate: list[float] = []
+    floor: list[float] = []
     samples: list[float] = []
     with (
         server_process("echo") as echo_url,
         server_process("relay") as relay_url,
+        server_process("floor-gateway") as floor_url,
         tempfile.TemporaryDirectory() as tmp,
         gateway_process(tmp) as (gw_url, token),
     ):
         workspace = serving_small_file(Path(tmp))
-        with node_process(gw_url, token, NODE_ID, workspace, Path(tmp) / "home"):
+        with (
+            node_process(gw_url, token, NODE_ID, workspace, Path(tmp) / "home"),
+            server_process("floor-node", floor_url, str(workspace)),
+        ):
             # interleaved blocks, so a burst of noise on a shared machine hits all three alike
             for _ in range(rounds):
                 echo += asyncio.run(echo_rtts(echo_url, block))
                 relay += asyncio.run(relay_rtts(relay_url, block))
                 separate += asyncio.run(separate_relay_rtts(relay_url, block))
+                floor += asyncio.run(floor_rtts(floor_url, block))
                 samples += asyncio.run(invoke_rtts(gw_url, token, block))
     print(
         f"{len(samples)} sequential calls in {rounds} rounds, 127.0.0.1, servers on {loop_name()}"
@@ -125,11 +154,17 @@ def main(argv: list[str] | None = None) -> None:
     print(summary("raw websockets echo", echo))
     print(summary("raw two-hop relay (floor)", relay, percentile(echo, 0.5)))
     print(summary("relay, peer in own process", separate, percentile(echo, 0.5)))
+    print(summary("protocol floor, tool.invoke", floor, percentile(echo, 0.5)))
     print(summary("tool.invoke Read (node)", samples, percentile(echo, 0.5)))
     p50 = percentile(samples, 0.5)
     print(
         f"tool.invoke p50 / two-hop relay floor {p50 / percentile(relay, 0.5):.2f}x, "
-        f"/ relay with its peer in its own process {p50 / percentile(separate, 0.5):.2f}x"
+        f"/ relay with its peer in its own process {p50 / percentile(separate, 0.5):.2f}x, "
+        f"/ protocol floor {p50 / percentile(floor, 0.5):.2f}x"
+    )
+    print(
+        f"protocol floor p50 / two-hop relay floor "
+        f"{percentile(floor, 0.5) / percentile(relay, 0.5):.2f}x"
     )
 
 
