@@ -73,7 +73,7 @@ def test_a_linked_directory_cannot_create_a_missing_secret_file(tmp_path: Path) 
 
 def test_a_call_checked_before_is_checked_again_on_the_file_system(tmp_path: Path) -> None:
     """The same Read, allowed once, is refused once its file became a link to the
-    secret store: decisions kept per call never skip the link check."""
+    secret store: nothing decided before skips the link check."""
     secrets = resolve_paths().secrets_file
     secrets.parent.mkdir(parents=True, exist_ok=True)
     secrets.write_text("token = 'x'\n")
@@ -88,7 +88,7 @@ def test_a_call_checked_before_is_checked_again_on_the_file_system(tmp_path: Pat
         node.check("Read", {"path": "notes.txt"}, None)
 
 
-def test_kept_decisions_belong_to_exactly_their_arguments(tmp_path: Path) -> None:
+def test_each_call_is_judged_on_its_own_arguments(tmp_path: Path) -> None:
     """After allowed calls, a secret path, a write to a git hook without a binding and
     the same write with another binding are each judged on their own arguments."""
     node = guard(tmp_path)
@@ -101,3 +101,20 @@ def test_kept_decisions_belong_to_exactly_their_arguments(tmp_path: Path) -> Non
         node.check("Write", hook, None)
     with pytest.raises(ToolFailed, match="does not cover exactly this call"):
         node.check("Write", {**hook, "content": "y"}, sign(KEY, "Write", hook, "allow"))
+
+
+def test_a_workspace_reached_through_a_link_is_judged_where_it_leads(tmp_path: Path) -> None:
+    """The workspace named through a symlink: its plain files are read, and a link in it
+    to the secret store is still refused."""
+    secrets = resolve_paths().secrets_file
+    secrets.parent.mkdir(parents=True, exist_ok=True)
+    secrets.write_text("token = 'x'\n")
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "plain.txt").write_text("hi")
+    (real / "notes.txt").symlink_to(secrets)
+    (tmp_path / "ws").symlink_to(real)
+    node = guard(tmp_path / "ws")
+    node.check("Read", {"path": "plain.txt"}, None)
+    with pytest.raises(ToolFailed, match="secret"):
+        node.check("Read", {"path": "notes.txt"}, None)
