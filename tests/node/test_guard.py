@@ -19,6 +19,14 @@ def guard(workspace: Path) -> NodeGuard:
     return NodeGuard("n1", str(workspace), key=KEY)
 
 
+def secret_store() -> Path:
+    """gsv's secrets file on this machine (this test's GSV_HOME), holding a token."""
+    secrets = resolve_paths().secrets_file
+    secrets.parent.mkdir(parents=True, exist_ok=True)
+    secrets.write_text("token = 'x'\n")
+    return secrets
+
+
 def test_read_only_lines_run_and_others_need_the_gateways_approval(tmp_path: Path) -> None:
     """`ls` runs; `python3 job.py` runs only with a binding for exactly that call."""
     node = guard(tmp_path)
@@ -41,9 +49,7 @@ def test_secrets_are_refused_even_with_an_approval(tmp_path: Path) -> None:
 
 def test_a_symlink_in_the_workspace_does_not_reach_the_secret_store(tmp_path: Path) -> None:
     """Read of `notes.txt` linking to secrets.toml is refused; a plain file is read."""
-    secrets = resolve_paths().secrets_file
-    secrets.parent.mkdir(parents=True, exist_ok=True)
-    secrets.write_text("token = 'x'\n")
+    secrets = secret_store()
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / "notes.txt").symlink_to(secrets)
@@ -74,9 +80,7 @@ def test_a_linked_directory_cannot_create_a_missing_secret_file(tmp_path: Path) 
 def test_a_call_checked_before_is_checked_again_on_the_file_system(tmp_path: Path) -> None:
     """The same Read, allowed once, is refused once its file became a link to the
     secret store: nothing decided before skips the link check."""
-    secrets = resolve_paths().secrets_file
-    secrets.parent.mkdir(parents=True, exist_ok=True)
-    secrets.write_text("token = 'x'\n")
+    secrets = secret_store()
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / "notes.txt").write_text("hi")
@@ -106,9 +110,7 @@ def test_each_call_is_judged_on_its_own_arguments(tmp_path: Path) -> None:
 def test_a_workspace_reached_through_a_link_is_judged_where_it_leads(tmp_path: Path) -> None:
     """The workspace named through a symlink: its plain files are read, and a link in it
     to the secret store is still refused."""
-    secrets = resolve_paths().secrets_file
-    secrets.parent.mkdir(parents=True, exist_ok=True)
-    secrets.write_text("token = 'x'\n")
+    secrets = secret_store()
     real = tmp_path / "real"
     real.mkdir()
     (real / "plain.txt").write_text("hi")
