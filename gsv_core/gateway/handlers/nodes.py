@@ -9,7 +9,6 @@ only holds calls the model made).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from typing import TYPE_CHECKING, Any
@@ -72,10 +71,6 @@ def register(router: Router, gateway: Gateway) -> None:
     @route(m.TOOL_RESULT, ToolResultParams)
     async def tool_result(ctx: RequestContext, params: ToolResultParams) -> AckResult:
         dropped = nodes.deliver_tool_result(ctx.peer, params.callId, params.result, params.error)
-        # let the caller just woken answer first: the node's ack is on no one's critical
-        # path, and written before the answer it made the tool call wait for it
-        # (bench/tool_roundtrip.py: about 10% of a call)
-        await asyncio.sleep(0)
         return _ack(dropped)
 
     @route(m.LOGS_GET, LogsGetParams)
