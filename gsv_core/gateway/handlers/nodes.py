@@ -41,12 +41,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-# a node's answers are acknowledged once per tool call: two shared, never-changed acks
-_KEPT, _DROPPED = AckResult(), AckResult(dropped=True)
-
-
 def _ack(dropped: bool) -> AckResult:
-    return _DROPPED if dropped else _KEPT
+    """`{ok: true, dropped: true}` for an answer nobody waits for any more."""
+    return AckResult(dropped=True) if dropped else AckResult()
 
 
 def register(router: Router, gateway: Gateway) -> None:
