@@ -19,7 +19,7 @@ from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
 from tests.channels.test_pipeline import dm, until
 from tests.cron.conftest import Clock, eventually
 from tests.fakes.provider import FakeProvider
-from tests.wire import handshake, open_raw, request
+from tests.wire import connect_params, handshake, open_raw, request
 
 HOUR = 3_600_000
 INBOUND = {"channel": "ext", "accountId": "a1", "peer": {"kind": "dm", "id": "p1"},
@@ -59,18 +59,26 @@ async def outbound(ws: ClientConnection) -> dict[str, Any]:
             return payload
 
 
+async def reply_left_waiting(
+    gw: RunningGateway, client: GatewayClient, fake: FakeProvider, head: str, tail: str
+) -> dict[str, Any]:
+    """The bridge sends a message and leaves before the reply (`head` + `tail`) is ready:
+    the reply is queued and tried once; its queue entry is returned."""
+    await client.call("config.set", {"path": "channels.ext", "value": {"dmPolicy": "open"}})
+    ready = asyncio.Event()
+    fake.enqueue(head, ready, tail)
+    async with await bridge(gw.url) as ws:
+        assert (await request(ws, "channel.inbound", INBOUND))["payload"]["status"] == "started"
+    ready.set()
+    return await eventually(lambda: tried(client, "ext"), "the reply queued and tried once")
+
+
 async def test_a_reply_waits_for_its_bridge_and_goes_once_it_is_back(
     gw: RunningGateway, client: GatewayClient, fake: FakeProvider
 ) -> None:
     """The bridge left before the reply was ready: the reply is queued (status shows it,
     with why), and delivered once when the bridge connects again."""
-    await client.call("config.set", {"path": "channels.ext", "value": {"dmPolicy": "open"}})
-    ready = asyncio.Event()
-    fake.enqueue("here is ", ready, "your answer")
-    async with await bridge(gw.url) as ws:
-        assert (await request(ws, "channel.inbound", INBOUND))["payload"]["status"] == "started"
-    ready.set()
-    waiting = await eventually(lambda: tried(client, "ext"), "the reply queued and tried once")
+    waiting = await reply_left_waiting(gw, client, fake, "here is ", "your answer")
     assert waiting["count"] == 1 and "not connected" in waiting["lastError"]
     status = await client.call("channel.status", {"channel": "ext"})
     assert status["accounts"][0]["connected"] is False
@@ -83,6 +91,23 @@ async def test_a_reply_waits_for_its_bridge_and_goes_once_it_is_back(
     assert len(fake.requests) == 1
     with pytest.raises(NotFound):  # nothing waits any more, and nobody serves ext
         await client.call("channel.status", {"channel": "ext"})
+
+
+async def test_a_returning_bridge_hears_its_connect_answered_before_waiting_replies(
+    gw: RunningGateway, client: GatewayClient, fake: FakeProvider
+) -> None:
+    """A reply queued while the bridge was away goes out only after the bridge's connect
+    is answered: the first frame it reads is its hello-ok, then the reply."""
+    await reply_left_waiting(gw, client, fake, "queued ", "answer")
+    invite = await client.call("auth.invite", {"role": "channel", "subject": "ext"})
+    params = connect_params(mode="channel", client_id="bridge", channel="ext", account_id="a1",
+                            token=None, auth={"joinCode": invite["code"]})  # fmt: skip
+    async with await open_raw(gw.url) as ws:
+        await ws.send(json.dumps({"type": "req", "id": "c1", "method": "connect",
+                                  "params": params}))  # fmt: skip
+        first = json.loads(await ws.recv())
+        assert (first["type"], first["id"], first["ok"]) == ("res", "c1", True), first
+        assert (await outbound(ws))["message"]["text"] == "queued answer"
 
 
 async def test_replies_keep_their_order_and_go_once_the_account_reconnects(
