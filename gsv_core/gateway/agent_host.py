@@ -132,10 +132,7 @@ class GatewayAgentHost(GatewayHost):
         return await self._gateway.usage.report(since, until, group)
 
     async def budget_reached(self, agent_id: str, source: str) -> Reached | None:
-        reached = await self._gateway.budget.reached(source)
-        if reached is not None:
-            await self._gateway.budget_notices.tell(agent_id, reached)
-        return reached
+        return await self._gateway.budget_hold(agent_id, source)
 
     async def budget_status(self) -> dict[str, Any]:
         return await self._gateway.budget.status()

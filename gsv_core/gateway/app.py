@@ -175,11 +175,8 @@ async def build_gateway(
 
 async def cron_budget_hold(gateway: Gateway, job: CronJob) -> str | None:
     """Why a cron job may not spend now (a reached budget; the owner is told), or None."""
-    reached = await gateway.budget.reached(cron_source(job.name))
-    if reached is None:
-        return None
-    await gateway.budget_notices.tell(job.agent_id, reached)
-    return reached.message()
+    reached = await gateway.budget_hold(job.agent_id, cron_source(job.name))
+    return reached.message() if reached is not None else None
 
 
 def channel_adapters() -> dict[str, Channel]:

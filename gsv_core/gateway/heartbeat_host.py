@@ -66,10 +66,7 @@ class GatewayHeartbeatHost(GatewayHost):
         return False
 
     async def over_budget(self, agent_id: str) -> bool:
-        reached = await self._gateway.budget.reached(HEARTBEAT_SOURCE)
-        if reached is not None:
-            await self._gateway.budget_notices.tell(agent_id, reached)
-        return reached is not None
+        return await self._gateway.budget_hold(agent_id, HEARTBEAT_SOURCE) is not None
 
     async def run_turn(self, agent_id: str, session_key: str, text: str) -> str:
         actor = await self._gateway.sessions.actor(session_key)

@@ -35,7 +35,7 @@ from gsv_core.skills import SkillService
 from gsv_core.storage.credentials import CredentialStore
 from gsv_core.storage.db import Database
 from gsv_core.storage.usage import UsageStore
-from gsv_core.usage.budget import Budget
+from gsv_core.usage.budget import Budget, Reached
 from gsv_core.usage.ledger import UsageLedger
 from gsv_core.usage.notices import BudgetNotices
 from gsv_core.workspace import Workspace
@@ -85,8 +85,9 @@ class Gateway:
         self.auth = Authenticator(
             CredentialStore(self.db), lambda: self.config.auth_token, self.now_ms
         )
-        self.usage = UsageLedger(UsageStore(self.db), lambda: self.config.effective, self.now_ms)
-        self.budget = Budget(self.db, lambda: self.config.effective, self.now_ms)
+        usage = UsageStore(self.db)
+        self.usage = UsageLedger(usage, lambda: self.config.effective, self.now_ms)
+        self.budget = Budget(usage, lambda: self.config.effective, self.now_ms)
         self._jobs: set[asyncio.Task[None]] = set()
         self.mcp = McpSupervisor(lambda: self.config.setting("mcp.servers"))
 
@@ -95,6 +96,14 @@ class Gateway:
         task = asyncio.create_task(coro)
         self._jobs.add(task)
         task.add_done_callback(self._jobs.discard)
+
+    async def budget_hold(self, agent_id: str, source: str) -> Reached | None:
+        """The budget that stops work from `source` now, if one is reached; the owner is
+        told (once a day per budget) in `agent_id`'s last conversation."""
+        reached = await self.budget.reached(source)
+        if reached is not None:
+            await self.budget_notices.tell(agent_id, reached)
+        return reached
 
     def tool_timeout(self) -> float:
         """`timeouts.toolMs` in seconds (the node tool and logs.get deadline)."""

@@ -71,6 +71,13 @@ class UsageStore:
             rows.sort(key=lambda row: row[0])
         return [_group(row) for row in rows]
 
+    async def spent_since(self, since: int, background_only: bool = False) -> float:
+        """USD of the calls with a known price since `since` (ms)."""
+        where = f"at >= ? AND {BACKGROUND_WHERE}" if background_only else "at >= ?"
+        query = f"SELECT COALESCE(SUM(cost), 0) FROM usage_ledger WHERE {where}"
+        row = await self._db.read(lambda c: c.execute(query, (since,)).fetchone())
+        return float(row[0])
+
     async def prune(self, before: int) -> int:
         """Delete rows older than `before` (ms); returns how many went."""
         return await self._db.write(
@@ -107,11 +114,3 @@ def _background(prefix: str) -> list[str]:
 
 
 BACKGROUND_WHERE = "(" + " OR ".join(_background("") + _background(ON_BEHALF)) + ")"
-
-
-async def spent_since(db: Database, since: int, background_only: bool = False) -> float:
-    """USD of the calls with a known price since `since` (ms)."""
-    where = f"at >= ? AND {BACKGROUND_WHERE}" if background_only else "at >= ?"
-    query = f"SELECT COALESCE(SUM(cost), 0) FROM usage_ledger WHERE {where}"
-    row = await db.read(lambda c: c.execute(query, (since,)).fetchone())
-    return float(row[0])

@@ -19,8 +19,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from gsv_core.config import setting
-from gsv_core.storage.db import Database
-from gsv_core.storage.usage import BACKGROUND_NAMES, BACKGROUND_PREFIXES, ON_BEHALF, spent_since
+from gsv_core.storage.usage import BACKGROUND_NAMES, BACKGROUND_PREFIXES, ON_BEHALF, UsageStore
 from gsv_core.timezones import user_zone
 
 DAILY, MONTHLY, BACKGROUND = "daily", "monthly", "background"
@@ -62,9 +61,9 @@ class Reached:
 
 class Budget:
     def __init__(
-        self, db: Database, config: Callable[[], dict[str, Any]], now_ms: Callable[[], int]
+        self, store: UsageStore, config: Callable[[], dict[str, Any]], now_ms: Callable[[], int]
     ) -> None:
-        self._db = db
+        self._store = store
         self._config = config
         self._now_ms = now_ms
 
@@ -78,7 +77,7 @@ class Budget:
         """USD spent against the budgets `names`: today, this month, background today."""
         day, month = period_starts(self._now_ms(), user_zone(self._config()))
         since = {DAILY: day, MONTHLY: month, BACKGROUND: day}
-        return {name: await spent_since(self._db, since[name], background_only=name == BACKGROUND)
+        return {name: await self._store.spent_since(since[name], name == BACKGROUND)
                 for name in names}  # fmt: skip
 
     async def reached(self, source: str) -> Reached | None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gsv_core.storage.db import Database
-from gsv_core.storage.usage import UsageRow, UsageStore, spent_since
+from gsv_core.storage.usage import UsageRow, UsageStore
 from gsv_core.usage.budget import is_background
 from gsv_core.usage.ledger import compaction_source
 
@@ -34,7 +34,7 @@ async def test_sql_sums_exactly_what_python_calls_background(tmp_path: Path) -> 
         for n, source in enumerate(SOURCES):
             cost = 2.0**n  # each source its own bit: the sum says which were counted
             await store.add(UsageRow(1000, "main", "k", source, "p", "m", 1, 1, 0, 0, cost))
-        counted = await spent_since(db, 0, background_only=True)
+        counted = await store.spent_since(0, background_only=True)
         expected = sum(2.0**n for n, source in enumerate(SOURCES) if is_background(source))
         assert counted == expected and counted > 0
     finally:
