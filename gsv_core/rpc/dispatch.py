@@ -4,7 +4,9 @@
 1. not connected and method != connect -> 101 "Not connected" (even for unknown methods);
 2. unknown method -> 404 "Unknown method: {method}";
 3. mode not allowed (the `METHODS` table) -> 403 "Method {method} not allowed for mode";
-4. params validated with the method's pydantic model -> 400 naming the fields;
+4. params validated with the method's pydantic model -> 400 naming every bad field in
+   `details.errors`, with the original's message where it has one
+   (gsv_core/protocol/param_messages.py);
 5. the handler's GsvError keeps its code; anything else -> 500 "internal error" on the
    wire, with the traceback in the log only.
 """
@@ -28,6 +30,7 @@ from gsv_core.errors import (
 )
 from gsv_core.protocol.frames import encode_error, encode_response
 from gsv_core.protocol.methods import METHODS, MethodSpec
+from gsv_core.protocol.param_messages import PARAM_MESSAGES, ParamMessage
 from gsv_core.rpc.context import RequestContext
 
 log = logging.getLogger(__name__)
@@ -90,11 +93,11 @@ class Router:
             raise UnknownMethod(f"Unknown method: {method}")
         if route.spec.needs_connect and ctx.mode not in route.spec.modes:
             raise Forbidden(f"Method {method} not allowed for mode")
-        if route.params is not None:
-            return route, _validate(method, route.params, params)
         # params are an object; connect checks its own, answering 103
         if params is not None and not isinstance(params, dict) and route.spec.needs_connect:
             raise InvalidParams(f"invalid params for {method}: params must be an object")
+        if route.params is not None:
+            return route, _validate(method, route.params, params)
         return route, params
 
     async def handle(self, ctx: RequestContext, method: str, params: Any) -> str:
@@ -131,7 +134,26 @@ def _validate(method: str, model: type[BaseModel], params: Any) -> BaseModel:
     try:
         return model.model_validate({} if params is None else params)
     except ValidationError as exc:
-        raise params_error(method, exc) from None
+        raise _bad_params(method, exc) from None
+
+
+def _bad_params(method: str, exc: ValidationError) -> GsvError:
+    error = params_error(method, exc)
+    known = PARAM_MESSAGES.get(method)
+    if known is not None and any(_covered(known, err) for err in exc.errors()):
+        return InvalidParams(known.message, details=error.details)
+    return error
+
+
+def _covered(known: ParamMessage, err: Any) -> bool:
+    """Whether the original's message for the method is about this error: its fields,
+    missing, of the wrong type or empty (or any error, when the message says so)."""
+    if not err["loc"] or err["loc"][0] not in known.fields:
+        return False
+    if known.any_error or err["type"] == "missing":
+        return True
+    wrong_type = err["type"].endswith(("_type", "_parsing"))
+    return wrong_type or err.get("input") in (None, "")
 
 
 def params_error(

@@ -1,6 +1,5 @@
-"""Registering a handler module's methods, with params checked here so that a missing
-field gets the original's message (gsv_core/protocol/param_messages.py) and
-`details.errors` naming every bad field (docs/protocol.md#error-codes).
+"""Registering a handler module's methods on the Router, which checks each method's params
+with its model before the handler runs (gsv_core/rpc/dispatch.py).
 
 Handlers register where they are defined, `@route(METHOD, Params)` with
 `route = Routes(router)`; handlers built by a factory go in an `add_routes` table."""
@@ -8,14 +7,11 @@ Handlers register where they are defined, `@route(METHOD, Params)` with
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from gsv_core.errors import GsvError, InvalidParams
-from gsv_core.protocol.param_messages import PARAM_MESSAGES, ParamMessage
-from gsv_core.rpc.context import RequestContext
-from gsv_core.rpc.dispatch import Handler, Router, params_error
+from gsv_core.rpc.dispatch import Handler, Router
 
 # (method, handler, params model or None when the handler takes no params)
 Route = tuple[str, Handler, type[BaseModel] | None]
@@ -39,39 +35,6 @@ class Routes:
 
 
 def add_routes(router: Router, *routes: Route) -> None:
-    """Serve each method with its handler, validating params with its model first."""
+    """Serve each method with its handler, its params checked with its model first."""
     for method, handler, model in routes:
-        router.add(method, handler if model is None else _validating(method, handler, model))
-
-
-def _validating(method: str, handler: Handler, model: type[BaseModel]) -> Handler:
-    # The router still refuses params that are not an object; the model is applied here.
-    async def run(ctx: RequestContext, raw: Any) -> Any:
-        return await handler(ctx, parse_params(method, model, raw))
-
-    return run
-
-
-def parse_params(method: str, model: type[BaseModel], raw: Any) -> BaseModel:
-    """`raw` as `model`, or InvalidParams (400) with the original's message where it has one."""
-    try:
-        return model.model_validate({} if raw is None else raw)
-    except ValidationError as exc:
-        raise _bad_params(method, exc) from None
-
-
-def _bad_params(method: str, exc: ValidationError) -> GsvError:
-    error = params_error(method, exc)
-    known = PARAM_MESSAGES.get(method)
-    if known is not None and any(_covered(known, err) for err in exc.errors()):
-        return InvalidParams(known.message, details=error.details)
-    return error
-
-
-def _covered(known: ParamMessage, err: Any) -> bool:
-    if not err["loc"] or err["loc"][0] not in known.fields:
-        return False
-    if known.any_error or err["type"] == "missing":
-        return True
-    wrong_type = err["type"].endswith(("_type", "_parsing"))
-    return wrong_type or err.get("input") in (None, "")
+        router.add(method, handler, model)
