@@ -1,6 +1,7 @@
-"""One guarded HTTP exchange: connect only to the address the guard checked (the URL's
-host stays the Host header and the TLS server name, through httpx's documented
-`sni_hostname` extension), follow redirects by hand so that every hop is checked again,
+"""One guarded HTTP exchange: connect only to the addresses the guard checked, each in
+turn until one accepts the connection (the URL's host stays the Host header and the TLS
+server name, through httpx's documented `sni_hostname` extension), follow redirects by
+hand so that every hop is checked again,
 and stop reading at a size cap and a deadline. No proxies from the environment (a proxy
 would connect somewhere the guard never saw), no cookies kept.
 """
@@ -99,12 +100,19 @@ async def _exchange(
     body: str | None,
     max_bytes: int,
 ) -> tuple[Fetched, str | None]:
-    """One request to the checked address; (what came back, a redirect's Location)."""
-    pinned = httpx.URL(target.url).copy_with(host=str(target.address))
+    """One request to a checked address; (what came back, a redirect's Location)."""
     extensions = {"sni_hostname": target.host} if target.scheme == "https" else {}
-    request = client.build_request(method, pinned, headers={**headers, "host": _host(target)},
-                                   content=body, extensions=extensions)  # fmt: skip
-    response = await client.send(request, stream=True)
+    for tried, address in enumerate(target.addresses, 1):
+        pinned = httpx.URL(target.url).copy_with(host=str(address))
+        request = client.build_request(method, pinned, headers={**headers, "host": _host(target)},
+                                       content=body, extensions=extensions)  # fmt: skip
+        try:
+            response = await client.send(request, stream=True)
+            break
+        except (httpx.ConnectError, httpx.ConnectTimeout):
+            if tried == len(target.addresses):
+                raise
+            # no connection, so nothing was sent: the next address may take it
     try:
         location = response.headers.get("location")
         if response.status_code in REDIRECTS and location:

@@ -4,8 +4,8 @@ A URL is checked by what its host *resolves to*, never by how it is spelled: an 
 literal in any form the C library accepts (`2130706433`, `0177.0.0.1`, `0x7f.1`,
 `127.1`) is read with `socket.inet_aton`, as connect() would; a name is resolved once and
 every address it resolves to must be allowed (one bad address refuses it), and the
-fetch then connects to that checked address, so a DNS answer that changes in between
-(rebinding) cannot redirect it. IPv6 forms that carry an IPv4 address (mapped,
+fetch then connects only to those checked addresses, so a DNS answer that changes in
+between (rebinding) cannot redirect it. IPv6 forms that carry an IPv4 address (mapped,
 compatible, 6to4, Teredo, NAT64) are judged by that address too.
 
 Refused: loopback, private, link-local (cloud metadata at 169.254.169.254 and
@@ -44,7 +44,9 @@ class Target:
     scheme: str
     host: str  # as written (the Host header and the TLS server name)
     port: int
-    address: IPAddress  # the checked address the connection goes to
+    # the checked addresses, in the resolver's order: the connection goes to the first
+    # that accepts it (a host's IPv6 address may be unreachable from here)
+    addresses: tuple[IPAddress, ...]
 
 
 def parse_networks(entries: Iterable[str]) -> list[Network]:
@@ -82,7 +84,7 @@ async def check_url(url: str, resolver: Resolver, allow: list[Network]) -> Targe
         reason = blocked(address, allow)
         if reason is not None:
             raise ToolFailed(f"{host} is {reason} ({address}): not fetched")
-    return Target(url.strip(), scheme, host, port, addresses[0])
+    return Target(url.strip(), scheme, host, port, tuple(dict.fromkeys(addresses)))
 
 
 def literal(host: str) -> list[IPAddress] | None:

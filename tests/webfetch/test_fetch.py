@@ -169,6 +169,22 @@ async def test_headers_post_and_303(site: str) -> None:
         await get(f"{site}/echo", headers={"Host": "evil.test"})
 
 
+async def test_an_address_that_refuses_the_connection_gives_way_to_the_next(site: str) -> None:
+    """A name with two addresses, the first with nobody listening (the site is on
+    127.0.0.1 only): the fetch connects to the second, as a browser does; when none
+    accepts, it fails saying so."""
+    port = urlsplit(site).port
+
+    async def dual(host: str, _: int) -> list[str]:
+        return ["::1", "127.0.0.1"] if host == "dual.test" else ["::1"]
+
+    both = parse_networks(["::1/128", "127.0.0.1/32"])
+    got = await fetch(Request(f"http://dual.test:{port}/page"), dual, both, 1_000_000, 10)
+    assert got.status == 200 and b"answer" in got.body
+    with pytest.raises(ToolFailed, match="ConnectError"):
+        await fetch(Request(f"http://only6.test:{port}/page"), dual, both, 1_000_000, 10)
+
+
 async def test_the_refusal_needs_no_allow_list_entry_to_bite(site: str) -> None:
     """Without webFetch.allowPrivate the same local site is refused."""
     with pytest.raises(ToolFailed, match="loopback"):

@@ -97,13 +97,13 @@ def test_the_table_is_big_enough() -> None:
 )
 async def test_public_addresses_pass_and_are_pinned(url: str, address: str) -> None:
     target = await check_url(url, stub, [])
-    assert target.address == ipaddress.ip_address(address)
+    assert target.addresses == (ipaddress.ip_address(address),)
 
 
 async def test_allow_private_opens_exactly_its_networks() -> None:
     allow = parse_networks(["192.168.1.0/24", "127.0.0.1"])
     assert (await check_url("http://private.test/", stub, allow)).port == 80
-    assert str((await check_url("http://127.0.0.1:9/", stub, allow)).address) == "127.0.0.1"
+    assert str((await check_url("http://127.0.0.1:9/", stub, allow)).addresses[0]) == "127.0.0.1"
     with pytest.raises(ToolFailed, match="loopback"):
         await check_url("http://127.0.0.2/", stub, allow)
     with pytest.raises(ToolFailed, match="link-local"):
