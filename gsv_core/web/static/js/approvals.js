@@ -1,5 +1,6 @@
 // A tool call waiting for the owner's yes or no (`tool.approval` events): what would run,
-// why it asks, and three buttons: Allow, Allow for this session, Deny. Settled by
+// why it asks, and the buttons: Allow, Allow for this session, Always allow the rules the
+// gateway offers for the call (`alwaysAllow`, e.g. `git commit`), Deny. Settled by
 // anyone, from any client, the buttons go and the outcome stays. The buttons never take
 // focus by themselves: an Enter meant for the composer must not approve `rm -rf`.
 
@@ -17,11 +18,15 @@ export class Approval {
   constructor(approval, answer) {
     this.id = String(approval.approvalId ?? "");
     this.answer = answer;
+    this.always = Array.isArray(approval.alwaysAllow) ? approval.alwaysAllow.map(String) : [];
     this.outcome = h("div", { class: "approval-outcome", role: "status" });
     this.buttons = h(
       "div", { class: "approval-buttons" },
       this.button("Allow", "approve-once", "primary", "allow", null),
       this.button("Allow for this session", "approve-session", "", "allow", "session"),
+      this.always.length
+        ? this.button(`Always allow ${this.always.join(", ")}`, "approve-always", "", "allow", "always")
+        : null,
       this.button("Deny", "approve-deny", "danger", "deny", null),
     );
     this.el = h(
@@ -56,7 +61,8 @@ export class Approval {
       return;
     }
     const state = decision === "allow" ? "approved" : "denied";
-    this.settle(state, remember === "session" ? " for this session" : "");
+    const notes = { session: " for this session", always: ` from now on: ${this.always.join(", ")}` };
+    this.settle(state, notes[remember] ?? "");
   }
 
   /** The approval ended (approved, denied, expired, cancelled): say so, drop the buttons. */
