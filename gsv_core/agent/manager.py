@@ -9,8 +9,11 @@ sub-agent or gsv__SessionSend waiting for a run's outcome, then reading its fail
 stopping it), and a new actor made meanwhile for the same key would run beside the old
 one and lose its updates. What an actor holds that grows, its cached history, is bounded
 instead (`HistoryCache`): only the most recently used sessions, and any busy one, keep it.
-An actor costs a few kilobytes; it is made only by a use that stores the session or
-runs in it, never by a read (`record_for_reading` and the reads below).
+An actor without its history costs about 2 kB; it is made by a use (a message, a patch,
+reset or compact, a channel replaying its journal), never by the session read methods
+(`record_for_reading` and the reads below).
+(Dropping idle actors too would need every holder to take a lease, and the heartbeat's
+"last active" to read the store: it reads loaded actors' records today.)
 """
 
 from __future__ import annotations
