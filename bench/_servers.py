@@ -112,6 +112,14 @@ async def _gateway(data_dir: str) -> None:
 def server_process(*args: str, tree: Path | None = None) -> Iterator[str]:
     """Start a benchmark server in a child process; yields its URL; stops it on exit.
     With `tree`, it runs that checkout's code (bench/ab.py)."""
+    with server_child(*args, tree=tree) as (_, url):
+        yield url
+
+
+@contextmanager
+def server_child(*args: str, tree: Path | None = None) -> Iterator[tuple[int, str]]:
+    """`server_process` that also yields the child's process id (bench/session_memory.py
+    reads its memory): (pid, first line)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "bench._servers", *args],
         stdin=subprocess.PIPE,
@@ -125,7 +133,7 @@ def server_process(*args: str, tree: Path | None = None) -> Iterator[str]:
         url = proc.stdout.readline().strip()
         if not url:
             raise RuntimeError(f"benchmark server {args} did not start")
-        yield url
+        yield proc.pid, url
     finally:
         assert proc.stdin is not None
         proc.stdin.close()
@@ -138,9 +146,16 @@ def server_process(*args: str, tree: Path | None = None) -> Iterator[str]:
 @contextmanager
 def gateway_process(data_dir: str, tree: Path | None = None) -> Iterator[tuple[str, str]]:
     """A gateway with its database and GSV_HOME in `data_dir`: yields (url, owner token)."""
-    with server_process("gateway", data_dir, tree=tree) as line:
-        url, token = line.split()
+    with gateway_child(data_dir, tree=tree) as (_, url, token):
         yield url, token
+
+
+@contextmanager
+def gateway_child(data_dir: str, tree: Path | None = None) -> Iterator[tuple[int, str, str]]:
+    """`gateway_process` that also yields its process id: (pid, url, owner token)."""
+    with server_child("gateway", data_dir, tree=tree) as (pid, line):
+        url, token = line.split()
+        yield pid, url, token
 
 
 @contextmanager

@@ -1,13 +1,15 @@
-"""A session's stored messages: the history as loaded once and cached, appends that
-reach the disk before anyone hears of them, whole-history replacement and archives.
+"""A session's stored messages: the history as loaded on first use and cached, appends
+that reach the disk before anyone hears of them, whole-history replacement and archives.
 
-It takes no lock: the session actor that owns it serialises every call.
+It takes no lock: the session actor that owns it serialises every call. The cache may be
+released (`release()`) while the actor is idle: the store is the truth (every change
+reaches it before the cached list), so the next use reloads the same history.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from gsv_core.agent.host import AgentHost
@@ -19,11 +21,18 @@ log = logging.getLogger(__name__)
 
 
 class SessionHistory:
-    def __init__(self, record: SessionRecord, store: SessionStore, host: AgentHost) -> None:
+    def __init__(
+        self,
+        record: SessionRecord,
+        store: SessionStore,
+        host: AgentHost,
+        on_load: Callable[[], None] | None = None,
+    ) -> None:
         self.record = record
         self.store = store
         self.host = host
         self._messages: list[dict[str, Any]] | None = None
+        self._on_load = on_load  # told after each load (the manager bounds what is held)
 
     @property
     def key(self) -> str:
@@ -31,9 +40,21 @@ class SessionHistory:
 
     async def messages(self) -> list[dict[str, Any]]:
         """The history (loaded on first use; the cached list is the one callers extend)."""
-        if self._messages is None:
-            self._messages = await self.store.messages(self.key)
+        messages = self._messages
+        if messages is None:
+            messages = self._messages = await self.store.messages(self.key)
+            if self._on_load is not None:
+                self._on_load()
+        return messages
+
+    @property
+    def cached(self) -> list[dict[str, Any]] | None:
+        """The history if it is in memory now (None: `messages()` would read the store)."""
         return self._messages
+
+    def release(self) -> None:
+        """Drop the cached history (the owner checked nobody is using it)."""
+        self._messages = None
 
     async def persist(
         self, messages: Sequence[Mapping[str, Any]], usage: Usage | None = None

@@ -1,12 +1,29 @@
 """The session actors of a gateway: one per canonical session key, created on first use,
-and the recovery of runs and queues after a restart."""
+reads that describe a session without loading it, and the recovery of runs and queues
+after a restart.
+
+Invariant: there is at most one actor per key for the life of the gateway, so two runs of
+one session can never exist at once. Actors are therefore never dropped: callers hold an
+actor across awaits (a chat message between its approval check and `send()`, a cron job,
+sub-agent or gsv__SessionSend waiting for a run's outcome, then reading its failed tools or
+stopping it), and a new actor made meanwhile for the same key would run beside the old
+one and lose its updates. What an actor holds that grows, its cached history, is bounded
+instead (`HistoryCache`): only the most recently used sessions, and any busy one, keep it.
+An actor without its history costs about 2 kB; it is made by a use (a message, a patch,
+reset or compact, a channel replaying its journal), never by the session read methods
+(`record_for_reading` and the reads below).
+(Dropping idle actors too would need every holder to take a lease, and the heartbeat's
+"last active" to read the store: it reads loaded actors' records today.)
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import uuid
+from typing import Any
 
+from gsv_core.agent.history_cache import DEFAULT_LIMIT, HistoryCache
 from gsv_core.agent.host import AgentHost
 from gsv_core.agent.session import SessionActor
 from gsv_core.routing import (
@@ -39,11 +56,14 @@ def session_kind(key: str) -> str:
 
 
 class SessionManager:
-    def __init__(self, store: SessionStore, host: AgentHost) -> None:
+    def __init__(
+        self, store: SessionStore, host: AgentHost, history_limit: int = DEFAULT_LIMIT
+    ) -> None:
         self.store = store
         self.host = host
         self._actors: dict[str, SessionActor] = {}
         self._creating = asyncio.Lock()
+        self.histories = HistoryCache(history_limit)
 
     def routing(self) -> RoutingSettings:
         return RoutingSettings.from_config(self.host.config())
@@ -55,20 +75,60 @@ class SessionManager:
     def loaded(self, key: str) -> SessionActor | None:
         return self._actors.get(key)
 
+    def loaded_count(self) -> int:
+        return len(self._actors)
+
     async def actor(self, key: str, kind: str | None = None) -> SessionActor:
         """The actor for a canonical key, loading or creating its session (`kind`: what a
         session created now is for, when its key cannot say; default from the key)."""
         actor = self._actors.get(key)
-        if actor is not None:
-            return actor
-        async with self._creating:
-            actor = self._actors.get(key)
-            if actor is None:
-                record = await self.store.get(key) or self._new_record(key, kind)
-                main = is_main_session_key(key, self.routing())
-                actor = SessionActor(record, self.store, self.host, is_main=main)
-                self._actors[key] = actor
+        if actor is None:
+            async with self._creating:
+                actor = self._actors.get(key)
+                if actor is None:
+                    record = await self.store.get(key) or self._new_record(key, kind)
+                    main = is_main_session_key(key, self.routing())
+                    actor = SessionActor(
+                        record, self.store, self.host, is_main=main,
+                        on_history_load=self.histories.used,
+                    )  # fmt: skip
+                    self._actors[key] = actor
+        self.histories.used(actor)
         return actor
+
+    # -- reads: they describe a session without making (or keeping) anything ------------
+    async def record_for_reading(self, key: str) -> SessionRecord:
+        """The session as the reads describe it: the loaded actor's record, else the
+        stored one, else a fresh one (not stored: a key never used reports an empty
+        session, and a new id each time until something stores it)."""
+        actor = self._actors.get(key)
+        if actor is not None:
+            return actor.record
+        return await self.store.get(key) or self._new_record(key)
+
+    async def messages(self, key: str, limit: int | None = None) -> list[dict[str, Any]]:
+        """The history (its last `limit` messages): the cached one if in memory, else
+        read from the store without caching it."""
+        actor = self._actors.get(key)
+        cached = actor.history_cached if actor is not None else None
+        if cached is None:
+            return await self.store.messages(key, limit or None)
+        return list(cached[-limit:] if limit else cached)
+
+    async def message_count(self, key: str) -> int:
+        actor = self._actors.get(key)
+        cached = actor.history_cached if actor is not None else None
+        return len(cached) if cached is not None else await self.store.message_count(key)
+
+    async def queue_size(self, key: str) -> int:
+        actor = self._actors.get(key)
+        if actor is not None:
+            return await actor.queued_count()
+        return len(await self.store.queue(key))
+
+    def processing(self, key: str) -> bool:
+        actor = self._actors.get(key)
+        return actor is not None and actor.processing
 
     def _new_record(self, key: str, kind: str | None = None) -> SessionRecord:
         now = self.host.now_ms()

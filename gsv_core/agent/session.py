@@ -7,6 +7,9 @@ they happen one at a time and in order. A message is on disk before `send()` ret
 either as the first message of a new run or as a queued item. Runs are asyncio tasks;
 each run is checked by identity when it ends, so a stopped run can never close the next
 one.
+
+The actor lives as long as the gateway (the manager never drops it: a caller may hold it
+across awaits), but its cached history may be released while it is `idle`.
 """
 
 from __future__ import annotations
@@ -15,15 +18,14 @@ import asyncio
 import json
 import logging
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gsv_core.agent import session_compaction, session_reset
+from gsv_core.agent import model_choice, session_compaction, session_reset
 from gsv_core.agent.history import SessionHistory
 from gsv_core.agent.host import AgentHost
 from gsv_core.agent.run import RunFailed, RunLoop, RunState
-from gsv_core.config import agent_model, setting
 from gsv_core.errors import Conflict, GsvError
 from gsv_core.protocol import events
 from gsv_core.protocol.messages import (
@@ -67,12 +69,16 @@ class SessionActor:
         host: AgentHost,
         *,
         is_main: bool,
+        on_history_load: Callable[[SessionActor], None] | None = None,
     ) -> None:
         self.record = record
         self.store = store
         self.host = host
         self.is_main = is_main
-        self._history = SessionHistory(record, store, host)
+        told = on_history_load
+        self._history = SessionHistory(
+            record, store, host, on_load=(lambda: told(self)) if told is not None else None
+        )
         self._run: RunState | None = None
         self._task: asyncio.Task[None] | None = None  # the latest run's, until it ended
         self._lock = asyncio.Lock()
@@ -96,6 +102,33 @@ class SessionActor:
     @property
     def current_run_id(self) -> str | None:
         return self._run.run_id if self._run else None
+
+    @property
+    def idle(self) -> bool:
+        """Nothing is using the history: no run (nor its task closing its books), nothing
+        queued, no caller waiting for a run's outcome, the lock free (nobody between the
+        awaits of a state change)."""
+        return (
+            self._run is None
+            and self.running_task() is None
+            and self.queue_size == 0
+            and not self._outcomes
+            and not self._lock.locked()
+        )
+
+    def release_history(self) -> bool:
+        """Drop the cached history if idle (the next use reloads it from the store); False
+        when busy. Tools that could not run (`unrecovered_tools`) stay: they are not
+        history."""
+        if not self.idle:
+            return False
+        self._history.release()
+        return True
+
+    @property
+    def history_cached(self) -> list[dict[str, Any]] | None:
+        """The history if it is in memory now, else None (reading it would load it)."""
+        return self._history.cached
 
     def running_task(self) -> asyncio.Task[None] | None:
         """The task of the latest run until it has ended, closing its books included (it
@@ -158,27 +191,13 @@ class SessionActor:
 
     # -- model choice -------------------------------------------------------------------
     def effective_model(self, run: RunState | None = None) -> tuple[str, str]:
-        """Run override (directive) > session setting > the agent's own `model` in
-        `agents.list` > config `model`."""
+        """The model of a run (gsv_core.agent.model_choice.effective_model)."""
         override = run.overrides.get("model") if run else None
-        if isinstance(override, dict):
-            return str(override["provider"]), str(override["id"])
-        chosen = self.record.settings.get("model")
-        if isinstance(chosen, dict) and chosen.get("provider") and chosen.get("id"):
-            return str(chosen["provider"]), str(chosen["id"])
-        config = self.host.config()
-        own = agent_model(config, self.agent_id)
-        if own is not None:
-            return own
-        return str(setting(config, "model.provider")), str(setting(config, "model.id"))
+        return model_choice.effective_model(self.record, self.host.config(), override)
 
     def next_model(self) -> tuple[str, str]:
-        """The model the next message will use unless it names one: a directive-only
-        message's model (kept for the next message) over `effective_model()`."""
-        pending = (self.record.pending_overrides or {}).get("model")
-        if isinstance(pending, dict) and pending.get("provider") and pending.get("id"):
-            return str(pending["provider"]), str(pending["id"])
-        return self.effective_model()
+        """The model the next message will use unless it names one."""
+        return model_choice.next_model(self.record, self.host.config())
 
     # -- messages in --------------------------------------------------------------------
     async def send(

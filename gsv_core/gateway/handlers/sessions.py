@@ -1,11 +1,14 @@
 """Session methods (docs/protocol.md#methods): list, get, stats, patch, reset, compact, history,
 preview. Keys are validated (400) and canonicalised; a key never used before reports a
-fresh, empty session under its real key without storing anything."""
+fresh, empty session under its real key without storing anything. The reads (get, stats,
+history, preview) neither load nor create the session's actor: a script may read many
+keys without the gateway keeping anything of them."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gsv_core.agent.model_choice import next_model
 from gsv_core.agent.session import SessionActor
 from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.protocol import methods as m
@@ -18,13 +21,14 @@ from gsv_core.protocol.schemas.sessions import (
 )
 from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router
+from gsv_core.storage.sessions import SessionRecord
 
 if TYPE_CHECKING:
     from gsv_core.gateway.state import Gateway
 
 
-def _tokens(actor: SessionActor) -> dict[str, int]:
-    usage = actor.record.usage
+def _tokens(record: SessionRecord) -> dict[str, int]:
+    usage = record.usage
     return {"input": usage["input"], "output": usage["output"], "total": usage["total"]}
 
 
@@ -34,6 +38,9 @@ def register(router: Router, gateway: Gateway) -> None:
 
     async def actor_for(raw: str) -> SessionActor:
         return await sessions.actor(sessions.canonical(raw))
+
+    async def record_for(raw: str) -> SessionRecord:
+        return await sessions.record_for_reading(sessions.canonical(raw))
 
     @route(m.SESSIONS_LIST, SessionsListParams)
     async def sessions_list(ctx: RequestContext, params: SessionsListParams) -> dict[str, Any]:
@@ -49,19 +56,20 @@ def register(router: Router, gateway: Gateway) -> None:
 
     @route(m.SESSION_GET, SessionKeyParams)
     async def session_get(ctx: RequestContext, params: SessionKeyParams) -> dict[str, Any]:
-        actor = await actor_for(params.sessionKey)
-        record = actor.record
+        record = await record_for(params.sessionKey)
         result: dict[str, Any] = {
             "sessionId": record.session_id,
             "sessionKey": record.session_key,
             "kind": record.kind,
             "createdAt": record.created_at,
             "updatedAt": record.updated_at,
-            "messageCount": len(await actor.history()),
-            "tokens": _tokens(actor),
+            "messageCount": await sessions.message_count(record.session_key),
+            "tokens": _tokens(record),
             "settings": record.settings,
             # what the next message runs on (session, agent and config settings resolved)
-            "effectiveModel": dict(zip(("provider", "id"), actor.next_model(), strict=True)),
+            "effectiveModel": dict(
+                zip(("provider", "id"), next_model(record, sessions.host.config()), strict=True)
+            ),
             "previousSessionIds": record.previous_session_ids,
         }
         optional = {
@@ -74,18 +82,18 @@ def register(router: Router, gateway: Gateway) -> None:
 
     @route(m.SESSION_STATS, SessionKeyParams)
     async def session_stats(ctx: RequestContext, params: SessionKeyParams) -> dict[str, Any]:
-        actor = await actor_for(params.sessionKey)
-        record = actor.record
+        record = await record_for(params.sessionKey)
+        key = record.session_key
         return {
-            "sessionKey": record.session_key,
+            "sessionKey": key,
             "sessionId": record.session_id,
-            "messageCount": len(await actor.history()),
-            "tokens": _tokens(actor),
+            "messageCount": await sessions.message_count(key),
+            "tokens": _tokens(record),
             "createdAt": record.created_at,
             "updatedAt": record.updated_at,
             "uptime": max(0, gateway.now_ms() - record.created_at),
-            "isProcessing": actor.processing,
-            "queueSize": await actor.queued_count(),
+            "isProcessing": sessions.processing(key),
+            "queueSize": await sessions.queue_size(key),
         }
 
     @route(m.SESSION_PATCH, SessionPatchParams)
@@ -106,7 +114,7 @@ def register(router: Router, gateway: Gateway) -> None:
 
     @route(m.SESSION_HISTORY, SessionKeyParams)
     async def session_history(ctx: RequestContext, params: SessionKeyParams) -> dict[str, Any]:
-        record = (await actor_for(params.sessionKey)).record
+        record = await record_for(params.sessionKey)
         return {
             "sessionKey": record.session_key,
             "currentSessionId": record.session_id,
@@ -115,12 +123,11 @@ def register(router: Router, gateway: Gateway) -> None:
 
     @route(m.SESSION_PREVIEW, SessionPreviewParams)
     async def session_preview(ctx: RequestContext, params: SessionPreviewParams) -> dict[str, Any]:
-        actor = await actor_for(params.sessionKey)
-        history = await actor.history()
-        messages = history[-params.limit :] if params.limit else history
+        record = await record_for(params.sessionKey)
+        key = record.session_key
         return {
-            "sessionKey": actor.key,
-            "sessionId": actor.record.session_id,
-            "messageCount": len(history),
-            "messages": messages,
+            "sessionKey": key,
+            "sessionId": record.session_id,
+            "messageCount": await sessions.message_count(key),
+            "messages": await sessions.messages(key, params.limit),
         }
