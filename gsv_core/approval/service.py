@@ -36,6 +36,9 @@ class PendingApproval:
     decision: Decision
     requested_at: int
     expires_at: int
+    # the conversation whose chat shows the prompt and whose "yes" answers it: the session
+    # itself, or for a sub-agent's call the conversation that spawned it
+    asked_in: str
     outcome: asyncio.Future[str] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
@@ -77,13 +80,18 @@ class ApprovalService:
         args: dict[str, Any],
         decision: Decision,
         timeout_s: float,
+        *,
+        asked_in: str | None = None,
     ) -> PendingApproval:
+        """A pending approval for one call of session `session_key`, asked in the
+        conversation `asked_in` (default: that session)."""
         approval_id = secrets.token_hex(3)  # short enough to type on a phone
         while approval_id in self._pending:
             approval_id = secrets.token_hex(3)
         now = self._now()
         approval = PendingApproval(approval_id, session_key, run_id, call_id, tool, args, decision,
-                                   now, now + int(timeout_s * 1000))  # fmt: skip
+                                   now, now + int(timeout_s * 1000),
+                                   asked_in or session_key)  # fmt: skip
         self._pending[approval_id] = approval
         return approval
 
@@ -135,6 +143,12 @@ class ApprovalService:
             a for a in self._pending.values()
             if not a.outcome.done() and session_key in (None, a.session_key)
         ]  # fmt: skip
+
+    def asked_in(self, conversation: str) -> list[PendingApproval]:
+        """Open approvals asked in a conversation, oldest first: its session's own and
+        those of the sub-agents it spawned."""
+        return [a for a in self._pending.values()
+                if not a.outcome.done() and a.asked_in == conversation]  # fmt: skip
 
     def forget_session(self, session_key: str) -> None:
         self._remembered = {item for item in self._remembered if item[0] != session_key}

@@ -91,7 +91,7 @@ async def approval_answer(
     approval. Anything else -- or the same words from someone else in a group
     -- is an ordinary message and is queued, never dropped."""
     word = APPROVE_WORDS.get(text.strip().lower())
-    pending = gateway.approvals.pending(key)
+    pending = gateway.approvals.asked_in(key)
     if word is None or not pending or not is_owner(gateway, context):
         return None
     decision, remember = word
@@ -110,7 +110,7 @@ def approval_reminder(gateway: Gateway, key: str, result: dict[str, Any]) -> dic
     """A message queued while the session waits for an approval is kept (it runs after),
     and the answer also says why nothing happens yet, as the original did: `status:
     "paused"` with its reminder text (a client of the original shows it), plus `queued`."""
-    pending = gateway.approvals.pending(key)
+    pending = gateway.approvals.asked_in(key)
     if result.get("status") != "started" or not result.get("queued") or not pending:
         return result
     oldest = pending[0]

@@ -25,6 +25,7 @@ from gsv_core.gateway.listening import Listening
 from gsv_core.gateway.native_registry import NativeToolRegistry
 from gsv_core.gateway.nodes import NodeService
 from gsv_core.gateway.registry import ConnectionRegistry
+from gsv_core.gateway.spawn_origins import SpawnOrigins
 from gsv_core.gateway.transfers import TransferService
 from gsv_core.heartbeat.service import HeartbeatService
 from gsv_core.mcp.supervisor import McpSupervisor
@@ -60,6 +61,7 @@ class Gateway:
     exec_events: ExecEventRouter = field(init=False)
     native_tools: NativeToolRegistry = field(default_factory=NativeToolRegistry)
     approvals: ApprovalService = field(init=False)
+    spawn_origins: SpawnOrigins = field(default_factory=SpawnOrigins)  # running sub-agents'
     auth: Authenticator = field(init=False)
     listening: Listening | None = None  # how `serve` listens (for the security audit)
     started_at: int = 0  # epoch ms, set when built (for `gsv status`)

@@ -159,16 +159,22 @@ class GatewayToolRouter:
     ) -> None:
         """Pause the call until a human answers; raise unless they approved in time."""
         timeout = approval_timeout(self._gateway.config.effective)
+        # a sub-agent asks in the conversation that spawned it, whose chat it has not
+        origin = self._gateway.spawn_origins.of(ctx.session_key)
+        asked_in, channel_context = ctx.session_key, ctx.channel_context
+        if origin is not None:
+            asked_in, channel_context = origin.session_key, origin.channel_context
         approval = self.approvals.open(ctx.session_key, ctx.run_id, ctx.call_id, name, args,
-                                       decision, timeout)  # fmt: skip
+                                       decision, timeout, asked_in=asked_in)  # fmt: skip
         emit = self._gateway.sessions.host.emit
         emit(events.TOOL_APPROVAL, approval.to_wire())
+        prompt = _prompt(approval.id, name, decision, timeout, origin.describe() if origin else "")
         paused: dict[str, Any] = {
             "runId": ctx.run_id, "sessionKey": ctx.session_key, "state": "paused",
-            "approvalId": approval.id, "message": _prompt(approval.id, name, decision, timeout),
+            "approvalId": approval.id, "message": prompt,
         }  # fmt: skip
-        if ctx.channel_context:
-            paused["channelContext"] = ctx.channel_context
+        if channel_context:
+            paused["channelContext"] = channel_context
         emit(events.CHAT, paused)
         try:
             outcome = await self.approvals.wait(approval)
@@ -195,12 +201,16 @@ def _cut(text: str, limit: int = 400) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _prompt(approval_id: str, tool: str, decision: Decision, timeout: float) -> dict[str, Any]:
-    """The paused message: what waits, why, and how to answer."""
+def _prompt(
+    approval_id: str, tool: str, decision: Decision, timeout: float, asker: str = ""
+) -> dict[str, Any]:
+    """The paused message: what waits, who asks (a sub-agent says so), why, and how to
+    answer."""
     rules = ", ".join(decision.always)
     always = f', "always" to also allow {rules} from now on,' if rules else ""
+    head = f"Approval needed ({approval_id}): {tool}" + (f"\n{asker}" if asker else "")
     text = (
-        f"Approval needed ({approval_id}): {tool}\n{_cut(decision.summary)}\n"
+        f"{head}\n{_cut(decision.summary)}\n"
         f"Why: {decision.reason}\n"
         f'Reply "yes" to run it once{always} or "no" to refuse '
         f"(expires in {int(timeout // 60) or 1} min)."

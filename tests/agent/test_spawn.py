@@ -142,3 +142,36 @@ async def test_spawns_beyond_the_limit_wait_their_turn(
     release.set()
     assert (await log.ended(run))["state"] == "final"
     assert sorted(payload(r)["answer"] for r in results(fake, 3)) == ["one", "two"]
+
+
+async def test_a_yes_in_the_parent_conversation_answers_its_sub_agents_approval(
+    client: GatewayClient, fake: FakeProvider, log: EventLog
+) -> None:
+    """A client's run: the sub-agent's prompt (its own session's `paused` event, with no
+    channel to relay it to) says it is a sub-agent's; another message to the parent's
+    session is queued with the reminder of it, and "yes" there answers it, as it would
+    the parent's own approval."""
+    rules = {"rules": [{"tool": "gsv__ConfigGet", "decision": "ask"}]}
+    await client.call("config.set", {"path": "toolApproval", "value": rules})
+    fake.enqueue(call(SPAWN, {"task": "Read the model id", "tools": ["gsv__ConfigGet"]}))
+    fake.enqueue(call("gsv__ConfigGet", {"path": "model.id"}))
+    fake.enqueue("It is set.")
+    fake.enqueue("The helper read it.")
+    run = (await send(client, "ask a helper"))["runId"]
+    await log.wait(lambda: any(p["state"] == "paused" for _, p in _chats(log)), "the prompt")
+    paused = next(p for _, p in _chats(log) if p["state"] == "paused")
+    assert ":spawn:" in paused["sessionKey"] and "channelContext" not in paused
+    text = paused["message"]["content"][0]["text"]
+    assert "Asked by a sub-agent working on: Read the model id" in text
+    other = await send(client, "what is taking so long?")  # queued, told what waits
+    assert other["queued"] is True and other["approvalId"] == paused["approvalId"]
+    answered = await send(client, "yes")
+    assert answered["response"] == "Approved gsv__ConfigGet."
+    assert answered["approvalId"] == paused["approvalId"]
+    assert (await log.ended(run))["state"] == "final"
+    assert payload(results(fake, 3)[0])["answer"] == "It is set."
+    assert (await log.ended(other["runId"]))["state"] == "final"
+
+
+def _chats(log: EventLog) -> list[tuple[str, dict[str, Any]]]:
+    return [(name, p) for name, p in log.events if name == "chat"]

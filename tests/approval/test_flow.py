@@ -208,6 +208,42 @@ async def test_channel_owners_approve_and_others_do_not(
         await log.wait(lambda: "Cleaned." in channel.texts("g1"), "the final answer")  # type: ignore[attr-defined]
 
 
+async def test_a_sub_agents_command_is_asked_in_the_chat_that_spawned_it(
+    gw: RunningGateway, client: GatewayClient, fake: FakeProvider, log: EventLog, tmp_path: Path
+) -> None:
+    """The owner asks in a group; the agent's sub-agent wants to run `python3 job.py` on
+    the node: the prompt reaches the group, the owner's "yes" there runs it, and the
+    parent's run ends with its answer."""
+    await client.call("config.set", {"path": "channels.test",
+                                     "value": {"dmPolicy": "open", "owners": ["boss"],
+                                               "groups": {"requireMention": False}}})  # fmt: skip
+    await client.call("channel.start", {"channel": "test"})
+    channel = gw.gateway.channels.adapters["test"]
+    (tmp_path / "job.py").write_text("open('done.txt', 'w').write('ran')\n")
+    fake.enqueue(call("gsv__Spawn", {"task": "Run the job", "tools": ["n1__Bash"]}))
+    fake.enqueue(call("n1__Bash", {"command": "python3 job.py"}))
+    fake.enqueue("The job ran.")
+    fake.enqueue("Your job is done.")
+
+    def boss(text: str, msg_id: str) -> InboundMessage:
+        return InboundMessage("test", "default", Peer("group", "g1"), msg_id, text,
+                              sender=Sender("boss"))  # fmt: skip
+
+    async with node(gw.url, tmp_path):
+        await channel.inject(boss("run my job", "m1"))  # type: ignore[attr-defined]
+        request = await approval_event(log)
+        assert ":spawn:" in request["sessionKey"] and request["summary"] == "python3 job.py"
+        await log.wait(
+            lambda: any(request["approvalId"] in t for t in channel.texts("g1")),  # type: ignore[attr-defined]
+            "the sub-agent's prompt in the group",
+        )
+        assert not (tmp_path / "done.txt").exists()
+        await channel.inject(boss("yes", "m2"))  # type: ignore[attr-defined]
+        parent = next(p["runId"] for n, p in log.events if n == "chat.tool")  # the Spawn call
+        assert (await log.ended(parent))["message"]["content"][0]["text"] == "Your job is done."
+    assert (tmp_path / "done.txt").read_text() == "ran"
+
+
 async def greet_node(ws: ServerConnection, key: str) -> None:
     """Answer a node's connect as a gateway would, with the approval key."""
     hello = json.loads(await ws.recv())

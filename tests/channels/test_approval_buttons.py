@@ -173,6 +173,33 @@ async def test_telegram_a_non_owner_in_a_group_cannot_approve(
     await called(api, lambda c: c.params.get("text") == "Done for Bob.")
 
 
+async def test_telegram_a_sub_agents_prompt_has_buttons_in_the_spawning_group(
+    client: GatewayClient, api: FakeTelegramAPI, fake: FakeProvider
+) -> None:
+    """A sub-agent's call waits for a human: its prompt (saying it is a sub-agent's) goes
+    with buttons to the group the parent was asked in; Bob's press is refused, the
+    owner's approves, the prompt is edited, and the parent's answer follows."""
+    rules = {"rules": [{"tool": "gsv__ConfigGet", "decision": "ask"}]}
+    await client.call("config.set", {"path": "toolApproval", "value": rules})
+    fake.enqueue(call("gsv__Spawn", {"task": "Read the model id", "tools": ["gsv__ConfigGet"]}))
+    fake.enqueue(call("gsv__ConfigGet", {"path": "model.id"}))
+    fake.enqueue("It is set.")
+    fake.enqueue("The helper read it.")
+    await start_telegram(client, api)
+    group = group_chat()
+    api.enqueue_update(message=api.message(group, "ask a helper for the model", sender=BOB))
+    prompt = await telegram_prompt(api)
+    [approval] = await pending(client)
+    assert ":spawn:" in approval["sessionKey"] and prompt["chat"]["id"] == group["id"]
+    assert "sub-agent working on: Read the model id" in prompt["text"]
+    data = f"approve:{approval['approvalId']}:allow"
+    assert await press(api, prompt, data, sender=BOB) == NOT_OWNER
+    assert await press(api, prompt, data) == "Approved gsv__ConfigGet."
+    await called(api, lambda c: c.params.get("text") == "The helper read it.")
+    await called(api, lambda c: c.method == "editMessageText")
+    assert "Approved." in prompt["text"] and "reply_markup" not in prompt
+
+
 async def test_telegram_a_press_on_a_settled_or_expired_approval_says_it_ended(
     client: GatewayClient, api: FakeTelegramAPI, fake: FakeProvider
 ) -> None:

@@ -8,6 +8,8 @@ the tool answers with its final reply, usage and session key.
 - A sub-agent cannot spawn (no recursion) and can call only the tools it was given.
 - Its spend is ledgered under the parent's source (a cron job's sub-agent counts
   against the background budget).
+- Its approval prompts go where the parent's would: to the parent conversation's chat,
+  answered there by the same people (gateway/spawn_origins.py).
 docs/tools.md#gateway-native-tools.
 """
 
@@ -73,6 +75,12 @@ class Spawner:
     async def _spawn(self, args: SpawnArgs, ctx: ToolCallContext) -> dict[str, Any]:
         run_id = uuid.uuid4().hex
         key = f"agent:{ctx.agent_id}:spawn:{run_id}"
+        with self._gateway.spawn_origins.spawned(key, ctx, args.task):
+            return await self._run_child(key, run_id, args, ctx)
+
+    async def _run_child(
+        self, key: str, run_id: str, args: SpawnArgs, ctx: ToolCallContext
+    ) -> dict[str, Any]:
         actor = await self._gateway.sessions.actor(key, kind=SPAWN_KIND)
         sent = await actor.send(args.task, run_id, overrides=_overrides(args),
                                 source=ctx.run_source)  # fmt: skip
