@@ -11,7 +11,8 @@ Four kinds of credential, each good for one role only:
 Node and channel credentials are minted by redeeming a one-time join code (`auth.invite`,
 10 minutes, single use) at `connect` with `auth.joinCode`; the new credential comes back
 once in hello-ok. Failed attempts are logged with the peer's address and never the token;
-failed join codes are rate limited gateway-wide, so 50-bit codes cannot be guessed.
+failed join codes are rate limited per address, so 50-bit codes that expire within
+minutes cannot be guessed, and one noisy address cannot lock the owner out.
 """
 
 from __future__ import annotations
@@ -31,9 +32,11 @@ from gsv_core.storage.credentials import Credential, CredentialStore, Redeemed
 log = logging.getLogger(__name__)
 
 JOIN_CODE_TTL_MS = 10 * 60 * 1000
-# at most this many wrong join codes per window, gateway-wide; then every join waits
+# at most this many wrong join codes per window from one address; then its joins wait
 JOIN_FAILURES_ALLOWED = 10
 JOIN_FAILURE_WINDOW_S = 60.0
+# addresses with failures kept before the quiet ones are forgotten
+JOIN_SOURCES_KEPT = 1024
 UNAUTHORIZED = "Unauthorized: invalid or missing token"
 WEB = "web"  # the credential role of a signed-in browser (it connects as a client)
 WEB_CODE_TTL_MS = 2 * 60 * 1000  # a sign-in link is opened at once, or not at all
@@ -67,27 +70,28 @@ class Authenticator:
         self._owner_token = owner_token
         self._now_ms = now_ms
         self._monotonic = monotonic
-        self._join_failures: deque[float] = deque()
+        self._join_failures: dict[str, deque[float]] = {}  # address -> times of failures
 
     async def admit(
         self, params: ConnectParams, remote: str, browser: str | None = None
     ) -> Admission:
         """Check the connect's credential for its mode; raises Unauthorized (401),
         Forbidden (403, a real credential used for a role it was not issued for) or
-        RateLimited (429, too many wrong join codes). `browser` is the web credential of
-        the socket's cookie, used when `connect` names no token."""
+        RateLimited (429, too many wrong join codes from this address). `remote` is the
+        peer's "host:port"; `browser` is the web credential of the socket's cookie, used
+        when `connect` names no token."""
         try:
-            return await self._admit(params, browser)
+            return await self._admit(params, browser, remote.rpartition(":")[0] or remote)
         except (Unauthorized, Forbidden, RateLimited) as exc:
             client = params.client
             log.warning("refused connect from %s as %s %r: %s", remote, client.mode, client.id, exc)
             raise
 
-    async def _admit(self, params: ConnectParams, browser: str | None) -> Admission:
+    async def _admit(self, params: ConnectParams, browser: str | None, source: str) -> Admission:
         auth = params.auth
         mode = params.client.mode
         if auth is not None and auth.joinCode and mode in (NODE, CHANNEL):
-            return Admission(issued=await self._join(auth.joinCode, params))
+            return Admission(issued=await self._join(auth.joinCode, params, source))
         token = (auth.token if auth else None) or ""
         if not token and browser and mode == CLIENT:
             return Admission(credential=await self._browser(browser))
@@ -123,22 +127,35 @@ class Authenticator:
         # in constant time whatever it looks like
         return owner is not None and hmac.compare_digest(token.encode(), owner.encode())
 
-    async def _redeem(self, code: str, role: str, subject: str) -> Redeemed | None:
-        """The store's redeem behind the gateway-wide limit on wrong codes."""
+    async def _redeem(self, code: str, role: str, subject: str, source: str) -> Redeemed | None:
+        """The store's redeem behind the limit on wrong codes from `source` (an address)."""
         now = self._monotonic()
-        while self._join_failures and now - self._join_failures[0] > JOIN_FAILURE_WINDOW_S:
-            self._join_failures.popleft()
-        if len(self._join_failures) >= JOIN_FAILURES_ALLOWED:
+        failures = self._recent_failures(source, now)
+        if len(failures) >= JOIN_FAILURES_ALLOWED:
             raise RateLimited("too many wrong join codes: wait a minute and try again")
         redeemed = await self.store.redeem(code, role, subject, self._now_ms())
         if redeemed is None:
-            self._join_failures.append(now)
+            failures.append(now)
         return redeemed
 
-    async def sign_in(self, code: str, browser: str) -> Redeemed:
+    def _recent_failures(self, source: str, now: float) -> deque[float]:
+        """The failures of `source` within the window (older ones dropped); addresses
+        quiet for a window are forgotten once many are kept."""
+        if len(self._join_failures) >= JOIN_SOURCES_KEPT:
+            self._join_failures = {
+                address: times for address, times in self._join_failures.items()
+                if times and now - times[-1] <= JOIN_FAILURE_WINDOW_S
+            }  # fmt: skip
+        failures = self._join_failures.setdefault(source, deque())
+        while failures and now - failures[0] > JOIN_FAILURE_WINDOW_S:
+            failures.popleft()
+        return failures
+
+    async def sign_in(self, code: str, browser: str, source: str) -> Redeemed:
         """A web sign-in code exchanged for a browser's credential (`browser` names it in
-        `gsv web list`); Unauthorized when the code is wrong, used or expired."""
-        redeemed = await self._redeem(code, WEB, browser)
+        `gsv web list`; `source` is the request's address); Unauthorized when the code
+        is wrong, used or expired."""
+        redeemed = await self._redeem(code, WEB, browser, source)
         if redeemed is None:
             raise Unauthorized(
                 "This sign-in link is wrong, expired or already used. Links work once, "
@@ -147,10 +164,10 @@ class Authenticator:
         log.info("browser %r signed in (credential %s)", browser, redeemed.credential.id)
         return redeemed
 
-    async def _join(self, code: str, params: ConnectParams) -> Redeemed:
+    async def _join(self, code: str, params: ConnectParams, source: str) -> Redeemed:
         mode = params.client.mode
         subject = _subject(params)
-        redeemed = await self._redeem(code, mode, subject)
+        redeemed = await self._redeem(code, mode, subject, source)
         if redeemed is None:
             raise Unauthorized(
                 "Unauthorized: the join code is wrong, expired or already used "

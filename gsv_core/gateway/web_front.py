@@ -53,7 +53,7 @@ class WebFront:
         if path == "/health":
             return _json(connection, 200, {"status": "healthy"})
         if path == "/auth":
-            return await sign_in(request, self.auth, self.pages, self.tls)
+            return await sign_in(request, _host_of(connection), self.auth, self.pages, self.tls)
         if self.pages.wants(path):
             return self.pages.respond(request, path)
         return _json(connection, 404, {"error": "not found"})
@@ -92,3 +92,9 @@ def _json(connection: ServerConnection, status: int, body: dict[str, str]) -> Re
     response = connection.respond(status, json.dumps(body) + "\n")
     response.headers["Content-Type"] = "application/json"
     return response
+
+
+def _host_of(connection: ServerConnection) -> str:
+    """The peer's address without its port (what wrong sign-in codes are counted by)."""
+    address = connection.remote_address
+    return str(address[0]) if isinstance(address, tuple) and address else "unknown"

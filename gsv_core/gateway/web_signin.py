@@ -4,6 +4,11 @@
 The cookie is HttpOnly (page scripts never see it), SameSite=Strict (no other site's page
 sends it) and Secure when the gateway speaks TLS. It holds the credential token itself,
 which the store keeps hashed, so a copy of the database signs nobody in.
+
+A sign-in request another site's page made (the browser says `Sec-Fetch-Site:
+cross-site` or `same-site`: an <img> on any page the owner visits can make one) is
+refused without trying its code: it uses up nothing, neither the code nor the address's
+allowance of wrong codes, so no page can lock the owner out of signing in.
 """
 
 from __future__ import annotations
@@ -27,6 +32,13 @@ _BROWSERS = (("Edg/", "Edge"), ("Firefox/", "Firefox"), ("Chrome/", "Chrome"),
 _SYSTEMS = (("Android", "Android"), ("iPhone", "iPhone"), ("iPad", "iPad"),
             ("Mac OS", "macOS"), ("Windows", "Windows"), ("Linux", "Linux"))  # fmt: skip
 _TOKEN = re.compile(r"^[A-Za-z0-9_.-]{1,256}$")
+# how a browser says another site's page made the request (Fetch Metadata); a link opened
+# from the terminal, a QR code or the address bar says `none`, older browsers nothing
+OTHER_SITES = ("cross-site", "same-site")
+FROM_ANOTHER_SITE = (
+    "This sign-in link was opened from another web page, so it was not used. "
+    "Paste it into the address bar, or run `gsv web` again."
+)
 
 
 def browser_credential(headers: Headers | None) -> str | None:
@@ -59,14 +71,17 @@ def session_cookie(token: str, secure: bool) -> str:
 
 
 async def sign_in(
-    request: Request, auth: Authenticator, pages: WebAssets, secure: bool
+    request: Request, source: str, auth: Authenticator, pages: WebAssets, secure: bool
 ) -> Response:
-    """The answer to `GET /auth?code=...`: a cookie and a redirect, or a plain page
-    saying why not (401 wrong/used/expired, 429 too many wrong codes)."""
+    """The answer to `GET /auth?code=...` from the address `source`: a cookie and a
+    redirect, or a plain page saying why not (401 wrong/used/expired, 403 made by another
+    site's page, 429 too many wrong codes from this address)."""
+    if request.headers.get("Sec-Fetch-Site", "").lower() in OTHER_SITES:
+        return pages.error(403, FROM_ANOTHER_SITE)
     codes = parse_qs(urlsplit(request.path).query).get("code") or [""]
     user_agent = request.headers.get("User-Agent", "")
     try:
-        redeemed = await auth.sign_in(codes[0][:64], describe_browser(user_agent))
+        redeemed = await auth.sign_in(codes[0][:64], describe_browser(user_agent), source)
     except (Unauthorized, RateLimited) as exc:
         status = 429 if isinstance(exc, RateLimited) else 401
         return pages.error(status, str(exc.message))

@@ -143,7 +143,7 @@ async def test_an_expired_join_code_is_refused(tmp_path: Path) -> None:
     assert error["code"] == 401 and "expired" in error["message"]
 
 
-async def test_wrong_join_codes_are_rate_limited_gateway_wide(gateway: RunningGateway) -> None:
+async def test_wrong_join_codes_are_rate_limited_per_address(gateway: RunningGateway) -> None:
     for attempt in range(JOIN_FAILURES_ALLOWED):
         error = await _refused(gateway.url, _node(f"guess-{attempt}", joinCode="AAAAA-AAAAA"))
         assert error["code"] == 401

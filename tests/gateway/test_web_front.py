@@ -17,6 +17,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from gsv_core.client import GatewayClient
+from gsv_core.errors import RateLimited, Unauthorized
 from gsv_core.gateway.auth import JOIN_FAILURES_ALLOWED, WEB_CODE_TTL_MS, WEB_SESSION_MS
 from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
 from tests.cron.conftest import Clock
@@ -190,6 +191,36 @@ async def test_guessing_codes_is_rate_limited(gw: RunningGateway) -> None:
     issued = await link(gw)
     status, _, body = await http(gw, issued["path"])
     assert status == 429 and b"wait a minute" in body
+
+
+@pytest.mark.parametrize("site", ["cross-site", "same-site"])
+async def test_a_sign_in_another_sites_page_makes_uses_up_nothing(
+    gw: RunningGateway, site: str
+) -> None:
+    """An <img src=".../auth?code=..."> on any page the owner visits: refused (403) without
+    trying the code, however many, so the owner's own link still signs in; a valid code
+    sent that way is not used either."""
+    for _ in range(JOIN_FAILURES_ALLOWED + 5):
+        status, headers, body = await http(gw, "/auth?code=AAAAA-AAAAA", Sec_Fetch_Site=site)
+        assert status == 403 and "set-cookie" not in headers and b"another web page" in body
+    issued = await link(gw)
+    status, headers, _ = await http(gw, issued["path"], Sec_Fetch_Site=site)
+    assert status == 403 and "set-cookie" not in headers
+    status, headers, _ = await http(gw, issued["path"], Sec_Fetch_Site="none")
+    assert status == 303 and headers["set-cookie"].startswith("gsv_web=")
+
+
+async def test_wrong_codes_from_one_address_do_not_lock_out_another(gw: RunningGateway) -> None:
+    """The allowance of wrong codes is per address: one address past it waits (429),
+    the owner's sign-in from another address goes through."""
+    auth = gw.gateway.auth
+    for _ in range(JOIN_FAILURES_ALLOWED):
+        with pytest.raises(Unauthorized):
+            await auth.sign_in("AAAAA-AAAAA", "guesser", "203.0.113.9")
+    code = (await link(gw))["path"].split("code=", 1)[1]
+    with pytest.raises(RateLimited):
+        await auth.sign_in(code, "guesser", "203.0.113.9")
+    assert (await auth.sign_in(code, "owner's browser", "198.51.100.4")).token
 
 
 # -- the browser's WebSocket -----------------------------------------------------------
