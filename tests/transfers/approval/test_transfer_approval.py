@@ -1,6 +1,7 @@
-"""Transfers under the approval gate, on a real gateway and a real node daemon: the node
-judges its end of a transfer as a Read or a Write of that path, whatever the gateway
-asked of it."""
+"""Transfers under the approval gate, on a real gateway with a scripted model and a real
+node daemon: gsv__Transfer is judged as a Read of its source and a Write of its
+destination (gsv's secrets refused, writes outside the node workspace asked), and the node
+judges its end again, whatever the gateway asked of it."""
 
 from __future__ import annotations
 
@@ -10,13 +11,24 @@ from typing import Any
 import pytest
 
 from gsv_core.approval.binding import new_key, sign
+from gsv_core.client import GatewayClient
 from gsv_core.errors import GsvError
 from gsv_core.gateway.server import RunningGateway
 from gsv_core.node.guard import NodeGuard
 from gsv_core.node.tools.workspace import Workspace
 from gsv_core.node.transfers import NodeTransfers
 from gsv_core.paths import resolve_paths
+from tests.agent.conftest import EventLog, send
+from tests.fakes.provider import FakeProvider, call
 from tests.transfers.nodes import node, transfer, workspace_of
+
+
+def tool_result(fake: FakeProvider) -> dict[str, Any]:
+    return next(m for m in fake.requests[1].messages if m["role"] == "toolResult")
+
+
+def approvals(log: EventLog) -> list[dict[str, Any]]:
+    return [payload for name, payload in log.events if name == "tool.approval"]
 
 
 def in_workspace(gw: RunningGateway, name: str, content: str) -> None:
@@ -33,6 +45,93 @@ def secret_store() -> Path:
         secrets.write_text('token = "OWNER-SECRET"\n')
         secrets.chmod(0o600)
     return secrets
+
+
+async def run_transfer(
+    client: GatewayClient, fake: FakeProvider, log: EventLog, source: str, destination: str
+) -> str:
+    """The model calls gsv__Transfer once, then answers; returns the run id."""
+    fake.enqueue(call("gsv__Transfer", {"source": source, "destination": destination}))
+    fake.enqueue("done")
+    return str((await send(client, "move it"))["runId"])
+
+
+async def pending(log: EventLog) -> dict[str, Any]:
+    await log.wait(lambda: approvals(log), "an approval request")
+    return approvals(log)[0]
+
+
+# -- the gateway's policy -----------------------------------------------------------------
+async def test_copying_the_secret_store_into_the_workspace_is_refused_unasked(
+    gw: RunningGateway, client: GatewayClient, fake: FakeProvider, log: EventLog, tmp_path: Path
+) -> None:
+    """Reading the node's secrets.toml is a Read of a secret: denied, nobody is asked."""
+    secrets = secret_store()
+    async with node(gw.url, tmp_path / "a", "a"):
+        run = await run_transfer(client, fake, log, f"a:{secrets}", "gsv:workspace/leak.txt")
+        await log.ended(run)
+    result = tool_result(fake)
+    assert result["isError"]
+    text = result["content"][0]["text"]
+    assert "denied by policy" in text and "secret" in text
+    assert approvals(log) == []
+    assert not (workspace_of(gw) / "leak.txt").exists()
+
+
+@pytest.mark.parametrize("answer", ["deny", "allow"])
+async def test_writing_outside_the_node_workspace_asks_first(
+    gw: RunningGateway,
+    client: GatewayClient,
+    fake: FakeProvider,
+    log: EventLog,
+    tmp_path: Path,
+    answer: str,
+) -> None:
+    """A destination outside the node's workspace waits for the owner: "deny" writes
+    nothing; "allow" runs it, the node taking the gateway's binding for the write."""
+    in_workspace(gw, "payload.sh", "echo PWNED\n")
+    outside = tmp_path / "home" / ".bashrc"
+    async with node(gw.url, tmp_path / "a", "a"):
+        run = await run_transfer(client, fake, log, "gsv:workspace/payload.sh", f"a:{outside}")
+        request = await pending(log)
+        assert request["tool"] == "gsv__Transfer"
+        assert request["summary"] == f"Transfer gsv:workspace/payload.sh -> a:{outside}"
+        assert request["reason"].startswith(f"destination a:{outside}: ")
+        assert "outside the node workspace" in request["reason"]
+        assert not outside.exists()  # nothing ran yet
+        await client.call("tool.approve", {"approvalId": request["approvalId"], "decision": answer})
+        await log.ended(run)
+    result = tool_result(fake)
+    if answer == "deny":
+        assert "denied by user" in result["content"][0]["text"]
+        assert not outside.exists()
+    else:
+        assert not result["isError"]
+        assert outside.read_text() == "echo PWNED\n"
+
+
+@pytest.mark.parametrize("destination", ["a:inbox/notes.txt", "{workspace}/inbox/notes.txt"])
+async def test_a_transfer_between_workspaces_runs_unasked(
+    gw: RunningGateway,
+    client: GatewayClient,
+    fake: FakeProvider,
+    log: EventLog,
+    tmp_path: Path,
+    destination: str,
+) -> None:
+    """Workspace to node workspace (relative or absolute) and back: nobody is asked."""
+    in_workspace(gw, "notes.txt", "hello\n")
+    a = tmp_path / "a"
+    destination = destination.replace("{workspace}", f"a:{a}")
+    async with node(gw.url, a, "a"):
+        run = await run_transfer(client, fake, log, "gsv:workspace/notes.txt", destination)
+        await log.ended(run)
+        assert (a / "inbox" / "notes.txt").read_text() == "hello\n"
+        fake.requests.clear()
+        back = await run_transfer(client, fake, log, destination, "gsv:workspace/back.txt")
+        await log.ended(back)
+    assert approvals(log) == []
+    assert (workspace_of(gw) / "back.txt").read_text() == "hello\n"
 
 
 # -- the node's own check (a client's transfer.request is not judged by the policy) ------
