@@ -9,6 +9,11 @@ answers or the approval expires -- closed: the model gets "approval timed out" w
 command and the `gsv approvals allow ...` line that would let it run next time (what an
 unattended cron or heartbeat run records). Node calls carry a binding signed for exactly
 their arguments, which the node checks.
+
+`gsv__Transfer` is judged as what it does at each end: reading the source as a `Read` of
+that path on its node, writing the destination as a `Write` of it there (asking outside
+that node's workspace, refusing gsv's secrets), a workspace end as the gateway's own
+workspace tools; the most cautious decision wins (docs/tools.md#gateway-native-tools).
 """
 
 from __future__ import annotations
@@ -20,13 +25,14 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from gsv_core.agent.tools import SEARCH_TOOL, ToolCallContext
+from gsv_core.approval.decision import most_cautious
 from gsv_core.approval.judge import judge_in_child
 from gsv_core.approval.modes import approval_timeout
 from gsv_core.approval.policy import ASK, DENY, ApprovalPolicy, CallFacts, Decision
 from gsv_core.approval.protected import Protected, protected_files
 from gsv_core.approval.service import APPROVED, CANCELLED, EXPIRED, ApprovalService
 from gsv_core.config import setting
-from gsv_core.errors import ToolFailed
+from gsv_core.errors import InvalidParams, ToolFailed
 from gsv_core.gateway.native_registry import NATIVE_PREFIX, NativeToolRegistry
 from gsv_core.gateway.tool_search import (
     DEFAULT_LIMIT,
@@ -35,10 +41,11 @@ from gsv_core.gateway.tool_search import (
     rank,
     search_spec,
 )
+from gsv_core.gateway.transfers import READ, WRITE, Endpoint, parse_endpoint
 from gsv_core.mcp.names import is_mcp_name
 from gsv_core.paths import resolve_paths
 from gsv_core.protocol import events
-from gsv_core.protocol.schemas.nodes import split_tool_name
+from gsv_core.protocol.schemas.nodes import TOOL_SEPARATOR, split_tool_name
 from gsv_core.providers.base import ToolSpec
 from gsv_core.providers.tool_schema import for_model
 
@@ -49,6 +56,9 @@ log = logging.getLogger(__name__)
 # shell lines longer than this are judged in a child process, so the loop keeps serving
 # other clients (lines over toolApproval.maxCommandBytes are not read at all)
 OFF_LOOP_CHARS = 16_384
+TRANSFER_TOOL = "gsv__Transfer"
+# a transfer's workspace end is judged as the gateway's own workspace tool would be
+WORKSPACE_TOOLS = {READ: "gsv__ReadFile", WRITE: "gsv__WriteFile"}
 
 
 class GatewayToolRouter:
@@ -120,6 +130,8 @@ class GatewayToolRouter:
 
     async def decide(self, name: str, args: dict[str, Any]) -> Decision:
         policy, facts = self.policy(), self._facts(name, args)
+        if name == TRANSFER_TOOL:
+            return self._transfer_decision(policy, facts)
         if _long_line(args) and not policy.too_long(facts):
             return await judge_in_child(self._gateway.config.effective, policy.protected, facts)
         return policy.decide(facts)
@@ -150,9 +162,38 @@ class GatewayToolRouter:
         parts = split_tool_name(name)
         if name.startswith(NATIVE_PREFIX) or is_mcp_name(name) or parts is None:
             return CallFacts(name, name, None, args)
-        node = self._gateway.nodes.online(parts[0])
+        return self._node_facts(parts[0], parts[1], args)
+
+    def _node_facts(self, node_id: str, bare: str, args: dict[str, Any]) -> CallFacts:
+        node = self._gateway.nodes.online(node_id)
         workspace = node.runtime.workspace if node is not None else None
-        return CallFacts(name, parts[1], parts[0], args, workspace)
+        return CallFacts(f"{node_id}{TOOL_SEPARATOR}{bare}", bare, node_id, args, workspace)
+
+    def _transfer_decision(self, policy: ApprovalPolicy, call: CallFacts) -> Decision:
+        """A transfer's own rules, then reading its source and writing its destination,
+        each judged where it happens; the most cautious decision wins."""
+        decision = policy.decide(call)
+        source, destination = call.args.get("source"), call.args.get("destination")
+        if not isinstance(source, str) or not isinstance(destination, str):
+            return decision  # refused by the tool's own validation, before anything runs
+        try:
+            ends = (("source", READ, parse_endpoint(source)),
+                    ("destination", WRITE, parse_endpoint(destination)))  # fmt: skip
+        except InvalidParams:
+            return decision  # the transfer refuses it before touching either end
+        for role, tool, end in ends:
+            judged = policy.decide(self._end_facts(tool, end))
+            if most_cautious(decision, judged) is judged:
+                decision = replace(judged, reason=f"{role} {end}: {judged.reason}")
+        return replace(decision, summary=f"Transfer {ends[0][2]} -> {ends[1][2]}")
+
+    def _end_facts(self, tool: str, end: Endpoint) -> CallFacts:
+        """One end of a transfer as the call that does the same there."""
+        args = {"path": end.path}
+        if end.in_workspace:  # confined to the agent's folder, as the workspace tools are
+            native = WORKSPACE_TOOLS[tool]
+            return CallFacts(native, native, None, args)
+        return self._node_facts(end.node, tool, args)
 
     async def _ask(
         self, name: str, args: dict[str, Any], ctx: ToolCallContext, decision: Decision

@@ -11,6 +11,13 @@ binary frames (4-byte little-endian transfer id + chunk); control goes through t
     source node   -> transfer.complete {sha256}
     dest node     <- transfer.end {sha256}                   -> transfer.done {bytesWritten, sha256}
 
+A node judges what it is asked to read or write with its own guard, as a Read or a Write
+of that path (gsv_core/node/transfers.py); a `transfer.receive` its standard policy would
+ask about (outside its workspace) carries an approval binding signed for exactly that
+event, as `tool.invoke` does. Every transfer this service runs has been decided already:
+an agent's `gsv__Transfer` by the approval policy (gateway/tool_router.py), a client's
+`transfer.request` by the human who asked for it.
+
 Transfer ids are random and bound to the two connections taking part: a binary frame
 from any other socket is dropped and logged. Every transfer has an idle timeout and is
 cleaned up when either side fails or disconnects; the destination writes to a temporary
@@ -32,6 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gsv_core.approval.binding import sign
+from gsv_core.approval.policy import standard_may_ask
 from gsv_core.errors import GsvError, InvalidParams, NotFound, TimedOut, ToolFailed, Unavailable
 from gsv_core.fsmodes import FILE_MODE, make_private_dir
 from gsv_core.protocol import events
@@ -52,6 +61,9 @@ WORKSPACE = "gsv"
 IDLE_TIMEOUT = 60.0
 Progress = Callable[[int, int], None]  # (bytes so far, total size)
 WorkspacePath = Callable[[str, str], Awaitable[Path]]  # (agent id, path) -> real file
+KeyOf = Callable[[str], str | None]  # a node id -> the key its approval bindings are signed with
+# what a node's guard judges each end as (docs/protocol.md#transfers)
+READ, WRITE = "Read", "Write"
 
 
 @dataclass(frozen=True)
@@ -136,6 +148,9 @@ class TransferService:
         self._journal = journal  # workspace .part files in progress, swept after a crash
         self._active: dict[int, Transfer] = {}
         self.idle_timeout = IDLE_TIMEOUT
+        # signs the bindings nodes ask for; None: nothing is signed, so a node refuses
+        # what its standard policy would ask about
+        self.approval_key_of: KeyOf | None = None
 
     # -- running one ----------------------------------------------------------------
     async def run(
@@ -202,7 +217,8 @@ class TransferService:
             t.mime = mimetypes.guess_type(path.name)[0]
             return
         meta = t.expect("meta")
-        self._tell(t.source_peer, events.TRANSFER_SEND, {"transferId": t.id, "path": t.source.path})
+        payload = self._approved(t.source.node, READ, {"transferId": t.id, "path": t.source.path})
+        self._tell(t.source_peer, events.TRANSFER_SEND, payload)
         params = await self._wait(t, meta)
         if params.get("error"):
             raise ToolFailed(f"source {t.source}: {params['error']}")
@@ -218,7 +234,9 @@ class TransferService:
         payload: dict[str, Any] = {"transferId": t.id, "path": t.destination.path, "size": t.size}
         if t.mime:
             payload["mime"] = t.mime
-        self._tell(t.dest_peer, events.TRANSFER_RECEIVE, payload)
+        self._tell(
+            t.dest_peer, events.TRANSFER_RECEIVE, self._approved(t.destination.node, WRITE, payload)
+        )
         params = await self._wait(t, accept)
         if params.get("error"):
             raise ToolFailed(f"destination {t.destination}: {params['error']}")
@@ -290,6 +308,15 @@ class TransferService:
                 t.fail(f"transfer stalled: nothing happened for {self.idle_timeout:g}s")
                 raise TimedOut(f"transfer {t.source} -> {t.destination} stalled") from None
         return future.result()
+
+    def _approved(self, node_id: str, tool: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """The event's payload, with an approval binding for exactly it when the node's
+        standard policy could ask about a `tool` call (only a Write can: outside the
+        workspace), as `tool.invoke` carries one (gateway/nodes.py)."""
+        key = self.approval_key_of(node_id) if self.approval_key_of is not None else None
+        if key is None or not standard_may_ask(tool):
+            return payload
+        return {**payload, "approval": sign(key, tool, payload, "allow")}
 
     def _forget_part(self, temp: Path) -> None:
         if self._journal is not None:

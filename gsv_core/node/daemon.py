@@ -104,7 +104,7 @@ class NodeDaemon:
         self.guard = NodeGuard(settings.node_id, str(settings.workspace))
         paths = ToolWorkspace(settings.workspace, restrict=settings.restrict_to_workspace)
         self.parts = PartJournal(resolve_paths().run_dir / f"parts-{settings.node_id}.json")
-        self.transfers = NodeTransfers(paths.resolve, self.parts)
+        self.transfers = NodeTransfers(paths.resolve, self.parts, self.guard.check)
         self.connected = asyncio.Event()
 
     # -- lifecycle ----------------------------------------------------------------------

@@ -1,7 +1,12 @@
 """The node's half of file transfers: sending a file (meta, then chunks when
 the gateway says start, then complete with its sha256) and receiving one (accept, write
 chunks to a temporary name, and on end rename it only if the byte count and sha256 match;
-otherwise delete it, so a failed transfer leaves nothing behind)."""
+otherwise delete it, so a failed transfer leaves nothing behind).
+
+Decisions are enforced where the file is: before anything is opened, the node's guard
+judges a send as a Read of the path and a receive as a Write of it (gsv's secret files are
+refused either way; a write the standard policy would ask about, outside the workspace,
+needs the gateway's approval binding for exactly this event, docs/protocol.md#transfers)."""
 
 from __future__ import annotations
 
@@ -33,6 +38,10 @@ log = logging.getLogger(__name__)
 Call = Callable[[str, dict[str, Any]], Awaitable[Any]]
 SendBinary = Callable[[bytes | memoryview], Awaitable[None]]
 Resolve = Callable[[str], str]  # a path of a transfer -> the real path (workspace rules)
+# the node's guard: (tool, args, approval binding); raises ToolFailed when refused
+Check = Callable[[str, Any, Any], None]
+# what the guard judges a send and a receive as (the names a node tool would have)
+READ, WRITE = "Read", "Write"
 
 
 @dataclass
@@ -48,8 +57,11 @@ class _Incoming:
 
 
 class NodeTransfers:
-    def __init__(self, resolve: Resolve, journal: PartJournal | None = None) -> None:
+    def __init__(
+        self, resolve: Resolve, journal: PartJournal | None = None, check: Check | None = None
+    ) -> None:
         self._resolve = resolve
+        self._check = check
         self._journal = journal  # the .part files in progress, swept after a crash
         self._outgoing: dict[int, Path] = {}  # described, waiting for start
         self._sending: set[int] = set()  # streaming now
@@ -65,6 +77,7 @@ class NodeTransfers:
         """transfer.send: describe the file (size, mime) or say why it cannot be sent."""
         transfer_id = int(payload["transferId"])
         try:
+            self._guard(READ, payload)
             path = Path(self._resolve(str(payload["path"])))
             size = await asyncio.to_thread(_file_size, path)
         except (OSError, GsvError) as exc:
@@ -102,6 +115,7 @@ class NodeTransfers:
         """transfer.receive: open a temporary file next to the target and accept."""
         transfer_id = int(payload["transferId"])
         try:
+            self._guard(WRITE, payload)
             final = Path(self._resolve(str(payload["path"])))
             temp = temp_path(final, transfer_id)
             handle = await asyncio.to_thread(_open_temp, final, temp, self._journal)
@@ -112,6 +126,13 @@ class NodeTransfers:
             final, temp, handle, int(payload.get("size") or 0), journal=self._journal
         )
         await call(m.TRANSFER_ACCEPT, {"transferId": transfer_id})
+
+    def _guard(self, tool: str, payload: dict[str, Any]) -> None:
+        """Raise unless this node may do `tool` on the event's path: the event's own
+        fields are the arguments, so a binding covers exactly this event."""
+        if self._check is not None:
+            args = {key: value for key, value in payload.items() if key != "approval"}
+            self._check(tool, args, payload.get("approval"))
 
     def on_binary(self, data: bytes) -> Awaitable[None] | None:
         """A chunk for a file being received, hashed and written inline: a 256 KiB write

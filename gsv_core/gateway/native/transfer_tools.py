@@ -1,5 +1,9 @@
 """`gsv__Transfer` (docs/tools.md#gateway-native-tools): move a file between nodes and the
-calling agent's workspace; the call returns once the file is complete end to end."""
+calling agent's workspace; the call returns once the file is complete end to end.
+
+The approval policy judges a call as what it does at each end (gateway/tool_router.py); a
+node judges its end again and asks for the gateway's approval binding where its standard
+policy would ask, which the transfer service signs with that node's key (wired here)."""
 
 from __future__ import annotations
 
@@ -20,6 +24,12 @@ class TransferArgs(NativeArgs):
 
 
 def register(registry: NativeToolRegistry, gateway: Gateway) -> None:
+    def approval_key(node_id: str) -> str | None:
+        node = gateway.nodes.online(node_id)
+        return node.approval_key if node is not None else None
+
+    gateway.transfers.approval_key_of = approval_key
+
     async def transfer(args: TransferArgs, ctx: ToolCallContext) -> dict[str, Any]:
         return await gateway.transfers.run(args.source, args.destination, ctx.agent_id)
 
