@@ -141,6 +141,8 @@ async def build_gateway(
         lambda node_id: node.peer if (node := gateway.nodes.online(node_id)) else None,
         workspace_file(gateway.workspace),
         parts,
+        # what a node's guard checks a transfer's binding with
+        lambda node_id: node.approval_key if (node := gateway.nodes.online(node_id)) else None,
     )
     host = GatewayAgentHost(
         gateway, tools, MediaStore(data_dir / "media"), gateway.workspace, provider_factory

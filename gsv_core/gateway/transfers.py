@@ -142,6 +142,7 @@ class TransferService:
         peer_of: Callable[[str], Peer | None],
         workspace_path: WorkspacePath,
         journal: PartJournal | None = None,
+        approval_key_of: KeyOf | None = None,
     ) -> None:
         self._peer_of = peer_of
         self._workspace_path = workspace_path
@@ -150,7 +151,7 @@ class TransferService:
         self.idle_timeout = IDLE_TIMEOUT
         # signs the bindings nodes ask for; None: nothing is signed, so a node refuses
         # what its standard policy would ask about
-        self.approval_key_of: KeyOf | None = None
+        self.approval_key_of = approval_key_of
 
     # -- running one ----------------------------------------------------------------
     async def run(

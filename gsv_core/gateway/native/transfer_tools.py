@@ -3,7 +3,7 @@ calling agent's workspace; the call returns once the file is complete end to end
 
 The approval policy judges a call as what it does at each end (gateway/tool_router.py); a
 node judges its end again and asks for the gateway's approval binding where its standard
-policy would ask, which the transfer service signs with that node's key (wired here)."""
+policy would ask, which the transfer service signs with that node's key."""
 
 from __future__ import annotations
 
@@ -24,12 +24,6 @@ class TransferArgs(NativeArgs):
 
 
 def register(registry: NativeToolRegistry, gateway: Gateway) -> None:
-    def approval_key(node_id: str) -> str | None:
-        node = gateway.nodes.online(node_id)
-        return node.approval_key if node is not None else None
-
-    gateway.transfers.approval_key_of = approval_key
-
     async def transfer(args: TransferArgs, ctx: ToolCallContext) -> dict[str, Any]:
         return await gateway.transfers.run(args.source, args.destination, ctx.agent_id)
 
