@@ -53,6 +53,18 @@ GIT_CONTROL = re.compile(
     r"(^|/)([^/]*\.git(/|$)|(HEAD|commondir|gitdir)$|\.gitconfig$|\.config/git(/|$))",
     re.IGNORECASE,
 )
+# start-up files run by shells (the node runs Bash as `$SHELL -lc`, which reads the
+# login profile), ssh, the desktop session, systemd and cron, wherever they are: a node
+# whose workspace holds them (a node started from $HOME) must not let them be written
+# unasked
+STARTUP_FILES = re.compile(
+    r"(^|/)(\.(bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zprofile|zshenv"
+    r"|zlogin|zlogout|kshrc|mkshrc|cshrc|tcshrc|login|logout|xprofile|xsessionrc|xinitrc"
+    r"|pam_environment)$|\.bashrc\.d/|\.ssh(/|$)|\.config/(fish|autostart|systemd"
+    r"|environment\.d)(/|$)|\.local/share/systemd(/|$)"
+    r"|(spool/cron|usr/lib/cron|etc/cron\.[a-z]+|etc/crontab)(/|$))",
+    re.IGNORECASE,
+)
 
 
 @dataclass
@@ -98,6 +110,9 @@ def _preset(shell: bool = True) -> list[Rule]:
              reason="edits outside the node workspace"),
         *(Rule(f"gsv-git-{tool.lower()}", ASK, tool=f"*__{tool}", reason="changes what git runs",
                path_pattern=GIT_CONTROL)
+          for tool in ("Write", "Edit")),
+        *(Rule(f"gsv-startup-{tool.lower()}", ASK, tool=f"*__{tool}", path_pattern=STARTUP_FILES,
+               reason="changes what runs when a shell, a session or a scheduled job starts")
           for tool in ("Write", "Edit")),
     ]  # fmt: skip
     return _dangerous_programs() + files if shell else files

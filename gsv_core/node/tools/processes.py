@@ -216,6 +216,9 @@ class ProcessManager:
         transport, protocol = await loop.subprocess_exec(
             lambda: _ShellProtocol(loop),
             login_shell(),
+            # -l: owners rely on PATH from their login profile (nvm, pyenv). Writing a
+            # profile or any other start-up file asks wherever it is (approval/policy.py
+            # STARTUP_FILES); without -l zsh would still read ~/.zshenv
             "-lc",
             command,
             cwd=workdir,
