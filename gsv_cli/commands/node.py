@@ -6,7 +6,8 @@
     gsv node start|stop|status|logs           a background process with a pid file
 
 Id: --id > local config node.id > node-<hostname>. Workspace: --workspace >
-node.workspace > the current directory. The gateway URL comes from the global options
+node.workspace > the current directory; never the home directory or `/` (the agent
+writes in its workspace without asking). The gateway URL comes from the global options
 (--url/GSV_URL/local config).
 
 Credential: each node connects with its own, kept in the secret store as
@@ -70,6 +71,21 @@ def _settings(node_id: str | None, workspace: Path | None, restrict: bool | None
     }
 
 
+def _chosen_workspace_is_safe(workspace: Path) -> None:
+    """Refuse a workspace that is the home directory or `/`: relative paths would land
+    among the login profile, ssh keys and settings, and every file the agent writes
+    inside the workspace is written without asking (docs/approvals.md)."""
+    home = Path.home().expanduser().resolve()
+    if workspace in (home, Path(workspace.anchor)):
+        what = "your home directory" if workspace == home else "the root of the file system"
+        output.fail(
+            f"workspace {workspace} is {what}: the agent writes files in its workspace "
+            "without asking",
+            hint="start the node in a project directory (cd ~/project && gsv node run) or "
+            "choose one with --workspace DIR",
+        )
+
+
 Join = Annotated[
     str | None,
     typer.Option("--join", help="One-time code from `gsv nodes invite` on the gateway's machine."),
@@ -120,6 +136,7 @@ def run(
     chosen = _settings(node_id, workspace, restrict)
     if not chosen["workspace"].is_dir():
         output.fail(f"workspace {chosen['workspace']} is not a directory")
+    _chosen_workspace_is_safe(chosen["workspace"])
     if join:
         _join(state, chosen, join)
     log_file = services.log_file(NAME)
@@ -215,6 +232,7 @@ def install(
 
     state: CliState = ctx.obj
     chosen = _settings(node_id, workspace, restrict)
+    _chosen_workspace_is_safe(chosen["workspace"])
     with output.reporting_errors():
         local = load_local_config()
         local.set("node.id", chosen["node_id"])
@@ -243,6 +261,7 @@ def start(
 
     state: CliState = ctx.obj
     chosen = _settings(node_id, workspace, restrict)
+    _chosen_workspace_is_safe(chosen["workspace"])
     pid = services.start_background(NAME, _run_argv(state, chosen, log_stderr=False))
     background.write_state(NAME, {"pid": pid, "nodeId": chosen["node_id"], "url": state.url()})
     connected = _wait_connected(pid)

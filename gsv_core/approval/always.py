@@ -7,16 +7,53 @@ interpreter or a shell (`python3`) never allows inline code or code read from st
 (`python3 -c`, `python3 -B -c`, `echo ... | python3`): it needs a script file next to it.
 Rules never reach commands run through `sudo`/`doas`.
 
+Some programs are dangerous through their options or a script given as a word (`find .
+-exec`, `tar --checkpoint-action=exec=...`, `sed -e '1e ...'`, `make -f /dev/stdin`, `git
+clone --config`): no rule is offered for find, tar, sed, awk or the wrappers, and a rule,
+offered or set by hand, never covers the options that run programs (`covers`).
+
 They live in `toolApproval.allow` (shown by `gsv approvals rules`).
 """
 
 from __future__ import annotations
 
-from gsv_core.approval.allowlist import INTERPRETERS, SHELLS, program_name
+from gsv_core.approval.allowlist import (
+    GIT_READS,
+    GIT_REFUSED,
+    INTERPRETERS,
+    SHELLS,
+    TABLE,
+    program_name,
+    refused_option,
+)
+from gsv_core.approval.wrappers import WRAPPERS
 from gsv_core.config import MAX_RULE_WORDS, RULE_WORD
 
 # a blanket rule for these would let options in that change everything (`git -c ...`)
 NO_BLANKET = frozenset({"git", "env", "sudo", "doas", "xargs", "find"})
+SCRIPT_FIRST = frozenset({"sed", "awk", "gawk", "mawk", "nawk"})  # the first operand is code
+# no rule is offered for these: their next word is a path (`find .`), a bundle of
+# options (`tar czf`), code (`sed s/a/b/`) or a program to run (`xargs rm`, `env X=1 sh`)
+NO_RULE = frozenset({"find", "tar", *SCRIPT_FIRST}) | WRAPPERS
+# a rule for these covers only operands after its words: no option, no `NAME=value`
+# (`make test -f /dev/stdin`, `make test SHELL=...`), no pattern that could expand to one
+OPERANDS_ONLY = frozenset({"make", "gmake", "find", "tar", *SCRIPT_FIRST})
+GLOB_CHARS = frozenset("*?[")
+# git subcommands that run programs or change what git runs: allow once only
+GIT_NO_RULE = frozenset({"config", "submodule", "bisect", "difftool", "mergetool", "hook",
+    "filter-branch", "send-email", "daemon", "instaweb", "credential", "web--browse"})  # fmt: skip
+# options of git subcommands that run a program, or give a new repository config or hooks
+GIT_RUNS: dict[str, tuple[str, ...]] = {
+    "clone": ("-u", "--upload-pack", "-c", "--config", "--template"),
+    "init": ("--template",),
+    "fetch": ("--upload-pack",),
+    "pull": ("--upload-pack",),
+    "ls-remote": ("--upload-pack",),
+    "push": ("--receive-pack", "--exec"),
+    "archive": ("--exec",),
+    "rebase": ("-x", "--exec"),
+    "grep": ("-O", "--open-files-in-pager"),
+}
 
 
 def parse_rule(text: str) -> tuple[str, ...]:
@@ -36,12 +73,39 @@ def runs_code(program: str) -> bool:
 
 
 def covers(rule: tuple[str, ...], argv: tuple[str, ...]) -> bool:
-    """Whether `rule` allows the command `argv` (already unwrapped)."""
+    """Whether `rule` allows the command `argv` (already unwrapped): its first words are
+    the rule's, and what follows runs no program the rule does not name."""
     if argv[: len(rule)] != rule:
+        return False
+    name, rest = program_name(rule[0]) or rule[0], argv[len(rule) :]
+    if name in WRAPPERS:  # a rule for `env` is not a rule for what env runs
+        return not rest
+    if name in SCRIPT_FIRST and len(rule) == 1:  # the next word would be code
         return False
     if len(rule) == 1 and runs_code(rule[0]):
         return len(argv) > 1 and not argv[1].startswith("-")
-    return True
+    if name in OPERANDS_ONLY:
+        return not any(w.startswith("-") or "=" in w or GLOB_CHARS & set(w) for w in rest)
+    return _refused(name, argv[1:]) is None
+
+
+def _refused(name: str, args: tuple[str, ...]) -> str | None:
+    """Why the options in `args` may not ride on a rule: the read-only table's refused
+    options of the program (`sort -o`, `git diff --ext-diff`) and git's options that run
+    programs (`git clone -u`, `git rebase -x`); a pattern could expand to any of them."""
+    spec = TABLE.get(name)
+    if name == "git":
+        sub = args[0] if args else ""
+        refused = GIT_REFUSED if sub in GIT_READS else GIT_RUNS.get(sub, ())
+        check = None
+    else:
+        refused = spec.refused if spec is not None else ()
+        check = spec.check if spec is not None else None
+    if not refused and check is None:
+        return None
+    if any(GLOB_CHARS & set(word) for word in args):
+        return f"a pattern could turn into an option of {name}"
+    return check(args) if check is not None else refused_option(args, refused, name)
 
 
 def rule_for(argv: tuple[str, ...]) -> str | None:
@@ -49,10 +113,13 @@ def rule_for(argv: tuple[str, ...]) -> str | None:
     script (`git commit`, `python3 job.py`), or None when no rule would be safe to offer."""
     if not argv:
         return None
+    name = program_name(argv[0]) or ""
     second = argv[1] if len(argv) > 1 else None
+    if name in NO_RULE or (name == "git" and second in GIT_NO_RULE):
+        return None
     if second is not None and not second.startswith("-"):
         words: tuple[str, ...] = (argv[0], second)
-    elif runs_code(argv[0]) or (program_name(argv[0]) or "") in NO_BLANKET:
+    elif runs_code(argv[0]) or name in NO_BLANKET:
         return None
     else:
         words = (argv[0],)

@@ -37,9 +37,34 @@ __all__ = ["ALLOW", "ALLOWLIST", "ASK", "DENY", "DENYLIST", "OFF", "SEVERITY", "
 
 SHELL_TOOLS = frozenset({"Bash", "Process"})
 WRITING_FILE_TOOLS = frozenset({"Write", "Edit"})
-# a repository's config and hooks decide what `git status` runs (core.fsmonitor ...)
-# (a `.git` file may point git at a config anywhere: `gitdir: ../elsewhere`)
-GIT_CONTROL = r"(^|/)\.git($|/(config|hooks/))"
+# Files whose content decides what runs later, when nobody looks: written unasked, they
+# turn the next allowlisted `git status` or `ls` into the model's own code. Matched
+# against the normalised path (`.git/./config` is `.git/config`), case-insensitively
+# (macOS and Windows file systems fold case: `.GIT/config` is git's config there).
+# - anything in a git directory (`.git/config` sets core.fsmonitor, `.git/commondir`
+#   sends git to a config elsewhere), a `.git` pointer file (`gitdir: ../elsewhere`),
+#   any `*.git` directory (a bare repository), and the files that make a directory a
+#   repository wherever it is: git recognises one only with a `HEAD` file in it, so
+#   writing `HEAD` asks and a repository laid out by hand (`evil/HEAD`, `evil/config`,
+#   `evil/objects/`, `evil/refs/`) cannot be made unasked; the node also refuses writes
+#   into a repository directory it finds on disk (`gsv_core/node/guard.py`);
+# - git's own user config (`~/.gitconfig`, `~/.config/git/`).
+GIT_CONTROL = re.compile(
+    r"(^|/)([^/]*\.git(/|$)|(HEAD|commondir|gitdir)$|\.gitconfig$|\.config/git(/|$))",
+    re.IGNORECASE,
+)
+# start-up files run by shells (the node runs Bash as `$SHELL -lc`, which reads the
+# login profile), ssh, the desktop session, systemd and cron, wherever they are: a node
+# whose workspace holds them (a node started from $HOME) must not let them be written
+# unasked
+STARTUP_FILES = re.compile(
+    r"(^|/)(\.(bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zprofile|zshenv"
+    r"|zlogin|zlogout|kshrc|mkshrc|cshrc|tcshrc|login|logout|xprofile|xsessionrc|xinitrc"
+    r"|pam_environment)$|\.bashrc\.d/|\.ssh(/|$)|\.config/(fish|autostart|systemd"
+    r"|environment\.d)(/|$)|\.local/share/systemd(/|$)"
+    r"|(spool/cron|usr/lib/cron|etc/cron\.[a-z]+|etc/crontab)(/|$))",
+    re.IGNORECASE,
+)
 
 
 @dataclass
@@ -54,6 +79,8 @@ class Rule:
     outside_workspace: bool = False
     writes_outside_workspace: bool = False
     reason: str | None = None
+    # the preset's: the call's `path`, normalised, must match (not from config)
+    path_pattern: re.Pattern[str] | None = None
 
     @classmethod
     def from_config(cls, raw: dict[str, Any], index: int) -> Rule:
@@ -82,7 +109,10 @@ def _preset(shell: bool = True) -> list[Rule]:
         Rule("gsv-edit-outside", ASK, tool="*__Edit", outside_workspace=True,
              reason="edits outside the node workspace"),
         *(Rule(f"gsv-git-{tool.lower()}", ASK, tool=f"*__{tool}", reason="changes what git runs",
-               when=[{"path": "path", "op": "regex", "value": GIT_CONTROL}])
+               path_pattern=GIT_CONTROL)
+          for tool in ("Write", "Edit")),
+        *(Rule(f"gsv-startup-{tool.lower()}", ASK, tool=f"*__{tool}", path_pattern=STARTUP_FILES,
+               reason="changes what runs when a shell, a session or a scheduled job starts")
           for tool in ("Write", "Edit")),
     ]  # fmt: skip
     return _dangerous_programs() + files if shell else files
@@ -305,6 +335,8 @@ def _args_match(rule: Rule, call: CallFacts, command: SimpleCommand | None) -> b
         _under(str(p), prefix) for p in _path_args(call) for prefix in rule.paths
     ):
         return False
+    if rule.path_pattern is not None and not _path_matches(rule.path_pattern, call):
+        return False
     if rule.outside_workspace and not _outside(call, _path_args(call)):
         return False
     return not rule.writes_outside_workspace or (
@@ -350,6 +382,13 @@ def _condition(condition: dict[str, Any], args: dict[str, Any]) -> bool:
         except re.error:
             return False
     return False
+
+
+def _path_matches(pattern: re.Pattern[str], call: CallFacts) -> bool:
+    """The call's `path` matches once `.`, `..` and doubled slashes are gone: the file
+    system reads `.git/x/../config` as `.git/config`, and so must the pattern."""
+    path = call.args.get("path")
+    return isinstance(path, str) and bool(path) and pattern.search(_norm(path)) is not None
 
 
 def _norm(path: str) -> str:

@@ -12,7 +12,15 @@ from dataclasses import replace
 from typing import Any
 
 from gsv_core.approval.binding import verify
-from gsv_core.approval.policy import ALLOW, DENY, ApprovalPolicy, CallFacts, Decision
+from gsv_core.approval.policy import (
+    ALLOW,
+    DENY,
+    SEVERITY,
+    WRITING_FILE_TOOLS,
+    ApprovalPolicy,
+    CallFacts,
+    Decision,
+)
 from gsv_core.approval.protected import protected_files
 from gsv_core.errors import ToolFailed
 from gsv_core.paths import resolve_paths
@@ -38,7 +46,7 @@ class NodeGuard:
         facts = CallFacts(f"{self.node_id}__{tool}", tool, self.node_id, arguments, self.workspace)
         decision = self.policy.decide(facts)
         if decision.verdict != DENY:
-            decision = self._through_links(facts) or decision
+            self._refuse_what_the_disk_shows(facts, decision)
         if decision.verdict == DENY:
             raise ToolFailed(f"refused on this node: {decision.reason}")
         if decision.verdict == ALLOW or self.key is None:
@@ -50,17 +58,57 @@ class NodeGuard:
                 "cover exactly this call"
             )
 
-    def _through_links(self, facts: CallFacts) -> Decision | None:
-        """The decision for where a file tool's path really leads, when a symlink on the
-        way changes it (a link in the workspace to gsv's secret store)."""
+    def _refuse_what_the_disk_shows(self, facts: CallFacts, decision: Decision) -> None:
+        """Refuse a file tool's call when this machine's disk makes it more dangerous than
+        its path as written: a symlink on the way leads somewhere the policy refuses or
+        asks about (a link in the workspace to gsv's secret store, to a directory outside,
+        to a repository's `.git`), or a write lands in a git repository's own directory.
+
+        The gateway judged the path as written and cannot see this disk, and it signs an
+        approval binding for every call it lets through, asked or not: a binding cannot
+        mean a human saw where the path really leads. So what would ask is refused, with
+        the real path named, so the agent can ask for that path instead."""
         path = facts.args.get("path")
         if facts.bare not in LINKED_FILE_TOOLS or not isinstance(path, str) or not path:
-            return None
+            return
         # resolved also when the file does not exist yet: a Write through a linked
         # directory would create it wherever that directory leads
         named = os.path.normpath(os.path.join(self.workspace, os.path.expanduser(path)))
         real = os.path.realpath(named)
-        if real == named:
+        if real != named:
+            # the workspace resolved too, or a workspace named through a link would make
+            # every file in it look outside
+            workspace = os.path.realpath(self.workspace)
+            seen = replace(facts, args={**facts.args, "path": real}, workspace=workspace)
+            decided = self.policy.decide(seen)
+            if decided.verdict == DENY:
+                raise ToolFailed(f"refused on this node: {decided.reason}")
+            if SEVERITY[decided.verdict] > SEVERITY[decision.verdict]:
+                raise ToolFailed(
+                    f"refused on this node: {path} leads through a symlink to {real}, which "
+                    f"{decided.reason}; name that path so the owner is asked"
+                )
+        repository = _repository_above(real) if facts.bare in WRITING_FILE_TOOLS else None
+        if repository is not None and decision.verdict == ALLOW:
+            raise ToolFailed(
+                f"refused on this node: {path} is inside the git repository directory "
+                f"{repository}, whose files decide what git runs; ask the owner to change it"
+            )
+
+
+def _repository_above(path: str) -> str | None:
+    """The nearest directory above `path` that git would take for a repository's own
+    directory (`.git`, or a bare repository whatever its name): a `HEAD` file with
+    `objects/` and `refs/`, or with a `commondir` file (a worktree's), as git's
+    `is_git_directory` tests it."""
+    directory = os.path.dirname(path)
+    while True:
+        if os.path.isfile(os.path.join(directory, "HEAD")) and (
+            os.path.isfile(os.path.join(directory, "commondir"))
+            or all(os.path.isdir(os.path.join(directory, d)) for d in ("objects", "refs"))
+        ):
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
             return None
-        decided = self.policy.decide(replace(facts, args={**facts.args, "path": real}))
-        return decided if decided.verdict == DENY else None
+        directory = parent

@@ -35,6 +35,7 @@ from gsv_core.node.tools.textsearch import (
     literal_needle,
     order_key,
     python_matches,
+    secret_files,
 )
 from gsv_core.node.tools.walk import TreeWalker
 from gsv_core.node.tools.workspace import Workspace
@@ -64,6 +65,7 @@ class GrepTool(WorkspaceTool[GrepParams]):
         self.rg = shutil.which("rg") if use_rg is not False else None
         if use_rg and self.rg is None:
             raise ValueError("use_rg=True but rg is not on PATH")
+        self.secrets = secret_files()
 
     async def run(self, params: GrepParams) -> dict[str, Any]:
         if not params.pattern:
@@ -109,16 +111,20 @@ class GrepTool(WorkspaceTool[GrepParams]):
             except RgUnusable:
                 pass
         confine = self.workspace.allows_real if self.workspace.restrict else None
-        walker = TreeWalker(cancelled, confine, SKIPPED_DIRS)
+        walker = TreeWalker(cancelled, confine, SKIPPED_DIRS, hidden=self.secrets)
         return _first(query, python_matches(query, walker))
 
     def _confined(self, query: GrepQuery) -> Callable[[str], bool]:
-        """For rg results: no symlink between the base and the file may point outside."""
+        """For rg results: never gsv's secret files (rg follows symlinks to them too), and
+        in a restricted workspace no symlink between the base and the file may point
+        outside."""
         if not self.workspace.restrict:
-            return lambda path: True
+            return lambda path: os.path.realpath(path) not in self.secrets
         cache: dict[str, bool] = {}
 
         def allowed(path: str) -> bool:
+            if os.path.realpath(path) in self.secrets:
+                return False
             current = query.base
             for part in os.path.relpath(path, query.base).split(os.sep):
                 current = os.path.join(current, part)

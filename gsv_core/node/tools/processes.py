@@ -1,6 +1,7 @@
 """Processes started by Bash, and the manager that keeps them for the Process tool.
 
-Every command runs as `$SHELL -lc <command>` in its own session (`start_new_session`), so
+Every command runs as `$SHELL -lc <command>` (with git's repository-planted code
+turned off, `shell_environment`) in its own session (`start_new_session`), so
 its process group id is its pid and a timeout or a kill reaches every child it spawned
 (the original signalled only the shell, and children survived). A supervisor
 task per process captures output, enforces the timeout (SIGTERM to the group, SIGKILL to
@@ -21,7 +22,7 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from signal import SIGKILL, SIGTERM, Signals
 from typing import Any
@@ -51,6 +52,32 @@ def login_shell() -> str:
     if os.path.isabs(shell) and os.path.isfile(shell) and os.access(shell, os.X_OK):
         return shell
     return "/bin/sh"
+
+
+# Git settings that would run a repository's own code, turned off for every command the
+# node runs through git's command-scope config (`GIT_CONFIG_COUNT`/`_KEY_n`/`_VALUE_n`,
+# git >= 2.31; older gits ignore it), which outranks the repository's config:
+# `core.fsmonitor` is a command `git status` runs, so a repository unpacked or planted in
+# the workspace with one would run it at the next allowlisted `git status`. Turning it
+# off changes no output, only how fast a huge repository's status is.
+# Not `safe.bareRepository=explicit`, though it would stop git from using a repository
+# laid out by hand: it breaks tools the owner approves that work in bare repositories by
+# changing into them (Bundler's git sources, SwiftPM, Go's module cache in older Go).
+# Writing such a repository asks instead (`HEAD` files, see approval/policy.py).
+NEUTRAL_GIT_CONFIG = (("core.fsmonitor", "false"),)
+
+
+def shell_environment(base: Mapping[str, str]) -> dict[str, str]:
+    """`base` with NEUTRAL_GIT_CONFIG appended to any command-scope config in it."""
+    env = dict(base)
+    count = env.get("GIT_CONFIG_COUNT", "0")
+    index = int(count) if count.isdigit() else 0
+    for key, value in NEUTRAL_GIT_CONFIG:
+        env[f"GIT_CONFIG_KEY_{index}"] = key
+        env[f"GIT_CONFIG_VALUE_{index}"] = value
+        index += 1
+    env["GIT_CONFIG_COUNT"] = str(index)
+    return env
 
 
 def signal_name(returncode: int | None) -> str | None:
@@ -189,9 +216,13 @@ class ProcessManager:
         transport, protocol = await loop.subprocess_exec(
             lambda: _ShellProtocol(loop),
             login_shell(),
+            # -l: owners rely on PATH from their login profile (nvm, pyenv). Writing a
+            # profile or any other start-up file asks wherever it is (approval/policy.py
+            # STARTUP_FILES); without -l zsh would still read ~/.zshenv
             "-lc",
             command,
             cwd=workdir,
+            env=shell_environment(os.environ),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,

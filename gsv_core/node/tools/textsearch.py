@@ -7,7 +7,9 @@ What counts as a match is defined here once, and the ripgrep backend is held to 
 - a line matches when Python `re.search` finds the pattern in it;
 - `include` filters on the file *name*; entries named `.git` are skipped (not entered);
 - matches are ordered by path components, then line number (the order of a sorted
-  depth-first walk, which is also `rg --sort path`).
+  depth-first walk, which is also `rg --sort path`);
+- gsv's secret files on this machine (secret store, config, database) are never
+  searched, wherever a symlink met on the way leads (`secret_files`).
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from gsv_core.approval.protected import protected_files
 from gsv_core.node.tools.patterns import NameTest
 from gsv_core.node.tools.textstream import PIECE_BYTES, is_searchable_stream, matching_lines
 from gsv_core.node.tools.walk import TreeWalker
+from gsv_core.paths import resolve_paths
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 MAX_LINE_CHARS = 200
@@ -52,6 +56,17 @@ class GrepQuery:
 
     def wants(self, path: str) -> bool:
         return self.include is None or bool(self.include(os.path.basename(path)))
+
+
+def secret_files() -> frozenset[str]:
+    """The real paths of gsv's secret files on this machine. The node's guard refuses a
+    Grep naming them or a directory above them, but a walk that follows a symlink in the
+    workspace (`config -> ~/.config`) meets them under other names: their real path
+    gives them away."""
+    paths = resolve_paths()
+    named = protected_files(paths, paths.database, ()).secret_paths
+    absolute = [path for path in named if os.path.isabs(path)]
+    return frozenset(absolute) | {os.path.realpath(path) for path in absolute}
 
 
 def literal_needle(pattern: str) -> bytes | None:

@@ -4,7 +4,8 @@ Entries are listed sorted by name (when asked), so a depth-first walk visits pat
 the order of their component tuples, the order `rg --sort path` uses too. Symlinks are
 followed; a directory whose real path is one of its ancestors' is a loop and is not
 entered (other repeats, such as two links to one directory, are walked, as ripgrep
-does). In a restricted workspace a symlink whose target lies outside is skipped.
+does). In a restricted workspace a symlink whose target lies outside is skipped. Entries
+whose real path is `hidden` (gsv's secret files) are never listed.
 Unreadable directories are skipped silently. Real paths cost a syscall only for symlinks:
 a plain directory's real path is its parent's plus its name.
 """
@@ -42,13 +43,15 @@ class TreeWalker:
     """Lists directory entries for the walks.
 
     `allows_real` (None when unrestricted) decides whether a symlink's target may be used;
-    `skip_names` are never listed; `sort` orders entries by name.
+    `skip_names` are never listed, nor entries whose real path is in `hidden`; `sort`
+    orders entries by name.
     """
 
     cancelled: threading.Event
     allows_real: Callable[[str], bool] | None = None
     skip_names: frozenset[str] = frozenset()
     sort: bool = True
+    hidden: frozenset[str] = frozenset()
 
     def entries(self, path: str) -> list[os.DirEntry[str]]:
         check_cancelled(self.cancelled)
@@ -93,10 +96,13 @@ class TreeWalker:
                 stack.pop()
                 ancestors.discard(chain.pop())
                 continue
+            real = real_path(entry, chain[-1]) if self.hidden else None
+            if real in self.hidden:
+                continue
             depth, directory = len(stack), is_dir(entry)
             yield entry, depth, directory
             if directory and descend(entry, depth):
-                real = real_path(entry, chain[-1])
+                real = real or real_path(entry, chain[-1])
                 if real not in ancestors:
                     chain.append(real)
                     ancestors.add(real)
