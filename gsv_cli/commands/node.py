@@ -71,7 +71,7 @@ def _settings(node_id: str | None, workspace: Path | None, restrict: bool | None
     }
 
 
-def _chosen_workspace_is_safe(workspace: Path) -> None:
+def refuse_unsafe_workspace(workspace: Path) -> None:
     """Refuse a workspace that is the home directory or `/`: relative paths would land
     among the login profile, ssh keys and settings, and every file the agent writes
     inside the workspace is written without asking (docs/approvals.md)."""
@@ -136,7 +136,7 @@ def run(
     chosen = _settings(node_id, workspace, restrict)
     if not chosen["workspace"].is_dir():
         output.fail(f"workspace {chosen['workspace']} is not a directory")
-    _chosen_workspace_is_safe(chosen["workspace"])
+    refuse_unsafe_workspace(chosen["workspace"])
     if join:
         _join(state, chosen, join)
     log_file = services.log_file(NAME)
@@ -232,7 +232,7 @@ def install(
 
     state: CliState = ctx.obj
     chosen = _settings(node_id, workspace, restrict)
-    _chosen_workspace_is_safe(chosen["workspace"])
+    refuse_unsafe_workspace(chosen["workspace"])
     with output.reporting_errors():
         local = load_local_config()
         local.set("node.id", chosen["node_id"])
@@ -261,7 +261,7 @@ def start(
 
     state: CliState = ctx.obj
     chosen = _settings(node_id, workspace, restrict)
-    _chosen_workspace_is_safe(chosen["workspace"])
+    refuse_unsafe_workspace(chosen["workspace"])
     pid = services.start_background(NAME, _run_argv(state, chosen, log_stderr=False))
     background.write_state(NAME, {"pid": pid, "nodeId": chosen["node_id"], "url": state.url()})
     connected = _wait_connected(pid)

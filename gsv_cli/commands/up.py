@@ -2,7 +2,8 @@
 
     gsv up [--workspace DIR] [-s SESSION]    a local gateway (started in the background
                                              if /health does not answer), a node serving
-                                             DIR (default: the current directory; started
+                                             DIR (default: the current directory, never
+                                             the home directory or /; started
                                              in the background unless this machine's node
                                              is already connected), then `gsv chat`
     gsv down                                 stops what `gsv up` started, and nothing else
@@ -44,9 +45,12 @@ def up(
 ) -> None:
     """Make sure a local gateway and a node for this directory run, then open the chat."""
     state: CliState = ctx.obj
+    from gsv_cli.commands.node import refuse_unsafe_workspace
+
     directory = (workspace or Path.cwd()).expanduser().resolve()
     if not directory.is_dir():
         output.fail(f"workspace {directory} is not a directory")
+    refuse_unsafe_workspace(directory)  # before anything starts, not at the node step
     started = _load_started()
     _ensure_gateway(ctx, state, started)
     _ensure_node(ctx, state, directory, started)

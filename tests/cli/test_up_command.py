@@ -120,3 +120,12 @@ def test_up_refuses_a_workspace_that_is_not_a_directory(tmp_path: Path) -> None:
     done = gsv_process("up", "--no-chat", "--workspace", str(tmp_path / "missing"))
     assert done.returncode == 1 and "is not a directory" in done.stderr
     assert background.running_pid("gateway") is None
+
+
+def test_up_from_the_home_directory_starts_nothing_and_says_what_to_do() -> None:
+    """The node would serve the home directory (login profiles, ssh keys): refused
+    before the gateway starts, with how to choose a workspace."""
+    done = gsv_process("up", "--no-chat", "--workspace", str(Path.home()))
+    assert done.returncode == 1 and "is your home directory" in done.stderr
+    assert "--workspace DIR" in done.stderr
+    assert background.running_pid("gateway") is None
