@@ -9,7 +9,8 @@ reader was quadratic.
 
 It does not try to understand everything bash does. Whatever it cannot read with
 confidence -- heredocs, line continuations, `$'...'` quoting, control structures, function
-definitions, unbalanced quotes or parentheses -- it records as a doubt (`confident=False`),
+definitions, unbalanced quotes or parentheses, control characters other than tab and
+newline -- it records as a doubt (`confident=False`),
 and the policy asks a human instead of guessing. Words that bash would change before
 running them (`$VAR`, `$(...)`, unquoted globs) are marked, so the allowlist can refuse to
 vouch for them.
@@ -26,12 +27,18 @@ KEYWORDS = frozenset({"if", "then", "else", "elif", "fi", "for", "while", "until
     "case", "esac", "select", "function", "coproc", "{", "}", "[[", "]]", "!"})  # fmt: skip
 ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 # a run of characters with no meaning to the shell; read in one step (what keeps it fast)
-_PLAIN = re.compile(r"[^\s'\"\\$`;&|()<>*?\[{]+")
+_PLAIN = re.compile(r"[^ \t\n'\"\\$`;&|()<>*?\[{]+")
 _DOUBLE_PLAIN = re.compile(r'[^"\\$`]+')
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
-_BLANKS = frozenset(" \t\r")
+# bash separates words with space and tab only: a carriage return, a form feed or a
+# non-breaking space is an ordinary character of a word (`ls \r#` is not a comment)
+_BLANKS = frozenset(" \t")
 _REDIRECT = re.compile(r"<<<|<<-|<<|<>|<&|<|>>|>&|>\||>")
-_ENDS_WORD = frozenset(" \t\r\n;&|()<>")
+_ENDS_WORD = frozenset(" \t\n;&|()<>")
+# control characters other than tab and newline: bash reads them as parts of words (and
+# drops NUL from what it reads on stdin), but the approval prompt a human reads may not
+# show them -- a carriage return makes a terminal write the rest over the start
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 @dataclass(frozen=True)
@@ -75,6 +82,8 @@ class ShellParse:
 
 def parse_script(script: str) -> ShellParse:
     result = ShellParse()
+    if _CONTROL.search(script):
+        result.doubt("a control character (carriage return, NUL, form feed ...)")
     _Lexer(script, result, 0).read_commands(stop=None)
     if not result.commands and result.confident and script.strip():
         result.doubt("no command found")

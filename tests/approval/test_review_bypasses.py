@@ -1,0 +1,136 @@
+"""Bypasses of the allowlist gate found in review, each proven twice: a real `bash` in a
+tmp dir does the harm (so the line is no straw man), and the policy no longer lets it run
+unasked. Lines near them that still run unasked are run for real too, and do no harm."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gsv_core.approval.decision import Decision
+from gsv_core.approval.policy import ApprovalPolicy, CallFacts
+from gsv_core.approval.shell import parse_script
+from tests.approval.test_allowlist import home_secrets
+
+SECRET = "OWNER-SECRET-TOKEN"
+
+
+@dataclass
+class Machine:
+    """A home with gsv's secret files (holding SECRET), a workspace and a canary outside it."""
+
+    home: Path
+    workspace: Path
+    out: Path
+
+    @property
+    def config(self) -> Path:
+        return self.home / ".config/gsv"
+
+    def fill(self, line: str) -> str:
+        return line.format(out=self.out, ws=self.workspace, home=self.home, cfg=self.config)
+
+    def decide(self, line: str, **section: Any) -> Decision:
+        args = {"command": self.fill(line)}
+        facts = CallFacts("n__Bash", "Bash", "n", args, str(self.workspace))
+        policy = ApprovalPolicy.from_config({"toolApproval": section}, home_secrets())
+        return policy.decide(facts)
+
+    def bash(self, line: str) -> str:
+        """What a real bash prints running the line in the workspace."""
+        done = subprocess.run(
+            ["bash", "-c", self.fill(line)],
+            cwd=self.workspace,
+            capture_output=True,
+            text=True,
+            timeout=20,
+            env={**os.environ, "HOME": str(self.home)},
+        )
+        return done.stdout + done.stderr
+
+    def intact(self) -> bool:
+        canary = self.out / "canary"
+        return (
+            canary.exists() and canary.read_text() == "alive\n" and not (self.out / "new").exists()
+        )
+
+
+@pytest.fixture
+def machine(tmp_path: Path) -> Machine:
+    home = Path(os.path.expanduser("~"))  # the test's own $HOME (tests/conftest.py)
+    for path in (".config/gsv/secrets.toml", ".config/gsv/config.toml",
+                 ".local/share/gsv/gsv.db"):  # fmt: skip
+        (home / path).parent.mkdir(parents=True, exist_ok=True)
+        (home / path).write_text(f"token = '{SECRET}'\n")
+    workspace, out = tmp_path / "ws", tmp_path / "outside"
+    (workspace / "src").mkdir(parents=True)
+    out.mkdir()
+    (workspace / "README.md").write_text("hello\n")
+    (workspace / "src" / "README.md").write_text("inside\n")
+    (out / "canary").write_text("alive\n")
+    return Machine(home, workspace, out)
+
+
+def assert_harmless(machine: Machine, lines: list[str]) -> None:
+    """Each line runs unasked, and run for real it neither prints a secret nor touches
+    the canary."""
+    for line in lines:
+        assert machine.decide(line).verdict == "allow", line
+        assert SECRET not in machine.bash(line), line
+        assert machine.intact(), line
+
+
+# -- 1. control characters: bash reads `\r` as part of a word, never as a blank ----------
+CONTROL_LINES = [
+    "ls \r#; touch {out}/new; rm -f {out}/canary",
+    "ls\r#; rm -f {out}/canary",
+    "echo \x0b#; rm -f {out}/canary",
+    "echo \x0c#; rm -f {out}/canary",
+    "ls \r\nrm -f {out}/canary",
+    "echo '\r'; rm -f {out}/canary",
+]
+
+
+@pytest.mark.parametrize("line", CONTROL_LINES)
+def test_a_control_character_never_hides_the_rest_of_the_line(machine: Machine, line: str) -> None:
+    """`ls \\r#; rm ...`: bash runs the `rm` (the `#` is inside the word `\\r#`); the reader
+    no longer takes it for a comment, and any control character asks."""
+    machine.bash(line)
+    assert not machine.intact()  # bash really ran what follows
+    assert machine.decide(line).verdict == "ask"
+    assert "control character" in machine.decide("ls \r#").reason
+
+
+@pytest.mark.parametrize("mode", ["allowlist", "denylist", "off"])
+def test_a_carriage_return_does_not_hide_a_secret_read(machine: Machine, mode: str) -> None:
+    """The commands after `\\r#` are read, so the secret check sees them in every mode."""
+    line = "ls \r#; cat {cfg}/secrets.toml"
+    assert SECRET in machine.bash(line)
+    assert machine.decide(line, mode=mode).verdict == "deny"
+
+
+@pytest.mark.parametrize("char", ["\r", "\x00", "\x0b", "\x0c", "\x1b", "\x7f", "\x85"])
+def test_every_control_character_but_tab_and_newline_is_a_doubt(char: str) -> None:
+    """NUL (dropped by bash from what it reads on stdin), form feed, escape, DEL, NEL ..."""
+    parsed = parse_script(f"ls{char}x")
+    assert not parsed.confident
+    assert parse_script("ls\tx\nls").confident
+
+
+def test_words_split_on_space_and_tab_only() -> None:
+    """A carriage return, a form feed or a non-breaking space is part of a word, as in bash."""
+    for blank in ("\r", "\x0c", "\u00a0", "\u2028", "\u3000"):
+        assert [c.argv for c in parse_script(f"ls {blank}#; rm x").commands] == [
+            ("ls", f"{blank}#"),
+            ("rm", "x"),
+        ]
+
+
+def test_lines_with_unusual_spaces_that_run_are_harmless(machine: Machine) -> None:
+    """A non-breaking space is an ordinary character: the word is one word, also for bash."""
+    assert_harmless(machine, ["echo a\u00a0#; cat README.md", "cat README.md \u00a0#"])
