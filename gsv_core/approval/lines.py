@@ -99,7 +99,7 @@ def layers(command: SimpleCommand) -> Iterator[Layer]:
         if inner.problem is not None:
             return
         if not inner.argv:  # `command -v git`, a bare `nohup`: runs nothing more
-            yield Layer((), privileged, blind)
+            yield Layer((), privileged or inner.privileged, blind)
             return
         argv, privileged = inner.argv, privileged or inner.privileged
         blind = blind or inner.unseen_args
@@ -184,6 +184,10 @@ def _allowlist_command(command: SimpleCommand, ctx: LineContext) -> tuple[Decisi
     last = stack[-1]
     if configured is not None:
         return configured, None
+    if last.privileged:
+        # the read-only table is about the owner's own files: as root, `cat` reads
+        # /etc/shadow and `grep -r` every user's keys, so nothing runs unasked
+        return Decision(ask, f"{stack[0].argv[0]} runs it as another user (root)"), None
     if not last.argv:
         return _runs_nothing(stack, ask), None
     if not last.privileged and any(always.covers(r, last.argv) for r in ctx.allow_rules):

@@ -134,3 +134,35 @@ def test_words_split_on_space_and_tab_only() -> None:
 def test_lines_with_unusual_spaces_that_run_are_harmless(machine: Machine) -> None:
     """A non-breaking space is an ordinary character: the word is one word, also for bash."""
     assert_harmless(machine, ["echo a\u00a0#; cat README.md", "cat README.md \u00a0#"])
+
+
+# -- 3. privileged wrappers: the read-only table is about the owner's own files -----------
+@pytest.mark.parametrize(
+    "line",
+    [
+        "sudo cat /etc/shadow",
+        "sudo -n grep -r PRIVATE /root/.ssh",
+        "sudo -u postgres cat /var/lib/postgresql/.pgpass",
+        "sudo ls -la /root",
+        "doas cat /etc/shadow",
+        "pkexec cat /etc/shadow",
+        "run0 cat /etc/shadow",
+        "su -c 'cat /etc/shadow'",
+        "nice sudo cat /etc/shadow",
+        "sudo",
+        "sudo -k",
+    ],
+)
+def test_anything_run_as_another_user_asks(machine: Machine, line: str) -> None:
+    """`sudo cat /etc/shadow` is a `cat`, but as root: it asks, whatever the program."""
+    assert machine.decide(line).verdict == "ask"
+    assert machine.decide(line, allow=["cat"]).verdict == "ask"
+
+
+def test_a_privileged_wrapper_still_shows_a_deny_rule_its_command() -> None:
+    """A configured deny rule for `rm` catches `pkexec rm` and `run0 rm` too."""
+    rules = [{"id": "no-rm", "tool": "*__Bash", "programs": ["rm"], "decision": "deny"}]
+    policy = ApprovalPolicy.from_config({"toolApproval": {"rules": rules}}, home_secrets())
+    for line in ("sudo rm -rf x", "pkexec rm -rf x", "run0 --user=root rm -rf x"):
+        facts = CallFacts("n__Bash", "Bash", "n", {"command": line}, "/work/space")
+        assert policy.decide(facts).verdict == "deny", line
