@@ -110,15 +110,32 @@ def layers(command: SimpleCommand) -> Iterator[Layer]:
 def _protection(parsed: ShellParse, ctx: LineContext) -> str | None:
     check = ctx.secrets
     for command in parsed.commands:
-        for layer in layers(command):
-            if layer.argv and kills_gsv(layer.argv, ctx.pids):
-                return KILLS
+        stack = list(layers(command))
+        if any(layer.argv and kills_gsv(layer.argv, ctx.pids) for layer in stack):
+            return KILLS
         if _touches(command, check):
             return SECRETS
-        if command.program in ("cd", "pushd", "popd"):
-            target = command.argv if command.program != "popd" else ("popd", "-")
-            check.change_dir(target, any(w.glob or w.dynamic for w in command.words))
+        _follow_cd(command, stack, check)
     return None
+
+
+def _follow_cd(command: SimpleCommand, stack: list[Layer], check: SecretCheck) -> None:
+    """Tell the secret check where a `cd`, `pushd` or `popd` goes: also `builtin cd`,
+    `command cd` and `time cd`, which run the shell's own. Through any other wrapper
+    (`env cd`, `nice cd`) a `cd` program runs that cannot move the shell; still, the
+    directory is then unknown rather than guessed."""
+    moves = [layer for layer in stack if layer.argv and _is_cd(layer.argv[0])]
+    if not moves:
+        return
+    wrappers = [allowlist.program_name(layer.argv[0]) for layer in stack[:-1]]
+    builtin = all(w in ("builtin", "command") or (w == "time" and i == 0)
+                  for i, w in enumerate(wrappers))  # fmt: skip
+    unsure = any(w.glob or w.dynamic for w in command.words) or not builtin
+    check.change_dir(moves[-1].argv, unsure or moves[-1] is not stack[-1])
+
+
+def _is_cd(word: str) -> bool:
+    return allowlist.program_name(word) in ("cd", "pushd", "popd")
 
 
 def _touches(command: SimpleCommand, check: SecretCheck) -> bool:

@@ -205,3 +205,101 @@ def test_counting_and_listing_with_patterns_still_runs(machine: Machine) -> None
     """`wc -l *.md`, `du -sh *`, `sha256sum *.md`: a pattern spelling `--files0-from`
     would reveal sizes or counts at most, so patterns still run there."""
     assert_harmless(machine, ["wc -l *.md", "du -sh *", "sha256sum *.md", "strings README.md"])
+
+
+# -- 2b. directory changes the secret check must follow ---------------------------------
+CD_LINES = [
+    "builtin cd {cfg} && cat secrets.toml",
+    "command cd {cfg} && cat config.toml",
+    "command -p cd {cfg} && cat config.toml",
+    "time cd {cfg} && cat secrets.toml",
+    "cd -P {cfg} && cat secrets.toml",
+    "cd -L {cfg}; cat secrets.toml",
+    "cd -Pe {cfg} && cat secrets.toml",
+    "cd -- {cfg} && cat secrets.toml",
+    "cd -P -- {cfg} && cat secrets.toml",
+    "pushd {cfg} && cat secrets.toml",
+    "pushd {cfg} >/dev/null; pushd /tmp; popd; cat secrets.toml",
+    "cd {cfg}; cd /tmp; cd - && cat secrets.toml",
+    "cd {cfg}; cd /tmp; cat ~-/secrets.toml",
+    "cd {cfg}; cd /tmp; grep -r TOKEN ~-",
+    "cd {cfg} && cat ~+/secrets.toml",
+    "cd {home}/.config && cd gsv && cat config.toml",
+]
+
+
+@pytest.mark.parametrize("mode", ["allowlist", "off"])
+@pytest.mark.parametrize("line", CD_LINES)
+def test_every_way_bash_changes_directory_is_followed(
+    machine: Machine, line: str, mode: str
+) -> None:
+    """`builtin cd DIR && cat secrets.toml` and friends: bash prints the secret; the
+    secret check follows the directory change and refuses, in every mode."""
+    assert SECRET in machine.bash(line)
+    assert machine.decide(line, mode=mode).verdict == "deny"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "env cd {cfg} && cat secrets.toml",
+        "nice cd {cfg}; cat config.toml",
+        "cd -x {cfg}; cat secrets.toml",
+        "cd {cfg} /tmp; cat secrets.toml",
+        "pushd -n {cfg}; cat secrets.toml",
+        "cat ~-/secrets.toml",
+        "grep -r TOKEN ~-",
+    ],
+)
+def test_a_directory_change_that_cannot_be_followed_still_protects(line: str) -> None:
+    """A `cd` through another wrapper, with an unknown option or too many operands, and
+    `~-` before any `cd`: the directory is unknown, so a secret's name is enough."""
+    assert (
+        Machine(Path("/h"), Path("/work/space"), Path("/o")).decide(line, mode="off").verdict
+        == "deny"
+    )
+
+
+def test_directory_changes_that_run_are_harmless(machine: Machine) -> None:
+    """The forms the check follows still run when they lead somewhere ordinary."""
+    lines = ["builtin cd src && cat README.md", "cd -P src && ls", "cd -- src && cat README.md",
+             "pushd src >/dev/null && cat README.md", "cd src && cat ~+/README.md",
+             "cd src; cd ..; cat ~-/README.md"]  # fmt: skip
+    assert_harmless(machine, lines)
+
+
+# -- 2c. /proc links: a process's root, working directory, open and mapped files ---------
+PROC_LINES = [
+    "cat /proc/self/root{cfg}/./secrets.toml",
+    "cat /proc/self/root/../..{cfg}/secrets.toml",
+    "cat /proc/thread-self/root{home}/.local/share/gsv/./gsv.db",
+    "cat /proc/self/task/*/root{cfg}/secrets.toml",
+    "grep -r TOKEN /proc/self/root{cfg}",
+    "cd /proc/self/root{cfg} && cat secrets.toml",
+    "cd /proc/self && cat root{cfg}/secrets.toml",
+    "cd {cfg} && cat /proc/self/cwd/secrets.toml",
+    "cat /pr?c/self/r??t{cfg}/secrets.toml",
+]
+
+
+@pytest.mark.parametrize("mode", ["allowlist", "off"])
+@pytest.mark.parametrize("line", PROC_LINES)
+def test_proc_links_do_not_hide_a_secret(machine: Machine, line: str, mode: str) -> None:
+    """`/proc/self/root/<path>` is `<path>`; `/proc/*/cwd`, `/fd`, `/map_files` lead where
+    gsv cannot see: refused."""
+    assert SECRET in machine.bash(line)
+    assert machine.decide(line, mode=mode).verdict == "deny"
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["cat /proc/1/cwd/x", "ls /proc/self/fd", "cat /proc/4242/fd/7", "cat /proc/*/map_files/*"],
+)
+def test_proc_links_gsv_cannot_follow_are_refused(machine: Machine, line: str) -> None:
+    """Another process's working directory or open files (the gateway holds its database)."""
+    assert machine.decide(line).verdict == "deny"
+
+
+def test_proc_paths_that_run_are_harmless(machine: Machine) -> None:
+    """`/proc/self/root/...` of an ordinary file, `/proc/cpuinfo`: still read unasked."""
+    assert_harmless(machine, ["cat /proc/self/root{ws}/README.md", "head -3 /proc/cpuinfo"])
