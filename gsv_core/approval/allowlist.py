@@ -212,7 +212,7 @@ def refused_option(args: tuple[str, ...], refused: tuple[str, ...], program: str
         if word == "--":
             return None
         if _is_refused(word, refused):
-            return f"{program} {word} writes files or runs a program"
+            return f"{program} {word} writes files, runs a program or reads unnamed files"
     return None
 
 

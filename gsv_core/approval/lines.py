@@ -30,7 +30,14 @@ from gsv_core.approval.protected import (
     SecretCheck,
     kills_gsv,
 )
-from gsv_core.approval.shell import ShellParse, SimpleCommand, Word, parse_script, words_of
+from gsv_core.approval.shell import (
+    ShellParse,
+    SimpleCommand,
+    Word,
+    expand_braces,
+    parse_script,
+    words_of,
+)
 from gsv_core.approval.wrappers import unwrap
 
 ALLOWLIST, DENYLIST, OFF = "allowlist", "denylist", "off"
@@ -109,7 +116,7 @@ def layers(command: SimpleCommand) -> Iterator[Layer]:
 # -- protections (every mode) ---------------------------------------------------------
 def _protection(parsed: ShellParse, ctx: LineContext) -> str | None:
     check = ctx.secrets
-    for command in parsed.commands:
+    for command in map(expand_braces, parsed.commands):  # `{secrets,x}.toml` is two files
         stack = list(layers(command))
         if any(layer.argv and kills_gsv(layer.argv, ctx.pids) for layer in stack):
             return KILLS

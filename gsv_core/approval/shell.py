@@ -18,9 +18,11 @@ vouch for them.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
-from dataclasses import dataclass, field
+from bisect import bisect_left
+from dataclasses import dataclass, field, replace
 
 MAX_DEPTH = 6
 KEYWORDS = frozenset({"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done",
@@ -46,6 +48,7 @@ class Word:
     text: str  # quotes removed; expansions kept as written (`$HOME/x`)
     dynamic: bool = False  # bash changes it before running: `$...`, `$(...)`, backticks
     glob: bool = False  # an unquoted `*`, `?`, `[` or `{`: may become other words
+    braces: tuple[str, ...] = ()  # the words bash's brace expansion makes of it, if any
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,19 @@ def parse_script(script: str) -> ShellParse:
     if not result.commands and result.confident and script.strip():
         result.doubt("no command found")
     return result
+
+
+def expand_braces(command: SimpleCommand) -> SimpleCommand:
+    """The command as bash runs it after brace expansion: `cat ~/{a,b}` is `cat ~/a ~/b`
+    (the words made are patterns: they may hold a `*` standing for too many words)."""
+    if not any(w.braces for w in command.words):
+        return command
+    words = tuple(
+        made
+        for w in command.words
+        for made in ([Word(b, w.dynamic, True) for b in w.braces] if w.braces else [w])
+    )
+    return replace(command, words=words)
 
 
 def words_of(argv: list[str] | tuple[str, ...]) -> tuple[Word, ...]:
@@ -193,6 +209,8 @@ class _Lexer:
             self.result.doubt(f"shell control structure {words[0].text!r}")
         if words and words[0].dynamic:
             self.result.doubt("the command name comes from a variable or substitution")
+        if words and words[0].braces:
+            self.result.doubt("the command name comes from a brace expansion")
         self.result.commands.append(
             SimpleCommand(tuple(words), tuple(writes), tuple(reads), tuple(assignments))
         )
@@ -216,10 +234,11 @@ class _Lexer:
             self.result.doubt("a redirection target that bash expands")
         if op.endswith("&") and _fd_like(target.text):
             return  # `2>&1`, `<&0`, `>&-`: file descriptors, not files
+        names = target.braces or (target.text,)  # `< a{b..b}` reads `ab`
         if op in ("<", "<&", "<>"):
-            reads.append(target.text)
+            reads.extend(names)
         if ">" in op:
-            writes.append(target.text)
+            writes.extend(names)
 
     def _target(self) -> Word | None:
         while self.pos < len(self.src) and self.src[self.pos] in _BLANKS:
@@ -233,7 +252,8 @@ class _Lexer:
         """A word, and the file descriptor it names when it is `2` in `2>`."""
         src = self.src
         parts: list[str] = []
-        dynamic = glob = quoted = False
+        literal: set[int] = set()  # parts brace expansion leaves alone: quoted, `$...`
+        dynamic = glob = quoted = braced = False
         while self.pos < len(src):
             if self._take(_PLAIN, parts):
                 continue
@@ -255,10 +275,13 @@ class _Lexer:
                 parts.append(self._expansion())
                 dynamic = True
             else:  # * ? [ {
-                glob = True
+                glob, braced = True, braced or char == "{"
                 parts.append(char)
                 self.pos += 1
-        return Word("".join(parts), dynamic, glob), None
+                continue
+            literal.add(len(parts) - 1)
+        braces = _brace_words(parts, literal) if braced else ()
+        return Word("".join(parts), dynamic, glob, braces), None
 
     def _take(self, plain: re.Pattern[str], parts: list[str]) -> bool:
         """Move a run of `plain` characters at the position into `parts`; False if none.
@@ -356,6 +379,119 @@ class _Lexer:
             if depth == 0:
                 break
         self.pos = pos
+
+
+# -- brace expansion (`a{b,c}`, `{1..3}`), for the secret check -------------------------
+MAX_BRACE_WORDS = 64
+_BRACE_MARKS = re.compile(r"[{},]")
+_SEQUENCE = re.compile(
+    r"([-+]?\d+)\.\.([-+]?\d+)(?:\.\.([-+]?\d+))?|([A-Za-z])\.\.([A-Za-z])(?:\.\.([-+]?\d+))?"
+)
+# a group: its closing `}`, its own commas, and for `{x..y}` the words it makes
+_Group = tuple[int, list[int], list[str] | None]
+
+
+def _brace_words(parts: list[str], literal: set[int]) -> tuple[str, ...]:
+    """The words bash's brace expansion makes of a word (none: it makes none). Beyond
+    MAX_BRACE_WORDS every outermost group becomes a `*`, one pattern standing for all of
+    them (the secret check matches patterns). Linear in the word's length, plus the words
+    made."""
+    text = "".join(parts)
+    special = bytearray(len(text))  # 1 where a character is unquoted
+    pos = 0
+    for index, part in enumerate(parts):
+        if index not in literal:
+            special[pos : pos + len(part)] = b"\x01" * len(part)
+        pos += len(part)
+    groups = _brace_groups(text, special)
+    if not groups:
+        return ()
+    starts = sorted(groups)
+    made = _expand(text, groups, starts, 0, len(text))
+    if made is not None:
+        return tuple(made)
+    collapsed, pos, k = [], 0, 0
+    while k < len(starts):  # the outermost groups, each a `*`
+        collapsed.append(text[pos : starts[k]] + "*")
+        pos = groups[starts[k]][0] + 1
+        k = bisect_left(starts, pos)
+    return ("".join(collapsed) + text[pos:],)
+
+
+def _brace_groups(text: str, special: bytearray) -> dict[int, _Group]:
+    """Unquoted `{...}` with a comma of their own, or a sequence `{x..y[..step]}`, by where
+    they open (matched as bash does: the innermost `{` first)."""
+    close: dict[int, int] = {}
+    commas: dict[int, list[int]] = {}
+    stack: list[int] = []
+    for mark in _BRACE_MARKS.finditer(text):
+        at = mark.start()
+        if not special[at]:
+            continue
+        if text[at] == "{":
+            stack.append(at)
+        elif text[at] == "}":
+            if stack:
+                close[stack.pop()] = at
+        elif stack:
+            commas.setdefault(stack[-1], []).append(at)
+    groups: dict[int, _Group] = {}
+    for start, end in close.items():
+        if commas.get(start):
+            groups[start] = (end, commas[start], None)
+        elif end - start < 48 and all(special[start:end]):  # (a sequence is short)
+            sequence = _sequence(text[start + 1 : end])
+            if sequence is not None:
+                groups[start] = (end, [], sequence)
+    return groups
+
+
+def _sequence(inside: str) -> list[str] | None:
+    """`1..3` -> 1 2 3, `a..e..2` -> a c e, `01..3` -> 01 02 03; None when not a sequence
+    or longer than MAX_BRACE_WORDS (then it stands for any word)."""
+    found = _SEQUENCE.fullmatch(inside)
+    if found is None:
+        return None
+    numbers, first, last = found.group(1) is not None, found.group(1, 4), found.group(2, 5)
+    step = abs(int(found.group(3) or found.group(6) or 1)) or 1
+    low, high = (int(first[0]), int(last[0])) if numbers else (ord(first[1]), ord(last[1]))
+    if abs(high - low) // step >= MAX_BRACE_WORDS:
+        return ["*"]
+    values = range(low, high + 1, step) if low <= high else range(low, high - 1, -step)
+    if not numbers:
+        return [chr(v) for v in values]
+    padded = first[0].lstrip("+-").startswith("0") or last[0].lstrip("+-").startswith("0")
+    width = max(len(first[0]), len(last[0])) if padded else 0
+    return [f"{v:0{width}d}" for v in values]
+
+
+def _expand(
+    text: str, groups: dict[int, _Group], starts: list[int], low: int, high: int, depth: int = 0
+) -> list[str] | None:
+    """The words text[low:high] makes, or None when more than MAX_BRACE_WORDS or nested
+    deeper than MAX_DEPTH (each level copies at most MAX_BRACE_WORDS words)."""
+    if depth > MAX_DEPTH:
+        return None
+    made, pos = [""], low
+    k = bisect_left(starts, low)
+    while k < len(starts) and starts[k] < high:
+        start = starts[k]
+        end, commas, sequence = groups[start]
+        options = sequence
+        if options is None:
+            options = []
+            bounds = [start, *commas, end]
+            for left, right in itertools.pairwise(bounds):
+                inner = _expand(text, groups, starts, left + 1, right, depth + 1)
+                if inner is None or len(options) + len(inner) > MAX_BRACE_WORDS:
+                    return None
+                options.extend(inner)
+        if len(made) * len(options) > MAX_BRACE_WORDS:
+            return None
+        made = [m + text[pos:start] + o for m in made for o in options]
+        pos = end + 1
+        k = bisect_left(starts, pos)
+    return [m + text[pos:high] for m in made]
 
 
 def _fd_like(text: str) -> bool:

@@ -303,3 +303,74 @@ def test_proc_links_gsv_cannot_follow_are_refused(machine: Machine, line: str) -
 def test_proc_paths_that_run_are_harmless(machine: Machine) -> None:
     """`/proc/self/root/...` of an ordinary file, `/proc/cpuinfo`: still read unasked."""
     assert_harmless(machine, ["cat /proc/self/root{ws}/README.md", "head -3 /proc/cpuinfo"])
+
+
+# -- 2a. brace expansion: `{secrets,x}.toml` is two file names ---------------------------
+BRACE_LINES = [
+    "cat {cfg}/{{secrets,nothing}}.toml",
+    "cat {cfg}/{{config,x}}.toml",
+    "cat {home}/.local/share/gsv/gsv.d{{b,x}}",
+    "cat {home}/.local/share/gsv/gsv.d{{a..c}}",
+    "grep -r TOKEN {home}/.con{{fig,x}}",
+    "head -c 200 {cfg}/secret{{s,}}.toml",
+    "cat ~/.config/gsv/{{secrets,x}}.toml",
+    "cat {{~,/nowhere}}/.config/gsv/secrets.toml",
+    "cat {cfg}/{{s{{e,x}}crets,y}}.toml",
+    "cd {cfg} && cat {{secrets,x}}.toml",
+    "cat < {cfg}/secrets.to{{m..m}}l",
+    "cat {cfg}/secrets.{{toml,{{1..99}}}}",
+    "cat {cfg}/{{a,b}}{{a,b}}{{a,b}}{{a,b}}{{a,b}}{{a,b}}{{a,b}}/../secrets.toml",
+    "{{cat,{cfg}/secrets.toml}}",
+]
+
+
+@pytest.mark.parametrize("mode", ["allowlist", "denylist", "off"])
+@pytest.mark.parametrize("line", BRACE_LINES)
+def test_brace_expansion_does_not_hide_a_secret(machine: Machine, line: str, mode: str) -> None:
+    """bash expands the braces and prints the secret; the secret check reads the words
+    bash makes (beyond 64 of them, a `*` pattern for each group) and refuses."""
+    if "/{a,b}{a,b}" not in machine.fill(line):  # (bash cannot open `aaaaaaa/..`)
+        assert SECRET in machine.bash(line)
+    assert machine.decide(line, mode=mode).verdict == "deny"
+
+
+def test_the_words_brace_expansion_makes_are_bashs() -> None:
+    """Quoted or escaped braces and commas stay, `${...}` is not a group, sequences count
+    as bash counts (letters, steps, zero padding)."""
+    cases = {
+        "a{b}c{d,e}": "a{b}cd a{b}ce",
+        "{a{b,c}}": "{ab} {ac}",
+        "{{a,b}": "{a {b",
+        "x{a,b}{": "xa{ xb{",
+        '{a,b"}"}': "a b}",
+        "{a,b\\}": "{a,b}",
+        "'{a,b}'": "{a,b}",
+        "{a..e..2}": "a c e",
+        "{01..3}": "01 02 03",
+        "{5..1}": "5 4 3 2 1",
+        "{a,{b,c}}x": "ax bx cx",
+        "--file={a,b}": "--file=a --file=b",
+        "${HOME}{a,b}": "${HOME}a ${HOME}b",
+        "{1..100}": "*",
+    }
+    for word, expected in cases.items():
+        made = parse_script(f"echo {word}").commands[0].words[1]
+        assert " ".join(made.braces or (made.text,)) == expected, word
+        if expected != "*" and "$" not in word:
+            assert subprocess.run(["bash", "-c", f"echo {word}"], capture_output=True,
+                                  text=True).stdout.strip() == expected  # fmt: skip
+
+
+def test_brace_expansion_that_runs_is_harmless(machine: Machine) -> None:
+    """Braces naming ordinary files still run unasked, and bash reads only those."""
+    assert_harmless(machine, ["cat {{README,NOTES}}.md", "ls {{src,.}}", "cat src/{{README.md,x}}",
+                              "wc -l {{README.md,src/README.md}}"])  # fmt: skip
+
+
+def test_a_command_name_from_brace_expansion_is_a_doubt() -> None:
+    """`{rm,-rf,x}` runs `rm -rf x`: in denylist mode too it asks."""
+    assert not parse_script("{rm,-rf,x}").confident
+    assert (
+        Machine(Path("/h"), Path("/w"), Path("/o")).decide("{{rm,-rf,x}}", mode="denylist").verdict
+        == "ask"
+    )
