@@ -31,6 +31,7 @@ from gsv_core.approval.protected import (
     kills_gsv,
 )
 from gsv_core.approval.shell import (
+    ASSIGNMENT,
     ShellParse,
     SimpleCommand,
     Word,
@@ -151,13 +152,26 @@ def _touches(command: SimpleCommand, check: SecretCheck) -> bool:
         return True
     if any(check.touches(w.text, w.glob) for w in (*command.words, *command.assignments)):
         return True
+    tilde = [p for w in command.words[1:] for p in _tilde_values(w.text)]
+    if any(check.touches(p) for p in tilde):
+        return True
     final = list(layers(command))[-1].argv
     name = allowlist.program_name(final[0]) if final else None
     if name in NAMES_ONLY and (name != "find" or allowlist.judge(command, final) is None):
         return False
     if any(check.covers(_value(w.text), w.glob) for w in command.words[1:]):
         return True
+    if any(check.covers(p) for p in tilde):
+        return True
     return name in RECURSIVE_SEARCHERS and _implicit_cwd(final) and check.covers(".")
+
+
+def _tilde_values(word: str) -> list[str]:
+    """bash expands `~` after the `=` (and each `:`) of an argument shaped like an
+    assignment: `dd if=~/.config/gsv/secrets.toml` reads the secret store."""
+    if not ASSIGNMENT.match(word):
+        return []
+    return [p for p in word.split("=", 1)[1].split(":") if p.startswith("~")]
 
 
 def _value(word: str) -> str:

@@ -374,3 +374,15 @@ def test_a_command_name_from_brace_expansion_is_a_doubt() -> None:
         Machine(Path("/h"), Path("/w"), Path("/o")).decide("{{rm,-rf,x}}", mode="denylist").verdict
         == "ask"
     )
+
+
+# -- a tilde after `=` in an argument ----------------------------------------------------
+@pytest.mark.parametrize("mode", ["allowlist", "off"])
+@pytest.mark.parametrize(
+    "line", ["dd if=~/.config/gsv/secrets.toml status=none", "dd if=/x:~/.config/gsv/config.toml"]
+)
+def test_a_tilde_after_an_equals_sign_is_home(machine: Machine, line: str, mode: str) -> None:
+    """bash expands `if=~/x` (an argument shaped like an assignment): refused in every mode."""
+    if ":" not in line:
+        assert SECRET in machine.bash(line)
+    assert machine.decide(line, mode=mode).verdict == "deny"
