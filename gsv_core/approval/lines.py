@@ -121,6 +121,8 @@ def _protection(parsed: ShellParse, ctx: LineContext) -> str | None:
         stack = list(layers(command))
         if any(layer.argv and kills_gsv(layer.argv, ctx.pids) for layer in stack):
             return KILLS
+        if command.joined != "&&":
+            check.chain_ends()
         if _touches(command, check):
             return SECRETS
         _follow_cd(command, stack, check)
@@ -139,7 +141,7 @@ def _follow_cd(command: SimpleCommand, stack: list[Layer], check: SecretCheck) -
     builtin = all(w in ("builtin", "command") or (w == "time" and i == 0)
                   for i, w in enumerate(wrappers))  # fmt: skip
     unsure = any(w.glob or w.dynamic for w in command.words) or not builtin
-    check.change_dir(moves[-1].argv, unsure or moves[-1] is not stack[-1])
+    check.change_dir(moves[-1].argv, unsure or moves[-1] is not stack[-1], command.shared)
 
 
 def _is_cd(word: str) -> bool:

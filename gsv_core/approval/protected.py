@@ -37,6 +37,7 @@ RECURSIVE_SEARCHERS = frozenset({"rg", "ag", "ack", "grep", "egrep", "fgrep"})
 # a process's links under /proc/PID: root is followed (it is `/`); the others lead to
 # places gsv cannot see (its cwd, its open files, including the gateway's database)
 PROC_LINKS = ("root", "cwd", "fd", "map_files")
+MAX_PLACES = 8  # directories a line's shell may be in; beyond, one of them is unknown
 # tails matched anywhere in a word, whatever the root (a node's paths may differ)
 TAILS = ("gsv/secrets.toml", "gsv/gsv.db")
 
@@ -59,7 +60,12 @@ class SecretCheck:
     """Judges words against the protected paths, resolving relative ones against `cwd`.
     After a `cd` it cannot follow (`cd ~/.c*/gsv`, `popd`) the directory is unknown:
     then a relative word naming a secret file's name touches it, and a searcher given
-    no path covers it. So is `~-` (bash's $OLDPWD) before any `cd`."""
+    no path covers it. So is `~-` (bash's $OLDPWD) before any `cd`.
+
+    A `cd` may also leave the shell where it was: when it fails (`cd /nowhere; cat x`),
+    or runs in a subshell, a pipe or the background (`(cd /tmp); cat x`). Then a word
+    is judged from every directory the shell may be in (`others`); after `cd X && ...`
+    only from X until the `&&` chain ends."""
 
     def __init__(self, protected: Protected, cwd: str | None) -> None:
         self.protected = protected
@@ -67,6 +73,8 @@ class SecretCheck:
         self.cwd = _norm(cwd) if cwd else None
         self.lost = False  # a `cd` went somewhere unknown
         self.previous: str | None = None  # `~-` and `cd -`; unknown until a `cd`
+        self.others: list[str | None] = []  # other directories the shell may be in
+        self.failed: list[str | None] = []  # where it is if the `&&` chain's cd failed
 
     def touches(self, word: str, glob: bool = False) -> bool:
         """`word` names a secret file (or could, as a pattern)."""
@@ -74,9 +82,20 @@ class SecretCheck:
             return False
         if any(p in word for p in self.protected.secret_paths):
             return True
-        resolved = self.resolve(word)
+        return any(self._touches(word, glob, cwd, lost) for cwd, lost in self._places())
+
+    def covers(self, word: str, glob: bool = False) -> bool:
+        """`word` names a directory above a secret file (or could, as a pattern)."""
+        return any(self._covers(word, glob, cwd, lost) for cwd, lost in self._places())
+
+    def _places(self) -> list[tuple[str | None, bool]]:
+        """Each directory the shell may be in, and whether it is unknown."""
+        return [(self.cwd, self.lost), *((d, d is None) for d in self.others)]
+
+    def _touches(self, word: str, glob: bool, cwd: str | None, lost: bool) -> bool:
+        resolved = self.resolve(word, cwd)
         if resolved is None:
-            unknown = self.lost or word.startswith("~-")
+            unknown = lost or word.startswith("~-")
             return unknown and posixpath.basename(word) in self.names
         if _through_proc(resolved, glob):
             return True
@@ -84,11 +103,10 @@ class SecretCheck:
             return any(fnmatch.fnmatchcase(p, resolved) for p in self.absolute)
         return any(resolved == p or resolved.startswith(p + "-") for p in self.absolute)
 
-    def covers(self, word: str, glob: bool = False) -> bool:
-        """`word` names a directory above a secret file (or could, as a pattern)."""
-        resolved = self.resolve(word) if word else None
+    def _covers(self, word: str, glob: bool, cwd: str | None, lost: bool) -> bool:
+        resolved = self.resolve(word, cwd) if word else None
         if resolved is None:
-            return word.startswith("~-") or (self.lost and word.rstrip("/") in (".", ".."))
+            return word.startswith("~-") or (lost and word.rstrip("/") in (".", ".."))
         if _through_proc(resolved, glob):
             return True
         if glob:
@@ -96,12 +114,12 @@ class SecretCheck:
         prefix = resolved.rstrip("/") + "/"
         return any(p.startswith(prefix) for p in self.absolute)
 
-    def resolve(self, word: str) -> str | None:
+    def resolve(self, word: str, cwd: str | None) -> str | None:
         if "HOME" in word:
             home = os.path.expanduser("~")
             word = word.replace("${HOME}", home).replace("$HOME", home)
         if word.startswith(("~+", "~-")):  # bash's $PWD and $OLDPWD
-            directory = self.cwd if word[1] == "+" else self.previous
+            directory = cwd if word[1] == "+" else self.previous
             rest = word[2:]
             if directory is None or (rest and not rest.startswith("/")):
                 return None
@@ -110,11 +128,16 @@ class SecretCheck:
             word = os.path.expanduser(word)  # (`~nobody/x` stays as written, as in bash)
         if word.startswith("/"):
             return _norm(word)
-        if self.cwd is None or "$" in word:
+        if cwd is None or "$" in word:
             return None
-        return _norm(posixpath.join(self.cwd, word))
+        return _norm(posixpath.join(cwd, word))
 
-    def change_dir(self, argv: tuple[str, ...], unsure: bool) -> None:
+    def chain_ends(self) -> None:
+        """A command not joined by `&&`: it runs even if the chain's `cd` failed."""
+        self.others.extend(self.failed)
+        self.failed.clear()
+
+    def change_dir(self, argv: tuple[str, ...], unsure: bool, shared: bool = True) -> None:
         """Follow `cd [-L|-P|-e|-@]... [--] DIR`, `cd -` and `pushd DIR` for later relative
         words (`cd ~/.config/gsv && cat secrets.toml`). `unsure` (a pattern, a variable, a
         wrapper that may run another `cd`), `popd`, `pushd` of a stack entry and extra
@@ -132,7 +155,11 @@ class SecretCheck:
         # directory stack; its entries are not followed
         stacked = program == "popd" or (program == "pushd" and (not args or args[0][:1] in "+-"))
         unsure = unsure or unknown or stacked or len(args) > 1
-        followed = None if unsure else self.resolve(target)
+        followed = None if unsure else self.resolve(target, self.cwd)
+        # it may fail, and outside the line's own shell it lasts only in its subshell
+        (self.failed if shared else self.others).append(None if self.lost else self.cwd)
+        if len(self.others) + len(self.failed) > MAX_PLACES:
+            self.others, self.failed = [None], []
         self.previous, self.cwd = self.cwd, followed
         self.lost = followed is None
 

@@ -57,6 +57,11 @@ class SimpleCommand:
     writes: tuple[str, ...] = ()  # targets of output redirections (`>`, `>>`, `&>` ...)
     reads: tuple[str, ...] = ()  # targets of input redirections (`<`)
     assignments: tuple[Word, ...] = ()  # leading NAME=value
+    # the separator before it (`&&`: it runs only when the command before succeeded) and
+    # whether it runs in the line's own shell (not in `( )`, `$( )`, a pipe or with `&`):
+    # what a `cd` there changes for the commands after it
+    joined: str = ""
+    shared: bool = True
 
     @property
     def argv(self) -> tuple[str, ...]:
@@ -118,6 +123,7 @@ class _Lexer:
     def __init__(self, src: str, result: ShellParse, depth: int, pos: int = 0) -> None:
         self.src, self.result, self.depth, self.pos = src, result, depth, pos
         self.parens = 0
+        self.joined = ""  # the last separator read
 
     # -- commands ---------------------------------------------------------------------
     def read_commands(self, stop: str | None) -> None:
@@ -139,6 +145,8 @@ class _Lexer:
         writes: list[str] = []
         reads: list[str] = []
         closed = False
+        joined, ended = self.joined, ""
+        apart = self.depth > 0 or self.parens > 0 or joined in ("|", "|&")
         while self.pos < len(self.src):
             char = self.src[self.pos]
             if char in _BLANKS:
@@ -149,6 +157,7 @@ class _Lexer:
             elif char in "\n;&|":
                 if self._separator(writes):
                     continue
+                ended = self.joined
                 break
             elif char == "(":
                 self._open_paren(bool(words or assignments))
@@ -166,7 +175,9 @@ class _Lexer:
                     assignments.append(word)
                 else:
                     words.append(word)
-        self._finish(words, assignments, writes, reads)
+        shared = not (apart or self.parens > 0 or ended in ("|", "|&", "&"))
+        self._finish(SimpleCommand(tuple(words), tuple(writes), tuple(reads),
+                                   tuple(assignments), joined, shared))  # fmt: skip
         return closed
 
     def _separator(self, writes: list[str]) -> bool:
@@ -179,7 +190,8 @@ class _Lexer:
         two = src[pos : pos + 2]
         if two == ";&" or two == ";;":
             self.result.doubt("case statement")
-        self.pos += 2 if two in ("&&", "||", "|&", ";;", ";&") else 1
+        self.joined = two if two in ("&&", "||", "|&", ";;", ";&") else src[pos]
+        self.pos += len(self.joined)
         return False
 
     def _open_paren(self, after_words: bool) -> None:
@@ -200,10 +212,9 @@ class _Lexer:
         self.result.doubt("unbalanced ')'")
         return False
 
-    def _finish(
-        self, words: list[Word], assignments: list[Word], writes: list[str], reads: list[str]
-    ) -> None:
-        if not (words or assignments or writes or reads):
+    def _finish(self, command: SimpleCommand) -> None:
+        words = command.words
+        if not (words or command.assignments or command.writes or command.reads):
             return
         if words and not words[0].dynamic and words[0].text in KEYWORDS:
             self.result.doubt(f"shell control structure {words[0].text!r}")
@@ -211,9 +222,7 @@ class _Lexer:
             self.result.doubt("the command name comes from a variable or substitution")
         if words and words[0].braces:
             self.result.doubt("the command name comes from a brace expansion")
-        self.result.commands.append(
-            SimpleCommand(tuple(words), tuple(writes), tuple(reads), tuple(assignments))
-        )
+        self.result.commands.append(command)
 
     # -- redirections -----------------------------------------------------------------
     def _redirection(self, writes: list[str], reads: list[str]) -> None:

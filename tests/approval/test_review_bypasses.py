@@ -35,17 +35,17 @@ class Machine:
     def fill(self, line: str) -> str:
         return line.format(out=self.out, ws=self.workspace, home=self.home, cfg=self.config)
 
-    def decide(self, line: str, **section: Any) -> Decision:
-        args = {"command": self.fill(line)}
+    def decide(self, line: str, workdir: str = "", **section: Any) -> Decision:
+        args = {"command": self.fill(line), **({"workdir": workdir} if workdir else {})}
         facts = CallFacts("n__Bash", "Bash", "n", args, str(self.workspace))
         policy = ApprovalPolicy.from_config({"toolApproval": section}, home_secrets())
         return policy.decide(facts)
 
-    def bash(self, line: str) -> str:
-        """What a real bash prints running the line in the workspace."""
+    def bash(self, line: str, workdir: str = "") -> str:
+        """What a real bash prints running the line in the workspace (or `workdir`)."""
         done = subprocess.run(
             ["bash", "-c", self.fill(line)],
-            cwd=self.workspace,
+            cwd=os.path.expanduser(workdir) if workdir else self.workspace,
             capture_output=True,
             text=True,
             timeout=20,
@@ -386,3 +386,37 @@ def test_a_tilde_after_an_equals_sign_is_home(machine: Machine, line: str, mode:
     if ":" not in line:
         assert SECRET in machine.bash(line)
     assert machine.decide(line, mode=mode).verdict == "deny"
+
+
+# -- a `cd` that fails, or runs in a subshell, leaves the shell where it was -------------
+STAYING_LINES = [
+    ("cd {cfg} && (cd /tmp); cat secrets.toml", ""),
+    ("cd {cfg} && cd /nowhere; cat secrets.toml", ""),
+    ("cd {cfg} && cd /tmp | cat secrets.toml", ""),
+    ("cd {cfg}; cd /tmp & cat config.toml", ""),
+    ("cd {cfg}; cd /nowhere || cat secrets.toml", ""),
+    ("cd {cfg}\ncd /nowhere\ncat secrets.toml", ""),
+    ("cd {cfg} && cd /nowhere && true; cat secrets.toml", ""),
+    ("(cd /tmp); cat .config/gsv/config.toml", "~"),
+    ("cd /nowhere; grep -r TOKEN .config", "~"),
+]
+
+
+@pytest.mark.parametrize("mode", ["allowlist", "off"])
+@pytest.mark.parametrize(("line", "workdir"), STAYING_LINES)
+def test_a_cd_that_may_not_happen_keeps_the_old_directory(
+    machine: Machine, line: str, workdir: str, mode: str
+) -> None:
+    """`(cd /tmp); cat secrets.toml` reads the secret in the directory the shell never
+    left: the check judges words from every directory the shell may be in."""
+    assert SECRET in machine.bash(line, workdir)
+    assert machine.decide(line, workdir, mode=mode).verdict == "deny"
+
+
+def test_a_cd_joined_by_and_is_followed_alone(machine: Machine) -> None:
+    """After `cd X && ...` the chain runs in X only; ordinary lines still run."""
+    assert machine.decide("cd /tmp && cat secrets.toml", str(machine.config)).verdict == "allow"
+    assert machine.decide("cd /tmp && ls; cat secrets.toml", str(machine.config)).verdict == "deny"
+    lines = ["cd src && cat README.md", "cd src; cat README.md", "(cd src && cat README.md); ls",
+             "cd src | cat README.md", "cd /nowhere; cat README.md"]  # fmt: skip
+    assert_harmless(machine, lines)
