@@ -10,10 +10,10 @@ reader was quadratic.
 It does not try to understand everything bash does. Whatever it cannot read with
 confidence -- heredocs, line continuations, `$'...'` quoting, control structures, function
 definitions, unbalanced quotes or parentheses, control characters other than tab and
-newline -- it records as a doubt (`confident=False`),
-and the policy asks a human instead of guessing. Words that bash would change before
-running them (`$VAR`, `$(...)`, unquoted globs) are marked, so the allowlist can refuse to
-vouch for them.
+newline -- it records as a doubt (`confident=False`), and the policy asks a human instead
+of guessing. Words that bash would change before running them (`$VAR`, `$(...)`, unquoted
+globs) are marked, so the allowlist can refuse to vouch for them; for brace expansion
+(`{a,b}`, `{1..3}`) the words bash makes are kept, for the secret check.
 """
 
 from __future__ import annotations
