@@ -227,7 +227,8 @@ def _allowlist_command(command: SimpleCommand, ctx: LineContext) -> tuple[Decisi
     if last.privileged:
         # the read-only table is about the owner's own files: as root, `cat` reads
         # /etc/shadow and `grep -r` every user's keys, so nothing runs unasked
-        return Decision(ask, f"{stack[0].argv[0]} runs it as another user (root)"), None
+        wrapper = next(stack[i - 1].argv[0] for i, layer in enumerate(stack) if layer.privileged)
+        return Decision(ask, f"{wrapper} runs it as another user (root)"), None
     if not last.argv:
         return _runs_nothing(stack, ask), None
     if not last.privileged and any(always.covers(r, last.argv) for r in ctx.allow_rules):

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field, replace
 MAX_DEPTH = 6
 KEYWORDS = frozenset({"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done",
     "case", "esac", "select", "function", "coproc", "{", "}", "[[", "]]", "!"})  # fmt: skip
+# reserved words after which bash reads a command: `{ cd DIR; }` runs `cd DIR`
+_PREFIXES = frozenset({"{", "!", "if", "then", "elif", "else", "while", "until", "do"})
 ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 # a run of characters with no meaning to the shell; read in one step (what keeps it fast)
 _PLAIN = re.compile(r"[^ \t\n'\"\\$`;&|()<>*?\[{]+")
@@ -171,6 +173,8 @@ class _Lexer:
                 word, fd = self._word()
                 if fd is not None:
                     self._redirection(writes, reads)  # `2>x` writes x too
+                elif not (words or assignments or word.dynamic) and word.text in _PREFIXES:
+                    self.result.doubt(f"shell control structure {word.text!r}")
                 elif not words and ASSIGNMENT.match(word.text):
                     assignments.append(word)
                 else:

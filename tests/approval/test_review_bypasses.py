@@ -420,3 +420,25 @@ def test_a_cd_joined_by_and_is_followed_alone(machine: Machine) -> None:
     lines = ["cd src && cat README.md", "cd src; cat README.md", "(cd src && cat README.md); ls",
              "cd src | cat README.md", "cd /nowhere; cat README.md"]  # fmt: skip
     assert_harmless(machine, lines)
+
+
+def test_the_prompt_names_the_privileged_wrapper(machine: Machine) -> None:
+    """The reason names sudo, not the wrapper in front of it."""
+    assert machine.decide("nice -n 5 sudo cat /etc/shadow").reason.startswith("sudo runs it")
+
+
+@pytest.mark.parametrize("mode", ["allowlist", "off"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "{{ cd {cfg}; }}; cat secrets.toml",
+        "if cd {cfg}; then cat secrets.toml; fi",
+        "! cd {cfg}; cat config.toml",
+        "while cd {cfg}; do cat secrets.toml; break; done",
+    ],
+)
+def test_a_cd_after_a_reserved_word_is_followed(machine: Machine, line: str, mode: str) -> None:
+    """`{ cd DIR; }` runs `cd DIR` in the shell itself: the reader reads the command after
+    the reserved word (and still doubts the line)."""
+    assert SECRET in machine.bash(line)
+    assert machine.decide(line, mode=mode).verdict == "deny"
