@@ -50,6 +50,8 @@ HARMLESS_WRITES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 NETWORK_FILES = ("/dev/tcp/", "/dev/udp/")  # bash opens a connection for these
 UNSURE = frozenset({"eval", "source", ".", "exec", "alias"})
 MAX_UNWRAP = 8
+_RUN = re.compile(r"[^\s'\"`;&|()<>{},=:]+")  # a path-like run of a line's characters
+_PATTERN = re.compile(r"[*?\[]")
 SUMMARY_CHARS = 1000  # of a line too long to read: the prompt shows its start
 
 
@@ -84,6 +86,8 @@ def judge_line(script: str, ctx: LineContext) -> Decision:
         return Decision(ASK, reason, None, script[:SUMMARY_CHARS] + "...")
     parsed = parse_script(script)
     denied = _protection(parsed, ctx)
+    if denied is None and not parsed.confident and _names_a_secret(script, ctx.secrets):
+        denied = SECRETS
     if denied is not None:
         return Decision(DENY, denied, "gsv-protected", script)
     if ctx.mode == DENYLIST:
@@ -127,6 +131,12 @@ def _protection(parsed: ShellParse, ctx: LineContext) -> str | None:
             return SECRETS
         _follow_cd(command, stack, check)
     return None
+
+
+def _names_a_secret(script: str, check: SecretCheck) -> bool:
+    """A line read without confidence may hide commands from the reader (a heredoc body
+    holding a quote, say): any run of characters in it naming a secret refuses it."""
+    return any(check.touches(run, bool(_PATTERN.search(run))) for run in _RUN.findall(script))
 
 
 def _follow_cd(command: SimpleCommand, stack: list[Layer], check: SecretCheck) -> None:

@@ -442,3 +442,13 @@ def test_a_cd_after_a_reserved_word_is_followed(machine: Machine, line: str, mod
     the reserved word (and still doubts the line)."""
     assert SECRET in machine.bash(line)
     assert machine.decide(line, mode=mode).verdict == "deny"
+
+
+@pytest.mark.parametrize("mode", ["allowlist", "denylist", "off"])
+def test_a_line_read_without_confidence_cannot_hide_a_secret(machine: Machine, mode: str) -> None:
+    """A quote in a heredoc body joins the reader's idea of the line to the next line,
+    which bash runs: a doubted line naming a secret anywhere is refused."""
+    line = "cat <<EOF\nit's\nEOF\ncat ~/.config/gsv/config.toml #'"
+    assert SECRET in machine.bash(line)
+    assert machine.decide(line, mode=mode).verdict == "deny"
+    assert machine.decide("cat <<EOF\nit's\nEOF\ncat README.md #'", mode=mode).verdict != "deny"
