@@ -136,7 +136,12 @@ def _protection(parsed: ShellParse, ctx: LineContext) -> str | None:
 def _names_a_secret(script: str, check: SecretCheck) -> bool:
     """A line read without confidence may hide commands from the reader (a heredoc body
     holding a quote, say): any run of characters in it naming a secret refuses it."""
-    return any(check.touches(run, bool(_PATTERN.search(run))) for run in _RUN.findall(script))
+    for run in _RUN.findall(script):
+        pattern = bool(_PATTERN.search(run))
+        named = pattern or "proc" in run or any(name in run for name in check.names)
+        if named and check.touches(run, pattern):  # (only these can touch: kept fast)
+            return True
+    return False
 
 
 def _follow_cd(command: SimpleCommand, stack: list[Layer], check: SecretCheck) -> None:

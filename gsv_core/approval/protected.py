@@ -90,6 +90,8 @@ class SecretCheck:
 
     def _places(self) -> list[tuple[str | None, bool]]:
         """Each directory the shell may be in, and whether it is unknown."""
+        if not self.others:
+            return [(self.cwd, self.lost)]
         return [(self.cwd, self.lost), *((d, d is None) for d in self.others)]
 
     def _touches(self, word: str, glob: bool, cwd: str | None, lost: bool) -> bool:
@@ -215,6 +217,8 @@ def _proc_link(parts: list[str], match: Callable[[str, str], bool] = str.__eq__)
 def _through_proc(resolved: str, glob: bool) -> bool:
     """A path through another process's working directory, open files or mapped files
     (or, as a pattern, through any of its links): gsv cannot tell where it leads."""
+    if not glob and not resolved.startswith("/proc/"):
+        return False
     parts = [p for p in resolved.split("/") if p]
     if glob:
         return _proc_link(parts, lambda name, part: fnmatch.fnmatchcase(name, part)) is not None

@@ -32,6 +32,7 @@ _PREFIXES = frozenset({"{", "!", "if", "then", "elif", "else", "while", "until",
 ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 # a run of characters with no meaning to the shell; read in one step (what keeps it fast)
 _PLAIN = re.compile(r"[^ \t\n'\"\\$`;&|()<>*?\[{]+")
+_GLOB = re.compile(r"[*?\[]")
 _DOUBLE_PLAIN = re.compile(r'[^"\\$`]+')
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
 # bash separates words with space and tab only: a carriage return, a form feed or a
@@ -102,13 +103,15 @@ def parse_script(script: str) -> ShellParse:
 
 def expand_braces(command: SimpleCommand) -> SimpleCommand:
     """The command as bash runs it after brace expansion: `cat ~/{a,b}` is `cat ~/a ~/b`
-    (the words made are patterns: they may hold a `*` standing for too many words)."""
+    (a word made with `*`, `?` or `[` is a pattern: a `*` may stand for too many words)."""
     if not any(w.braces for w in command.words):
         return command
     words = tuple(
         made
         for w in command.words
-        for made in ([Word(b, w.dynamic, True) for b in w.braces] if w.braces else [w])
+        for made in (
+            [Word(b, w.dynamic, bool(_GLOB.search(b))) for b in w.braces] if w.braces else [w]
+        )
     )
     return replace(command, words=words)
 
