@@ -15,7 +15,9 @@ import pytest
 from gsv_core.approval.decision import Decision
 from gsv_core.approval.policy import ApprovalPolicy, CallFacts
 from gsv_core.approval.shell import parse_script
+from gsv_core.paths import resolve_paths
 from tests.approval.test_allowlist import home_secrets
+from tests.approval.test_dangerous_lines_for_real import prepare, without_approvals
 
 SECRET = "OWNER-SECRET-TOKEN"
 
@@ -452,3 +454,34 @@ def test_a_line_read_without_confidence_cannot_hide_a_secret(machine: Machine, m
     assert SECRET in machine.bash(line)
     assert machine.decide(line, mode=mode).verdict == "deny"
     assert machine.decide("cat <<EOF\nit's\nEOF\ncat README.md #'", mode=mode).verdict != "deny"
+
+
+# -- the node, alone ----------------------------------------------------------------------
+NODE_LINES = [
+    "ls \r#; rm -f {out}/canary",
+    "echo \x0c#; rm -f {out}/canary",
+    "sudo -n cat /etc/hostname",
+    "sort --files0-from=names0.lst",
+    "cat {cfg}/{{secrets,x}}.toml",
+    "builtin cd {cfg} && cat secrets.toml",
+    "cd -P {cfg} && cat secrets.toml",
+    "cat /proc/self/root{cfg}/./secrets.toml",
+    "(cd /tmp); cat {cfg}/secrets.to{{m..m}}l",
+]
+
+
+@pytest.mark.timeout(120)
+async def test_a_real_node_refuses_the_review_lines_without_an_approval(tmp_path: Path) -> None:
+    """A real node daemon, with no gateway approval at all, refuses each line itself
+    (its guard protects its own GSV_HOME): the canary lives, no secret comes back."""
+    workspace, out = prepare(tmp_path)
+    config = resolve_paths().config_dir
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "secrets.toml").write_text(f"token = '{SECRET}'\n")
+    (workspace / "names0.lst").write_text(f"{config / 'secrets.toml'}\0")
+    lines = [line.format(out=out, cfg=config) for line in NODE_LINES]
+    replies = await without_approvals(workspace, lines)
+    refused = [r for r in replies if "refused on this node" in str(r.get("error"))]
+    assert len(refused) == len(lines), [r for r in replies if r not in refused]
+    assert SECRET not in str(replies)
+    assert (out / "canary").read_text() == "alive\n"
