@@ -278,12 +278,14 @@ def _unreadable(command: SimpleCommand, stack: list[Layer]) -> str | None:
 
 def _configured(stack: list[Layer], command: SimpleCommand, ctx: LineContext) -> Decision | None:
     """The most cautious configured rule matching any layer (a deny rule for `rm` also
-    catches `sudo rm`)."""
+    catches `sudo rm`; an allow rule for `cat` does not allow `sudo cat`)."""
     found: Decision | None = None
     for layer in stack:
         if not layer.argv:
             continue
         decided = ctx.rule(SimpleCommand(words_of(layer.argv), command.writes))
+        if decided is not None and layer.privileged and decided.verdict == ALLOW:
+            continue
         if decided is not None:
             found = decided if found is None else most_cautious(found, decided)
     return found

@@ -159,6 +159,9 @@ def test_anything_run_as_another_user_asks(machine: Machine, line: str) -> None:
     """`sudo cat /etc/shadow` is a `cat`, but as root: it asks, whatever the program."""
     assert machine.decide(line).verdict == "ask"
     assert machine.decide(line, allow=["cat"]).verdict == "ask"
+    configured = [{"id": "c", "tool": "*__Bash", "programs": ["cat", "grep", "ls"],
+                   "decision": "allow"}]  # fmt: skip
+    assert machine.decide(line, rules=configured).verdict == "ask"
 
 
 def test_a_privileged_wrapper_still_shows_a_deny_rule_its_command() -> None:
