@@ -463,8 +463,8 @@ def _brace_groups(text: str, special: bytearray) -> dict[int, _Group]:
 
 
 def _sequence(inside: str) -> list[str] | None:
-    """`1..3` -> 1 2 3, `a..e..2` -> a c e, `01..3` -> 01 02 03; None when not a sequence
-    or longer than MAX_BRACE_WORDS (then it stands for any word)."""
+    """`1..3` -> 1 2 3, `a..e..2` -> a c e, `01..3` -> 01 02 03; None when not a sequence,
+    and a `*` (standing for any word) when longer than MAX_BRACE_WORDS."""
     found = _SEQUENCE.fullmatch(inside)
     if found is None:
         return None
