@@ -30,7 +30,15 @@ from gsv_core.approval.protected import (
     SecretCheck,
     kills_gsv,
 )
-from gsv_core.approval.shell import ShellParse, SimpleCommand, Word, parse_script, words_of
+from gsv_core.approval.shell import (
+    ASSIGNMENT,
+    ShellParse,
+    SimpleCommand,
+    Word,
+    expand_braces,
+    parse_script,
+    words_of,
+)
 from gsv_core.approval.wrappers import unwrap
 
 ALLOWLIST, DENYLIST, OFF = "allowlist", "denylist", "off"
@@ -42,6 +50,8 @@ HARMLESS_WRITES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 NETWORK_FILES = ("/dev/tcp/", "/dev/udp/")  # bash opens a connection for these
 UNSURE = frozenset({"eval", "source", ".", "exec", "alias"})
 MAX_UNWRAP = 8
+_RUN = re.compile(r"[^\s'\"`;&|()<>{},=:]+")  # a path-like run of a line's characters
+_PATTERN = re.compile(r"[*?\[]")
 SUMMARY_CHARS = 1000  # of a line too long to read: the prompt shows its start
 
 
@@ -76,6 +86,8 @@ def judge_line(script: str, ctx: LineContext) -> Decision:
         return Decision(ASK, reason, None, script[:SUMMARY_CHARS] + "...")
     parsed = parse_script(script)
     denied = _protection(parsed, ctx)
+    if denied is None and not parsed.confident and _names_a_secret(script, ctx.secrets):
+        denied = SECRETS
     if denied is not None:
         return Decision(DENY, denied, "gsv-protected", script)
     if ctx.mode == DENYLIST:
@@ -99,7 +111,7 @@ def layers(command: SimpleCommand) -> Iterator[Layer]:
         if inner.problem is not None:
             return
         if not inner.argv:  # `command -v git`, a bare `nohup`: runs nothing more
-            yield Layer((), privileged, blind)
+            yield Layer((), privileged or inner.privileged, blind)
             return
         argv, privileged = inner.argv, privileged or inner.privileged
         blind = blind or inner.unseen_args
@@ -109,16 +121,46 @@ def layers(command: SimpleCommand) -> Iterator[Layer]:
 # -- protections (every mode) ---------------------------------------------------------
 def _protection(parsed: ShellParse, ctx: LineContext) -> str | None:
     check = ctx.secrets
-    for command in parsed.commands:
-        for layer in layers(command):
-            if layer.argv and kills_gsv(layer.argv, ctx.pids):
-                return KILLS
+    for command in map(expand_braces, parsed.commands):  # `{secrets,x}.toml` is two files
+        stack = list(layers(command))
+        if any(layer.argv and kills_gsv(layer.argv, ctx.pids) for layer in stack):
+            return KILLS
+        if command.joined != "&&":
+            check.chain_ends()
         if _touches(command, check):
             return SECRETS
-        if command.program in ("cd", "pushd", "popd"):
-            target = command.argv if command.program != "popd" else ("popd", "-")
-            check.change_dir(target, any(w.glob or w.dynamic for w in command.words))
+        _follow_cd(command, stack, check)
     return None
+
+
+def _names_a_secret(script: str, check: SecretCheck) -> bool:
+    """A line read without confidence may hide commands from the reader (a heredoc body
+    holding a quote, say): any run of characters in it naming a secret refuses it."""
+    for run in _RUN.findall(script):
+        pattern = bool(_PATTERN.search(run))
+        named = pattern or "proc" in run or any(name in run for name in check.names)
+        if named and check.touches(run, pattern):  # (only these can touch: kept fast)
+            return True
+    return False
+
+
+def _follow_cd(command: SimpleCommand, stack: list[Layer], check: SecretCheck) -> None:
+    """Tell the secret check where a `cd`, `pushd` or `popd` goes: also `builtin cd`,
+    `command cd` and `time cd`, which run the shell's own. Through any other wrapper
+    (`env cd`, `nice cd`) a `cd` program runs that cannot move the shell; still, the
+    directory is then unknown rather than guessed."""
+    moves = [layer for layer in stack if layer.argv and _is_cd(layer.argv[0])]
+    if not moves:
+        return
+    wrappers = [allowlist.program_name(layer.argv[0]) for layer in stack[:-1]]
+    builtin = all(w in ("builtin", "command") or (w == "time" and i == 0)
+                  for i, w in enumerate(wrappers))  # fmt: skip
+    unsure = any(w.glob or w.dynamic for w in command.words) or not builtin
+    check.change_dir(moves[-1].argv, unsure or moves[-1] is not stack[-1], command.shared)
+
+
+def _is_cd(word: str) -> bool:
+    return allowlist.program_name(word) in ("cd", "pushd", "popd")
 
 
 def _touches(command: SimpleCommand, check: SecretCheck) -> bool:
@@ -127,13 +169,26 @@ def _touches(command: SimpleCommand, check: SecretCheck) -> bool:
         return True
     if any(check.touches(w.text, w.glob) for w in (*command.words, *command.assignments)):
         return True
+    tilde = [p for w in command.words[1:] for p in _tilde_values(w.text)]
+    if any(check.touches(p) for p in tilde):
+        return True
     final = list(layers(command))[-1].argv
     name = allowlist.program_name(final[0]) if final else None
     if name in NAMES_ONLY and (name != "find" or allowlist.judge(command, final) is None):
         return False
     if any(check.covers(_value(w.text), w.glob) for w in command.words[1:]):
         return True
+    if any(check.covers(p) for p in tilde):
+        return True
     return name in RECURSIVE_SEARCHERS and _implicit_cwd(final) and check.covers(".")
+
+
+def _tilde_values(word: str) -> list[str]:
+    """bash expands `~` after the `=` (and each `:`) of an argument shaped like an
+    assignment: `dd if=~/.config/gsv/secrets.toml` reads the secret store."""
+    if not ASSIGNMENT.match(word):
+        return []
+    return [p for p in word.split("=", 1)[1].split(":") if p.startswith("~")]
 
 
 def _value(word: str) -> str:
@@ -184,6 +239,11 @@ def _allowlist_command(command: SimpleCommand, ctx: LineContext) -> tuple[Decisi
     last = stack[-1]
     if configured is not None:
         return configured, None
+    if last.privileged:
+        # the read-only table is about the owner's own files: as root, `cat` reads
+        # /etc/shadow and `grep -r` every user's keys, so nothing runs unasked
+        wrapper = next(stack[i - 1].argv[0] for i, layer in enumerate(stack) if layer.privileged)
+        return Decision(ask, f"{wrapper} runs it as another user (root)"), None
     if not last.argv:
         return _runs_nothing(stack, ask), None
     if not last.privileged and any(always.covers(r, last.argv) for r in ctx.allow_rules):
@@ -218,12 +278,14 @@ def _unreadable(command: SimpleCommand, stack: list[Layer]) -> str | None:
 
 def _configured(stack: list[Layer], command: SimpleCommand, ctx: LineContext) -> Decision | None:
     """The most cautious configured rule matching any layer (a deny rule for `rm` also
-    catches `sudo rm`)."""
+    catches `sudo rm`; an allow rule for `cat` does not allow `sudo cat`)."""
     found: Decision | None = None
     for layer in stack:
         if not layer.argv:
             continue
         decided = ctx.rule(SimpleCommand(words_of(layer.argv), command.writes))
+        if decided is not None and layer.privileged and decided.verdict == ALLOW:
+            continue
         if decided is not None:
             found = decided if found is None else most_cautious(found, decided)
     return found

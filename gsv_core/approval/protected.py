@@ -19,7 +19,7 @@ import fnmatch
 import functools
 import os
 import posixpath
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,6 +34,10 @@ NAMES_ONLY = frozenset({"ls", "du", "df", "stat", "file", "tree", "cd", "pushd",
     "readlink", "basename", "dirname", "pwd", "echo", "printf", "test", "[", "which", "type",
     "find"})  # fmt: skip
 RECURSIVE_SEARCHERS = frozenset({"rg", "ag", "ack", "grep", "egrep", "fgrep"})
+# a process's links under /proc/PID: root is followed (it is `/`); the others lead to
+# places gsv cannot see (its cwd, its open files, including the gateway's database)
+PROC_LINKS = ("root", "cwd", "fd", "map_files")
+MAX_PLACES = 8  # directories a line's shell may be in; beyond, one of them is unknown
 # tails matched anywhere in a word, whatever the root (a node's paths may differ)
 TAILS = ("gsv/secrets.toml", "gsv/gsv.db")
 
@@ -54,15 +58,23 @@ def protected_files(paths: GsvPaths, database: Path | str, pids: Iterable[int]) 
 
 class SecretCheck:
     """Judges words against the protected paths, resolving relative ones against `cwd`.
-    After a `cd` it cannot follow (`cd -`, `cd ~/.c*/gsv`) the directory is unknown:
+    After a `cd` it cannot follow (`cd ~/.c*/gsv`, `popd`) the directory is unknown:
     then a relative word naming a secret file's name touches it, and a searcher given
-    no path covers it."""
+    no path covers it. So is `~-` (bash's $OLDPWD) before any `cd`.
+
+    A `cd` may also leave the shell where it was: when it fails (`cd /nowhere; cat x`),
+    or runs in a subshell, a pipe or the background (`(cd /tmp); cat x`). Then a word
+    is judged from every directory the shell may be in (`others`); after `cd X && ...`
+    only from X until the `&&` chain ends."""
 
     def __init__(self, protected: Protected, cwd: str | None) -> None:
         self.protected = protected
         self.absolute, self.names = _layout(protected)
         self.cwd = _norm(cwd) if cwd else None
         self.lost = False  # a `cd` went somewhere unknown
+        self.previous: str | None = None  # `~-` and `cd -`; unknown until a `cd`
+        self.others: list[str | None] = []  # other directories the shell may be in
+        self.failed: list[str | None] = []  # where it is if the `&&` chain's cd failed
 
     def touches(self, word: str, glob: bool = False) -> bool:
         """`word` names a secret file (or could, as a pattern)."""
@@ -70,40 +82,88 @@ class SecretCheck:
             return False
         if any(p in word for p in self.protected.secret_paths):
             return True
-        resolved = self.resolve(word)
+        return any(self._touches(word, glob, cwd, lost) for cwd, lost in self._places())
+
+    def covers(self, word: str, glob: bool = False) -> bool:
+        """`word` names a directory above a secret file (or could, as a pattern)."""
+        return any(self._covers(word, glob, cwd, lost) for cwd, lost in self._places())
+
+    def _places(self) -> list[tuple[str | None, bool]]:
+        """Each directory the shell may be in, and whether it is unknown."""
+        if not self.others:
+            return [(self.cwd, self.lost)]
+        return [(self.cwd, self.lost), *((d, d is None) for d in self.others)]
+
+    def _touches(self, word: str, glob: bool, cwd: str | None, lost: bool) -> bool:
+        resolved = self.resolve(word, cwd)
         if resolved is None:
-            return self.lost and posixpath.basename(word) in self.names
+            unknown = lost or word.startswith("~-")
+            return unknown and posixpath.basename(word) in self.names
+        if _through_proc(resolved, glob):
+            return True
         if glob:
             return any(fnmatch.fnmatchcase(p, resolved) for p in self.absolute)
         return any(resolved == p or resolved.startswith(p + "-") for p in self.absolute)
 
-    def covers(self, word: str, glob: bool = False) -> bool:
-        """`word` names a directory above a secret file (or could, as a pattern)."""
-        resolved = self.resolve(word) if word else None
+    def _covers(self, word: str, glob: bool, cwd: str | None, lost: bool) -> bool:
+        resolved = self.resolve(word, cwd) if word else None
         if resolved is None:
-            return self.lost and word.rstrip("/") in (".", "..")
+            return word.startswith("~-") or (lost and word.rstrip("/") in (".", ".."))
+        if _through_proc(resolved, glob):
+            return True
         if glob:
             return any(fnmatch.fnmatchcase(d, resolved) for p in self.absolute for d in _dirs(p))
         prefix = resolved.rstrip("/") + "/"
         return any(p.startswith(prefix) for p in self.absolute)
 
-    def resolve(self, word: str) -> str | None:
+    def resolve(self, word: str, cwd: str | None) -> str | None:
         if "HOME" in word:
             home = os.path.expanduser("~")
             word = word.replace("${HOME}", home).replace("$HOME", home)
+        if word.startswith(("~+", "~-")):  # bash's $PWD and $OLDPWD
+            directory = cwd if word[1] == "+" else self.previous
+            rest = word[2:]
+            if directory is None or (rest and not rest.startswith("/")):
+                return None
+            return _norm(directory + rest)
         if word.startswith("~"):
-            return _norm(os.path.expanduser(word))
+            word = os.path.expanduser(word)  # (`~nobody/x` stays as written, as in bash)
         if word.startswith("/"):
             return _norm(word)
-        if self.cwd is None or "$" in word:
+        if cwd is None or "$" in word:
             return None
-        return _norm(posixpath.join(self.cwd, word))
+        return _norm(posixpath.join(cwd, word))
 
-    def change_dir(self, argv: tuple[str, ...], glob: bool) -> None:
-        """Follow `cd` for later relative words (`cd ~/.config/gsv && cat secrets.toml`)."""
-        target = argv[1] if len(argv) > 1 else "~"
-        self.cwd = None if target == "-" or glob else self.resolve(target)
-        self.lost = self.cwd is None
+    def chain_ends(self) -> None:
+        """A command not joined by `&&`: it runs even if the chain's `cd` failed."""
+        self.others.extend(self.failed)
+        self.failed.clear()
+
+    def change_dir(self, argv: tuple[str, ...], unsure: bool, shared: bool = True) -> None:
+        """Follow `cd [-L|-P|-e|-@]... [--] DIR`, `cd -` and `pushd DIR` for later relative
+        words (`cd ~/.config/gsv && cat secrets.toml`). `unsure` (a pattern, a variable, a
+        wrapper that may run another `cd`), `popd`, `pushd` of a stack entry and extra
+        operands lose the directory."""
+        program, args = posixpath.basename(argv[0]), list(argv[1:])
+        options = set("LPe@") if program == "cd" else set()
+        while args and len(args[0]) > 1 and args[0][0] == "-" and set(args[0][1:]) <= options:
+            args.pop(0)
+        dashed = args[:1] == ["-"]
+        unknown = bool(args) and args[0][:1] == "-" and args[0] not in ("-", "--")
+        if args[:1] == ["--"]:
+            args.pop(0)
+        target = "~-" if dashed else args[0] if args else "~"
+        # popd, and pushd without a directory or with a stack entry (+N, -N), rotate the
+        # directory stack; its entries are not followed
+        stacked = program == "popd" or (program == "pushd" and (not args or args[0][:1] in "+-"))
+        unsure = unsure or unknown or stacked or len(args) > 1
+        followed = None if unsure else self.resolve(target, self.cwd)
+        # it may fail, and outside the line's own shell it lasts only in its subshell
+        (self.failed if shared else self.others).append(None if self.lost else self.cwd)
+        if len(self.others) + len(self.failed) > MAX_PLACES:
+            self.others, self.failed = [None], []
+        self.previous, self.cwd = self.cwd, followed
+        self.lost = followed is None
 
 
 @functools.lru_cache(maxsize=16)
@@ -123,7 +183,46 @@ def kills_gsv(argv: tuple[str, ...], pids: frozenset[int]) -> bool:
 
 
 def _norm(path: str) -> str:
-    return posixpath.normpath(path) if path else path
+    """normpath, except that `/proc/PID/root` (and `/proc/PID/task/TID/root`) is `/`: it is
+    that process's view of the root, and the kernel follows it before a `..` after it
+    (`/proc/self/root/../home/u` is `/home/u`, not `/proc/self/home/u`)."""
+    if not path.startswith("/") or "proc" not in path:
+        return posixpath.normpath(path) if path else path
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part == "..":
+            if parts:
+                parts.pop()
+        elif part not in ("", "."):
+            parts.append(part)
+            if _proc_link(parts) == "root":
+                parts = []
+    return "/" + "/".join(parts)
+
+
+def _proc_link(parts: list[str], match: Callable[[str, str], bool] = str.__eq__) -> str | None:
+    """Which of a process's links (`root`, `cwd`, `fd`, `map_files`) `/`-separated `parts`
+    pass through: `/proc/self/cwd/x` passes through `cwd`. `match(name, part)` compares
+    one name with one part (a pattern's part, for globs)."""
+    if not parts or not match("proc", parts[0]):
+        return None
+    for index in (2, 4):  # /proc/PID/LINK, /proc/PID/task/TID/LINK
+        if len(parts) > index and (index == 2 or match("task", parts[2])):
+            found = next((n for n in PROC_LINKS if match(n, parts[index])), None)
+            if found:
+                return found
+    return None
+
+
+def _through_proc(resolved: str, glob: bool) -> bool:
+    """A path through another process's working directory, open files or mapped files
+    (or, as a pattern, through any of its links): gsv cannot tell where it leads."""
+    if not glob and not resolved.startswith("/proc/"):
+        return False
+    parts = [p for p in resolved.split("/") if p]
+    if glob:
+        return _proc_link(parts, lambda name, part: fnmatch.fnmatchcase(name, part)) is not None
+    return _proc_link(parts) is not None
 
 
 def _dirs(path: str) -> list[str]:

@@ -9,29 +9,41 @@ reader was quadratic.
 
 It does not try to understand everything bash does. Whatever it cannot read with
 confidence -- heredocs, line continuations, `$'...'` quoting, control structures, function
-definitions, unbalanced quotes or parentheses -- it records as a doubt (`confident=False`),
-and the policy asks a human instead of guessing. Words that bash would change before
-running them (`$VAR`, `$(...)`, unquoted globs) are marked, so the allowlist can refuse to
-vouch for them.
+definitions, unbalanced quotes or parentheses, control characters other than tab and
+newline -- it records as a doubt (`confident=False`), and the policy asks a human instead
+of guessing. Words that bash would change before running them (`$VAR`, `$(...)`, unquoted
+globs) are marked, so the allowlist can refuse to vouch for them; for brace expansion
+(`{a,b}`, `{1..3}`) the words bash makes are kept, for the secret check.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
-from dataclasses import dataclass, field
+from bisect import bisect_left
+from dataclasses import dataclass, field, replace
 
 MAX_DEPTH = 6
 KEYWORDS = frozenset({"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done",
     "case", "esac", "select", "function", "coproc", "{", "}", "[[", "]]", "!"})  # fmt: skip
+# reserved words after which bash reads a command: `{ cd DIR; }` runs `cd DIR`
+_PREFIXES = frozenset({"{", "!", "if", "then", "elif", "else", "while", "until", "do"})
 ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 # a run of characters with no meaning to the shell; read in one step (what keeps it fast)
-_PLAIN = re.compile(r"[^\s'\"\\$`;&|()<>*?\[{]+")
+_PLAIN = re.compile(r"[^ \t\n'\"\\$`;&|()<>*?\[{]+")
+_GLOB = re.compile(r"[*?\[]")
 _DOUBLE_PLAIN = re.compile(r'[^"\\$`]+')
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
-_BLANKS = frozenset(" \t\r")
+# bash separates words with space and tab only: a carriage return, a form feed or a
+# non-breaking space is an ordinary character of a word (`ls \r#` is not a comment)
+_BLANKS = frozenset(" \t")
 _REDIRECT = re.compile(r"<<<|<<-|<<|<>|<&|<|>>|>&|>\||>")
-_ENDS_WORD = frozenset(" \t\r\n;&|()<>")
+_ENDS_WORD = frozenset(" \t\n;&|()<>")
+# control characters other than tab and newline: bash reads them as parts of words (and
+# drops NUL from what it reads on stdin), but the approval prompt a human reads may not
+# show them -- a carriage return makes a terminal write the rest over the start
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 @dataclass(frozen=True)
@@ -39,6 +51,7 @@ class Word:
     text: str  # quotes removed; expansions kept as written (`$HOME/x`)
     dynamic: bool = False  # bash changes it before running: `$...`, `$(...)`, backticks
     glob: bool = False  # an unquoted `*`, `?`, `[` or `{`: may become other words
+    braces: tuple[str, ...] = ()  # the words bash's brace expansion makes of it, if any
 
 
 @dataclass(frozen=True)
@@ -47,6 +60,11 @@ class SimpleCommand:
     writes: tuple[str, ...] = ()  # targets of output redirections (`>`, `>>`, `&>` ...)
     reads: tuple[str, ...] = ()  # targets of input redirections (`<`)
     assignments: tuple[Word, ...] = ()  # leading NAME=value
+    # the separator before it (`&&`: it runs only when the command before succeeded) and
+    # whether it runs in the line's own shell (not in `( )`, `$( )`, a pipe or with `&`):
+    # what a `cd` there changes for the commands after it
+    joined: str = ""
+    shared: bool = True
 
     @property
     def argv(self) -> tuple[str, ...]:
@@ -75,10 +93,27 @@ class ShellParse:
 
 def parse_script(script: str) -> ShellParse:
     result = ShellParse()
+    if _CONTROL.search(script):
+        result.doubt("a control character (carriage return, NUL, form feed ...)")
     _Lexer(script, result, 0).read_commands(stop=None)
     if not result.commands and result.confident and script.strip():
         result.doubt("no command found")
     return result
+
+
+def expand_braces(command: SimpleCommand) -> SimpleCommand:
+    """The command as bash runs it after brace expansion: `cat ~/{a,b}` is `cat ~/a ~/b`
+    (a word made with `*`, `?` or `[` is a pattern: a `*` may stand for too many words)."""
+    if not any(w.braces for w in command.words):
+        return command
+    words = tuple(
+        made
+        for w in command.words
+        for made in (
+            [Word(b, w.dynamic, bool(_GLOB.search(b))) for b in w.braces] if w.braces else [w]
+        )
+    )
+    return replace(command, words=words)
 
 
 def words_of(argv: list[str] | tuple[str, ...]) -> tuple[Word, ...]:
@@ -93,6 +128,7 @@ class _Lexer:
     def __init__(self, src: str, result: ShellParse, depth: int, pos: int = 0) -> None:
         self.src, self.result, self.depth, self.pos = src, result, depth, pos
         self.parens = 0
+        self.joined = ""  # the last separator read
 
     # -- commands ---------------------------------------------------------------------
     def read_commands(self, stop: str | None) -> None:
@@ -114,6 +150,8 @@ class _Lexer:
         writes: list[str] = []
         reads: list[str] = []
         closed = False
+        joined, ended = self.joined, ""
+        apart = self.depth > 0 or self.parens > 0 or joined in ("|", "|&")
         while self.pos < len(self.src):
             char = self.src[self.pos]
             if char in _BLANKS:
@@ -124,6 +162,7 @@ class _Lexer:
             elif char in "\n;&|":
                 if self._separator(writes):
                     continue
+                ended = self.joined
                 break
             elif char == "(":
                 self._open_paren(bool(words or assignments))
@@ -137,11 +176,15 @@ class _Lexer:
                 word, fd = self._word()
                 if fd is not None:
                     self._redirection(writes, reads)  # `2>x` writes x too
+                elif not (words or assignments or word.dynamic) and word.text in _PREFIXES:
+                    self.result.doubt(f"shell control structure {word.text!r}")
                 elif not words and ASSIGNMENT.match(word.text):
                     assignments.append(word)
                 else:
                     words.append(word)
-        self._finish(words, assignments, writes, reads)
+        shared = not (apart or self.parens > 0 or ended in ("|", "|&", "&"))
+        self._finish(SimpleCommand(tuple(words), tuple(writes), tuple(reads),
+                                   tuple(assignments), joined, shared))  # fmt: skip
         return closed
 
     def _separator(self, writes: list[str]) -> bool:
@@ -154,7 +197,8 @@ class _Lexer:
         two = src[pos : pos + 2]
         if two == ";&" or two == ";;":
             self.result.doubt("case statement")
-        self.pos += 2 if two in ("&&", "||", "|&", ";;", ";&") else 1
+        self.joined = two if two in ("&&", "||", "|&", ";;", ";&") else src[pos]
+        self.pos += len(self.joined)
         return False
 
     def _open_paren(self, after_words: bool) -> None:
@@ -175,18 +219,17 @@ class _Lexer:
         self.result.doubt("unbalanced ')'")
         return False
 
-    def _finish(
-        self, words: list[Word], assignments: list[Word], writes: list[str], reads: list[str]
-    ) -> None:
-        if not (words or assignments or writes or reads):
+    def _finish(self, command: SimpleCommand) -> None:
+        words = command.words
+        if not (words or command.assignments or command.writes or command.reads):
             return
         if words and not words[0].dynamic and words[0].text in KEYWORDS:
             self.result.doubt(f"shell control structure {words[0].text!r}")
         if words and words[0].dynamic:
             self.result.doubt("the command name comes from a variable or substitution")
-        self.result.commands.append(
-            SimpleCommand(tuple(words), tuple(writes), tuple(reads), tuple(assignments))
-        )
+        if words and words[0].braces:
+            self.result.doubt("the command name comes from a brace expansion")
+        self.result.commands.append(command)
 
     # -- redirections -----------------------------------------------------------------
     def _redirection(self, writes: list[str], reads: list[str]) -> None:
@@ -207,10 +250,11 @@ class _Lexer:
             self.result.doubt("a redirection target that bash expands")
         if op.endswith("&") and _fd_like(target.text):
             return  # `2>&1`, `<&0`, `>&-`: file descriptors, not files
+        names = target.braces or (target.text,)  # `< a{b..b}` reads `ab`
         if op in ("<", "<&", "<>"):
-            reads.append(target.text)
+            reads.extend(names)
         if ">" in op:
-            writes.append(target.text)
+            writes.extend(names)
 
     def _target(self) -> Word | None:
         while self.pos < len(self.src) and self.src[self.pos] in _BLANKS:
@@ -224,7 +268,8 @@ class _Lexer:
         """A word, and the file descriptor it names when it is `2` in `2>`."""
         src = self.src
         parts: list[str] = []
-        dynamic = glob = quoted = False
+        literal: set[int] = set()  # parts brace expansion leaves alone: quoted, `$...`
+        dynamic = glob = quoted = braced = False
         while self.pos < len(src):
             if self._take(_PLAIN, parts):
                 continue
@@ -246,10 +291,13 @@ class _Lexer:
                 parts.append(self._expansion())
                 dynamic = True
             else:  # * ? [ {
-                glob = True
+                glob, braced = True, braced or char == "{"
                 parts.append(char)
                 self.pos += 1
-        return Word("".join(parts), dynamic, glob), None
+                continue
+            literal.add(len(parts) - 1)
+        braces = _brace_words(parts, literal) if braced else ()
+        return Word("".join(parts), dynamic, glob, braces), None
 
     def _take(self, plain: re.Pattern[str], parts: list[str]) -> bool:
         """Move a run of `plain` characters at the position into `parts`; False if none.
@@ -347,6 +395,119 @@ class _Lexer:
             if depth == 0:
                 break
         self.pos = pos
+
+
+# -- brace expansion (`a{b,c}`, `{1..3}`), for the secret check -------------------------
+MAX_BRACE_WORDS = 64
+_BRACE_MARKS = re.compile(r"[{},]")
+_SEQUENCE = re.compile(
+    r"([-+]?\d+)\.\.([-+]?\d+)(?:\.\.([-+]?\d+))?|([A-Za-z])\.\.([A-Za-z])(?:\.\.([-+]?\d+))?"
+)
+# a group: its closing `}`, its own commas, and for `{x..y}` the words it makes
+_Group = tuple[int, list[int], list[str] | None]
+
+
+def _brace_words(parts: list[str], literal: set[int]) -> tuple[str, ...]:
+    """The words bash's brace expansion makes of a word (none: it makes none). Beyond
+    MAX_BRACE_WORDS every outermost group becomes a `*`, one pattern standing for all of
+    them (the secret check matches patterns). Linear in the word's length, plus the words
+    made."""
+    text = "".join(parts)
+    special = bytearray(len(text))  # 1 where a character is unquoted
+    pos = 0
+    for index, part in enumerate(parts):
+        if index not in literal:
+            special[pos : pos + len(part)] = b"\x01" * len(part)
+        pos += len(part)
+    groups = _brace_groups(text, special)
+    if not groups:
+        return ()
+    starts = sorted(groups)
+    made = _expand(text, groups, starts, 0, len(text))
+    if made is not None:
+        return tuple(made)
+    collapsed, pos, k = [], 0, 0
+    while k < len(starts):  # the outermost groups, each a `*`
+        collapsed.append(text[pos : starts[k]] + "*")
+        pos = groups[starts[k]][0] + 1
+        k = bisect_left(starts, pos)
+    return ("".join(collapsed) + text[pos:],)
+
+
+def _brace_groups(text: str, special: bytearray) -> dict[int, _Group]:
+    """Unquoted `{...}` with a comma of their own, or a sequence `{x..y[..step]}`, by where
+    they open (matched as bash does: the innermost `{` first)."""
+    close: dict[int, int] = {}
+    commas: dict[int, list[int]] = {}
+    stack: list[int] = []
+    for mark in _BRACE_MARKS.finditer(text):
+        at = mark.start()
+        if not special[at]:
+            continue
+        if text[at] == "{":
+            stack.append(at)
+        elif text[at] == "}":
+            if stack:
+                close[stack.pop()] = at
+        elif stack:
+            commas.setdefault(stack[-1], []).append(at)
+    groups: dict[int, _Group] = {}
+    for start, end in close.items():
+        if commas.get(start):
+            groups[start] = (end, commas[start], None)
+        elif end - start < 48 and all(special[start:end]):  # (a sequence is short)
+            sequence = _sequence(text[start + 1 : end])
+            if sequence is not None:
+                groups[start] = (end, [], sequence)
+    return groups
+
+
+def _sequence(inside: str) -> list[str] | None:
+    """`1..3` -> 1 2 3, `a..e..2` -> a c e, `01..3` -> 01 02 03; None when not a sequence,
+    and a `*` (standing for any word) when longer than MAX_BRACE_WORDS."""
+    found = _SEQUENCE.fullmatch(inside)
+    if found is None:
+        return None
+    numbers, first, last = found.group(1) is not None, found.group(1, 4), found.group(2, 5)
+    step = abs(int(found.group(3) or found.group(6) or 1)) or 1
+    low, high = (int(first[0]), int(last[0])) if numbers else (ord(first[1]), ord(last[1]))
+    if abs(high - low) // step >= MAX_BRACE_WORDS:
+        return ["*"]
+    values = range(low, high + 1, step) if low <= high else range(low, high - 1, -step)
+    if not numbers:
+        return [chr(v) for v in values]
+    padded = first[0].lstrip("+-").startswith("0") or last[0].lstrip("+-").startswith("0")
+    width = max(len(first[0]), len(last[0])) if padded else 0
+    return [f"{v:0{width}d}" for v in values]
+
+
+def _expand(
+    text: str, groups: dict[int, _Group], starts: list[int], low: int, high: int, depth: int = 0
+) -> list[str] | None:
+    """The words text[low:high] makes, or None when more than MAX_BRACE_WORDS or nested
+    deeper than MAX_DEPTH (each level copies at most MAX_BRACE_WORDS words)."""
+    if depth > MAX_DEPTH:
+        return None
+    made, pos = [""], low
+    k = bisect_left(starts, low)
+    while k < len(starts) and starts[k] < high:
+        start = starts[k]
+        end, commas, sequence = groups[start]
+        options = sequence
+        if options is None:
+            options = []
+            bounds = [start, *commas, end]
+            for left, right in itertools.pairwise(bounds):
+                inner = _expand(text, groups, starts, left + 1, right, depth + 1)
+                if inner is None or len(options) + len(inner) > MAX_BRACE_WORDS:
+                    return None
+                options.extend(inner)
+        if len(made) * len(options) > MAX_BRACE_WORDS:
+            return None
+        made = [m + text[pos:start] + o for m in made for o in options]
+        pos = end + 1
+        k = bisect_left(starts, pos)
+    return [m + text[pos:high] for m in made]
 
 
 def _fd_like(text: str) -> bool:

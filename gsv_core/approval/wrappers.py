@@ -1,5 +1,6 @@
-"""Programs that run another program: `sudo`, `env`, `nice`, `timeout`, `xargs`, `nohup`,
-`setsid`, `flock`, `stdbuf`, `ionice`, `taskset`, `time`, `command`, `builtin`, `exec`.
+"""Programs that run another program: `sudo`, `doas`, `pkexec`, `run0`, `env`, `nice`,
+`timeout`, `xargs`, `nohup`, `setsid`, `flock`, `stdbuf`, `ionice`, `taskset`, `time`,
+`command`, `builtin`, `exec`.
 
 `unwrap()` reads a wrapper's own options and returns the command it runs, so the
 approval policy judges that command (`setsid rm x` is an `rm`). It reads options
@@ -24,7 +25,7 @@ class Unwrapped:
 
     argv: tuple[str, ...] = ()
     problem: str | None = None  # why the wrapper itself cannot be vouched for
-    privileged: bool = False  # sudo/doas: the owner's rules never extend to root
+    privileged: bool = False  # sudo, doas, pkexec, run0: always asks (lines.py)
     unseen_args: bool = False  # xargs: more arguments arrive on stdin
     assignments: tuple[str, ...] = ()  # env NAME=value
     writes: tuple[str, ...] = ()  # flock's lock file, created if missing
@@ -74,6 +75,8 @@ STDBUF = _opts("", "-i -o -e --input --output --error")
 IONICE = _opts("-t --ignore", "-c -n --class --classdata", "-p -P -u --pid --pgid --uid")
 TASKSET = _opts("-c -a --cpu-list --all-tasks", "", "-p --pid")
 TIME = _opts("-p -v -q --portability --verbose --quiet", "-f --format", "-o -a --output --append")
+PKEXEC = _opts("--disable-internal-agent --keep-cwd", "--user")
+RUN0 = _opts("--no-ask-password", "-u -g -D --user --group --chdir")
 COMMAND = _opts("-p", "", "-v -V")
 EXEC = _opts("-c -l", "-a")
 NOTHING = _opts()
@@ -183,6 +186,8 @@ def _command(words: list[str]) -> Unwrapped:
 _READERS: dict[str, Callable[[list[str]], Unwrapped]] = {
     "sudo": _simple(SUDO, privileged=True),
     "doas": _simple(SUDO, privileged=True),
+    "pkexec": _simple(PKEXEC, privileged=True),
+    "run0": _simple(RUN0, privileged=True),
     "env": _env,
     "nice": _simple(NICE),
     "timeout": _timeout,

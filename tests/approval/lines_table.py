@@ -258,7 +258,6 @@ SAFE = [
     "ls -la | grep py | wc -l",
     "cat README.md | sort | uniq -c | sort -rn | head",
     "ps aux | grep python",
-    "sudo ls -la /root",
     "nice -n 10 grep x README.md",
     "timeout 10 cat README.md",
     "nohup ls",
