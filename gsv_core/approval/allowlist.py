@@ -163,6 +163,13 @@ INTERPRETERS = frozenset(
     """)
 )
 SHELL_STATE = frozenset(_names("eval source . alias unalias export set shopt trap"))
+# builtins that may take `--help` or `--version` for a file to run or a command to find,
+# not for the option every program prints text for: zsh's `source --help` runs ./--help
+# (a file a Write in the workspace made), zsh's `noglob --help` runs a program of that
+# name. Shells and interpreters read them as options (tested for real).
+READS_ITS_OPERAND = SHELL_STATE | frozenset(
+    _names("exec command builtin fc noglob nocorrect autoload emulate sched coproc")
+)
 
 
 def _reason(program: str) -> str:
@@ -181,7 +188,8 @@ def judge(command: SimpleCommand, argv: tuple[str, ...], blind: bool = False) ->
     program = program_name(argv[0])
     if program is None:
         return f"{argv[0]} is a script or a program outside the system directories"
-    if len(argv) == 2 and argv[1] in ("--version", "--help") and not blind:
+    asks_for_text = len(argv) == 2 and argv[1] in ("--version", "--help")
+    if asks_for_text and not blind and program not in READS_ITS_OPERAND:
         return None
     spec = TABLE.get(program)
     if spec is None:
