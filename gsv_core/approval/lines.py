@@ -172,6 +172,9 @@ def _touches(command: SimpleCommand, check: SecretCheck) -> bool:
     tilde = [p for w in command.words[1:] for p in _tilde_values(w.text)]
     if any(check.touches(p) for p in tilde):
         return True
+    # `dd if=/proc/1/environ`, `--file=/x`: the path after the `=` is read as any other
+    if any(check.touches(p, w.glob) for w in command.words[1:] for p in _values(w.text)):
+        return True
     final = list(layers(command))[-1].argv
     name = allowlist.program_name(final[0]) if final else None
     if name in NAMES_ONLY and (name != "find" or allowlist.judge(command, final) is None):
@@ -189,6 +192,14 @@ def _tilde_values(word: str) -> list[str]:
     if not ASSIGNMENT.match(word):
         return []
     return [p for p in word.split("=", 1)[1].split(":") if p.startswith("~")]
+
+
+def _values(word: str) -> list[str]:
+    """The paths after the `=` of an argument: each `:`-separated part of one shaped like
+    an assignment (`if=/x`), the value of an option (`--file=/x`)."""
+    if ASSIGNMENT.match(word):
+        return word.split("=", 1)[1].split(":")
+    return [word.split("=", 1)[1]] if word.startswith("-") and "=" in word else []
 
 
 def _value(word: str) -> str:

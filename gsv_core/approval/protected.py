@@ -34,9 +34,11 @@ NAMES_ONLY = frozenset({"ls", "du", "df", "stat", "file", "tree", "cd", "pushd",
     "readlink", "basename", "dirname", "pwd", "echo", "printf", "test", "[", "which", "type",
     "find"})  # fmt: skip
 RECURSIVE_SEARCHERS = frozenset({"rg", "ag", "ack", "grep", "egrep", "fgrep"})
-# a process's links under /proc/PID: root is followed (it is `/`); the others lead to
-# places gsv cannot see (its cwd, its open files, including the gateway's database)
-PROC_LINKS = ("root", "cwd", "fd", "map_files")
+# a process's entries under /proc/PID that a path may pass through: root is followed (it
+# is `/`); the links lead to places gsv cannot see (its cwd, its open files, including the
+# gateway's database), and environ and mem hold what it was given and keeps (the
+# gateway's provider keys when they come from its environment)
+PROC_LINKS = ("root", "cwd", "fd", "map_files", "environ", "mem")
 MAX_PLACES = 8  # directories a line's shell may be in; beyond, one of them is unknown
 # tails matched anywhere in a word, whatever the root (a node's paths may differ)
 TAILS = ("gsv/secrets.toml", "gsv/gsv.db")
@@ -201,8 +203,8 @@ def _norm(path: str) -> str:
 
 
 def _proc_link(parts: list[str], match: Callable[[str, str], bool] = str.__eq__) -> str | None:
-    """Which of a process's links (`root`, `cwd`, `fd`, `map_files`) `/`-separated `parts`
-    pass through: `/proc/self/cwd/x` passes through `cwd`. `match(name, part)` compares
+    """Which of a process's entries (PROC_LINKS) `/`-separated `parts` pass through:
+    `/proc/self/cwd/x` passes through `cwd`. `match(name, part)` compares
     one name with one part (a pattern's part, for globs)."""
     if not parts or not match("proc", parts[0]):
         return None
@@ -215,8 +217,9 @@ def _proc_link(parts: list[str], match: Callable[[str, str], bool] = str.__eq__)
 
 
 def _through_proc(resolved: str, glob: bool) -> bool:
-    """A path through another process's working directory, open files or mapped files
-    (or, as a pattern, through any of its links): gsv cannot tell where it leads."""
+    """A path through another process's working directory, open files, mapped files,
+    environment or memory (or, as a pattern, any of them): gsv cannot tell where it
+    leads, or it holds what a process keeps to itself."""
     if not glob and not resolved.startswith("/proc/"):
         return False
     parts = [p for p in resolved.split("/") if p]
