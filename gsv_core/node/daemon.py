@@ -413,7 +413,10 @@ async def _deliver(client: GatewayClient, method: str, reply: dict[str, Any]) ->
 
 def _frame_safe_result(result: Any) -> Any:
     """The result with text no frame may carry replaced by U+FFFD, `note` saying so."""
-    result, replaced = replace_bad_text(result)
+    try:
+        result, replaced = replace_bad_text(result)
+    except RecursionError:  # too deep for any frame: `_deliver` says so
+        return result
     if replaced and isinstance(result, dict):
         note = result.get("note")
         result["note"] = f"{note}; {REPLACED_NOTE}" if isinstance(note, str) else REPLACED_NOTE

@@ -55,6 +55,8 @@ def replace_bad_text(data: Any) -> tuple[Any, int]:
     def clean(value: Any) -> Any:
         nonlocal count
         if isinstance(value, str):
+            if value.isascii() and "\x00" not in value:
+                return value  # the common case, without a regex scan
             value, found = _BAD_CHAR.subn(REPLACEMENT, value)
             count += found
             return value

@@ -82,6 +82,13 @@ async def test_undecodable_file_names_reach_the_gateway(
         assert "U+FFFD" in globbed["note"]
 
 
+def _nested(depth: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
 class _Unencodable(Tool[ToolParams]):
     """A tool whose result no frame can hold (a bug in a tool must not hang the call)."""
 
@@ -90,15 +97,21 @@ class _Unencodable(Tool[ToolParams]):
     capability: ClassVar[str] = "text.search"
     Params = ToolParams
 
+    def __init__(self, result: Any) -> None:
+        self.result = result
+
     async def run(self, params: ToolParams) -> Any:
-        return {"value": object()}
+        return self.result
 
 
+@pytest.mark.parametrize(
+    "result", [{"value": object()}, _nested(100_000)], ids=["not-json", "too-deep"]
+)
 async def test_a_result_the_node_cannot_send_becomes_an_error(
-    gateway: RunningGateway, tmp_path: Path
+    gateway: RunningGateway, tmp_path: Path, result: Any
 ) -> None:
     """A result that cannot be encoded is answered as an error naming the cause."""
-    async with node_and_client(gateway, tmp_path, Toolset([_Unencodable()])) as client:
+    async with node_and_client(gateway, tmp_path, Toolset([_Unencodable(result)])) as client:
         with pytest.raises(GsvError, match="Odd result could not be sent: it cannot be encoded"):
             await invoke(client, "Odd")
 
