@@ -45,7 +45,7 @@ async def test_the_node_answers_other_calls_while_a_catastrophic_grep_runs(
     """Another Grep is answered while a catastrophic one runs; cancelling it kills its child."""
     for pattern in bad_patterns(grep_tool):
         bad = asyncio.create_task(grep(grep_tool, pattern=pattern, path="bad.txt"))
-        await asyncio.sleep(0.05)  # the bad search gets going
+        await eventually(lambda: grep_tool.workers.busy)  # the bad search is under way
         other = await grep(grep_tool, pattern="hel+o", path="good.txt")
         assert other["count"] == 1
         assert not bad.done()
