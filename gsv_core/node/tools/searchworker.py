@@ -62,7 +62,13 @@ class SearchWorkers:
     async def run(self, job: dict[str, Any]) -> Any:
         """The handler's result for `job`; ToolFailed with its message when it raised
         ToolFailed, or when the search outlived the deadline."""
-        process = self._idle.pop() if self._idle else self._start()
+        reused = bool(self._idle)
+        reply = await self._ask(self._idle.pop() if reused else self._start(), job)
+        if reused and "gone" in reply:  # an idle child died meanwhile: not this job's fault
+            reply = await self._ask(self._start(), job)
+        return _result(reply)
+
+    async def _ask(self, process: subprocess.Popen[bytes], job: dict[str, Any]) -> dict[str, Any]:
         self._busy.add(process)
         try:
             async with asyncio.timeout(self.deadline):
@@ -78,11 +84,12 @@ class SearchWorkers:
             raise
         finally:
             self._busy.discard(process)
-        if "crash" not in reply and len(self._idle) < MAX_IDLE:
+        answered = "result" in reply or "error" in reply
+        if answered and len(self._idle) < MAX_IDLE:
             self._idle.append(process)
         else:
             await asyncio.to_thread(_end, process)
-        return _result(reply)
+        return reply
 
     async def close(self) -> None:
         self._finalizer()
@@ -109,7 +116,7 @@ def _ask(process: subprocess.Popen[bytes], job: dict[str, Any]) -> dict[str, Any
     except (OSError, ValueError):  # the child was killed under us
         line = b""
     if not line:
-        return {"crash": "the search process ended without an answer"}
+        return {"gone": "the search process ended without an answer"}
     reply: dict[str, Any] = json.loads(line)
     return reply
 
@@ -117,8 +124,8 @@ def _ask(process: subprocess.Popen[bytes], job: dict[str, Any]) -> dict[str, Any
 def _result(reply: dict[str, Any]) -> Any:
     if "error" in reply:
         raise ToolFailed(reply["error"])
-    if "crash" in reply:
-        raise RuntimeError(reply["crash"])  # the Toolset logs it as an internal error
+    if "result" not in reply:  # the Toolset logs it as an internal error
+        raise RuntimeError(reply.get("crash") or reply.get("gone"))
     return reply["result"]
 
 

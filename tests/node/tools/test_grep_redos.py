@@ -4,6 +4,8 @@ process, the event loop keeps serving, and a cancel or the deadline kills the ch
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -102,3 +104,19 @@ async def test_an_ordinary_grep_reuses_its_child_and_close_ends_it(workspace: Pa
     await tool.close()
     assert not tool.workers.idle
     await eventually(lambda: not alive(pid))
+
+
+async def test_an_idle_child_that_died_is_replaced(workspace: Path) -> None:
+    """A kept child killed between calls (the OOM killer, a stray kill) costs nothing but
+    a fresh start: the call still answers."""
+    (workspace / "good.txt").write_text("hello\n")
+    tool = GrepTool(Workspace(workspace), use_rg=False)
+    try:
+        await grep(tool, pattern="hello")
+        (pid,) = tool.workers.idle
+        os.kill(pid, signal.SIGKILL)
+        await eventually(lambda: not alive(pid))
+        assert (await grep(tool, pattern="hello"))["count"] == 1
+        assert tool.workers.idle != [pid]
+    finally:
+        await tool.close()
