@@ -38,6 +38,7 @@ from gsv_core.node.transfers import NodeTransfers
 from gsv_core.paths import resolve_paths
 from gsv_core.protocol import events
 from gsv_core.protocol import methods as m
+from gsv_core.protocol.frame_text import replace_bad_text
 from gsv_core.protocol.frames import EventFrame
 from gsv_core.protocol.schemas.nodes import BIN_NAME
 from gsv_core.transfer import PartJournal
@@ -47,6 +48,10 @@ log = logging.getLogger(__name__)
 OUTBOX_MAX = 2048
 MAX_LOG_LINES = 5000
 REPLY_TIMEOUT = 30.0
+REPLACED_NOTE = (
+    "characters that cannot be sent (NUL, or bytes that are not UTF-8 in a name) "
+    "are shown as U+FFFD"
+)
 
 
 def default_node_id() -> str:
@@ -308,13 +313,14 @@ class NodeDaemon:
         args = payload.get("args") or {}
         try:
             self.guard.check(tool, args, payload.get("approval"))
-            reply: dict[str, Any] = {
-                "callId": call_id,
-                "result": await self.toolset.invoke(tool, args),
-            }
+            result = _frame_safe_result(await self.toolset.invoke(tool, args))
         except GsvError as exc:
-            reply = {"callId": call_id, "error": exc.message}
-        await _answer(client, m.TOOL_RESULT, reply)
+            await _answer(client, m.TOOL_RESULT, {"callId": call_id, "error": exc.message})
+            return
+        problem = await _deliver(client, m.TOOL_RESULT, {"callId": call_id, "result": result})
+        if problem is not None:  # the call must not wait for its deadline: say why now
+            error = f"the node's {tool} result could not be sent: {problem}"
+            await _answer(client, m.TOOL_RESULT, {"callId": call_id, "error": error})
 
     def _answering(
         self,
@@ -382,12 +388,39 @@ class NodeDaemon:
 
 
 async def _answer(client: GatewayClient, method: str, reply: dict[str, Any]) -> None:
-    """Send a node's answer (`tool.result`, ...); a refusal or a lost connection is only
-    logged: the gateway's call ends on its own deadline."""
+    """Send a node's answer (`logs.result`, an error `tool.result`, ...); a refusal or a
+    lost connection is only logged: the gateway's call ends on its own deadline."""
+    problem = await _deliver(client, method, reply)
+    if problem is not None:
+        log.warning("%s not delivered: %s", method, problem)
+
+
+async def _deliver(client: GatewayClient, method: str, reply: dict[str, Any]) -> str | None:
+    """Send an answer, its text made frame-safe (`replace_bad_text`); why the gateway
+    will never take it (it refused it, or it cannot be encoded), else None. A lost
+    connection or a timeout is only logged: the gateway's call ends without us."""
     try:
-        await client.call(method, reply, timeout=REPLY_TIMEOUT)
+        await client.call(method, replace_bad_text(reply)[0], timeout=REPLY_TIMEOUT)
     except GsvError as exc:
+        if not exc.retryable:
+            return exc.message
         log.warning("%s not delivered: %s", method, exc.message)
+    except (TypeError, ValueError, RecursionError) as exc:  # not JSON: a tool's bug
+        log.error("%s cannot be encoded", method, exc_info=exc)
+        return f"it cannot be encoded as JSON ({type(exc).__name__})"
+    return None
+
+
+def _frame_safe_result(result: Any) -> Any:
+    """The result with text no frame may carry replaced by U+FFFD, `note` saying so."""
+    try:
+        result, replaced = replace_bad_text(result)
+    except RecursionError:  # too deep for any frame: `_deliver` says so
+        return result
+    if replaced and isinstance(result, dict):
+        note = result.get("note")
+        result["note"] = f"{note}; {REPLACED_NOTE}" if isinstance(note, str) else REPLACED_NOTE
+    return result
 
 
 async def _wait(stop: asyncio.Event, seconds: float) -> None:

@@ -1,7 +1,10 @@
 """Text a frame must not carry: lone surrogates, which no UTF-8 writer can
 encode (one stored in the config broke every later read), and NUL, which files, processes
 and databases refuse. Both can only arrive as JSON escapes (websockets has already checked
-the UTF-8), so a cheap search of the raw text guards the walk of the parsed frame."""
+the UTF-8), so a cheap search of the raw text guards the walk of the parsed frame.
+A sender whose text comes from outside (a node's tool output, file names that are not
+UTF-8) passes it through `replace_bad_text` first: each such character becomes U+FFFD,
+the character UTF-8 decoders already put in place of bytes they cannot read."""
 
 from __future__ import annotations
 
@@ -11,6 +14,8 @@ from typing import Any
 
 # `\ud800`-`\udfff` or `\u0000` as JSON escapes; a plain search, no parse
 _SUSPECT = re.compile(r"\\u(?:[dD][89a-fA-F][0-9a-fA-F]{2}|0000)")
+_BAD_CHAR = re.compile("[\x00\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
 # the request id, read without parsing a frame that cannot be parsed (too deep)
 _LEADING_ID = re.compile(r'"id"\s*:\s*("(?:[^"\\]|\\.){1,256}"|-?\d{1,18})')
 
@@ -39,7 +44,30 @@ def bad_text_path(data: Any) -> str | None:
 
 
 def _is_bad(text: str) -> bool:
-    return "\x00" in text or any("\ud800" <= c <= "\udfff" for c in text)
+    return _BAD_CHAR.search(text) is not None
+
+
+def replace_bad_text(data: Any) -> tuple[Any, int]:
+    """`data` (JSON values) with every NUL and lone surrogate, in keys and strings, made
+    U+FFFD, and how many were replaced; `data` itself when there were none."""
+    count = 0
+
+    def clean(value: Any) -> Any:
+        nonlocal count
+        if isinstance(value, str):
+            if value.isascii() and "\x00" not in value:
+                return value  # the common case, without a regex scan
+            value, found = _BAD_CHAR.subn(REPLACEMENT, value)
+            count += found
+            return value
+        if isinstance(value, dict):
+            return {clean(key): clean(child) for key, child in value.items()}
+        if isinstance(value, list | tuple):
+            return [clean(child) for child in value]
+        return value
+
+    cleaned = clean(data)
+    return (cleaned, count) if count else (data, 0)
 
 
 def _top_level_id(raw: str) -> re.Match[str] | None:

@@ -4,11 +4,16 @@ server name, through httpx's documented `sni_hostname` extension), follow redire
 hand so that every hop is checked again,
 and stop reading at a size cap and a deadline. No proxies from the environment (a proxy
 would connect somewhere the guard never saw), no cookies kept.
+A compressed body is decoded here, from the raw bytes, never producing more than the cap
+allows (`_Decoder`): httpx would inflate each 64 KiB it reads in one go, which a body of
+zeros turns into 64 MiB before any cap is checked. So only gzip and deflate are asked
+for, and a body in any other Content-Encoding is refused.
 """
 
 from __future__ import annotations
 
 import asyncio
+import zlib
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
@@ -23,6 +28,8 @@ REDIRECTS = {301, 302, 303, 307, 308}
 # it is; the rest are the connection's business
 FORBIDDEN_HEADERS = {"host", "content-length", "transfer-encoding", "connection", "upgrade"}
 USER_AGENT = "gsv-webfetch/1 (+https://github.com/gsv)"
+# the encodings `_Decoder` can inflate in bounded steps
+ACCEPT_ENCODING = "gzip, deflate"
 
 
 @dataclass(frozen=True)
@@ -89,7 +96,7 @@ def _headers(given: dict[str, str]) -> dict[str, str]:
     bad = [name for name in given if name.lower() in FORBIDDEN_HEADERS]
     if bad:
         raise ToolFailed(f"header {bad[0]!r} cannot be set")
-    return {"user-agent": USER_AGENT, **given}
+    return {"user-agent": USER_AGENT, "accept-encoding": ACCEPT_ENCODING, **given}
 
 
 async def _exchange(
@@ -130,14 +137,50 @@ def _host(target: Target) -> str:
 
 
 async def _read(response: httpx.Response, max_bytes: int) -> tuple[bytes, bool]:
+    """The decoded body, at most `max_bytes` of it, and whether there was more."""
+    decoder = _Decoder(response.headers.get("content-encoding", ""))
     chunks: list[bytes] = []
     size = 0
-    async for chunk in response.aiter_bytes():
+    async for raw in response.aiter_raw():
+        chunk = decoder.decode(raw, max_bytes + 1 - size)
         chunks.append(chunk)
         size += len(chunk)
         if size > max_bytes:
             return b"".join(chunks)[:max_bytes], True
     return b"".join(chunks), False
+
+
+class _Decoder:
+    """Undoes a Content-Encoding of identity, gzip or deflate (with or without the zlib
+    header, as httpx accepts), one raw chunk at a time and at most `limit` bytes a call."""
+
+    def __init__(self, encoding: str) -> None:
+        self.encoding = encoding.strip().lower()
+        if self.encoding in ("", "identity"):
+            self.inflate = None
+        elif self.encoding in ("gzip", "x-gzip"):
+            self.inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif self.encoding == "deflate":
+            self.inflate = zlib.decompressobj(zlib.MAX_WBITS)
+        else:
+            raise ToolFailed(f"the body's Content-Encoding {encoding!r} is not supported")
+        self.started = self.headerless = False
+
+    def decode(self, raw: bytes, limit: int) -> bytes:
+        """At most `limit` bytes decoded from `raw`; once the limit is reached the rest of
+        the input is dropped (the caller stops there)."""
+        if self.inflate is None:
+            return raw
+        try:
+            data = self.inflate.decompress(raw, limit)
+        except zlib.error as exc:
+            if self.encoding != "deflate" or self.started or self.headerless:
+                raise ToolFailed(f"the body is not valid {self.encoding}: {exc}") from None
+            self.inflate = zlib.decompressobj(-zlib.MAX_WBITS)  # deflate without a header
+            self.headerless = True
+            return self.decode(raw, limit)
+        self.started = True
+        return data
 
 
 def _fetched(target: Target, response: httpx.Response, data: bytes, truncated: bool) -> Fetched:

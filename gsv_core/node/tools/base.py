@@ -77,6 +77,9 @@ class Tool(ABC, Generic[P]):
         LATER (the default: `run()` is the only way)."""
         return LATER
 
+    async def close(self) -> None:
+        """Release what the tool keeps between calls (Grep's search processes)."""
+
 
 class WorkspaceTool(Tool[P]):
     """A tool over the node's files (Read, Glob, Grep, Write, Edit): its paths resolve

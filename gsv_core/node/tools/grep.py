@@ -8,6 +8,9 @@ a `note` tells the model about either cap. Memory stays bounded whatever the fil
 or line length (`textstream`, `ripgrep`).
 Because both backends produce the same matches in the same order and the first 100 are
 kept, the result does not depend on the backend.
+The search itself (`search_job`) runs in a child process (`searchworker`): a regex that
+backtracks for ever would otherwise hold the GIL and freeze the node. A cancelled call
+kills it, and so does GREP_DEADLINE.
 """
 
 from __future__ import annotations
@@ -24,9 +27,10 @@ from typing import Any
 from pydantic import Field
 
 from gsv_core.errors import ToolFailed
-from gsv_core.node.tools.base import ToolParams, WorkspaceTool, run_blocking
+from gsv_core.node.tools.base import ToolParams, WorkspaceTool
 from gsv_core.node.tools.patterns import PatternError, expand_braces, name_matcher
 from gsv_core.node.tools.ripgrep import RgUnusable, rg_matches
+from gsv_core.node.tools.searchworker import SearchWorkers
 from gsv_core.node.tools.textsearch import (
     MAX_LINE_CHARS,
     SKIPPED_DIRS,
@@ -41,6 +45,7 @@ from gsv_core.node.tools.walk import TreeWalker
 from gsv_core.node.tools.workspace import Workspace
 
 MAX_GREP_MATCHES = 100
+GREP_DEADLINE = 300.0  # seconds, like Bash's default timeout
 
 
 class GrepParams(ToolParams):
@@ -59,21 +64,56 @@ class GrepTool(WorkspaceTool[GrepParams]):
     )
     Params = GrepParams
 
-    def __init__(self, workspace: Workspace, *, use_rg: bool | None = None) -> None:
+    def __init__(
+        self,
+        workspace: Workspace,
+        *,
+        use_rg: bool | None = None,
+        deadline: float = GREP_DEADLINE,
+    ) -> None:
         """`use_rg`: None uses rg when it is on PATH, False never, True requires it."""
         super().__init__(workspace)
         self.rg = shutil.which("rg") if use_rg is not False else None
         if use_rg and self.rg is None:
             raise ValueError("use_rg=True but rg is not on PATH")
         self.secrets = secret_files()
+        self.workers = SearchWorkers(f"{__name__}:search_job", deadline=deadline)
 
     async def run(self, params: GrepParams) -> dict[str, Any]:
         if not params.pattern:
             raise ToolFailed("pattern must not be empty")
-        regex = _compile(params.pattern)  # here, not in a thread: warning filters are global
-        return await run_blocking(lambda cancelled: self._grep(params, regex, cancelled))
+        _compile(params.pattern)  # a bad pattern is refused without a child process
+        job = {
+            "params": params.model_dump(),
+            "root": self.workspace.root,
+            "restrict": self.workspace.restrict,
+            "rg": self.rg,
+            "secrets": sorted(self.secrets),
+        }
+        result: dict[str, Any] = await self.workers.run(job)
+        return result
 
-    def _grep(
+    async def close(self) -> None:
+        await self.workers.close()
+
+
+def search_job(job: dict[str, Any]) -> dict[str, Any]:
+    """In the child process: the Grep result for a job built by `GrepTool.run`."""
+    workspace = Workspace(job["root"], restrict=job["restrict"])
+    search = GrepSearch(workspace, job["rg"], frozenset(job["secrets"]))
+    params = GrepParams.model_validate(job["params"])
+    return search.grep(params, _compile(params.pattern), threading.Event())
+
+
+class GrepSearch:
+    """One Grep over a workspace, with rg (when given) or Python."""
+
+    def __init__(self, workspace: Workspace, rg: str | None, secrets: frozenset[str]) -> None:
+        self.workspace = workspace
+        self.rg = rg
+        self.secrets = secrets
+
+    def grep(
         self, params: GrepParams, regex: re.Pattern[str], cancelled: threading.Event
     ) -> dict[str, Any]:
         query = self._query(params, regex)

@@ -59,9 +59,12 @@ class Toolset:
             raise _as_tool_failure(tool.name, exc) from None
 
     async def close(self) -> None:
-        """Kill the process groups of background commands; the toolset is done."""
+        """Kill the process groups of background commands and end the tools' own
+        processes; the toolset is done."""
         if self._processes is not None:
             await self._processes.close()
+        for tool in self._tools.values():
+            await tool.close()
 
 
 def _as_tool_failure(name: str, exc: Exception) -> ToolFailed:
