@@ -13,8 +13,9 @@ A cancelled call, or one past `deadline` seconds, kills the child's process grou
 `rg` it started too); the next call starts a fresh one. A child that answered is kept
 for the next call (at most MAX_IDLE of them), so an ordinary search pays a pipe round
 trip, not a Python start-up (about 0.2 s, paid by the first call). An idle child exits
-when the node's end of its pipe closes, and a busy one whose node died is ended by its
-own alarm at the deadline. Unix only, like the Bash tool's process groups.
+when the node's end of its pipe closes or after IDLE_EXIT seconds without a job (it holds
+some 30 MB; the next call starts a fresh one), and a busy one whose node died is ended by
+its own alarm at the deadline. Unix only, like the Bash tool's process groups.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from typing import IO, Any
 from gsv_core.errors import ToolFailed
 
 MAX_IDLE = 2
+IDLE_EXIT = 120  # seconds a kept child waits for its next job before it exits
 # the child imports the handler's module; -P keeps the current directory off sys.path
 _CHILD_CODE = "from gsv_core.node.tools.searchworker import serve; serve()"
 
@@ -43,9 +45,10 @@ _CHILD_CODE = "from gsv_core.node.tools.searchworker import serve; serve()"
 class SearchWorkers:
     """A small pool of child processes running `handler` ("module:function") on jobs."""
 
-    def __init__(self, handler: str, *, deadline: float) -> None:
+    def __init__(self, handler: str, *, deadline: float, idle_exit: int = IDLE_EXIT) -> None:
         self.handler = handler
         self.deadline = deadline
+        self.idle_exit = idle_exit
         self._idle: list[subprocess.Popen[bytes]] = []
         self._busy: set[subprocess.Popen[bytes]] = set()
         # a pool dropped without close() (a test, a rebuilt toolset) still ends its children
@@ -95,7 +98,8 @@ class SearchWorkers:
         self._finalizer()
 
     def _start(self) -> subprocess.Popen[bytes]:
-        command = [sys.executable, "-P", "-c", _CHILD_CODE, self.handler, str(self.deadline)]
+        command = [sys.executable, "-P", "-c", _CHILD_CODE, self.handler, str(self.deadline),
+                   str(self.idle_exit)]  # fmt: skip
         return subprocess.Popen(
             command,
             stdin=subprocess.PIPE,
@@ -171,7 +175,9 @@ def serve() -> None:
     outlives the deadline even when the node that asked for it is gone."""
     handler = _load(sys.argv[1])
     deadline = math.ceil(float(sys.argv[2])) + 1
+    idle_exit = int(sys.argv[3])
     stdout = sys.stdout.buffer
+    signal.alarm(idle_exit)  # waiting for a job: gone after a while, not kept for ever
     for line in sys.stdin.buffer:
         signal.alarm(deadline)
         try:
@@ -180,9 +186,9 @@ def serve() -> None:
             reply = {"error": exc.message}
         except Exception:
             reply = {"crash": traceback.format_exc()}
-        signal.alarm(0)
         stdout.write(json.dumps(reply).encode() + b"\n")
         stdout.flush()
+        signal.alarm(idle_exit)
 
 
 def _load(name: str) -> Callable[[dict[str, Any]], Any]:

@@ -120,3 +120,18 @@ async def test_an_idle_child_that_died_is_replaced(workspace: Path) -> None:
         assert tool.workers.idle != [pid]
     finally:
         await tool.close()
+
+
+async def test_a_kept_child_exits_after_a_while_without_work(workspace: Path) -> None:
+    """A kept child holds some 30 MB: without a job for `idle_exit` seconds it exits by
+    itself, and the next search starts a fresh one."""
+    (workspace / "good.txt").write_text("hello\n")
+    tool = GrepTool(Workspace(workspace), use_rg=False)
+    tool.workers.idle_exit = 1
+    try:
+        await grep(tool, pattern="hello")
+        (pid,) = tool.workers.idle
+        await eventually(lambda: not alive(pid))
+        assert (await grep(tool, pattern="hello"))["count"] == 1
+    finally:
+        await tool.close()
