@@ -13,10 +13,12 @@ from typing import Any, ClassVar
 
 import pytest
 
+from gsv_core.approval.policy import ASK
 from gsv_core.channels.base import InboundMessage, Peer, Sender
 from gsv_core.channels.test_channel import TestChannel
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.tool_router import GatewayToolRouter
 from tests.agent.conftest import EventLog, send
 from tests.fakes.provider import FakeProvider, call
 from tests.webfetch.test_fetch import serve_site
@@ -295,3 +297,15 @@ async def test_an_owner_rule_lets_cron_run_unasked(
     _, result = await one_call(client, fake, log, "gsv__Cron", args)
     assert not result["isError"]
     assert [j["name"] for j in (await client.call("cron.list", {}))["jobs"]] == ["n"]
+
+
+async def test_a_transfer_into_a_prompt_file_asks(gw: RunningGateway) -> None:
+    """gsv__Transfer's workspace end is judged as gsv__WriteFile of that path."""
+    tools = gw.gateway.sessions.host.tools
+    assert isinstance(tools, GatewayToolRouter)
+    into = await tools.decide("gsv__Transfer", {"source": "n1:/tmp/evil.md",
+                                                "destination": "gsv:workspace/SOUL.md"})  # fmt: skip
+    assert (into.verdict, into.rule_id) == (ASK, "gsv-prompt-writefile")
+    notes = await tools.decide("gsv__Transfer", {"source": "n1:/tmp/x.md",
+                                                 "destination": "gsv:workspace/notes/x.md"})  # fmt: skip
+    assert notes.verdict != ASK
