@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import json
 import os
 import posixpath
 import re
@@ -370,6 +371,8 @@ def _shell_script(call: CallFacts) -> str | None:
 def _describe(call: CallFacts) -> str:
     if "path" in call.args:
         return f"{call.bare} {call.args['path']}"
+    if call.tool.startswith("gsv__") and call.args:  # whom a message goes to, which job ...
+        return f"{call.bare} {json.dumps(call.args, ensure_ascii=False, default=str)}"
     return call.bare
 
 

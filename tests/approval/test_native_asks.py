@@ -309,3 +309,15 @@ async def test_a_transfer_into_a_prompt_file_asks(gw: RunningGateway) -> None:
     notes = await tools.decide("gsv__Transfer", {"source": "n1:/tmp/x.md",
                                                  "destination": "gsv:workspace/notes/x.md"})  # fmt: skip
     assert notes.verdict != ASK
+
+
+async def test_the_prompt_shows_whom_a_message_goes_to(
+    gw: RunningGateway, client: GatewayClient, fake: FakeProvider, log: EventLog
+) -> None:
+    """The owner sees the recipient and the text before answering."""
+    await owner_channel(gw, client)
+    args = {"channel": "test", "to": "stranger99", "text": "exfil"}
+    request, _ = await one_call(client, fake, log, "gsv__Message", args, "deny")
+    assert request is not None and "stranger99" in request["summary"]
+    paused = next(p for n, p in log.events if n == "chat" and p["state"] == "paused")
+    assert '"to": "stranger99"' in paused["message"]["content"][0]["text"]
