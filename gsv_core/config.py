@@ -28,10 +28,10 @@ from pydantic import (
     field_validator,
 )
 
-from gsv_core.config_mcp import McpConfig, looks_mcp_secret
+from gsv_core.config_mcp import McpConfig, is_mcp_opaque, looks_mcp_secret
 from gsv_core.config_tree import deep_merge, get_path, put_path, remove_path, split_path
 from gsv_core.errors import InvalidParams
-from gsv_core.secret_names import looks_secret
+from gsv_core.secret_names import looks_secret, mask_url_credentials
 
 MASK = "***"
 
@@ -382,8 +382,12 @@ def setting(config: dict[str, Any], path: str) -> Any:
 def set_override(overrides: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
     """A new overrides tree with `value` at `path`; `None` removes the override so the
     default shows through again. Intermediate non-objects are replaced by objects.
-    Setting a renamed key's new name drops its old one (RENAMED)."""
+    Setting a renamed key's new name drops its old one (RENAMED). A value read masked and
+    written back unchanged keeps what it masks (`keep_masked`)."""
     segments = split_path(path)
+    found, current = get_path(overrides, path)
+    if found:
+        value = keep_masked(value, current, tuple(segments))
     result = copy.deepcopy(overrides)
     for old, new in RENAMED.items():
         if path == new:
@@ -431,18 +435,41 @@ def explain_error(err: Any) -> str:
 
 
 def mask_secrets(value: Any, name: str | None = None, parent: str | None = None) -> Any:
-    """A copy of `value` with every secret replaced by "***".
+    """A copy of `value` with every secret replaced by "***": keys named like secrets,
+    every MCP server's `args`, `env` and `headers` value, and the user part and query of
+    any URL (`mask_url_credentials`).
 
     `name`/`parent` describe where `value` sits, so a read by path (`auth.token`,
     `apiKeys.openai`, `apiKeys`) is masked exactly like the whole-config read.
     """
-    if name is not None and is_secret_key(name, parent) and not isinstance(value, dict):
-        return MASK if value is not None else None
+    return _mask(value, tuple(p for p in (parent, name) if p is not None), name, parent)
+
+
+def _mask(value: Any, path: tuple[str, ...], name: str | None, parent: str | None) -> Any:
+    secret = (name is not None and is_secret_key(name, parent)) or is_mcp_opaque(path)
+    if secret and not isinstance(value, dict) and value is not None:
+        return MASK
     if isinstance(value, dict):
-        return {k: mask_secrets(v, k, name) for k, v in value.items()}
+        return {k: _mask(v, (*path, k), k, name) for k, v in value.items()}
     if isinstance(value, list):
-        return [mask_secrets(v, None, name) for v in value]
-    return value
+        return [_mask(v, (*path, str(i)), None, name) for i, v in enumerate(value)]
+    return mask_url_credentials(value) if isinstance(value, str) else value
+
+
+def keep_masked(new: Any, current: Any, path: tuple[str, ...]) -> Any:
+    """`new` with each part that reads exactly as the current value's masked form
+    ("***", `https://***@host`) put back to the current value: a config read, edited
+    elsewhere and written back does not store the mask over the secret."""
+    name, parent = (path[-1] if path else None), (path[-2] if len(path) > 1 else None)
+    if new != current and new == _mask(current, path, name, parent):
+        return current
+    if isinstance(new, dict) and isinstance(current, dict):
+        return {k: keep_masked(v, current[k], (*path, k)) if k in current else v
+                for k, v in new.items()}  # fmt: skip
+    if isinstance(new, list) and isinstance(current, list):
+        return [keep_masked(v, current[i], (*path, str(i))) if i < len(current) else v
+                for i, v in enumerate(new)]  # fmt: skip
+    return new
 
 
 def masked_value_at(config: dict[str, Any], path: str) -> tuple[bool, Any]:

@@ -2,7 +2,8 @@
 
 A server is either a local program spoken to over stdio (`command`, `args`, `env`, `cwd`)
 or a streamable HTTP endpoint (`url`, `headers`). Credentials in `env` and `headers` are
-secrets (`looks_mcp_secret`): they live in the secret store and read as "***".
+secrets (`looks_mcp_secret`): they live in the secret store. Every `args`, `env` and
+`headers` value reads as "***" (`is_mcp_opaque`): credentials hide there under any name.
 """
 
 from __future__ import annotations
@@ -28,6 +29,17 @@ def looks_mcp_secret(name: str, parent: str | None) -> bool:
     if parent == "headers":
         return name.lower() in _CREDENTIAL_HEADERS or looks_secret(name)
     return False
+
+
+# an MCP server's parts that hold credentials under any name: a database URL or an
+# `--api-key X` in `args`, a `DATABASE_URL` or `GITHUB_PAT` in `env`, a custom header
+MASKED_WHOLESALE = frozenset({"args", "env", "headers"})
+
+
+def is_mcp_opaque(path: tuple[str, ...]) -> bool:
+    """Whether the value at `path` (config keys from the root) is an item of an MCP
+    server's `args`, `env` or `headers`: read as "***", whatever its name."""
+    return len(path) >= 5 and path[:2] == ("mcp", "servers") and path[3] in MASKED_WHOLESALE
 
 
 def _http_url(value: str) -> str:

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import json
 import os
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +33,9 @@ from gsv_core.approval.lines import (
 )
 from gsv_core.approval.protected import SECRETS, Protected, SecretCheck
 from gsv_core.approval.shell import SimpleCommand
+from gsv_core.workspace.prompt import AGENTS, BOOTSTRAP, HEARTBEAT, IDENTITY, SOUL, TOOLS, USER
+
+INSTRUCTION_FILES = (AGENTS, SOUL, IDENTITY, USER, TOOLS, HEARTBEAT, BOOTSTRAP)
 
 __all__ = ["ALLOW", "ALLOWLIST", "ASK", "DENY", "DENYLIST", "OFF", "SEVERITY", "ApprovalPolicy",
            "CallFacts", "Decision", "Protected", "Rule", "standard_may_ask"]  # fmt: skip
@@ -66,6 +71,18 @@ STARTUP_FILES = re.compile(
     re.IGNORECASE,
 )
 
+# gsv__Cron actions that only read
+CRON_READS = frozenset({"status", "list", "runs"})
+# workspace paths (relative to the agent root, normalised) the gateway loads into the
+# system prompt as instructions (gsv_core/workspace/prompt.py `prompt_file_paths`), and
+# the skills, whose descriptions it lists and whose `always` ones it injects. Daily
+# memory (`memory/...`) and MEMORY.md are the agent's notes: they stay unasked. Matched
+# case-insensitively (a case-folding file system stores `agents.md` as AGENTS.md).
+PROMPT_FILES = re.compile(
+    "(" + "|".join(re.escape(name) for name in INSTRUCTION_FILES) + ")|skills(/.*)?",
+    re.IGNORECASE | re.DOTALL,
+)
+
 
 @dataclass
 class Rule:
@@ -81,6 +98,8 @@ class Rule:
     reason: str | None = None
     # the preset's: the call's `path`, normalised, must match (not from config)
     path_pattern: re.Pattern[str] | None = None
+    # the preset's: a test of the whole call (not from config)
+    test: Callable[[CallFacts], bool] | None = None
 
     @classmethod
     def from_config(cls, raw: dict[str, Any], index: int) -> Rule:
@@ -115,7 +134,49 @@ def _preset(shell: bool = True) -> list[Rule]:
                reason="changes what runs when a shell, a session or a scheduled job starts")
           for tool in ("Write", "Edit")),
     ]  # fmt: skip
-    return _dangerous_programs() + files if shell else files
+    rules = files + _native_rules()
+    return _dangerous_programs() + rules if shell else rules
+
+
+def _native_rules() -> list[Rule]:
+    """The gateway's own tools that act for the owner where nobody watches: a message to a
+    stranger, work scheduled for later, the instructions every later prompt carries, data
+    posted to a web site. Each asks; their ordinary forms stay unasked."""
+    return [
+        Rule("gsv-message-elsewhere", ASK, tool="gsv__Message", test=_to_elsewhere,
+             reason="sends a message to someone other than this conversation"),
+        Rule("gsv-cron-change", ASK, tool="gsv__Cron", test=_changes_cron,
+             reason="schedules or changes work that runs later without you"),
+        *(Rule(f"gsv-prompt-{tool.lower()}", ASK, tool=f"gsv__{tool}", test=_writes_prompt,
+               reason="changes the instructions the agent reads every turn")
+          for tool in ("WriteFile", "EditFile", "DeleteFile", "WebFetch")),
+        Rule("gsv-web-send", ASK, tool="gsv__WebFetch", test=_sends_data,
+             reason="sends data to a web site"),
+    ]  # fmt: skip
+
+
+def _to_elsewhere(call: CallFacts) -> bool:
+    return call.elsewhere
+
+
+def _changes_cron(call: CallFacts) -> bool:
+    """Everything but reading (`status`, `list`, `runs`): add, update, remove, run."""
+    return call.args.get("action") not in CRON_READS
+
+
+def _sends_data(call: CallFacts) -> bool:
+    method, body = call.args.get("method", "GET"), call.args.get("body")
+    return str(method).upper() not in ("GET", "HEAD") or body is not None
+
+
+def _writes_prompt(call: CallFacts) -> bool:
+    """A workspace write, edit or delete (or a WebFetch saved) of a file the gateway puts
+    into every prompt (`gsv_core/workspace/prompt.py`) or of a skill."""
+    path = call.args.get("saveTo" if call.bare == "gsv__WebFetch" else "path")
+    if not isinstance(path, str):
+        return False
+    segments = [s for s in path.strip().split("/") if s not in ("", ".")]
+    return PROMPT_FILES.fullmatch("/".join(segments)) is not None
 
 
 def _dangerous_programs() -> list[Rule]:
@@ -167,6 +228,9 @@ class CallFacts:
     node: str | None
     args: dict[str, Any]
     workspace: str | None = None  # the node's workspace, when it reported one
+    # a gsv__Message to someone who is neither the calling conversation nor one of the
+    # channel's owners or allowFrom entries (the gateway resolves it as the tool would)
+    elsewhere: bool = False
 
 
 # distinct (tool, node) names whose matching rules a policy keeps
@@ -307,6 +371,8 @@ def _shell_script(call: CallFacts) -> str | None:
 def _describe(call: CallFacts) -> str:
     if "path" in call.args:
         return f"{call.bare} {call.args['path']}"
+    if call.tool.startswith("gsv__") and call.args:  # whom a message goes to, which job ...
+        return f"{call.bare} {json.dumps(call.args, ensure_ascii=False, default=str)}"
     return call.bare
 
 
@@ -336,6 +402,8 @@ def _args_match(rule: Rule, call: CallFacts, command: SimpleCommand | None) -> b
     ):
         return False
     if rule.path_pattern is not None and not _path_matches(rule.path_pattern, call):
+        return False
+    if rule.test is not None and not rule.test(call):
         return False
     if rule.outside_workspace and not _outside(call, _path_args(call)):
         return False

@@ -33,6 +33,7 @@ from gsv_core.approval.protected import Protected, protected_files
 from gsv_core.approval.service import APPROVED, CANCELLED, EXPIRED, ApprovalService
 from gsv_core.config import setting
 from gsv_core.errors import InvalidParams, ToolFailed
+from gsv_core.gateway.native.message_tools import reaches_elsewhere
 from gsv_core.gateway.native_registry import NATIVE_PREFIX, NativeToolRegistry
 from gsv_core.gateway.tool_search import (
     DEFAULT_LIMIT,
@@ -57,6 +58,7 @@ log = logging.getLogger(__name__)
 # other clients (lines over toolApproval.maxCommandBytes are not read at all)
 OFF_LOOP_CHARS = 16_384
 TRANSFER_TOOL = "gsv__Transfer"
+MESSAGE_TOOL = "gsv__Message"
 # a transfer's workspace end is judged as the gateway's own workspace tool would be
 WORKSPACE_TOOLS = {READ: "gsv__ReadFile", WRITE: "gsv__WriteFile"}
 
@@ -114,7 +116,7 @@ class GatewayToolRouter:
     async def execute(self, name: str, args: dict[str, Any], ctx: ToolCallContext) -> Any:
         if name == SEARCH_TOOL:  # reads tool descriptions only: nothing for a policy to judge
             return self._search(args, ctx)
-        decision = await self.decide(name, args)
+        decision = await self.decide(name, args, ctx)
         if decision.verdict == DENY:
             raise ToolFailed(f"Tool execution denied by policy: {decision.reason}")
         if decision.verdict == ASK and not self.approvals.remembered(ctx.session_key, name, args):
@@ -128,8 +130,17 @@ class GatewayToolRouter:
             name, args, self._gateway.tool_timeout(), approved=True
         )
 
-    async def decide(self, name: str, args: dict[str, Any]) -> Decision:
+    async def decide(
+        self, name: str, args: dict[str, Any], ctx: ToolCallContext | None = None
+    ) -> Decision:
+        """The policy's decision on a call; with the caller's context, a gsv__Message is
+        judged knowing whether it leaves the calling conversation (without it, it is
+        taken to)."""
         policy, facts = self.policy(), self._facts(name, args)
+        if name == MESSAGE_TOOL:
+            facts = replace(
+                facts, elsewhere=ctx is None or reaches_elsewhere(self._gateway, args, ctx)
+            )
         if name == TRANSFER_TOOL:
             return self._transfer_decision(policy, facts)
         if _long_line(args) and not policy.too_long(facts):

@@ -24,6 +24,14 @@ async def log(client: GatewayClient) -> AsyncIterator[EventLog]:
     await events.close()
 
 
+@pytest.fixture(autouse=True)
+async def owner_allows_cron(client: GatewayClient) -> None:
+    """These tests are about the tool, not its prompt: the owner's rule lets gsv__Cron
+    change jobs unasked (without it add, update, remove and run ask, docs/approvals.md)."""
+    rule = {"id": "cron", "tool": "gsv__Cron", "decision": "allow"}
+    await client.call("config.set", {"path": "toolApproval.rules", "value": [rule]})
+
+
 async def tool_turn(
     gw: RunningGateway,
     client: GatewayClient,

@@ -121,6 +121,9 @@ async def test_the_skills_list_is_snapshotted_per_run(
     """A skill written during a run appears from the next run on, not in the same run's
     later model calls; skills needing no node are listed without nodes."""
     await gw.gateway.workspace.delete("main", "BOOTSTRAP.md")  # leave commissioning mode
+    # the owner's rule: writing a skill would ask first (docs/approvals.md)
+    rule = {"id": "skills", "tool": "gsv__WriteFile", "decision": "allow"}
+    await gw.gateway.config.set("toolApproval.rules", [rule])
     write_skill(workspace_dir(gw), "first", skill_text(description="the first skill"))
     fake.enqueue(call("gsv__WriteFile", {"path": "skills/second/SKILL.md",
                                          "content": skill_text(description="the second skill")}))  # fmt: skip

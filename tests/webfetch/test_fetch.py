@@ -96,8 +96,9 @@ def other_site() -> Iterator[str]:
     yield from serve_site()
 
 
-def serve_site() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Site)
+def serve_site(handler: type[BaseHTTPRequestHandler] = Site) -> Iterator[str]:
+    """An HTTP server on 127.0.0.1 port 0 answering with `handler`; its base URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
     thread.start()

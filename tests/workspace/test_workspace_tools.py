@@ -87,6 +87,9 @@ async def test_tool_errors_reach_the_model_as_messages(
     gw: RunningGateway, client: GatewayClient, fake: FakeProvider, log: EventLog
 ) -> None:
     """Escapes, ambiguous edits and bad arguments come back as readable errors."""
+    # the owner's rule: editing SOUL.md would ask first (docs/approvals.md)
+    rule = {"id": "files", "tool": "gsv__*File", "decision": "allow"}
+    await client.call("config.set", {"path": "toolApproval.rules", "value": [rule]})
     fake.enqueue(
         call("gsv__ReadFile", {"path": "../../etc/passwd"}),
         call("gsv__WriteFile", {"path": "/tmp/x.md", "content": "x"}),
@@ -124,10 +127,16 @@ async def test_the_first_run_commissions_until_bootstrap_is_deleted(
     gw: RunningGateway, client: GatewayClient, fake: FakeProvider, log: EventLog
 ) -> None:
     """A fresh agent's prompt leads with the first-run steps; once the agent deletes
-    BOOTSTRAP.md, the next model call is in normal mode."""
+    BOOTSTRAP.md (which asks: the file is part of every prompt), the next model call
+    is in normal mode."""
     fake.enqueue(call("gsv__DeleteFile", {"path": "BOOTSTRAP.md"}))
     fake.enqueue("All set.")
-    await run_turn(client, log, "hello")
+    run = (await send(client, "hello"))["runId"]
+    await log.wait(lambda: any(n == "tool.approval" for n, _ in log.events), "the prompt")
+    request = next(p for n, p in log.events if n == "tool.approval")
+    assert (request["tool"], request["ruleId"]) == ("gsv__DeleteFile", "gsv-prompt-deletefile")
+    await client.call("tool.approve", {"approvalId": request["approvalId"], "decision": "allow"})
+    assert (await log.ended(run))["state"] == "final"
     first, second = fake.requests[0].system, fake.requests[1].system
     assert "## First Run: Commissioning" in first and "## Operating Instructions" not in first
     assert "## Current Soul (refine it during commissioning)" in first
