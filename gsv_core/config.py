@@ -28,12 +28,10 @@ from pydantic import (
     field_validator,
 )
 
-from gsv_core.config_mcp import McpConfig, is_mcp_opaque, looks_mcp_secret
+from gsv_core.config_mask import keep_masked
+from gsv_core.config_mcp import McpConfig
 from gsv_core.config_tree import deep_merge, get_path, put_path, remove_path, split_path
 from gsv_core.errors import InvalidParams
-from gsv_core.secret_names import looks_secret, mask_url_credentials
-
-MASK = "***"
 
 
 class _Section(BaseModel):
@@ -365,12 +363,6 @@ DEFAULTS: dict[str, Any] = GsvConfig().model_dump(mode="json", exclude_none=True
 RENAMED = {"agent.maxIterations": "agent.maxToolSteps"}
 
 
-def is_secret_key(name: str, parent: str | None = None) -> bool:
-    """Whether a config key holds a secret: every `apiKeys.*` value, any key whose name
-    looks like a token, secret, password or API key, and MCP servers' credentials."""
-    return parent == "apiKeys" or looks_secret(name) or looks_mcp_secret(name, parent)
-
-
 def setting(config: dict[str, Any], path: str) -> Any:
     """The value at a dotted path of `config`, or the default `GsvConfig` holds for it
     when `config` lacks it (a partial config, such as one a test host builds). None when
@@ -432,50 +424,6 @@ def explain_error(err: Any) -> str:
     if err["type"] == "value_error":  # our own validators' words, without pydantic's prefix
         return str(err["ctx"]["error"])
     return str(err["msg"])
-
-
-def mask_secrets(value: Any, name: str | None = None, parent: str | None = None) -> Any:
-    """A copy of `value` with every secret replaced by "***": keys named like secrets,
-    every MCP server's `args`, `env` and `headers` value, and the user part and query of
-    any URL (`mask_url_credentials`).
-
-    `name`/`parent` describe where `value` sits, so a read by path (`auth.token`,
-    `apiKeys.openai`, `apiKeys`) is masked exactly like the whole-config read.
-    """
-    return _mask(value, tuple(p for p in (parent, name) if p is not None), name, parent)
-
-
-def _mask(value: Any, path: tuple[str, ...], name: str | None, parent: str | None) -> Any:
-    secret = (name is not None and is_secret_key(name, parent)) or is_mcp_opaque(path)
-    if secret and not isinstance(value, dict) and value is not None:
-        return MASK
-    if isinstance(value, dict):
-        return {k: _mask(v, (*path, k), k, name) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_mask(v, (*path, str(i)), None, name) for i, v in enumerate(value)]
-    return mask_url_credentials(value) if isinstance(value, str) else value
-
-
-def keep_masked(new: Any, current: Any, path: tuple[str, ...]) -> Any:
-    """`new` with each part that reads exactly as the current value's masked form
-    ("***", `https://***@host`) put back to the current value: a config read, edited
-    elsewhere and written back does not store the mask over the secret."""
-    name, parent = (path[-1] if path else None), (path[-2] if len(path) > 1 else None)
-    if new != current and new == _mask(current, path, name, parent):
-        return current
-    if isinstance(new, dict) and isinstance(current, dict):
-        return {k: keep_masked(v, current[k], (*path, k)) if k in current else v
-                for k, v in new.items()}  # fmt: skip
-    if isinstance(new, list) and isinstance(current, list):
-        return [keep_masked(v, current[i], (*path, str(i))) if i < len(current) else v
-                for i, v in enumerate(new)]  # fmt: skip
-    return new
-
-
-def masked_value_at(config: dict[str, Any], path: str) -> tuple[bool, Any]:
-    """(found, value) at a dotted path of the masked config: a read by path is masked
-    exactly like the whole-config read."""
-    return get_path(mask_secrets(config), path)
 
 
 def agent_entry(config: dict[str, Any], agent_id: str) -> dict[str, Any]:

@@ -2,20 +2,21 @@
 
 A server is either a local program spoken to over stdio (`command`, `args`, `env`, `cwd`)
 or a streamable HTTP endpoint (`url`, `headers`). Credentials in `env` and `headers` are
-secrets (`looks_mcp_secret`): they live in the secret store. Every `args`, `env` and
-`headers` value reads as "***" (`is_mcp_opaque`): credentials hide there under any name.
+secrets (`looks_mcp_secret`): they live in the secret store. Every `env` and `headers`
+value reads as "***" (`is_mcp_opaque`): credentials hide there under any name; in `args`
+what carries one does (`mask_args`), so the rest (a served directory) stays readable.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from gsv_core.protocol.schemas.mcp import check_server_name
-from gsv_core.secret_names import looks_secret
+from gsv_core.secret_names import looks_secret, mask_url_credentials
 
 # env variables that carry credentials: GITHUB_TOKEN, STRIPE_KEY, DB_PASSWORD ...
 _CREDENTIAL_ENV = re.compile(r"(key|token|secret|password|passwd|pwd|credentials?|auth)$", re.I)
@@ -31,15 +32,43 @@ def looks_mcp_secret(name: str, parent: str | None) -> bool:
     return False
 
 
-# an MCP server's parts that hold credentials under any name: a database URL or an
-# `--api-key X` in `args`, a `DATABASE_URL` or `GITHUB_PAT` in `env`, a custom header
-MASKED_WHOLESALE = frozenset({"args", "env", "headers"})
+# an MCP server's parts that hold credentials under any name: a `DATABASE_URL` or a
+# `GITHUB_PAT` in `env`, a custom header
+MASKED_WHOLESALE = frozenset({"env", "headers"})
 
 
 def is_mcp_opaque(path: tuple[str, ...]) -> bool:
     """Whether the value at `path` (config keys from the root) is an item of an MCP
-    server's `args`, `env` or `headers`: read as "***", whatever its name."""
+    server's `env` or `headers`: read as "***", whatever its name."""
     return len(path) >= 5 and path[:2] == ("mcp", "servers") and path[3] in MASKED_WHOLESALE
+
+
+def is_mcp_args(path: tuple[str, ...]) -> bool:
+    """Whether `path` is an MCP server's `args` list."""
+    return len(path) == 4 and path[:2] == ("mcp", "servers") and path[3] == "args"
+
+
+def mask_args(args: list[Any], mask: str = "***") -> list[Any]:
+    """`args` with what carries a credential masked: the value of a secret-named option
+    (`--api-key X`, `--token=X`), the value of `NAME=X` with a secret-looking name, and a
+    URL's user part and query (`postgresql://***@db/prod`)."""
+    masked: list[Any] = []
+    for index, arg in enumerate(args):
+        before = args[index - 1] if index else None
+        if isinstance(arg, str):
+            name, equals, _ = arg.partition("=")
+            if equals and looks_secret(name.lstrip("-")):
+                arg = f"{name}={mask}"
+            elif isinstance(before, str) and _secret_option(before):
+                arg = mask
+            else:
+                arg = mask_url_credentials(arg, mask)
+        masked.append(arg)
+    return masked
+
+
+def _secret_option(word: str) -> bool:
+    return word.startswith("-") and "=" not in word and looks_secret(word.lstrip("-"))
 
 
 def _http_url(value: str) -> str:

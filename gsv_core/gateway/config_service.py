@@ -19,6 +19,7 @@ from typing import Any
 
 from gsv_core import config as cfg
 from gsv_core import config_secrets as secrets
+from gsv_core.config_mask import mask_secrets
 from gsv_core.config_tree import get_path, split_path
 from gsv_core.errors import Conflict
 from gsv_core.storage.config_store import ConfigStore
@@ -72,7 +73,7 @@ class ConfigService:
         # the secrets these overrides hold, by store name: what the store has for them
         self._secrets = secrets.split_secrets(overrides).secrets
         self.effective = cfg.effective_config(overrides)
-        self._masked: dict[str, Any] = cfg.mask_secrets(self.effective)
+        self._masked: dict[str, Any] = mask_secrets(self.effective)
         # setting() answers from here until the next change (read on every tool call)
         self._looked_up: dict[str, tuple[bool, Any]] = {}
 

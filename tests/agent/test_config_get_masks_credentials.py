@@ -1,6 +1,6 @@
 """gsv__ConfigGet (and config.get) mask credentials that hide under ordinary names: a
-URL's user part and query, every MCP server `args`, `env` and `headers` value. A config
-read masked and written back keeps the real values."""
+URL's user part and query, every MCP server `env` and `headers` value and what carries a
+credential in its `args`. A config read masked and written back keeps the real values."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from gsv_core.client import GatewayClient
-from gsv_core.config import mask_secrets
+from gsv_core.config_mask import mask_secrets
 from gsv_core.gateway.server import RunningGateway
 from tests.agent.conftest import EventLog, send
 from tests.fakes.provider import FakeProvider, call
@@ -55,7 +55,8 @@ async def test_the_model_sees_no_credential_through_config_get(
         assert not [leak for leak in LEAKS if leak in text], text
     whole = json.loads(results[0]["content"][0]["text"])["config"]
     servers = whole["mcp"]["servers"]
-    assert servers["pg"]["args"] == ["***", "***", "***"]
+    assert servers["pg"]["args"] == ["-y", "server-postgres", "postgresql://***@db.internal/prod"]
+    assert servers["brave"]["args"] == ["server-brave", "--api-key", "***"]
     assert servers["brave"]["env"] == {"DATABASE_URL": "***", "GITHUB_PAT": "***"}
     assert servers["search"]["headers"] == {"X-Auth": "***"}
     assert servers["search"]["url"] == "https://mcp.example.com/mcp?***"
@@ -91,4 +92,20 @@ def test_masking_leaves_ordinary_settings_alone() -> None:
         "command": "npx", "cwd": "/srv", "args": ["a"]}}}}  # fmt: skip
     masked = mask_secrets(config)
     assert masked["model"] == {"id": "x"}
-    assert masked["mcp"]["servers"]["s"] == {"command": "npx", "cwd": "/srv", "args": ["***"]}
+    assert masked["mcp"]["servers"]["s"] == {"command": "npx", "cwd": "/srv", "args": ["a"]}
+
+
+def test_mcp_args_keep_what_carries_no_credential() -> None:
+    """The owner still sees which directory a filesystem server serves; only the value
+    of a secret-named option, a secret-looking NAME=value and URL credentials are masked,
+    and each masked arg written back keeps its real value."""
+    from gsv_core.config import set_override
+
+    args = ["-y", "server-filesystem", "/home/me/projects", "--api-key", "k-1", "--token=t-2",
+            "API_KEY=k-3", "https://u:p@h/x?key=4", "--verbose"]  # fmt: skip
+    config = {"mcp": {"servers": {"fs": {"command": "npx", "args": args}}}}
+    shown = mask_secrets(config)["mcp"]["servers"]["fs"]["args"]
+    assert shown == ["-y", "server-filesystem", "/home/me/projects", "--api-key", "***",
+                     "--token=***", "API_KEY=***", "https://***@h/x?***", "--verbose"]  # fmt: skip
+    written = set_override(config, "mcp.servers.fs.args", shown)
+    assert written["mcp"]["servers"]["fs"]["args"] == args

@@ -1,0 +1,63 @@
+"""What a config read shows: every secret replaced by "***", and a masked value written
+back keeping the secret it masks. Secrets are keys named like secrets (and every
+`apiKeys.*`), MCP servers' `env` and `headers` values and what carries a credential in
+their `args`, and the user part and query of any URL."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gsv_core.config_mcp import is_mcp_args, is_mcp_opaque, looks_mcp_secret, mask_args
+from gsv_core.secret_names import looks_secret, mask_url_credentials
+
+MASK = "***"
+
+
+def is_secret_key(name: str, parent: str | None = None) -> bool:
+    """Whether a config key holds a secret: every `apiKeys.*` value, any key whose name
+    looks like a token, secret, password or API key, and MCP servers' credentials."""
+    return parent == "apiKeys" or looks_secret(name) or looks_mcp_secret(name, parent)
+
+
+def mask_secrets(value: Any, name: str | None = None, parent: str | None = None) -> Any:
+    """A copy of `value` with every secret replaced by "***": keys named like secrets,
+    every MCP server's `env` and `headers` value and what carries a credential in its
+    `args` (`mask_args`), and the user part and query of any URL.
+
+    `name`/`parent` describe where `value` sits, so a read by path (`auth.token`,
+    `apiKeys.openai`, `apiKeys`) is masked exactly like the whole-config read.
+    """
+    return _mask(value, tuple(p for p in (parent, name) if p is not None), name, parent)
+
+
+def _mask(value: Any, path: tuple[str, ...], name: str | None, parent: str | None) -> Any:
+    secret = (name is not None and is_secret_key(name, parent)) or is_mcp_opaque(path)
+    if secret and not isinstance(value, dict) and value is not None:
+        return MASK
+    if isinstance(value, dict):
+        return {k: _mask(v, (*path, k), k, name) for k, v in value.items()}
+    if isinstance(value, list) and is_mcp_args(path):
+        return mask_args(value, MASK)
+    if isinstance(value, list):
+        return [_mask(v, (*path, str(i)), None, name) for i, v in enumerate(value)]
+    return mask_url_credentials(value) if isinstance(value, str) else value
+
+
+def keep_masked(new: Any, current: Any, path: tuple[str, ...]) -> Any:
+    """`new` with each part that reads exactly as the current value's masked form
+    ("***", `https://***@host`) put back to the current value: a config read, edited
+    elsewhere and written back does not store the mask over the secret."""
+    name, parent = (path[-1] if path else None), (path[-2] if len(path) > 1 else None)
+    if new != current and new == _mask(current, path, name, parent):
+        return current
+    if isinstance(new, dict) and isinstance(current, dict):
+        return {k: keep_masked(v, current[k], (*path, k)) if k in current else v
+                for k, v in new.items()}  # fmt: skip
+    if isinstance(new, list) and isinstance(current, list) and is_mcp_args(path):
+        shown = mask_args(current, MASK)  # an arg's mask depends on the one before it
+        return [current[i] if i < len(current) and v == shown[i] != current[i] else v
+                for i, v in enumerate(new)]  # fmt: skip
+    if isinstance(new, list) and isinstance(current, list):
+        return [keep_masked(v, current[i], (*path, str(i))) if i < len(current) else v
+                for i, v in enumerate(new)]  # fmt: skip
+    return new
