@@ -80,14 +80,18 @@ def register(router: Router, gateway: Gateway) -> None:
         result.update({k: v for k, v in optional.items() if v is not None})
         return result
 
+    async def counted(record: SessionRecord) -> dict[str, Any]:
+        """Which session, and how many messages it holds (stats and preview open so)."""
+        key = record.session_key
+        count = await sessions.message_count(key)
+        return {"sessionKey": key, "sessionId": record.session_id, "messageCount": count}
+
     @route(m.SESSION_STATS, SessionKeyParams)
     async def session_stats(ctx: RequestContext, params: SessionKeyParams) -> dict[str, Any]:
         record = await record_for(params.sessionKey)
         key = record.session_key
         return {
-            "sessionKey": key,
-            "sessionId": record.session_id,
-            "messageCount": await sessions.message_count(key),
+            **await counted(record),
             "tokens": _tokens(record),
             "createdAt": record.created_at,
             "updatedAt": record.updated_at,
@@ -124,10 +128,5 @@ def register(router: Router, gateway: Gateway) -> None:
     @route(m.SESSION_PREVIEW, SessionPreviewParams)
     async def session_preview(ctx: RequestContext, params: SessionPreviewParams) -> dict[str, Any]:
         record = await record_for(params.sessionKey)
-        key = record.session_key
-        return {
-            "sessionKey": key,
-            "sessionId": record.session_id,
-            "messageCount": await sessions.message_count(key),
-            "messages": await sessions.messages(key, params.limit),
-        }
+        messages = await sessions.messages(record.session_key, params.limit)
+        return {**await counted(record), "messages": messages}
