@@ -5,11 +5,10 @@ other encodings are refused by name. Against a local HTTP server on 127.0.0.1.""
 from __future__ import annotations
 
 import contextlib
-import threading
 import tracemalloc
 import zlib
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
@@ -17,6 +16,7 @@ import pytest
 from gsv_core.errors import ToolFailed
 from gsv_core.webfetch.fetch import Request, fetch
 from gsv_core.webfetch.guard import parse_networks, system_resolver
+from tests.webfetch.test_fetch import serve_site
 
 LOCAL = parse_networks(["127.0.0.1/32"])
 CAP = 1_000_000
@@ -74,14 +74,7 @@ class Site(BaseHTTPRequestHandler):
 @pytest.fixture
 def site() -> Iterator[str]:
     bodies()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Site)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
-    thread.join(5)
+    yield from serve_site(Site)
 
 
 async def get(url: str) -> Any:
