@@ -1,6 +1,7 @@
 """Processes started by Bash, and the manager that keeps them for the Process tool.
 
-Every command runs as `$SHELL -lc <command>` (with git's repository-planted code
+Every command runs as `$SHELL -lc <command>` (bash instead when $SHELL is not a shell
+that reads lines as bash does, e.g. fish: `login_shell`; with git's repository-planted code
 turned off, `shell_environment`) in its own session (`start_new_session`), so
 its process group id is its pid and a timeout or a kill reaches every child it spawned
 (the original signalled only the shell, and children survived). A supervisor
@@ -46,12 +47,24 @@ def epoch_ms() -> int:
     return int(time.time() * 1000)
 
 
+# shells that read a command line as bash does, as far as the approval reader judges it
+# (gsv_core/approval/shell.py). fish, csh, nushell and the like quote otherwise: fish
+# reads `\'` inside single quotes as a quote, so in `echo 'a\'' ; rm x ; echo ' #'` bash
+# sees one echo and fish runs `rm x`. A line the reader judged must run as it judged it.
+READ_ALIKE_SHELLS = frozenset({"bash", "zsh", "sh", "dash", "ksh", "mksh", "ash"})
+
+
 def login_shell() -> str:
-    """`$SHELL` when it is an absolute path to an executable, else /bin/sh."""
+    """`$SHELL` when it is an absolute path to an executable of a shell that reads lines
+    as bash does (READ_ALIKE_SHELLS); else bash, else /bin/sh."""
     shell = os.environ.get("SHELL", "")
-    if os.path.isabs(shell) and os.path.isfile(shell) and os.access(shell, os.X_OK):
+    if _executable(shell) and os.path.basename(shell) in READ_ALIKE_SHELLS:
         return shell
-    return "/bin/sh"
+    return next((s for s in ("/bin/bash", "/usr/bin/bash") if _executable(s)), "/bin/sh")
+
+
+def _executable(path: str) -> bool:
+    return os.path.isabs(path) and os.path.isfile(path) and os.access(path, os.X_OK)
 
 
 # Git settings that would run a repository's own code, turned off for every command the

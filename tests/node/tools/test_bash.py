@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
+import subprocess
 import uuid
 from pathlib import Path
 from typing import Any
@@ -248,13 +250,40 @@ async def test_cancelled_call_kills_its_command(toolset: Toolset, workspace: Pat
     await eventually(lambda: not alive(child))
 
 
-def test_login_shell_falls_back_to_bin_sh(monkeypatch: pytest.MonkeyPatch) -> None:
-    """$SHELL is used only when it is an absolute path to an executable."""
+def test_login_shell_is_an_executable_that_reads_lines_as_bash(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """$SHELL is used only when it is an absolute path to an executable of a shell that
+    quotes as bash does; otherwise bash (or /bin/sh where there is no bash)."""
+    fallback = "/bin/bash" if Path("/bin/bash").exists() else "/bin/sh"
     monkeypatch.setenv("SHELL", "bash")
-    assert login_shell() == "/bin/sh"
+    assert login_shell() == fallback
     monkeypatch.setenv("SHELL", "/nonexistent/shell")
-    assert login_shell() == "/bin/sh"
+    assert login_shell() == fallback
     monkeypatch.setenv("SHELL", "/bin/sh")
     assert login_shell() == "/bin/sh"
     monkeypatch.delenv("SHELL")
-    assert login_shell() == "/bin/sh"
+    assert login_shell() == fallback
+    for other in ("/usr/bin/fish", "/bin/tcsh", "/usr/bin/nu"):
+        if Path(other).exists():
+            monkeypatch.setenv("SHELL", other)
+            assert login_shell() == fallback
+
+
+@pytest.mark.skipif(shutil.which("fish") is None, reason="fish is not installed")
+async def test_a_fish_users_node_runs_lines_as_the_reader_judged_them(
+    toolset: Toolset, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """For real: fish reads `\\'` in single quotes as a quote, so this line, one echo to
+    bash and to the approval reader, runs `touch` under fish. A node whose $SHELL is fish
+    runs it with bash: nothing is touched."""
+    line = "echo 'a\\'' ; touch ran ; echo ' #'"
+    fish = shutil.which("fish")
+    assert fish is not None
+    subprocess.run([fish, "--no-config", "-c", line], cwd=workspace, timeout=30)
+    assert (workspace / "ran").exists()  # the danger is real
+    (workspace / "ran").unlink()
+    monkeypatch.setenv("SHELL", fish)
+    result = await toolset.invoke("Bash", {"command": line})
+    assert result["status"] == "completed" and "a\\ ; touch ran ; echo" in result["output"]
+    assert not (workspace / "ran").exists()
