@@ -138,7 +138,8 @@ def _names_a_secret(script: str, check: SecretCheck) -> bool:
     holding a quote, say): any run of characters in it naming a secret refuses it."""
     for run in _RUN.findall(script):
         pattern = bool(_PATTERN.search(run))
-        named = pattern or "proc" in run or any(name in run for name in check.names)
+        folded = run.casefold()
+        named = pattern or "proc" in run or any(name in folded for name in check.names)
         if named and check.touches(run, pattern):  # (only these can touch: kept fast)
             return True
     return False

@@ -71,7 +71,10 @@ class SecretCheck:
 
     def __init__(self, protected: Protected, cwd: str | None) -> None:
         self.protected = protected
+        # compared without case: on macOS (and Windows) file systems `~/.CONFIG/GSV/...`
+        # is the same file; on Linux a name differing in case only is refused needlessly
         self.absolute, self.names = _layout(protected)
+        self._anywhere = tuple(p.casefold() for p in protected.secret_paths)
         self.cwd = _norm(cwd) if cwd else None
         self.lost = False  # a `cd` went somewhere unknown
         self.previous: str | None = None  # `~-` and `cd -`; unknown until a `cd`
@@ -82,7 +85,8 @@ class SecretCheck:
         """`word` names a secret file (or could, as a pattern)."""
         if not word:
             return False
-        if any(p in word for p in self.protected.secret_paths):
+        folded = word.casefold()
+        if any(p in folded for p in self._anywhere):
             return True
         return any(self._touches(word, glob, cwd, lost) for cwd, lost in self._places())
 
@@ -100,9 +104,10 @@ class SecretCheck:
         resolved = self.resolve(word, cwd)
         if resolved is None:
             unknown = lost or word.startswith("~-")
-            return unknown and posixpath.basename(word) in self.names
+            return unknown and posixpath.basename(word).casefold() in self.names
         if _through_proc(resolved, glob):
             return True
+        resolved = resolved.casefold()
         if glob:
             return any(fnmatch.fnmatchcase(p, resolved) for p in self.absolute)
         return any(resolved == p or resolved.startswith(p + "-") for p in self.absolute)
@@ -113,6 +118,7 @@ class SecretCheck:
             return word.startswith("~-") or (lost and word.rstrip("/") in (".", ".."))
         if _through_proc(resolved, glob):
             return True
+        resolved = resolved.casefold()
         if glob:
             return any(fnmatch.fnmatchcase(d, resolved) for p in self.absolute for d in _dirs(p))
         prefix = resolved.rstrip("/") + "/"
@@ -170,8 +176,9 @@ class SecretCheck:
 
 @functools.lru_cache(maxsize=16)
 def _layout(protected: Protected) -> tuple[tuple[str, ...], frozenset[str]]:
-    """The absolute secret paths and their file names (kept: read on every call)."""
-    absolute = tuple(p for p in protected.secret_paths if p.startswith("/"))
+    """The absolute secret paths and their file names, case folded (kept: read on every
+    call)."""
+    absolute = tuple(p.casefold() for p in protected.secret_paths if p.startswith("/"))
     return absolute, frozenset(posixpath.basename(p) for p in absolute)
 
 
