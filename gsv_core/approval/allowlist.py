@@ -64,10 +64,10 @@ GIT_BRANCH_LISTING = frozenset({"--list", "-l", "-a", "--all", "-r", "--remotes"
     "-i", "--ignore-case", "--abbrev", "--no-abbrev", "--omit-empty"})  # fmt: skip
 
 
-def _git(args: tuple[str, ...]) -> str | None:
-    """`git [-C dir] [--no-pager] status|diff|log|show|branch --list|rev-parse ...`;
-    `-c`, `--config-env`, `--exec-path`, `--git-dir` and friends can make git run
-    programs, so they ask."""
+def git_subcommand(args: tuple[str, ...]) -> tuple[str, tuple[str, ...]] | str:
+    """git's subcommand and its arguments, past the global options that change nothing
+    git runs (`-C dir`, `--no-pager`, ...); or why not: `-c`, `--config-env`,
+    `--exec-path`, `--git-dir` and friends can make git run programs."""
     index = 0
     while index < len(args) and args[index].startswith("-"):
         if args[index] == "-C":
@@ -78,7 +78,15 @@ def _git(args: tuple[str, ...]) -> str | None:
             return f"git {args[index]} can change what git runs"
     if index >= len(args):
         return "git without a subcommand"
-    sub, rest = args[index], args[index + 1 :]
+    return args[index], args[index + 1 :]
+
+
+def _git(args: tuple[str, ...]) -> str | None:
+    """`git [-C dir] [--no-pager] status|diff|log|show|branch --list|rev-parse ...`."""
+    parsed = git_subcommand(args)
+    if isinstance(parsed, str):
+        return parsed
+    sub, rest = parsed
     if sub not in GIT_READS:
         return f"git {sub} is not a read-only git command"
     if sub == "branch":

@@ -23,6 +23,7 @@ from gsv_core.approval.allowlist import (
     INTERPRETERS,
     SHELLS,
     TABLE,
+    git_subcommand,
     program_name,
     refused_option,
 )
@@ -38,7 +39,8 @@ NO_RULE = frozenset({"find", "tar", *SCRIPT_FIRST}) | WRAPPERS
 # a rule for these covers only operands after its words: no option, no `NAME=value`
 # (`make test -f /dev/stdin`, `make test SHELL=...`), no pattern that could expand to one
 OPERANDS_ONLY = frozenset({"make", "gmake", "find", "tar", *SCRIPT_FIRST})
-GLOB_CHARS = frozenset("*?[")
+# what makes a word expand to other words (a pattern, or `{-f,x}` brace expansion)
+GLOB_CHARS = frozenset("*?[{")
 # git subcommands that run programs or change what git runs: allow once only
 GIT_NO_RULE = frozenset({"config", "submodule", "bisect", "difftool", "mergetool", "hook",
     "filter-branch", "send-email", "daemon", "instaweb", "credential", "web--browse"})  # fmt: skip
@@ -94,8 +96,11 @@ def _refused(name: str, args: tuple[str, ...]) -> str | None:
     options of the program (`sort -o`, `git diff --ext-diff`) and git's options that run
     programs (`git clone -u`, `git rebase -x`); a pattern could expand to any of them."""
     spec = TABLE.get(name)
-    if name == "git":
-        sub = args[0] if args else ""
+    if name == "git":  # git's own options (`-c core.pager=...`) come before the subcommand
+        parsed = git_subcommand(args)
+        if isinstance(parsed, str):
+            return parsed
+        sub, args = parsed
         refused = GIT_REFUSED if sub in GIT_READS else GIT_RUNS.get(sub, ())
         check = None
     else:

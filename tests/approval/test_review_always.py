@@ -84,6 +84,10 @@ def test_no_rule_is_offered_for_programs_driven_by_options_or_scripts(
         ("git fetch", "git fetch --upload-pack='sh -c x' origin"),
         ("git rebase", "git rebase -x 'sh -c x' main"),
         ("git grep", "git grep -Osh x"),
+        ("make test", "make test {-f,/dev/stdin}"),  # brace expansion makes an option
+        ("sort", "sort {-o,x} y"),
+        ("git", "git -c core.pager='sh -c id' log"),  # git's own options first
+        ("git", "git --no-pager log --output=/tmp/x"),
     ],
 )
 def test_a_rule_set_by_hand_does_not_cover_options_that_run_programs(rule: str, line: str) -> None:
