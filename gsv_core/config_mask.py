@@ -19,21 +19,19 @@ def is_secret_key(name: str, parent: str | None = None) -> bool:
     return parent == "apiKeys" or looks_secret(name) or looks_mcp_secret(name, parent)
 
 
-def mask_secrets(value: Any, name: str | None = None, parent: str | None = None) -> Any:
-    """A copy of `value` with every secret replaced by "***": keys named like secrets,
-    every MCP server's `env` and `headers` value and what carries a credential in its
-    `args` (`mask_args`), and the user part and query of any URL.
-
-    `name`/`parent` describe where `value` sits, so a read by path (`auth.token`,
-    `apiKeys.openai`, `apiKeys`) is masked exactly like the whole-config read.
-    """
-    return _mask(value, tuple(p for p in (parent, name) if p is not None), name, parent)
+def mask_secrets(config: dict[str, Any]) -> dict[str, Any]:
+    """A copy of the whole config with every secret replaced by "***": keys named like
+    secrets (everything under one, when it is a section), every MCP server's `env` and
+    `headers` value and what carries a credential in its `args` (`mask_args`), and the
+    user part and query of any URL. A read by path reads this copy."""
+    masked: dict[str, Any] = _mask(config, (), None, None)
+    return masked
 
 
 def _mask(value: Any, path: tuple[str, ...], name: str | None, parent: str | None) -> Any:
     secret = (name is not None and is_secret_key(name, parent)) or is_mcp_opaque(path)
-    if secret and not isinstance(value, dict) and value is not None:
-        return MASK
+    if secret and value is not None:
+        return _mask_all(value)
     if isinstance(value, dict):
         return {k: _mask(v, (*path, k), k, name) for k, v in value.items()}
     if isinstance(value, list) and is_mcp_args(path):
@@ -61,3 +59,13 @@ def keep_masked(new: Any, current: Any, path: tuple[str, ...]) -> Any:
         return [keep_masked(v, current[i], (*path, str(i))) if i < len(current) else v
                 for i, v in enumerate(new)]  # fmt: skip
     return new
+
+
+def _mask_all(value: Any) -> Any:
+    """Every leaf masked: a section under a secret's name is secret all through
+    (`channels.x.secrets = {bot: ...}`)."""
+    if isinstance(value, dict):
+        return {k: _mask_all(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask_all(v) for v in value]
+    return None if value is None else MASK

@@ -61,10 +61,20 @@ def mask_args(args: list[Any], mask: str = "***") -> list[Any]:
                 arg = f"{name}={mask}"
             elif isinstance(before, str) and _secret_option(before):
                 arg = mask
+            elif _HEADER.match(arg):  # `-H "Authorization: Bearer X"` (mcp-remote)
+                arg = _HEADER.sub(lambda m: f"{m.group(1)}{mask}", arg)
             else:
                 arg = mask_url_credentials(arg, mask)
         masked.append(arg)
     return masked
+
+
+# a header given as one word, whose value is a credential: `Authorization: Bearer X`,
+# `X-Api-Key: X`; or a bare `Bearer X`
+_HEADER = re.compile(
+    r"(?i)^((?:authorization|proxy-authorization|[\w-]*(?:token|key|secret)[\w-]*)\s*:\s*"
+    r"|(?:bearer|basic)\s+).+"
+)
 
 
 def _secret_option(word: str) -> bool:

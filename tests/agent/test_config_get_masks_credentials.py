@@ -109,3 +109,26 @@ def test_mcp_args_keep_what_carries_no_credential() -> None:
                      "--token=***", "API_KEY=***", "https://***@h/x?***", "--verbose"]  # fmt: skip
     written = set_override(config, "mcp.servers.fs.args", shown)
     assert written["mcp"]["servers"]["fs"]["args"] == args
+
+
+def test_a_section_under_a_secret_name_is_masked_all_through() -> None:
+    """`channels.x` takes any key: a `secrets` section's entries are secret whatever
+    their own names."""
+    config = {"channels": {"foo": {"secrets": {"bot": "b-1", "nested": {"x": "b-2"}}}}}
+    assert mask_secrets(config)["channels"]["foo"]["secrets"] == {
+        "bot": "***",
+        "nested": {"x": "***"},
+    }
+
+
+def test_a_header_credential_in_mcp_args_is_masked() -> None:
+    """mcp-remote's `--header "Authorization: Bearer X"`, a key header, a bare token."""
+    from gsv_core.config import set_override
+
+    args = ["mcp-remote", "https://h/mcp", "--header", "Authorization: Bearer t-1",
+            "-H", "X-Api-Key: k-2", "Bearer t-3", "--verbose"]  # fmt: skip
+    config = {"mcp": {"servers": {"r": {"command": "npx", "args": args}}}}
+    shown = mask_secrets(config)["mcp"]["servers"]["r"]["args"]
+    assert shown == ["mcp-remote", "https://h/mcp", "--header", "Authorization: ***",
+                     "-H", "X-Api-Key: ***", "Bearer ***", "--verbose"]  # fmt: skip
+    assert set_override(config, "mcp.servers.r.args", shown)["mcp"]["servers"]["r"]["args"] == args

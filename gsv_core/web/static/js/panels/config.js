@@ -1,5 +1,5 @@
 // Config: the gateway's config as JSON. config.get masks every secret as `***` itself
-// (gsv_core/config.py mask_secrets): the page shows what it gets and knows no rule of its own.
+// (gsv_core/config_mask.py mask_secrets): the page shows what it gets and knows no rule of its own.
 
 import { h } from "../dom.js";
 import { Panel } from "./panel.js";
