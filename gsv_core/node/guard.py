@@ -33,6 +33,9 @@ class NodeGuard:
     def __init__(self, node_id: str, workspace: str, key: str | None = None) -> None:
         self.node_id = node_id
         self.workspace = os.path.normpath(workspace)
+        # the workspace resolved too, or a workspace named through a link would make every
+        # file in it look outside (`_refuse_what_the_disk_shows`)
+        self.real_workspace = os.path.realpath(self.workspace)
         self.key = key  # from hello-ok; None: the gateway does not sign (older gateway)
         paths = resolve_paths()
         protected = protected_files(paths, paths.database, {os.getpid()})
@@ -76,10 +79,7 @@ class NodeGuard:
         named = os.path.normpath(os.path.join(self.workspace, os.path.expanduser(path)))
         real = os.path.realpath(named)
         if real != named:
-            # the workspace resolved too, or a workspace named through a link would make
-            # every file in it look outside
-            workspace = os.path.realpath(self.workspace)
-            seen = replace(facts, args={**facts.args, "path": real}, workspace=workspace)
+            seen = replace(facts, args={**facts.args, "path": real}, workspace=self.real_workspace)
             decided = self.policy.decide(seen)
             if decided.verdict == DENY:
                 raise ToolFailed(f"refused on this node: {decided.reason}")
@@ -88,8 +88,10 @@ class NodeGuard:
                     f"refused on this node: {path} leads through a symlink to {real}, which "
                     f"{decided.reason}; name that path so the owner is asked"
                 )
-        repository = _repository_above(real) if facts.bare in WRITING_FILE_TOOLS else None
-        if repository is not None and decision.verdict == ALLOW:
+        # (only an allowed write needs the walk up: one that asks has a human's eyes on it)
+        writes = facts.bare in WRITING_FILE_TOOLS and decision.verdict == ALLOW
+        repository = _repository_above(real) if writes else None
+        if repository is not None:
             raise ToolFailed(
                 f"refused on this node: {path} is inside the git repository directory "
                 f"{repository}, whose files decide what git runs; ask the owner to change it"

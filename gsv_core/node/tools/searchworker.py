@@ -32,14 +32,17 @@ import sys
 import traceback
 import weakref
 from collections.abc import Callable
+from pathlib import Path
 from typing import IO, Any
 
 from gsv_core.errors import ToolFailed
 
 MAX_IDLE = 2
 IDLE_EXIT = 120  # seconds a kept child waits for its next job before it exits
-# the child imports the handler's module; -P keeps the current directory off sys.path
+# the child imports the handler's module; -P keeps the current directory off sys.path,
+# and PYTHONPATH names where this gsv_core is (a node run from a checkout, not installed)
 _CHILD_CODE = "from gsv_core.node.tools.searchworker import serve; serve()"
+_GSV_ROOT = str(Path(__file__).resolve().parents[3])
 
 
 class SearchWorkers:
@@ -105,8 +108,14 @@ class SearchWorkers:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
+            env=_child_environment(),
             start_new_session=True,  # its own process group: an rg it runs dies with it
         )
+
+
+def _child_environment() -> dict[str, str]:
+    paths = [_GSV_ROOT, *filter(None, [os.environ.get("PYTHONPATH")])]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
 
 
 def _ask(process: subprocess.Popen[bytes], job: dict[str, Any]) -> dict[str, Any]:
