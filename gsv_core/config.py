@@ -235,7 +235,8 @@ class CompactionConfig(_Section):
 
 
 class AgentConfig(_Section):
-    # deprecated: the old name of maxToolSteps, read in its place while set (RENAMED);
+    # deprecated: the old name of maxToolSteps, read in its place while set and the new
+    # name is not (RENAMED);
     # first, so a bad value set under this name is reported under it
     maxIterations: int | None = Field(default=None, ge=1, le=1000)
     # a run ends with a clear error after this many steps that call tools, never loops on
@@ -395,6 +396,8 @@ def effective_config(overrides: dict[str, Any]) -> dict[str, Any]:
     result: dict[str, Any] = deep_merge(DEFAULTS, overrides)
     for old, new in RENAMED.items():
         found, value = get_path(overrides, old)
+        if get_path(overrides, new)[0]:  # the new name, once set, wins however it was set
+            continue
         if found and value is not None:  # the old name stays too: validated like any key
             result = copy.deepcopy(result)  # merged parts may be DEFAULTS' own objects
             put_path(result, split_path(new), value)

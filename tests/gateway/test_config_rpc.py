@@ -165,6 +165,20 @@ async def test_a_renamed_key_stored_by_an_older_gsv_still_applies(tmp_path: Path
     assert second.gateway.config.overrides["agent"] == {"maxIterations": 7}
 
 
+async def test_the_new_name_written_with_its_section_wins_over_the_old(
+    gateway: RunningGateway,
+) -> None:
+    """A section read (both names shown) and written back with maxToolSteps changed: the
+    new value applies, not the old name's."""
+    async with GatewayClient(gateway.url, token=gateway.token) as client:
+        await client.call("config.set", {"path": "agent.maxIterations", "value": 7})
+        section = (await client.call("config.get", {"path": "agent"}))["value"]
+        assert section["maxIterations"] == section["maxToolSteps"] == 7
+        await client.call("config.set", {"path": "agent", "value": {**section, "maxToolSteps": 9}})
+        steps = await client.call("config.get", {"path": "agent.maxToolSteps"})
+    assert steps["value"] == 9
+
+
 async def test_the_owner_token_cannot_be_removed(gateway: RunningGateway) -> None:
     """A credential is always required: auth.token can change, never go."""
     token = gateway.token
