@@ -200,6 +200,8 @@ class ChatView(VerticalScroll):
             str(tool.get("summary", "")),
             duration if isinstance(duration, int) else None,
         )
+        if run is None:  # a finished call by hand is kept on screen, not in memory
+            self.lone_tools.pop(call_id, None)
 
     async def on_approval(self, approval: dict[str, Any]) -> None:
         """A `tool.approval` event: a new prompt when pending, else settle the shown one."""

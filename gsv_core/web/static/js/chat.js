@@ -199,6 +199,7 @@ export class ChatView {
     const result = tool.result === undefined ? String(tool.summary ?? "")
       : typeof tool.result === "string" ? tool.result : JSON.stringify(tool.result, null, 2);
     tools.get(callId).finish(!tool.isError, result, tool.durationMs);
+    if (!run) this.loneTools.delete(callId); // finished: kept on the page, not in the map
   }
 
   /** A `tool.approval` event: a new prompt when pending, else settle the shown one. */
