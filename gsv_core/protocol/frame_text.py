@@ -49,7 +49,11 @@ def _is_bad(text: str) -> bool:
 
 def replace_bad_text(data: Any) -> tuple[Any, int]:
     """`data` (JSON values) with every NUL and lone surrogate, in keys and strings, made
-    U+FFFD, and how many were replaced; `data` itself when there were none."""
+    U+FFFD, and how many were replaced; `data` itself when there were none (found by
+    the iterative scan first: a clean answer, the common case, is neither copied nor
+    walked by recursion)."""
+    if bad_text_path(data) is None:
+        return data, 0
     count = 0
 
     def clean(value: Any) -> Any:
