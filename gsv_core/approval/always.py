@@ -30,8 +30,9 @@ from gsv_core.approval.allowlist import (
 from gsv_core.approval.wrappers import WRAPPERS
 from gsv_core.config import MAX_RULE_WORDS, RULE_WORD
 
-# a blanket rule for these would let options in that change everything (`git -c ...`)
-NO_BLANKET = frozenset({"git", "env", "sudo", "doas", "xargs", "find"})
+# a blanket rule for these would let options in that change everything (`git -c ...`);
+# wrappers (`env`, `sudo`, `xargs`) and `find` get no rule at all (NO_RULE)
+NO_BLANKET = frozenset({"git"})
 SCRIPT_FIRST = frozenset({"sed", "awk", "gawk", "mawk", "nawk"})  # the first operand is code
 # no rule is offered for these: their next word is a path (`find .`), a bundle of
 # options (`tar czf`), code (`sed s/a/b/`) or a program to run (`xargs rm`, `env X=1 sh`)
