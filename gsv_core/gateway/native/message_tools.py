@@ -75,7 +75,7 @@ def reaches_elsewhere(gateway: Gateway, raw: dict[str, Any], ctx: ToolCallContex
     here = current.get("peer") or {}
     if target.channel == current.get("channel") and target.peer.id == here.get("id"):
         return False
-    settings = gateway.config.effective.get("channels", {}).get(target.channel) or {}
+    settings = gateway.channels.settings(target.channel)
     known = [str(e) for key in ("owners", "allowFrom") for e in settings.get(key) or []]
     keys = {sender_key(target.channel, entry) for entry in known if entry != "*"}
     return sender_key(target.channel, target.peer.id) not in keys
