@@ -56,15 +56,18 @@ Restrict = Annotated[
 
 
 def _settings(node_id: str | None, workspace: Path | None, restrict: bool | None) -> dict[str, Any]:
-    """The node's id, workspace and restriction, resolved flag > local config > default."""
+    """The node's id, workspace and restriction, resolved flag > local config > default;
+    a workspace that is the home directory or `/` is refused here, for every command."""
     from gsv_core.localconfig import load_local_config
     from gsv_core.node.daemon import default_node_id
 
     local = load_local_config()
     configured_ws = local.get("node.workspace")
+    chosen = (workspace or Path(configured_ws or Path.cwd())).expanduser().resolve()
+    refuse_unsafe_workspace(chosen)
     return {
         "node_id": node_id or local.get("node.id") or default_node_id(),
-        "workspace": (workspace or Path(configured_ws or Path.cwd())).expanduser().resolve(),
+        "workspace": chosen,
         "restrict": bool(
             restrict if restrict is not None else local.get("node.restrict_to_workspace")
         ),
@@ -75,7 +78,7 @@ def refuse_unsafe_workspace(workspace: Path) -> None:
     """Refuse a workspace that is the home directory or `/`: relative paths would land
     among the login profile, ssh keys and settings, and every file the agent writes
     inside the workspace is written without asking (docs/approvals.md)."""
-    home = Path.home().expanduser().resolve()
+    home = Path.home().resolve()
     if workspace in (home, Path(workspace.anchor)):
         what = "your home directory" if workspace == home else "the root of the file system"
         output.fail(
@@ -136,7 +139,6 @@ def run(
     chosen = _settings(node_id, workspace, restrict)
     if not chosen["workspace"].is_dir():
         output.fail(f"workspace {chosen['workspace']} is not a directory")
-    refuse_unsafe_workspace(chosen["workspace"])
     if join:
         _join(state, chosen, join)
     log_file = services.log_file(NAME)
@@ -232,7 +234,6 @@ def install(
 
     state: CliState = ctx.obj
     chosen = _settings(node_id, workspace, restrict)
-    refuse_unsafe_workspace(chosen["workspace"])
     with output.reporting_errors():
         local = load_local_config()
         local.set("node.id", chosen["node_id"])
@@ -261,7 +262,6 @@ def start(
 
     state: CliState = ctx.obj
     chosen = _settings(node_id, workspace, restrict)
-    refuse_unsafe_workspace(chosen["workspace"])
     pid = services.start_background(NAME, _run_argv(state, chosen, log_stderr=False))
     background.write_state(NAME, {"pid": pid, "nodeId": chosen["node_id"], "url": state.url()})
     connected = _wait_connected(pid)
