@@ -100,8 +100,11 @@ class McpServerConfig(BaseModel):
     url: Annotated[str, AfterValidator(_http_url)] | None = None
     headers: dict[str, str] = Field(default_factory=dict)
     enabled: bool = True
-    # one tool call's deadline (and the connect-and-list deadline)
+    # one tool call's deadline
     timeoutMs: int = Field(default=60_000, ge=100, le=3_600_000)
+    # starting the server, its handshake and its tool list: apart from timeoutMs, because a
+    # first start (`npx` fetching a package, a cold Python import) takes longer than a call
+    startTimeoutMs: int = Field(default=60_000, ge=100, le=3_600_000)
     # tool names as the server spells them; unset: all, then denyTools removes some
     allowTools: list[str] | None = None
     denyTools: list[str] = Field(default_factory=list)

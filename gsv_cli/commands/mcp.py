@@ -61,6 +61,10 @@ def add(
     timeout_ms: Annotated[
         int | None, typer.Option("--timeout-ms", help="A tool call's deadline.")
     ] = None,
+    start_timeout_ms: Annotated[
+        int | None,
+        typer.Option("--start-timeout-ms", help="The deadline to start and list its tools."),
+    ] = None,
     replace: Annotated[
         bool, typer.Option("--replace", help="Replace a server of that name.")
     ] = False,
@@ -74,6 +78,7 @@ def add(
     if command:
         params.update(command=command[0], args=command[1:])
     optional = {"url": url, "cwd": cwd, "timeoutMs": timeout_ms,
+                "startTimeoutMs": start_timeout_ms,
                 "headers": _pairs(header or [], "--header", "headers") or None,
                 "env": _pairs(env or [], "--env", "env") or None}  # fmt: skip
     params.update({key: value for key, value in optional.items() if value is not None})

@@ -50,17 +50,23 @@ class McpConnection:
 
     @property
     def timeout(self) -> float:
+        """One call's deadline (and a ping's), in seconds."""
         return self.settings.timeoutMs / 1000
+
+    @property
+    def start_timeout(self) -> float:
+        """The deadline to start, shake hands and list the tools, in seconds."""
+        return self.settings.startTimeoutMs / 1000
 
     async def open(self) -> None:
         """Connect, initialise and list the tools; raises Unavailable or TimedOut."""
         self._task = asyncio.create_task(self._run(), name=f"mcp-{self.name}")
         try:
-            await asyncio.wait_for(asyncio.shield(self._ready), self.timeout)
+            await asyncio.wait_for(asyncio.shield(self._ready), self.start_timeout)
         except TimeoutError:
             await self.close()
             raise TimedOut(
-                f"MCP server {self.name} did not answer within {self.timeout:g} seconds"
+                f"MCP server {self.name} did not answer within {self.start_timeout:g} seconds"
             ) from None
         except BaseException:
             await self.close()

@@ -164,7 +164,7 @@ class McpSupervisor:
         """The server's state once its first attempt to connect has ended."""
         state = self._states.get(name)
         if state is not None and state.settings is not None:
-            timeout = state.settings.timeoutMs / 1000 + 5
+            timeout = state.settings.startTimeoutMs / 1000 + 5
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(state.attempted.wait(), timeout)
         return state

@@ -52,6 +52,21 @@ async def test_a_deny_rule_naming_mcp_tools_refuses_the_call(
 async def test_a_hanging_tool_ends_in_a_timeout_the_model_reads(
     gw: RunningGateway, client: GatewayClient, fake: FakeProvider, log: EventLog
 ) -> None:
+    """The call's 1 s deadline covers the call only: the server's start (a cold `import mcp`
+    takes seconds on a loaded machine) is under startTimeoutMs, so this never flakes."""
     await client.call("mcp.add", {"name": "toy", **stdio(timeoutMs=1000)})
     result = await run_calling(client, fake, log, "mcp_toy__hang", {})
     assert result["isError"] is True and "timed out" in result["content"][0]["text"]
+
+
+async def test_a_server_slower_to_start_than_a_call_may_take_still_comes_up(
+    gw: RunningGateway, client: GatewayClient, fake: FakeProvider, log: EventLog
+) -> None:
+    """timeoutMs bounds a call, not the start: a server that needs a second to come up
+    serves with a 300 ms call deadline (startTimeoutMs, default 60 s, bounds the start)."""
+    added = await client.call(
+        "mcp.add", {"name": "toy", **stdio("--slow-start", "1", timeoutMs=300)}
+    )
+    assert added["state"] == "ready"
+    result = await run_calling(client, fake, log, "mcp_toy__echo", {"text": "hi"})
+    assert result["isError"] is False and "hi" in result["content"][0]["text"]

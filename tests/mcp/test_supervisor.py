@@ -218,7 +218,7 @@ async def test_a_server_that_never_answers_its_handshake_times_out_and_closes(
     `mcp.test` fails with the server's timeout instead of hanging, the supervisor keeps it
     as failed, and closing the supervisor returns (within HALT_WITHIN)."""
     mute = "import sys; sys.stdin.buffer.read()"  # silent; gone when its stdin closes
-    servers["mute"] = {"command": sys.executable, "args": ["-c", mute], "timeoutMs": 500}
+    servers["mute"] = {"command": sys.executable, "args": ["-c", mute], "startTimeoutMs": 500}
     supervisor.start()
     state = await supervisor.settle("mute")
     assert state is not None and state.state != READY

@@ -43,6 +43,7 @@ class McpAddParams(McpNameParams):
     headers: dict[str, str] | None = None
     enabled: bool | None = None
     timeoutMs: int | None = None
+    startTimeoutMs: int | None = None
     allowTools: list[str] | None = None
     denyTools: list[str] | None = None
     # replace a server of that name instead of refusing with 409

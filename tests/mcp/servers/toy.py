@@ -3,6 +3,7 @@
     python toy.py                 stdio
     python toy.py --http PORT     streamable HTTP on 127.0.0.1:PORT, path /mcp
     python toy.py --many          200 more tools (tool_000 ... tool_199)
+    python toy.py --slow-start S  sleeps S seconds before it serves
 
 Its tools: echo, picture (a PNG), weather (structured content), readme (an embedded
 resource), crash (the process exits mid-call), hang (never answers), and one whose name
@@ -15,6 +16,7 @@ import argparse
 import base64
 import os
 import sys
+import time
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -98,7 +100,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int, default=None)
     parser.add_argument("--many", action="store_true")
+    parser.add_argument("--slow-start", type=float, default=0.0)
     options = parser.parse_args()
+    time.sleep(options.slow_start)  # a server that takes its time to come up (npx, imports)
     if pid_file := os.environ.get("TOY_PID_FILE"):  # tests check the process is stopped
         with open(pid_file, "w") as out:
             out.write(str(os.getpid()))
