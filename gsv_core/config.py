@@ -165,6 +165,10 @@ class ToolApprovalConfig(_Section):
     timeoutSeconds: int = Field(default=300, ge=1, le=86_400)
     # longer shell lines ask ("too long to read") without being read
     maxCommandBytes: int = Field(default=65_536, ge=1024, le=16 * 1024 * 1024)
+    # on a node with an OS sandbox, auto: a command that would ask only because it writes
+    # in the workspace or runs a local program runs unasked, confined (docs/sandbox.md);
+    # ask: it asks as on a node without one
+    sandboxed: Literal["auto", "ask"] = "auto"
 
     @field_validator("allow")
     @classmethod

@@ -1,5 +1,6 @@
 """Defaults the gateway, the client and the CLI share: where a gateway listens and is
-found when nothing says otherwise, and the largest WebSocket message either side takes.
+found when nothing says otherwise, the largest WebSocket message either side takes, and
+the sandboxes a node may be told to use.
 
 Standard library only, so the CLI can read it without slowing `gsv --help`.
 """
@@ -14,3 +15,6 @@ DEFAULT_GATEWAY_URL: Final = f"ws://{DEFAULT_GATEWAY_HOST}:{DEFAULT_GATEWAY_PORT
 
 # a whole session history or a large tool result travels in one message
 MAX_MESSAGE_BYTES: Final = 32 * 1024 * 1024
+
+# `node.sandbox` / `gsv node --sandbox` (gsv_core/node/sandbox/choose.py, docs/sandbox.md)
+SANDBOX_MODES: Final = ("auto", "bwrap", "seatbelt", "off")

@@ -36,7 +36,7 @@ from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import Table
 from tomlkit.toml_document import TOMLDocument
 
-from gsv_core.defaults import DEFAULT_GATEWAY_URL
+from gsv_core.defaults import DEFAULT_GATEWAY_URL, SANDBOX_MODES
 from gsv_core.errors import Conflict, InvalidParams
 from gsv_core.fsmodes import FILE_MODE, make_private_dir
 from gsv_core.paths import gsv_home, resolve_paths
@@ -82,6 +82,24 @@ def _bool(key: str, value: Any) -> bool:
     raise InvalidParams(f"{key} must be a boolean (true/false/yes/no/1/0), got {value!r}")
 
 
+def _sandbox_mode(key: str, value: Any) -> str:
+    mode = _text(key, value).lower()
+    if mode not in SANDBOX_MODES:
+        raise InvalidParams(f"{key} must be one of {', '.join(SANDBOX_MODES)}, got {value!r}")
+    return mode
+
+
+def _paths(key: str, value: Any) -> list[str]:
+    """A list of paths, or one string of them separated by commas; stored absolute."""
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+        raise InvalidParams(f"{key} must be a list of paths or one comma-separated string")
+    paths = [_path(key, item) for item in items if item.strip()]
+    if not paths:
+        raise InvalidParams(f"{key} needs at least one path (use unset to clear it)")
+    return paths
+
+
 @dataclass(frozen=True)
 class KeySpec:
     """One known local-config key: how to validate it, its default and a one-line help."""
@@ -104,6 +122,15 @@ KNOWN_KEYS: dict[str, KeySpec] = {
         KeySpec("node.id", _text, "id this machine uses when it runs as a node"),
         KeySpec("node.workspace", _path, "directory the node's tools work in"),
         KeySpec("node.restrict_to_workspace", _bool, "refuse tool paths outside the workspace"),
+        KeySpec(
+            "node.sandbox",
+            _sandbox_mode,
+            "OS sandbox of node commands: auto, bwrap, seatbelt or off (docs/sandbox.md)",
+            "auto",
+        ),
+        KeySpec("node.sandboxNetwork", _bool, "sandboxed commands reach the network", False),
+        KeySpec("node.sandboxWritable", _paths, "more paths sandboxed commands may write"),
+        KeySpec("node.sandboxHidden", _paths, "more paths sandboxed commands must not see"),
         KeySpec("session.default_key", _text, "session key used by default", DEFAULT_SESSION_KEY),
     )
 }

@@ -80,6 +80,7 @@ def _gateway_checks(state: CliState) -> list[Check]:
         if checks[-1].ok:
             checks.append(_test_call(state, found["model"]))
     checks.append(_nodes(found["nodes"]))
+    checks += _sandboxes(found["nodes"])
     return checks
 
 
@@ -124,6 +125,21 @@ def _nodes(nodes: list[dict[str, Any]]) -> Check:
         return Check("nodes", True, f"online: {', '.join(online)}")
     return Check("nodes", False, "no node is online: the agent has no hands",
                  "gsv node --foreground (or gsv up)")  # fmt: skip
+
+
+def _sandboxes(nodes: list[dict[str, Any]]) -> list[Check]:
+    """One check per online node: whether its commands run in an OS sandbox."""
+    from gsv_core.protocol.sandbox_info import sandbox_words, unsandboxed_fix, unsandboxed_problem
+
+    checks = []
+    for node in (n for n in nodes if n["online"]):
+        sandbox = node.get("sandbox")
+        problem = unsandboxed_problem(node["nodeId"], sandbox)
+        if problem is None:
+            checks.append(Check("sandbox", True, f"{node['nodeId']}: {sandbox_words(sandbox)}"))
+        else:
+            checks.append(Check("sandbox", False, problem, unsandboxed_fix(sandbox)))
+    return checks
 
 
 # -- this machine ------------------------------------------------------------------------

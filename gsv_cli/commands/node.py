@@ -55,13 +55,25 @@ Restrict = Annotated[
 ]
 
 
-def _settings(node_id: str | None, workspace: Path | None, restrict: bool | None) -> dict[str, Any]:
-    """The node's id, workspace and restriction, resolved flag > local config > default;
-    a workspace that is the home directory or `/` is refused here, for every command."""
+def _settings(
+    node_id: str | None,
+    workspace: Path | None,
+    restrict: bool | None,
+    sandbox: str | None = None,
+    sandbox_network: bool | None = None,
+) -> dict[str, Any]:
+    """The node's id, workspace, restriction and sandbox, resolved flag > local config >
+    default; a workspace that is the home directory or `/` is refused here, for every
+    command, as is a sandbox mode that does not exist."""
+    from gsv_core.defaults import SANDBOX_MODES
     from gsv_core.localconfig import load_local_config
     from gsv_core.node.daemon import default_node_id
 
     local = load_local_config()
+    mode = (sandbox or local.get("node.sandbox") or "auto").lower()
+    if mode not in SANDBOX_MODES:
+        output.fail(f"--sandbox must be one of {', '.join(SANDBOX_MODES)}, not {sandbox!r}")
+    network = local.get("node.sandboxNetwork") if sandbox_network is None else sandbox_network
     configured_ws = local.get("node.workspace")
     chosen = (workspace or Path(configured_ws or Path.cwd())).expanduser().resolve()
     refuse_unsafe_workspace(chosen)
@@ -71,6 +83,10 @@ def _settings(node_id: str | None, workspace: Path | None, restrict: bool | None
         "restrict": bool(
             restrict if restrict is not None else local.get("node.restrict_to_workspace")
         ),
+        "sandbox": mode,
+        "sandbox_network": bool(network),
+        "sandbox_writable": tuple(local.get("node.sandboxWritable") or ()),
+        "sandbox_hidden": tuple(local.get("node.sandboxHidden") or ()),
     }
 
 
@@ -89,6 +105,20 @@ def refuse_unsafe_workspace(workspace: Path) -> None:
         )
 
 
+Sandbox = Annotated[
+    str | None,
+    typer.Option(
+        "--sandbox",
+        help="OS sandbox of the agent's commands: auto, bwrap, seatbelt or off (docs/sandbox.md).",
+    ),
+]
+SandboxNetwork = Annotated[
+    bool | None,
+    typer.Option(
+        "--sandbox-network/--no-sandbox-network",
+        help="Whether sandboxed commands reach the network (default: no).",
+    ),
+]
 Join = Annotated[
     str | None,
     typer.Option("--join", help="One-time code from `gsv nodes invite` on the gateway's machine."),
@@ -109,17 +139,19 @@ def node(
     node_id: NodeId = None,
     workspace: Workspace = None,
     restrict: Restrict = None,
+    sandbox: Sandbox = None,
+    sandbox_network: SandboxNetwork = None,
     join: Join = None,
 ) -> None:
     """Without a subcommand: install and start the node service (or --foreground: run here)."""
     if ctx.invoked_subcommand is not None:
         return
     if join:
-        _join(ctx.obj, _settings(node_id, workspace, restrict), join)
+        _join(ctx.obj, _settings(node_id, workspace, restrict, sandbox, sandbox_network), join)
     if foreground:
-        run(ctx, node_id, workspace, restrict)
+        run(ctx, node_id, workspace, restrict, sandbox, sandbox_network)
     else:
-        install(ctx, node_id, workspace, restrict)
+        install(ctx, node_id, workspace, restrict, sandbox, sandbox_network)
 
 
 @app.command("run")
@@ -128,6 +160,8 @@ def run(
     node_id: NodeId = None,
     workspace: Workspace = None,
     restrict: Restrict = None,
+    sandbox: Sandbox = None,
+    sandbox_network: SandboxNetwork = None,
     join: Join = None,
     log_stderr: Annotated[bool, typer.Option("--log-stderr/--no-log-stderr", hidden=True)] = True,
 ) -> None:
@@ -136,7 +170,7 @@ def run(
     from gsv_cli.runner import run as run_async
 
     state: CliState = ctx.obj
-    chosen = _settings(node_id, workspace, restrict)
+    chosen = _settings(node_id, workspace, restrict, sandbox, sandbox_network)
     if not chosen["workspace"].is_dir():
         output.fail(f"workspace {chosen['workspace']} is not a directory")
     if join:
@@ -155,11 +189,22 @@ async def _run_until_signalled(state: CliState, chosen: dict[str, Any], log_file
     from gsv_core.node.daemon import NodeDaemon
 
     settings = _node_settings(state, chosen, log_file)
+    daemon = NodeDaemon(settings)  # SandboxUnavailable: a named sandbox cannot run here
     async with services.stop_signal() as stopping:
         output.write_text(
             f"gsv node {settings.node_id} serving {settings.workspace} to {settings.url}\n"
         )
-        await NodeDaemon(settings).run(stopping)
+        _say_sandbox(daemon.sandbox.describe())
+        await daemon.run(stopping)
+
+
+def _say_sandbox(described: dict[str, Any]) -> None:
+    """One line on what confines the agent's commands here; a warning when nothing does."""
+    if described["backend"] == "none":
+        output.print_hint(f"warning: the agent's commands are NOT sandboxed: {described['reason']}")
+        return
+    network = "with network" if described["network"] else "no network"
+    output.write_text(f"commands sandboxed by {described['backend']} ({network})\n")
 
 
 def _node_settings(
@@ -182,6 +227,10 @@ def _node_settings(
         node_id=chosen["node_id"],
         workspace=chosen["workspace"],
         restrict_to_workspace=chosen["restrict"],
+        sandbox=chosen["sandbox"],
+        sandbox_network=chosen["sandbox_network"],
+        sandbox_writable=chosen["sandbox_writable"],
+        sandbox_hidden=chosen["sandbox_hidden"],
         log_file=log_file,
     )
 
@@ -217,6 +266,8 @@ def _run_argv(state: CliState, chosen: dict[str, Any], *, log_stderr: bool) -> l
     options.append(
         "--restrict-to-workspace" if chosen["restrict"] else "--no-restrict-to-workspace"
     )
+    options += ["--sandbox", chosen["sandbox"]]
+    options.append("--sandbox-network" if chosen["sandbox_network"] else "--no-sandbox-network")
     return services.run_argv(NAME, options, log_stderr=log_stderr, url=state.url())
 
 
@@ -226,19 +277,23 @@ def install(
     node_id: NodeId = None,
     workspace: Workspace = None,
     restrict: Restrict = None,
+    sandbox: Sandbox = None,
+    sandbox_network: SandboxNetwork = None,
 ) -> None:
     """Install (or refresh) the node as a user service and start it.
 
-    Remembers the id, workspace and gateway URL in the local config."""
+    Remembers the id, workspace, sandbox and gateway URL in the local config."""
     from gsv_core.localconfig import load_local_config, set_secret
 
     state: CliState = ctx.obj
-    chosen = _settings(node_id, workspace, restrict)
+    chosen = _settings(node_id, workspace, restrict, sandbox, sandbox_network)
     with output.reporting_errors():
         local = load_local_config()
         local.set("node.id", chosen["node_id"])
         local.set("node.workspace", str(chosen["workspace"]))
         local.set("node.restrict_to_workspace", chosen["restrict"])
+        local.set("node.sandbox", chosen["sandbox"])
+        local.set("node.sandboxNetwork", chosen["sandbox_network"])
         local.set("gateway.url", state.url())
         local.save()
         if state.token_flag:  # the service reads the token from the secret store
@@ -256,12 +311,14 @@ def start(
     node_id: NodeId = None,
     workspace: Workspace = None,
     restrict: Restrict = None,
+    sandbox: Sandbox = None,
+    sandbox_network: SandboxNetwork = None,
 ) -> None:
     """Start the node as a background process and wait until it has connected."""
     from gsv_core.service import background
 
     state: CliState = ctx.obj
-    chosen = _settings(node_id, workspace, restrict)
+    chosen = _settings(node_id, workspace, restrict, sandbox, sandbox_network)
     pid = services.start_background(NAME, _run_argv(state, chosen, log_stderr=False))
     background.write_state(NAME, {"pid": pid, "nodeId": chosen["node_id"], "url": state.url()})
     connected = _wait_connected(pid)

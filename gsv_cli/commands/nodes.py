@@ -29,18 +29,21 @@ def list_nodes(ctx: typer.Context, json_output: JsonOpt = False) -> None:
             node["credentials"] = [c for c in issued if c["subject"] == node["nodeId"]]
         output.print_listing("nodes", nodes)
         return
+    from gsv_core.protocol.sandbox_info import sandbox_words
+
     rows = [
         [
             node["nodeId"],
             "online" if node["online"] else "offline",
             node.get("platform") or "-",
             node.get("version") or "-",
+            sandbox_words(node.get("sandbox")),
             ", ".join(node.get("hostCapabilities", [])) or "-",
             "now" if node["online"] else output.when(node.get("lastSeenAt")),
         ]
         for node in nodes
     ]
-    columns = ["node", "state", "platform", "version", "capabilities", "last seen"]
+    columns = ["node", "state", "platform", "version", "sandbox", "capabilities", "last seen"]
     output.print_table(columns, rows, empty="no nodes yet: start one with `gsv node --foreground`")
     output.write_text("\n")
     credentials.print_credentials(issued, "node")

@@ -46,6 +46,7 @@ def render(url: str, found: dict[str, Any]) -> str:
         f"gateway   {url}  (gsv {found['version']}, up {_since(found['startedAt'])})",
         _model(found["model"]),
         _nodes(found["nodes"]),
+        *_unsandboxed(found["nodes"]),
         _channels(found["channels"]),
         _cron(found["cron"]),
         f"waiting   {_count(found['pendingApprovals'], 'approval')}, "
@@ -84,8 +85,23 @@ def _nodes(nodes: list[dict[str, Any]]) -> str:
 
 
 def _node(node: dict[str, Any]) -> str:
+    from gsv_core.protocol.sandbox_info import sandbox_words
+
     state = "online" if node["online"] else "offline"
-    return f"{node['nodeId']} ({state}, {len(node['tools'])} tools)"
+    sandbox = sandbox_words(node.get("sandbox"))
+    return f"{node['nodeId']} ({state}, {len(node['tools'])} tools, {sandbox})"
+
+
+def _unsandboxed(nodes: list[dict[str, Any]]) -> list[str]:
+    """A warning line, with its fix, per online node whose commands run unconfined."""
+    from gsv_core.protocol.sandbox_info import unsandboxed_fix, unsandboxed_problem
+
+    lines = []
+    for node in nodes:
+        problem = unsandboxed_problem(node["nodeId"], node.get("sandbox"))
+        if node["online"] and problem is not None:
+            lines.append(f"{'':<10}WARNING: {problem}; fix {unsandboxed_fix(node.get('sandbox'))}")
+    return lines
 
 
 def _channels(channels: list[dict[str, Any]]) -> str:

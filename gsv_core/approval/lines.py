@@ -6,7 +6,10 @@ wrappers unwrapped. Then:
 * `allowlist`: each simple command must be on the read-only table (`allowlist.py`) or
   allowed by one of the owner's rules (`always.py`, or a configured rule); anything
   else -- and any line not read with confidence, any redirection into a file, any word
-  bash would expand -- asks. The most cautious outcome over all commands wins.
+  bash would expand -- asks. The most cautious outcome over all commands wins. On a
+  sandboxed node (`toolApproval.sandboxed: auto`, the sandbox's latitude) a command that
+  would ask only because it writes in the workspace or runs a local program runs
+  unasked, confined; what the sandbox does not contain still asks (`_contained`).
 * `denylist`: the older behaviour: configured rules, then the standard preset of
   dangerous programs, then `defaultDecision`; a line not read with confidence asks.
 * `off`: only configured rules; nothing else asks.
@@ -16,12 +19,14 @@ Lines longer than `toolApproval.maxCommandBytes` ask before anything is read.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gsv_core.approval import allowlist, always
-from gsv_core.approval.decision import ALLOW, ASK, DENY, Decision, most_cautious
+from gsv_core.approval.dangerous import still_asks
+from gsv_core.approval.decision import ALLOW, ASK, DENY, Decision, combined, most_cautious
 from gsv_core.approval.protected import (
     KILLS,
     NAMES_ONLY,
@@ -65,6 +70,10 @@ class LineContext:
     secrets: SecretCheck
     pids: frozenset[int]
     max_bytes: int = DEFAULT_MAX_BYTES
+    # the sandbox's latitude: set when the call would run in the node's sandbox and
+    # `toolApproval.sandboxed` is auto; says whether a redirection's target stays inside
+    # the workspace (docs/sandbox.md)
+    contained_write: Callable[[str], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -96,7 +105,7 @@ def judge_line(script: str, ctx: LineContext) -> Decision:
         outcome = _off(parsed, ctx)
     else:
         outcome = _allowlist(parsed, ctx)
-    return Decision(outcome.verdict, outcome.reason, outcome.rule_id, script, outcome.always)
+    return replace(outcome, summary=script)
 
 
 def layers(command: SimpleCommand) -> Iterator[Layer]:
@@ -215,18 +224,19 @@ def _implicit_cwd(argv: tuple[str, ...]) -> bool:
 
 # -- allowlist --------------------------------------------------------------------------
 def _allowlist(parsed: ShellParse, ctx: LineContext) -> Decision:
-    outcome = Decision(ALLOW)
+    found: Decision | None = None
     offers: list[str | None] = []
     for command in parsed.commands:
         judged, offer = _allowlist_command(command, ctx)
         if judged.verdict != ALLOW:
             offers.append(offer)
-        outcome = most_cautious(outcome, judged)
+        found = combined(found, judged)
     if not parsed.confident:
         reason = f"cannot read the command with confidence ({'; '.join(parsed.doubts)})"
-        return most_cautious(Decision(_asking(ctx), reason), outcome)
-    if not parsed.commands:
+        return most_cautious(Decision(_asking(ctx), reason), found or Decision(ALLOW))
+    if found is None:
         return Decision(ALLOW)
+    outcome = found
     if outcome.verdict == ASK and offers and None not in offers:
         unique = tuple(dict.fromkeys(o for o in offers if o))
         return Decision(outcome.verdict, outcome.reason, outcome.rule_id, always=unique)
@@ -247,7 +257,7 @@ def _allowlist_command(command: SimpleCommand, ctx: LineContext) -> tuple[Decisi
     # no rule lifts these: an allowed program still may not write through `>`
     problem = _unreadable(command, stack)
     if problem is not None:
-        return Decision(ask, problem), None
+        return _or_contained(Decision(ask, problem), command, stack, ctx), None
     last = stack[-1]
     if configured is not None:
         return configured, None
@@ -259,12 +269,12 @@ def _allowlist_command(command: SimpleCommand, ctx: LineContext) -> tuple[Decisi
     if not last.argv:
         return _runs_nothing(stack, ask), None
     if not last.privileged and any(always.covers(r, last.argv) for r in ctx.allow_rules):
-        return Decision(ALLOW, "allowed by your rule", "allow"), None
+        return Decision(ALLOW, "allowed by your rule", "allow", granted=True), None
     problem = allowlist.judge(command, last.argv, last.blind)
     if problem is None:
         return Decision(ALLOW), None
     offer = None if last.privileged or last.blind else always.rule_for(last.argv)
-    return Decision(ask, problem), offer
+    return _or_contained(Decision(ask, problem), command, stack, ctx), offer
 
 
 def _unreadable(command: SimpleCommand, stack: list[Layer]) -> str | None:
@@ -309,6 +319,72 @@ def _runs_nothing(stack: list[Layer], ask: str) -> Decision:
     return Decision(ALLOW)
 
 
+# -- the sandbox's latitude -------------------------------------------------------------
+SANDBOXED = "runs inside the node's sandbox"
+
+
+def _or_contained(
+    decision: Decision, command: SimpleCommand, stack: list[Layer], ctx: LineContext
+) -> Decision:
+    """`decision` (an ask), or an allow when the sandbox contains what the command does."""
+    inside = ctx.contained_write
+    if decision.verdict != ASK or inside is None:
+        return decision
+    return Decision(ALLOW, SANDBOXED) if _contained(command, stack, inside, 0) else decision
+
+
+def _contained(
+    command: SimpleCommand, stack: list[Layer], inside: Callable[[str], bool], depth: int
+) -> bool:
+    """Whether a command asks only for what the sandbox contains: running a local program,
+    a script, an interpreter; writing inside the workspace (`inside`). Still asking: a
+    program gsv cannot name ahead (`$CMD`), one of the dangerous groups but inline code
+    (it destroys workspace data, or needs what the sandbox withholds), git writing its
+    read-only `.git`, a network read, a write the workspace does not hold, and a shell's
+    inline script that is not contained in its turn."""
+    if not command.words or depth > MAX_INLINE_DEPTH:
+        return False
+    if any(r.startswith(NETWORK_FILES) for r in command.reads):
+        return False
+    writes = [w for layer in stack for w in layer.writes] + list(command.writes)
+    if not all(w in HARMLESS_WRITES or inside(w) for w in writes):
+        return False
+    for layer in stack:
+        if layer.problem or layer.privileged:
+            return False
+        if layer.argv and not _layer_contained(layer.argv, inside, depth):
+            return False
+    return True
+
+
+MAX_INLINE_DEPTH = 3
+_UNNAMED = re.compile(r"[$`*?\[{]")  # a program word bash would change first
+
+
+def _layer_contained(argv: tuple[str, ...], inside: Callable[[str], bool], depth: int) -> bool:
+    if _UNNAMED.search(argv[0]):
+        return False
+    program = os.path.basename(argv[0])
+    if still_asks((program, *argv[1:])) is not None:
+        return False
+    if program == "git":
+        parsed = allowlist.git_subcommand(argv[1:])
+        return not isinstance(parsed, str) and parsed[0] in allowlist.GIT_READS
+    if program in allowlist.SHELLS:
+        script = _inline_script(argv)
+        return script is None or _script_contained(script, inside, depth + 1)
+    return True
+
+
+def _script_contained(script: str, inside: Callable[[str], bool], depth: int) -> bool:
+    """A shell's inline script (`sh -c '...'`): read with confidence, every command of it
+    contained (read-only ones are)."""
+    parsed = parse_script(script)
+    return parsed.confident and all(
+        _contained(command, list(layers(command)), inside, depth) for command in parsed.commands
+    )
+
+
 def _unsafe_assignment(assignments: tuple[Word, ...]) -> str | None:
     for word in assignments:
         if not SAFE_ASSIGNMENT.match(word.text):
@@ -318,23 +394,23 @@ def _unsafe_assignment(assignments: tuple[Word, ...]) -> str | None:
 
 # -- off and denylist -------------------------------------------------------------------
 def _off(parsed: ShellParse, ctx: LineContext) -> Decision:
-    outcome = Decision(ALLOW)
+    found: Decision | None = None
     for command in parsed.commands:
         for layer in layers(command):
             if layer.argv:
                 decided = ctx.rule(SimpleCommand(words_of(layer.argv), command.writes))
-                outcome = most_cautious(outcome, decided or Decision(ALLOW))
-    return outcome
+                found = combined(found, decided or Decision(ALLOW))
+    return found or Decision(ALLOW)
 
 
 def _denylist(parsed: ShellParse, ctx: LineContext) -> Decision:
     """Rules and the preset, command by command; doubts ask (the pre-issue-29 policy)."""
     commands: list[SimpleCommand] = []
     _expand_all(parsed, commands, 0)
-    outcome = Decision(ALLOW)
+    found: Decision | None = None
     for command in commands:
-        decided = ctx.rule(command) or Decision(ctx.default, "default decision")
-        outcome = most_cautious(outcome, decided)
+        found = combined(found, ctx.rule(command) or Decision(ctx.default, "default decision"))
+    outcome = found or Decision(ALLOW)
     if not parsed.confident and outcome.verdict == ALLOW:
         reason = f"cannot read the command with confidence ({'; '.join(parsed.doubts)})"
         return Decision(_asking(ctx), reason)

@@ -17,10 +17,11 @@ import os
 import posixpath
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gsv_core.approval import always
+from gsv_core.approval.dangerous import GROUPS
 from gsv_core.approval.decision import ALLOW, ASK, DENY, SEVERITY, Decision
 from gsv_core.approval.lines import (
     ALLOWLIST,
@@ -180,26 +181,10 @@ def _writes_prompt(call: CallFacts) -> bool:
 
 
 def _dangerous_programs() -> list[Rule]:
-    def rule(rule_id: str, reason: str, programs: str = "", **extra: Any) -> Rule:
-        listed = [tuple(p.split()) for p in programs.split(",") if p.strip()]
-        return Rule(rule_id, ASK, programs=listed, reason=reason, **extra)
-
-    return [
-        rule("gsv-destructive", "deletes or overwrites data",
-             "rm,rmdir,shred,dd,mkfs,wipefs,fdisk,parted,truncate,find -delete"),
-        rule("gsv-privilege", "changes privileges or ownership",
-             "sudo,su,doas,chmod,chown,chgrp,chattr,setfacl,passwd,usermod"),
-        rule("gsv-system", "stops processes or changes the system",
-             "kill,pkill,killall,shutdown,reboot,poweroff,halt,systemctl,service,launchctl,crontab"),
-        rule("gsv-network", "talks to the network or publishes",
-             "curl,wget,scp,rsync,ssh,sftp,nc,ncat,socat,git push,git remote,npm publish"),
-        rule("gsv-history", "rewrites version control history",
-             "git reset,git clean,git checkout --,git rebase,git filter-branch"),
-        rule("gsv-inline-code", "runs inline code gsv cannot inspect",
-             "python -c,python3 -c,perl -e,ruby -e,node -e,osascript"),
-        Rule("gsv-write-outside", ASK, tool="*__Bash", writes_outside_workspace=True,
-             reason="writes outside the node workspace"),
-    ]  # fmt: skip
+    groups = [Rule(g.rule_id, ASK, programs=list(g.programs), reason=g.reason) for g in GROUPS]
+    outside = Rule("gsv-write-outside", ASK, tool="*__Bash", writes_outside_workspace=True,
+                   reason="writes outside the node workspace")  # fmt: skip
+    return [*groups, outside]
 
 
 @functools.lru_cache(maxsize=256)
@@ -231,6 +216,9 @@ class CallFacts:
     # a gsv__Message to someone who is neither the calling conversation nor one of the
     # channel's owners or allowFrom entries (the gateway resolves it as the tool would)
     elsewhere: bool = False
+    # the node runs commands in an OS sandbox (its nodeRuntime.sandbox), so what runs
+    # unasked runs confined (docs/sandbox.md)
+    sandboxed: bool = False
 
 
 # distinct (tool, node) names whose matching rules a policy keeps
@@ -244,6 +232,8 @@ class ShellSettings:
     mode: str = ALLOWLIST
     allow: tuple[tuple[str, ...], ...] = ()
     max_bytes: int = DEFAULT_MAX_BYTES
+    # `toolApproval.sandboxed`: the sandbox's latitude on sandboxed nodes (lines.py)
+    sandbox_latitude: bool = True
 
     @classmethod
     def from_section(cls, section: dict[str, Any]) -> ShellSettings:
@@ -253,6 +243,7 @@ class ShellSettings:
             mode if mode in MODES else ALLOWLIST,
             always.load_rules(section.get("allow")),
             max_bytes if isinstance(max_bytes, int) and max_bytes > 0 else DEFAULT_MAX_BYTES,
+            section.get("sandboxed", "auto") != "ask",
         )
 
 
@@ -283,7 +274,7 @@ class ApprovalPolicy:
     def decide(self, call: CallFacts) -> Decision:
         script = _shell_script(call)
         if script is not None:
-            return judge_line(script, self._line_context(call))
+            return _leaving_sandbox(call, judge_line(script, self._line_context(call)))
         summary = _describe(call)
         if self._touches_secrets(call):
             return Decision(DENY, SECRETS, "gsv-protected", summary)
@@ -312,12 +303,25 @@ class ApprovalPolicy:
             secrets=SecretCheck(self.protected, _cwd(call)),
             pids=self.protected.pids,
             max_bytes=self.shell.max_bytes,
+            contained_write=self._latitude(call),
         )
+
+    def _latitude(self, call: CallFacts) -> Callable[[str], bool] | None:
+        """For a Bash call that would run in its node's sandbox: whether a path it writes
+        stays in the workspace (the sandbox's latitude, docs/sandbox.md). Not for Process
+        writes: the background command they feed may have been approved out of it."""
+        if not (self.shell.sandbox_latitude and call.sandboxed and call.bare == "Bash"):
+            return None
+        if call.args.get("unsandboxed") is True:
+            return None
+        return lambda path: not _UNSURE_PATH.search(path) and not _outside(call, [path])
 
     def _command_rule(self, call: CallFacts, command: SimpleCommand) -> Decision | None:
         for rule in self._named(call):
             if _args_match(rule, call, command):
-                return Decision(rule.decision, rule.reason or f"rule {rule.id}", rule.id)
+                reason = rule.reason or f"rule {rule.id}"
+                # (only the owner's configured rules allow; the preset's ask)
+                return Decision(rule.decision, reason, rule.id, granted=rule.decision == ALLOW)
         return None
 
     def _touches_secrets(self, call: CallFacts) -> bool:
@@ -342,6 +346,22 @@ class ApprovalPolicy:
                 self._by_name.clear()
             named = self._by_name[key] = tuple(r for r in self.rules if _names_match(r, call))
         return named
+
+
+# a redirection target bash would change first, or one under the home directory
+_UNSURE_PATH = re.compile(r"^~|[$`*?\[{]")
+UNSANDBOXED = "asks to run outside the node's sandbox (with network, writing beyond the workspace)"
+
+
+def _leaving_sandbox(call: CallFacts, decision: Decision) -> Decision:
+    """On a sandboxed node, a Bash call that asks runs outside the sandbox once approved
+    (`leaves_sandbox`, for the prompt), and one asking for `unsandboxed` asks, unless the
+    owner's own rules already grant it full access (or something refuses it)."""
+    if call.bare != "Bash" or not call.sandboxed:
+        return decision
+    if decision.verdict == ALLOW and not decision.granted and call.args.get("unsandboxed") is True:
+        decision = replace(decision, verdict=ASK, reason=UNSANDBOXED)
+    return replace(decision, leaves_sandbox=decision.verdict == ASK)
 
 
 def _cwd(call: CallFacts) -> str | None:

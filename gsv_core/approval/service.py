@@ -56,6 +56,8 @@ class PendingApproval:
             "ruleId": self.decision.rule_id,
             # the rules "always allow" would add (empty: only "allow once" is offered)
             "alwaysAllow": list(self.decision.always),
+            # approved, the command runs outside its node's sandbox (docs/sandbox.md)
+            "leavesSandbox": self.decision.leaves_sandbox,
             "requestedAt": self.requested_at,
             "expiresAt": self.expires_at,
             "state": state,

@@ -16,6 +16,7 @@ from gsv_core.approval.modes import mode_report
 from gsv_core.config_secrets import plaintext_paths
 from gsv_core.gateway.listening import Listening
 from gsv_core.localconfig import generate_token
+from gsv_core.protocol.sandbox_info import unsandboxed_fix, unsandboxed_problem
 
 if TYPE_CHECKING:
     from gsv_core.gateway.state import Gateway
@@ -29,7 +30,7 @@ _LOCAL_ORIGIN_HOSTS = {"localhost", "127.0.0.1", "::1"}
 
 @dataclass(frozen=True)
 class Finding:
-    check: str  # token|bind|origins|channels|sessions|approvals|secrets|credentials
+    check: str  # token|bind|origins|channels|sessions|approvals|sandbox|secrets|credentials
     message: str
     fix: str  # the command (or step) that fixes it
     fixable: bool = False  # `gsv security audit --fix` repairs it
@@ -45,6 +46,7 @@ async def audit(gateway: Gateway) -> list[Finding]:
         *_channels(gateway),
         *_shared_session(gateway),
         *_approvals(gateway),
+        *_sandboxes(gateway),
         *await _plaintext(gateway),
         *await _credentials(gateway),
     ]
@@ -146,6 +148,19 @@ def _approvals(gateway: Gateway) -> list[Finding]:
             fixable=True,
         )
     ]
+
+
+def _sandboxes(gateway: Gateway) -> list[Finding]:
+    """Online nodes whose commands run outside an OS sandbox (docs/sandbox.md)."""
+    findings = []
+    for info in gateway.nodes.inventory():
+        sandbox = info.sandbox.to_wire() if info.sandbox is not None else None
+        problem = unsandboxed_problem(info.nodeId, sandbox)
+        if info.online and problem is not None:
+            findings.append(
+                Finding("sandbox", problem, unsandboxed_fix(sandbox), subject=info.nodeId)
+            )
+    return findings
 
 
 async def _plaintext(gateway: Gateway) -> list[Finding]:

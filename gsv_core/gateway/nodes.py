@@ -230,6 +230,7 @@ class NodeService:
             lastSeenAt=record.last_seen_at if record else None,
             lastConnectedAt=record.last_connected_at if record else None,
             lastDisconnectedAt=record.last_disconnected_at if record else None,
+            sandbox=runtime.sandbox if runtime else None,
         )
 
     # -- calls --------------------------------------------------------------------------
@@ -251,26 +252,27 @@ class NodeService:
         timeout: float,
         call_id: str | None = None,
         *,
-        approved: bool = False,
+        access: str | None = None,
     ) -> Any:
-        """Run a namespaced node tool and return its raw result. `approved` attaches an
-        approval binding signed for exactly this call when the node's standard policy
-        could ask about it (the node checks it).
+        """Run a namespaced node tool and return its raw result. `access` (SANDBOX or
+        FULL, approval/binding.py) attaches an approval binding signed for exactly this
+        call and that access when the node's standard policy could ask about it (the node
+        checks it); None: no binding.
 
         404 unknown tool, 503 node gone (before or during the call), 504 after `timeout`
         seconds, ToolFailed with the node's message when the tool itself failed.
         """
-        call_id, call = self._start_tool(name, args, call_id, approved)
+        call_id, call = self._start_tool(name, args, call_id, access)
         return await self._wait(call_id, call, timeout, "Tool request timed out")
 
     def _start_tool(
-        self, name: str, args: dict[str, Any], call_id: str | None, approved: bool
+        self, name: str, args: dict[str, Any], call_id: str | None, access: str | None
     ) -> tuple[str, _Call]:
         node_id, entry, tool = self.resolve_tool(name)
         call_id = call_id or self._new_id()
         payload: dict[str, Any] = {"callId": call_id, "tool": tool, "args": args}
-        if approved and standard_may_ask(tool):
-            payload["approval"] = sign(entry.approval_key, tool, args, "allow")
+        if access is not None and standard_may_ask(tool):
+            payload["approval"] = sign(entry.approval_key, tool, args, "allow", access)
         return call_id, self._start(
             call_id, node_id, "tool", entry.peer, events.TOOL_INVOKE, payload
         )

@@ -8,7 +8,9 @@ a `paused` chat event (which channels relay as text), and the call waits until s
 answers or the approval expires -- closed: the model gets "approval timed out" with the
 command and the `gsv approvals allow ...` line that would let it run next time (what an
 unattended cron or heartbeat run records). Node calls carry a binding signed for exactly
-their arguments, which the node checks.
+their arguments, which the node checks, and for the access granted: a call that ran
+unasked runs in the node's sandbox; one the owner approved (or allowed by their own
+rule) runs with full access (docs/sandbox.md).
 
 `gsv__Transfer` is judged as what it does at each end: reading the source as a `Read` of
 that path on its node, writing the destination as a `Write` of it there (asking outside
@@ -25,6 +27,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from gsv_core.agent.tools import SEARCH_TOOL, ToolCallContext
+from gsv_core.approval.binding import FULL, SANDBOX
 from gsv_core.approval.decision import most_cautious
 from gsv_core.approval.judge import judge_in_child
 from gsv_core.approval.modes import approval_timeout
@@ -46,6 +49,7 @@ from gsv_core.gateway.transfers import READ, WRITE, Endpoint, parse_endpoint
 from gsv_core.mcp.names import is_mcp_name
 from gsv_core.paths import resolve_paths
 from gsv_core.protocol import events
+from gsv_core.protocol.sandbox_info import LEAVES_SANDBOX
 from gsv_core.protocol.schemas.nodes import TOOL_SEPARATOR, split_tool_name
 from gsv_core.providers.base import ToolSpec
 from gsv_core.providers.tool_schema import for_model
@@ -121,13 +125,15 @@ class GatewayToolRouter:
             raise ToolFailed(f"Tool execution denied by policy: {decision.reason}")
         if decision.verdict == ASK and not self.approvals.remembered(ctx.session_key, name, args):
             await self._ask(name, args, ctx, decision)
+        # what a human approved, or the owner's own rules allowed, leaves the sandbox
+        access = FULL if decision.verdict == ASK or decision.granted else SANDBOX
         if name.startswith(NATIVE_PREFIX):
             return await self.native.run(name, args, ctx)
         if is_mcp_name(name):  # under the server's own timeoutMs
             return await self._gateway.mcp.call(name, args)
         # the service's own call id: the model's tool-call ids are not unique across sessions
         return await self._gateway.nodes.invoke(
-            name, args, self._gateway.tool_timeout(), approved=True
+            name, args, self._gateway.tool_timeout(), access=access
         )
 
     async def decide(
@@ -178,7 +184,9 @@ class GatewayToolRouter:
     def _node_facts(self, node_id: str, bare: str, args: dict[str, Any]) -> CallFacts:
         node = self._gateway.nodes.online(node_id)
         workspace = node.runtime.workspace if node is not None else None
-        return CallFacts(f"{node_id}{TOOL_SEPARATOR}{bare}", bare, node_id, args, workspace)
+        sandbox = node.runtime.sandbox if node is not None else None
+        return CallFacts(f"{node_id}{TOOL_SEPARATOR}{bare}", bare, node_id, args, workspace,
+                         sandboxed=sandbox is not None and sandbox.active)  # fmt: skip
 
     def _transfer_decision(self, policy: ApprovalPolicy, call: CallFacts) -> Decision:
         """A transfer's own rules, then reading its source and writing its destination,
@@ -261,9 +269,10 @@ def _prompt(
     rules = ", ".join(decision.always)
     always = f', "always" to also allow {rules} from now on,' if rules else ""
     head = f"Approval needed ({approval_id}): {tool}" + (f"\n{asker}" if asker else "")
+    leaves = f"{LEAVES_SANDBOX}\n" if decision.leaves_sandbox else ""
     text = (
         f"{head}\n{_cut(decision.summary)}\n"
-        f"Why: {decision.reason}\n"
+        f"Why: {decision.reason}\n{leaves}"
         f'Reply "yes" to run it once{always} or "no" to refuse '
         f"(expires in {int(timeout // 60) or 1} min)."
     )

@@ -32,6 +32,8 @@ from gsv_core.client import Backoff, ClientIdentity, GatewayClient, local_platfo
 from gsv_core.errors import GsvError, Unauthorized
 from gsv_core.node.guard import NodeGuard
 from gsv_core.node.logtail import tail_lines
+from gsv_core.node.sandbox import Sandbox, SandboxPolicy, choose_sandbox
+from gsv_core.node.sandbox.hidden import hidden_paths
 from gsv_core.node.tools import Toolset, build_toolset
 from gsv_core.node.tools.workspace import Workspace as ToolWorkspace
 from gsv_core.node.transfers import NodeTransfers
@@ -74,15 +76,37 @@ class NodeSettings:
     # told the credential a join just minted, to keep it (the secret store)
     on_credential: Callable[[str], None] | None = None
     restrict_to_workspace: bool = False
+    # the OS sandbox of commands (docs/sandbox.md): auto | bwrap | seatbelt | off, whether
+    # confined commands have the network, what else they may write and must not see
+    sandbox: str = "auto"
+    sandbox_network: bool = False
+    sandbox_writable: tuple[str, ...] = ()
+    sandbox_hidden: tuple[str, ...] = ()
     log_file: Path | None = None
     ping_interval: float = 20.0
     backoff: Backoff = field(default_factory=Backoff)
 
 
-def runtime_info(toolset: Toolset, workspace: Path | None = None) -> dict[str, Any]:
+def node_sandbox(settings: NodeSettings) -> Sandbox:
+    """The sandbox `settings` ask for on this machine; SandboxUnavailable when a backend
+    named explicitly cannot run here."""
+    home = os.path.expanduser("~")
+    policy = SandboxPolicy(
+        workspace=str(settings.workspace),
+        writable=tuple(os.path.expanduser(p) for p in settings.sandbox_writable),
+        hidden=hidden_paths(resolve_paths(), home, local_platform(), settings.sandbox_hidden),
+        network=settings.sandbox_network,
+    )
+    return choose_sandbox(settings.sandbox, policy)
+
+
+def runtime_info(
+    toolset: Toolset, workspace: Path | None = None, sandbox: Sandbox | None = None
+) -> dict[str, Any]:
     """The runtime info of `connect` (docs/protocol.md#connect): capabilities, OS, env var
-    *names* (never values); plus the workspace and pid, which the gateway's approval policy uses."""
-    return {
+    *names* (never values); plus the workspace and pid, which the gateway's approval
+    policy uses, and the sandbox its commands run in."""
+    info = {
         "workspace": str(workspace) if workspace is not None else None,
         "hostRole": "execution",
         "hostCapabilities": toolset.host_capabilities(),
@@ -91,6 +115,9 @@ def runtime_info(toolset: Toolset, workspace: Path | None = None) -> dict[str, A
         "hostEnv": sorted(os.environ),
         "pid": os.getpid(),
     }
+    if sandbox is not None:
+        info["sandbox"] = sandbox.describe()
+    return info
 
 
 class NodeDaemon:
@@ -102,7 +129,9 @@ class NodeDaemon:
             settings.workspace,
             restrict_to_workspace=settings.restrict_to_workspace,
             on_exec_event=self.queue_exec_event,
+            sandbox=node_sandbox(settings),
         )
+        self.sandbox = self.toolset.sandbox  # what its commands really run in
         self._tasks: set[asyncio.Task[None]] = set()
         self._tool_calls: dict[str, asyncio.Task[None]] = {}  # callId -> the call at work
         self.client: GatewayClient | None = None
@@ -116,10 +145,11 @@ class NodeDaemon:
     async def run(self, stop: asyncio.Event) -> None:
         """Stay connected until `stop` is set; then shut the tools down."""
         log.info(
-            "node %s starting (workspace %s, gateway %s)",
+            "node %s starting (workspace %s, gateway %s, sandbox %s)",
             self.settings.node_id,
             self.settings.workspace,
             self.settings.url,
+            _sandbox_words(self.sandbox),
         )
         left = await asyncio.to_thread(self.parts.sweep)
         if left:
@@ -192,7 +222,7 @@ class NodeDaemon:
             version=__version__,
             platform=f"{local_platform()}-{platform.machine().lower()}",
             tools=self.toolset.definitions(),
-            node_runtime=runtime_info(self.toolset, self.settings.workspace),
+            node_runtime=runtime_info(self.toolset, self.settings.workspace, self.sandbox),
         )
         if self.settings.token is None:
             identity.join_code = self.settings.join_code
@@ -312,8 +342,8 @@ class NodeDaemon:
     ) -> None:
         args = payload.get("args") or {}
         try:
-            self.guard.check(tool, args, payload.get("approval"))
-            result = _frame_safe_result(await self.toolset.invoke(tool, args))
+            access = self.guard.check(tool, args, payload.get("approval"))
+            result = _frame_safe_result(await self.toolset.invoke(tool, args, access))
         except GsvError as exc:
             await _answer(client, m.TOOL_RESULT, {"callId": call_id, "error": exc.message})
             return
@@ -385,6 +415,13 @@ class NodeDaemon:
                 await asyncio.sleep(1)
                 continue
             self._outbox.popleft()
+
+
+def _sandbox_words(sandbox: Sandbox) -> str:
+    described = sandbox.describe()
+    if not sandbox.active:
+        return f"none: {described.get('reason')}"
+    return f"{sandbox.name}, {'with' if described.get('network') else 'no'} network"
 
 
 async def _answer(client: GatewayClient, method: str, reply: dict[str, Any]) -> None:

@@ -2,7 +2,8 @@
 the tool runs. Built-in protections (this node's processes, gsv's secret and config
 files on this machine) always refuse. A call the default policy (allowlist mode) would
 put before a human runs only with the gateway's approval binding for exactly these
-arguments."""
+arguments. The check also says which access the call gets: the sandbox, unless the
+binding says the owner granted full access (approval/binding.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import os
 from dataclasses import replace
 from typing import Any
 
-from gsv_core.approval.binding import verify
+from gsv_core.approval.binding import SANDBOX, verify
 from gsv_core.approval.policy import (
     ALLOW,
     DENY,
@@ -43,8 +44,9 @@ class NodeGuard:
         # apply; whatever it approves arrives with a binding for exactly that call
         self.policy = ApprovalPolicy.from_config({}, protected)
 
-    def check(self, tool: str, args: Any, binding: Any) -> None:
-        """Raise ToolFailed unless this call may run here."""
+    def check(self, tool: str, args: Any, binding: Any) -> str:
+        """The access this call may run with here (SANDBOX or FULL); ToolFailed when it
+        may not run. Without a valid binding it is the sandbox, whatever the call."""
         arguments = args if isinstance(args, dict) else {}
         facts = CallFacts(f"{self.node_id}__{tool}", tool, self.node_id, arguments, self.workspace)
         decision = self.policy.decide(facts)
@@ -52,14 +54,16 @@ class NodeGuard:
             self._refuse_what_the_disk_shows(facts, decision)
         if decision.verdict == DENY:
             raise ToolFailed(f"refused on this node: {decision.reason}")
+        granted = verify(self.key, tool, arguments, binding) if self.key is not None else None
+        if granted is not None:
+            return granted
         if decision.verdict == ALLOW or self.key is None:
-            return
-        if not verify(self.key, tool, arguments, binding):
-            log.warning("refused %s: no approval for exactly this call", tool)
-            raise ToolFailed(
-                f"refused on this node: {decision.reason} and the gateway's approval does not "
-                "cover exactly this call"
-            )
+            return SANDBOX
+        log.warning("refused %s: no approval for exactly this call", tool)
+        raise ToolFailed(
+            f"refused on this node: {decision.reason} and the gateway's approval does not "
+            "cover exactly this call"
+        )
 
     def _refuse_what_the_disk_shows(self, facts: CallFacts, decision: Decision) -> None:
         """Refuse a file tool's call when this machine's disk makes it more dangerous than

@@ -39,7 +39,7 @@ Call = Callable[[str, dict[str, Any]], Awaitable[Any]]
 SendBinary = Callable[[bytes | memoryview], Awaitable[None]]
 Resolve = Callable[[str], str]  # a path of a transfer -> the real path (workspace rules)
 # the node's guard: (tool, args, approval binding); raises ToolFailed when refused
-Check = Callable[[str, Any, Any], None]
+Check = Callable[[str, Any, Any], object]
 # what the guard judges a send and a receive as (the names a node tool would have)
 READ, WRITE = "Read", "Write"
 

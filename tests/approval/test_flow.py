@@ -27,11 +27,14 @@ from tests.wire import owner_token
 
 @asynccontextmanager
 async def node(
-    url: str, workspace: Path, node_id: str = "n1", token: str | None = None
+    url: str, workspace: Path, node_id: str = "n1", token: str | None = None, sandbox: str = "off"
 ) -> AsyncIterator[NodeDaemon]:
+    """A real node connected to `url`. Without a sandbox by default: these tests are of
+    the approval gate where it is the only boundary (on a sandboxed node its latitude lets
+    contained lines run unasked: tests/node/sandbox pass `sandbox="auto"`)."""
     daemon = NodeDaemon(NodeSettings(url=url, node_id=node_id, workspace=workspace,
                                      backoff=Backoff(base=0.05, cap=0.2), token=token,
-                                     owner_token=owner_token()))  # fmt: skip
+                                     owner_token=owner_token(), sandbox=sandbox))  # fmt: skip
     stop = asyncio.Event()
     task = asyncio.create_task(daemon.run(stop))
     await asyncio.wait_for(daemon.connected.wait(), 30)

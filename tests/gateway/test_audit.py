@@ -10,9 +10,10 @@ from gsv_core.client import GatewayClient
 from gsv_core.gateway.audit import STALE_AFTER_MS, bind_findings
 from gsv_core.gateway.listening import Listening
 from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
-from tests.wire import credential, handshake, open_raw
+from tests.wire import credential, handshake, node_runtime, open_raw
 
 TOOLS = [{"name": "Bash", "description": "run", "inputSchema": {"type": "object"}}]
+SANDBOXED = {**node_runtime(TOOLS), "sandbox": {"backend": "bwrap", "network": False}}
 
 
 async def _audit(gw: RunningGateway, fix: bool = False) -> dict[str, Any]:
@@ -33,13 +34,35 @@ async def test_a_weak_approval_mode_is_flagged_only_with_nodes_connected(
     quiet = await _audit(gateway)
     assert quiet["findings"] == [] and quiet["approvalMode"] == "off"  # nothing runs anywhere
     async with await open_raw(gateway.url) as ws:
-        await handshake(ws, mode="node", client_id="box", tools=TOOLS)
+        await handshake(ws, mode="node", client_id="box", tools=TOOLS, nodeRuntime=SANDBOXED)
         found = (await _audit(gateway))["findings"]
         assert [f["check"] for f in found] == ["approvals"]
         assert found[0]["fix"] == "gsv config set toolApproval.mode allowlist"
         fixed = await _audit(gateway, fix=True)
         assert [f["check"] for f in fixed["fixed"]] == ["approvals"] and not fixed["findings"]
     assert gateway.gateway.config.setting("toolApproval.mode") == "allowlist"
+
+
+async def test_a_node_whose_commands_are_not_sandboxed_is_flagged_with_the_fix(
+    gateway: RunningGateway,
+) -> None:
+    """One finding per unsandboxed online node: its reason and how to get a sandbox; a
+    node that says nothing of a sandbox (older) is flagged too; a sandboxed one is not."""
+    unconfined = {"backend": "none", "network": True,
+                  "reason": "bubblewrap (bwrap) is not installed: node commands run unconfined"}  # fmt: skip
+    runtimes = {"good": SANDBOXED, "bare": {**node_runtime(TOOLS), "sandbox": unconfined},
+                "old": node_runtime(TOOLS)}  # fmt: skip
+    sockets = [await open_raw(gateway.url) for _ in runtimes]
+    try:
+        for ws, (node_id, runtime) in zip(sockets, runtimes.items(), strict=True):
+            await handshake(ws, mode="node", client_id=node_id, tools=TOOLS, nodeRuntime=runtime)
+        found = [f for f in (await _audit(gateway))["findings"] if f["check"] == "sandbox"]
+    finally:
+        for ws in sockets:
+            await ws.close()
+    assert [f["message"].split("'")[0] for f in found] == ["node bare", "node old"]
+    assert "not installed" in found[0]["message"] and "apt install bubblewrap" in found[0]["fix"]
+    assert "older than sandboxes" in found[1]["message"]
 
 
 async def test_plain_http_origins_and_open_channels_are_found_and_fixed(

@@ -50,3 +50,14 @@ async def test_without_a_rule_there_is_no_always_button() -> None:
         await pilot.click("#deny")
         await pilot.pause()
     assert app.answers == [("deny", None)]
+
+
+async def test_a_prompt_that_lifts_the_sandbox_says_so() -> None:
+    """`leavesSandbox`: approving runs the command outside the node's sandbox; the prompt
+    says that before anyone answers (and not for a node without one)."""
+    app = PromptApp({**PENDING, "leavesSandbox": True})
+    async with app.run_test():
+        assert "outside the node's sandbox" in app.query_one(ApprovalPrompt).describe()
+    plain = PromptApp(PENDING)
+    async with plain.run_test():
+        assert "sandbox" not in plain.query_one(ApprovalPrompt).describe()

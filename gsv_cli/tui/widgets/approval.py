@@ -50,6 +50,7 @@ class ApprovalPrompt(Widget):
         self.summary = str(approval.get("summary") or "")
         self.reason = str(approval.get("reason") or "")
         self.always = [str(rule) for rule in approval.get("alwaysAllow") or []]
+        self.leaves_sandbox = approval.get("leavesSandbox") is True
         self.outcome: str | None = None
 
     def compose(self) -> ComposeResult:
@@ -67,6 +68,10 @@ class ApprovalPrompt(Widget):
             lines.append(self.summary)
         if self.reason:
             lines.append(f"Why: {self.reason}")
+        if self.leaves_sandbox:
+            from gsv_core.protocol.sandbox_info import LEAVES_SANDBOX
+
+            lines.append(LEAVES_SANDBOX)
         if self.outcome is not None:
             lines.append(OUTCOMES.get(self.outcome, self.outcome))
         else:

@@ -13,6 +13,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
+from gsv_core.approval.binding import FULL
 from gsv_core.errors import GsvError
 from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.mcp.names import is_mcp_name
@@ -56,7 +57,7 @@ def register(router: Router, gateway: Gateway) -> None:
         if is_mcp_name(params.tool):  # an MCP server's tool, under its own timeoutMs
             return {"result": await gateway.mcp.call(params.tool, params.args)}
         timeout = gateway.tool_timeout()
-        return {"result": await nodes.invoke(params.tool, params.args, timeout, approved=True)}
+        return {"result": await nodes.invoke(params.tool, params.args, timeout, access=FULL)}
 
     @route(m.TOOL_REQUEST, ToolRequestParams)
     async def tool_request(ctx: RequestContext, params: ToolRequestParams) -> dict[str, str]:
@@ -114,8 +115,9 @@ async def _requested_call(gateway: Gateway, key: str, params: ToolRequestParams)
     tell("start", args=params.args)
     started = time.monotonic()
     try:
+        # a client's own request, as tool.invoke: the owner's hand, full access
         result = await gateway.nodes.invoke(
-            params.tool, params.args, gateway.tool_timeout(), approved=True
+            params.tool, params.args, gateway.tool_timeout(), access=FULL
         )
     except GsvError as exc:
         tell("end", isError=True, summary=exc.message, durationMs=_ms_since(started))

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from gsv_core.node.sandbox.base import Sandbox
 from gsv_core.node.tools.base import Tool
 from gsv_core.node.tools.bash import BashTool
 from gsv_core.node.tools.edit import EditTool
@@ -37,15 +38,17 @@ def build_toolset(
     on_exec_event: ExecEventSink | None = None,
     clock: Clock = epoch_ms,
     use_rg: bool | None = None,
+    sandbox: Sandbox | None = None,
 ) -> Toolset:
-    """The seven node tools rooted at `workspace`.
+    """The seven node tools rooted at `workspace`; Bash's commands run inside `sandbox`
+    (none when not given) unless a call was granted full access.
 
     `on_exec_event` receives `node.exec.event` params (docs/protocol.md#events), without
     callId, when a background command starts or ends; it is called on the event loop.
     `clock` (epoch ms) and `use_rg` exist for tests and benchmarks.
     """
     root = Workspace(workspace, restrict=restrict_to_workspace)
-    processes = ProcessManager(on_exec_event=on_exec_event, clock=clock)
+    processes = ProcessManager(on_exec_event=on_exec_event, clock=clock, sandbox=sandbox)
     locks = KeyLocks()
     tools: list[Tool[Any]] = [
         BashTool(root, processes),

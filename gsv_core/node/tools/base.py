@@ -72,6 +72,11 @@ class Tool(ABC, Generic[P]):
     async def run(self, params: P) -> Any:
         """Do the work; raise ToolFailed with a message for the agent when it fails."""
 
+    async def run_as(self, params: P, access: str) -> Any:
+        """`run()` with the access the node's guard granted the call (SANDBOX or FULL,
+        approval/binding.py); only tools that start processes (Bash) tell them apart."""
+        return await self.run(params)
+
     def run_now(self, params: P) -> Any:
         """The result when it can be had at once without blocking the event loop, else
         LATER (the default: `run()` is the only way)."""

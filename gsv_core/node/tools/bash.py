@@ -6,6 +6,11 @@ Modes (docs/tools.md): by default the call waits for the command and returns its
 sessions are then driven with the Process tool. A synchronous command gets EOF on stdin
 (nothing could ever write to it); background and yield modes keep stdin open for Process
 write/submit. A non-zero exit is a successful call with status "failed".
+
+Unless the owner granted the call full access, the command runs inside the node's
+sandbox (docs/sandbox.md); a confined command that failed for lack of network or of
+write access gets a `note` saying so and what would allow it (`unsandboxed`, which asks
+the owner).
 """
 
 from __future__ import annotations
@@ -17,7 +22,9 @@ from typing import Any
 
 from pydantic import Field
 
+from gsv_core.approval.binding import FULL, SANDBOX
 from gsv_core.errors import ToolFailed
+from gsv_core.node.sandbox.failure import sandbox_note
 from gsv_core.node.tools.base import Tool, ToolParams
 from gsv_core.node.tools.processes import ProcessManager, ProcessSession
 from gsv_core.node.tools.workspace import Workspace
@@ -41,6 +48,11 @@ class BashParams(ToolParams):
         allow_inf_nan=False,
         description="Wait this long (10..120000), then background it if still running.",
     )
+    unsandboxed: bool = Field(
+        False,
+        description="Run outside this node's sandbox (network, writes beyond the "
+        "workspace); the owner is asked first. Only after a sandboxed run failed for that.",
+    )
 
 
 class BashTool(Tool[BashParams]):
@@ -58,6 +70,9 @@ class BashTool(Tool[BashParams]):
         self.processes = processes
 
     async def run(self, params: BashParams) -> dict[str, Any]:
+        return await self.run_as(params, SANDBOX)
+
+    async def run_as(self, params: BashParams, access: str) -> dict[str, Any]:
         if not params.command.strip():
             raise ToolFailed("command must not be empty")
         workdir = await asyncio.to_thread(self._workdir, params.workdir)
@@ -65,7 +80,10 @@ class BashTool(Tool[BashParams]):
         if params.yieldMs is not None:
             yield_ms = min(max(params.yieldMs, MIN_YIELD_MS), MAX_YIELD_MS)
         session = await self._spawn(
-            params, workdir, keep_stdin=params.background or yield_ms is not None
+            params,
+            workdir,
+            keep_stdin=params.background or yield_ms is not None,
+            confined=access != FULL,
         )
         if params.background:
             self.processes.background(session)
@@ -74,7 +92,17 @@ class BashTool(Tool[BashParams]):
         if session.running:
             self.processes.background(session)
             return session.running_result()
-        return session.completed_result()
+        return self._completed(session)
+
+    def _completed(self, session: ProcessSession) -> dict[str, Any]:
+        """The completed result, with a note when the sandbox is what made it fail."""
+        result = session.completed_result()
+        policy = self.processes.sandbox.policy
+        if session.confined and session.status == "failed" and policy is not None:
+            note = sandbox_note(result["output"], policy)
+            if note is not None:
+                result["note"] = note
+        return result
 
     def _workdir(self, requested: str | None) -> str:
         workdir = self.workspace.resolve(requested)
@@ -84,13 +112,16 @@ class BashTool(Tool[BashParams]):
             raise ToolFailed(f"workdir is not a directory: '{workdir}'")
         return workdir
 
-    async def _spawn(self, params: BashParams, workdir: str, *, keep_stdin: bool) -> ProcessSession:
+    async def _spawn(
+        self, params: BashParams, workdir: str, *, keep_stdin: bool, confined: bool
+    ) -> ProcessSession:
         try:
             return await self.processes.spawn(
                 params.command,
                 workdir=workdir,
                 timeout_ms=int(params.timeout),
                 keep_stdin=keep_stdin,
+                confined=confined,
             )
         except OSError as exc:
             raise ToolFailed(f"Failed to start command: {exc.strerror or exc}") from None

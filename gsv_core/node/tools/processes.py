@@ -2,7 +2,9 @@
 
 Every command runs as `$SHELL -lc <command>` (bash instead when $SHELL is not a shell
 that reads lines as bash does, e.g. fish: `login_shell`; with git's repository-planted code
-turned off, `shell_environment`) in its own session (`start_new_session`), so
+turned off and without gsv's credentials or the provider keys, `shell_environment`),
+inside the node's sandbox unless the owner granted the call full access
+(gsv_core/node/sandbox), in its own session (`start_new_session`), so
 its process group id is its pid and a timeout or a kill reaches every child it spawned
 (the original signalled only the shell, and children survived). A supervisor
 task per process captures output, enforces the timeout (SIGTERM to the group, SIGKILL to
@@ -28,6 +30,9 @@ from dataclasses import dataclass, field
 from signal import SIGKILL, SIGTERM, Signals
 from typing import Any
 
+from gsv_core.node.sandbox.base import Sandbox
+from gsv_core.node.sandbox.environment import without_credentials
+from gsv_core.node.sandbox.none import NoSandbox
 from gsv_core.node.tools.output import OutputBuffer
 
 log = logging.getLogger(__name__)
@@ -81,8 +86,9 @@ NEUTRAL_GIT_CONFIG = (("core.fsmonitor", "false"),)
 
 
 def shell_environment(base: Mapping[str, str]) -> dict[str, str]:
-    """`base` with NEUTRAL_GIT_CONFIG appended to any command-scope config in it."""
-    env = dict(base)
+    """`base` without credentials (sandbox/environment.py), with NEUTRAL_GIT_CONFIG
+    appended to any command-scope config in it."""
+    env = without_credentials(base)
     count = env.get("GIT_CONFIG_COUNT", "0")
     index = int(count) if count.isdigit() else 0
     for key, value in NEUTRAL_GIT_CONFIG:
@@ -121,6 +127,7 @@ class ProcessSession:
     exit_code: int | None = None
     signal: str | None = None
     finished: asyncio.Event = field(default_factory=asyncio.Event)
+    confined: bool = False  # it runs inside the node's sandbox
 
     @property
     def pid(self) -> int:
@@ -208,7 +215,9 @@ class ProcessManager:
         clock: Clock = epoch_ms,
         retention_ms: int = RETENTION_MS,
         max_finished: int = MAX_FINISHED,
+        sandbox: Sandbox | None = None,
     ) -> None:
+        self.sandbox: Sandbox = sandbox or NoSandbox("none given")
         self._on_exec_event = on_exec_event
         self._clock = clock
         self._retention_ms = retention_ms
@@ -222,18 +231,21 @@ class ProcessManager:
         return self._clock()
 
     async def spawn(
-        self, command: str, *, workdir: str, timeout_ms: int, keep_stdin: bool
+        self, command: str, *, workdir: str, timeout_ms: int, keep_stdin: bool, confined: bool
     ) -> ProcessSession:
-        """Start `command`; without `keep_stdin` its stdin is at EOF from the start."""
+        """Start `command`, inside the sandbox when `confined` (and the node has one);
+        without `keep_stdin` its stdin is at EOF from the start."""
         loop = asyncio.get_running_loop()
+        # -l: owners rely on PATH from their login profile (nvm, pyenv). Writing a profile
+        # or any other start-up file asks wherever it is (approval/policy.py
+        # STARTUP_FILES); without -l zsh would still read ~/.zshenv
+        argv = [login_shell(), "-lc", command]
+        confined = confined and self.sandbox.active
+        if confined:
+            argv = self.sandbox.wrap(argv, workdir)
         transport, protocol = await loop.subprocess_exec(
             lambda: _ShellProtocol(loop),
-            login_shell(),
-            # -l: owners rely on PATH from their login profile (nvm, pyenv). Writing a
-            # profile or any other start-up file asks wherever it is (approval/policy.py
-            # STARTUP_FILES); without -l zsh would still read ~/.zshenv
-            "-lc",
-            command,
+            *argv,
             cwd=workdir,
             env=shell_environment(os.environ),
             stdin=asyncio.subprocess.PIPE,
@@ -252,6 +264,7 @@ class ProcessManager:
             transport=transport,
             exited=protocol.exited,
             started_at=self._clock(),
+            confined=confined,
         )
         self._live[session.session_id] = session
         self._own(self._supervise(session, timeout_ms))

@@ -13,7 +13,10 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from gsv_core.approval.binding import SANDBOX
 from gsv_core.errors import ToolFailed
+from gsv_core.node.sandbox.base import Sandbox
+from gsv_core.node.sandbox.none import NoSandbox
 from gsv_core.node.tools.base import LATER, Tool
 from gsv_core.node.tools.processes import ProcessManager
 
@@ -27,6 +30,13 @@ class Toolset:
         self._tools = {tool.name: tool for tool in tools}
         self._processes = processes
 
+    @property
+    def sandbox(self) -> Sandbox:
+        """The sandbox its commands run in (none without a process manager)."""
+        if self._processes is None:
+            return NoSandbox("this node runs no commands")
+        return self._processes.sandbox
+
     def definitions(self) -> list[dict[str, Any]]:
         """`[{name, description, inputSchema}]` for the connect handshake."""
         return [tool.definition() for tool in self._tools.values()]
@@ -38,8 +48,9 @@ class Toolset:
     def host_capabilities(self) -> list[str]:
         return sorted({tool.capability for tool in self._tools.values()})
 
-    async def invoke(self, name: str, args: Any) -> Any:
-        """Run a tool by its bare name; every failure is raised as ToolFailed."""
+    async def invoke(self, name: str, args: Any, access: str = SANDBOX) -> Any:
+        """Run a tool by its bare name with the access the guard granted (the sandbox by
+        default); every failure is raised as ToolFailed."""
         tool = self._tools.get(name)
         if tool is None:
             raise ToolFailed(f"Tool not found: {name}")
@@ -50,11 +61,11 @@ class Toolset:
             raise _as_tool_failure(name, exc) from None
         if result is not LATER:
             return result
-        return await self._run(tool, params)
+        return await self._run(tool, params, access)
 
-    async def _run(self, tool: Tool[Any], params: Any) -> Any:
+    async def _run(self, tool: Tool[Any], params: Any, access: str) -> Any:
         try:
-            return await tool.run(params)
+            return await tool.run_as(params, access)
         except Exception as exc:
             raise _as_tool_failure(tool.name, exc) from None
 

@@ -36,6 +36,18 @@ def is_mcp_name(name: str) -> bool:
     return name.startswith(MCP_PREFIX) and TOOL_SEPARATOR in name
 
 
+class NodeSandbox(WireModel):
+    """gsv addition: the OS sandbox the node runs unapproved commands in (docs/sandbox.md)."""
+
+    backend: str  # "bwrap" | "seatbelt" | "none"
+    network: bool = True  # confined commands reach the network
+    reason: str | None = None  # why there is none, and how to get one
+
+    @property
+    def active(self) -> bool:
+        return self.backend != "none"
+
+
 class NodeRuntime(WireModel):
     """NodeRuntimeInfo as validated at connect: capability lists deduplicated and sorted."""
 
@@ -49,6 +61,8 @@ class NodeRuntime(WireModel):
     # gsv additions: where relative paths land and the daemon's pid (approval policy)
     workspace: str | None = None
     pid: int | None = None
+    # and the sandbox of its commands; absent: a node too old to have one
+    sandbox: NodeSandbox | None = None
 
 
 def validate_node_runtime(node_id: str, tools: list[ToolDefinition], raw: Any) -> NodeRuntime:
@@ -202,6 +216,8 @@ class NodeInfo(WireModel):
     lastSeenAt: int | None = None
     lastConnectedAt: int | None = None
     lastDisconnectedAt: int | None = None
+    # gsv addition: the sandbox its commands run in (as it said when it last connected)
+    sandbox: NodeSandbox | None = None
 
 
 class NodesListResult(WireModel):

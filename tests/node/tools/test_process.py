@@ -115,7 +115,7 @@ async def test_a_session_that_was_not_backgrounded_is_refused(workspace: Path) -
     processes = ProcessManager()
     tool = ProcessTool(processes)
     session = await processes.spawn(
-        "read line", workdir=str(workspace), timeout_ms=0, keep_stdin=True
+        "read line", workdir=str(workspace), timeout_ms=0, keep_stdin=True, confined=False
     )
     try:
         with pytest.raises(ToolFailed, match=f"^Session {session.session_id} is not backgrounded$"):

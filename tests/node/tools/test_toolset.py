@@ -26,10 +26,14 @@ SEED_PARAMS = {
     "Glob": ({"pattern"}, {"pattern", "path"}),
     "Grep": ({"pattern"}, {"pattern", "path", "include"}),
 }
+# gsv's optional additions to the seed's params (docs/tools.md): Bash's request to run
+# outside the node's sandbox (docs/sandbox.md)
+ADDITIONS = {"Bash": {"unsandboxed"}}
 
 
 async def test_definitions_follow_seed_002(toolset: Toolset) -> None:
-    """Seven tools, each with a description and a JSON schema of exactly the seed's params."""
+    """Seven tools, each with a description and a JSON schema of exactly the seed's params
+    and gsv's documented optional additions."""
     definitions = toolset.definitions()
     assert [d["name"] for d in definitions] == list(SEED_PARAMS)
     for definition in definitions:
@@ -38,7 +42,7 @@ async def test_definitions_follow_seed_002(toolset: Toolset) -> None:
         required, allowed = SEED_PARAMS[definition["name"]]
         assert schema["type"] == "object"
         assert set(schema["required"]) == required
-        assert set(schema["properties"]) == allowed
+        assert set(schema["properties"]) == allowed | ADDITIONS.get(definition["name"], set())
         assert schema["additionalProperties"] is False
         assert definition["description"]
         for prop in schema["properties"].values():

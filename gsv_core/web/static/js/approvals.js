@@ -35,6 +35,10 @@ export class Approval {
       h("div", { class: "approval-title" }, "Approval needed: ", h("code", {}, String(approval.tool ?? "?"))),
       approval.summary ? h("pre", { class: "approval-summary" }, String(approval.summary)) : null,
       approval.reason ? h("div", { class: "approval-reason muted" }, `Why: ${approval.reason}`) : null,
+      approval.leavesSandbox
+        ? h("div", { class: "approval-sandbox", testid: "approval-sandbox" },
+            "Approved, it runs outside the node's sandbox: with the network, and writing beyond the workspace.")
+        : null,
       this.buttons,
       this.outcome,
     );
