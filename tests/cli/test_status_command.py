@@ -61,3 +61,34 @@ def test_no_gateway_exits_1_with_the_fix() -> None:
     assert "gsv up" in shown.stderr and "Traceback" not in shown.output
     data = json.loads(gsv("ws://127.0.0.1:9/ws", "--json", "status").stdout)
     assert data["gateway"]["reachable"] is False and data["gateway"]["problem"]
+
+
+def test_each_node_is_shown_with_its_sandbox_and_an_unsandboxed_one_with_the_fix() -> None:
+    """The nodes line names each node's sandbox; an online node without one gets a
+    warning line with its reason and fix (an offline one does not)."""
+    from gsv_cli.commands.status import render
+
+    def node(node_id: str, online: bool, sandbox: dict[str, object] | None) -> dict[str, object]:
+        return {"nodeId": node_id, "online": online, "tools": ["Bash"], "sandbox": sandbox}
+
+    reason = "bubblewrap (bwrap) is not installed: node commands run unconfined; install it"
+    found = {
+        "version": __version__, "startedAt": 0,
+        "model": {"provider": "p", "id": "m", "ready": True},
+        "nodes": [node("box", True, {"backend": "bwrap", "network": False}),
+                  node("bare", True, {"backend": "none", "network": True, "reason": reason}),
+                  node("old", False, None)],
+        "channels": [], "cron": {"count": 0, "dueCount": 0},
+        "pendingApprovals": 0, "pendingPairings": 0,
+    }  # fmt: skip
+    lines = render("ws://x/ws", found).splitlines()
+    assert lines[2] == (
+        "nodes     2 of 3 online: box (online, 1 tools, bwrap, no network), "
+        "bare (online, 1 tools, NOT SANDBOXED), "
+        "old (offline, 1 tools, sandbox unknown (a node older than sandboxes))"
+    )
+    assert (
+        lines[3].strip().startswith("WARNING: node bare's commands are not sandboxed: bubblewrap")
+    )
+    assert "sudo apt install bubblewrap" in lines[3]
+    assert len([line for line in lines if "WARNING" in line]) == 1  # not the offline one
