@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gsv_core.approval import always
+from gsv_core.approval.credentials import CREDENTIAL_FILES
 from gsv_core.approval.dangerous import GROUPS
 from gsv_core.approval.decision import ALLOW, ASK, DENY, SEVERITY, Decision
 from gsv_core.approval.lines import (
@@ -39,7 +40,8 @@ from gsv_core.workspace.prompt import AGENTS, BOOTSTRAP, HEARTBEAT, IDENTITY, SO
 INSTRUCTION_FILES = (AGENTS, SOUL, IDENTITY, USER, TOOLS, HEARTBEAT, BOOTSTRAP)
 
 __all__ = ["ALLOW", "ALLOWLIST", "ASK", "DENY", "DENYLIST", "OFF", "SEVERITY", "ApprovalPolicy",
-           "CallFacts", "Decision", "Protected", "Rule", "standard_may_ask"]  # fmt: skip
+           "CallFacts", "Decision", "Protected", "Rule", "node_may_ask",
+           "standard_may_ask"]  # fmt: skip
 
 SHELL_TOOLS = frozenset({"Bash", "Process"})
 WRITING_FILE_TOOLS = frozenset({"Write", "Edit"})
@@ -131,6 +133,10 @@ def _preset(shell: bool = True) -> list[Rule]:
         *(Rule(f"gsv-git-{tool.lower()}", ASK, tool=f"*__{tool}", reason="changes what git runs",
                path_pattern=GIT_CONTROL)
           for tool in ("Write", "Edit")),
+        *(Rule(f"gsv-credentials-{tool.lower()}", ASK, tool=f"*__{tool}",
+               path_pattern=CREDENTIAL_FILES,
+               reason="reads or writes where credentials live (keys, tokens, browser profiles)")
+          for tool in ("Read", "Grep", "Write", "Edit")),
         *(Rule(f"gsv-startup-{tool.lower()}", ASK, tool=f"*__{tool}", path_pattern=STARTUP_FILES,
                reason="changes what runs when a shell, a session or a scheduled job starts")
           for tool in ("Write", "Edit")),
@@ -202,6 +208,21 @@ def standard_may_ask(bare_tool: str) -> bool:
              or fnmatch.fnmatchcase(bare_tool, rule.tool))
         for rule in _preset()
     )  # fmt: skip
+
+
+READING_FILE_TOOLS = frozenset({"Read", "Grep"})
+
+
+def node_may_ask(bare_tool: str, args: dict[str, Any]) -> bool:
+    """`standard_may_ask`, sharpened by the call's arguments where that is cheap: a Read
+    or a Grep can ask only where credentials live (CREDENTIAL_FILES), so an ordinary one
+    needs no binding (and the gateway spends no signature on it)."""
+    if not standard_may_ask(bare_tool):
+        return False
+    if bare_tool in READING_FILE_TOOLS:
+        path = args.get("path")
+        return isinstance(path, str) and CREDENTIAL_FILES.search(_norm(path)) is not None
+    return True
 
 
 @dataclass

@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from gsv_core.approval.binding import new_key, sign
-from gsv_core.approval.policy import standard_may_ask
+from gsv_core.approval.policy import node_may_ask
 from gsv_core.errors import (
     Conflict,
     Forbidden,
@@ -271,7 +271,7 @@ class NodeService:
         node_id, entry, tool = self.resolve_tool(name)
         call_id = call_id or self._new_id()
         payload: dict[str, Any] = {"callId": call_id, "tool": tool, "args": args}
-        if access is not None and standard_may_ask(tool):
+        if access is not None and node_may_ask(tool, args):
             payload["approval"] = sign(entry.approval_key, tool, args, "allow", access)
         return call_id, self._start(
             call_id, node_id, "tool", entry.peer, events.TOOL_INVOKE, payload

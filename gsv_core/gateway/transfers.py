@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from gsv_core.approval.binding import sign
-from gsv_core.approval.policy import standard_may_ask
+from gsv_core.approval.policy import node_may_ask
 from gsv_core.errors import GsvError, InvalidParams, NotFound, TimedOut, ToolFailed, Unavailable
 from gsv_core.fsmodes import FILE_MODE, make_private_dir
 from gsv_core.protocol import events
@@ -315,7 +315,7 @@ class TransferService:
         standard policy could ask about a `tool` call (only a Write can: outside the
         workspace), as `tool.invoke` carries one (gateway/nodes.py)."""
         key = self.approval_key_of(node_id) if self.approval_key_of is not None else None
-        if key is None or not standard_may_ask(tool):
+        if key is None or not node_may_ask(tool, payload):
             return payload
         return {**payload, "approval": sign(key, tool, payload, "allow")}
 

@@ -17,6 +17,7 @@ from gsv_core.approval.policy import (
     ALLOW,
     DENY,
     SEVERITY,
+    SHELL_TOOLS,
     WRITING_FILE_TOOLS,
     ApprovalPolicy,
     CallFacts,
@@ -54,6 +55,8 @@ class NodeGuard:
             self._refuse_what_the_disk_shows(facts, decision)
         if decision.verdict == DENY:
             raise ToolFailed(f"refused on this node: {decision.reason}")
+        if decision.verdict == ALLOW and tool not in SHELL_TOOLS:
+            return SANDBOX  # (only a command's access differs: no binding to check)
         granted = verify(self.key, tool, arguments, binding) if self.key is not None else None
         if granted is not None:
             return granted

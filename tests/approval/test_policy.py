@@ -198,7 +198,26 @@ SAMPLE_ARGS = [
     {"pattern": "**/*.py", "path": "/"}, {"pattern": "secret", "path": "/etc"},
     {"command": "rm -rf /"}, {"command": "rm -rf build"},
     {"action": "submit", "sessionId": "s", "data": "rm -rf x"},
+    {"path": "~/.ssh/id_ed25519"}, {"pattern": "key", "path": "~/.aws"},
 ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("tool", "path", "verdict"),
+    [("Read", "~/.aws/credentials", "ask"), ("Read", "/home/me/.ssh/id_ed25519", "ask"),
+     ("Read", "../../.netrc", "ask"), ("Read", "/home/me/.CONFIG/gh/hosts.yml", "ask"),
+     ("Grep", "~/.gnupg", "ask"), ("Write", "~/.ssh/authorized_keys", "ask"),
+     ("Edit", "/home/me/.kube/config", "ask"), ("Read", "src/ssh.py", "allow"),
+     ("Read", "/home/me/project/notes/.sshrc", "allow"), ("Glob", "~/.ssh", "allow")],
+)  # fmt: skip
+def test_a_file_tool_asks_where_credentials_live(tool: str, path: str, verdict: str) -> None:
+    """Keys, tokens and browser profiles: the node sandbox hides them from commands, and
+    the file tools ask before reading or writing them (Glob lists names only)."""
+    args = {"path": path, "pattern": "x", "content": "y", "oldString": "a", "newString": "b"}
+    decided = policy().decide(
+        CallFacts(f"laptop__{tool}", tool, "laptop", args, "/home/me/project")
+    )
+    assert decided.verdict == verdict, decided.reason
 
 
 @pytest.mark.parametrize("tool", ["Read", "Glob", "Grep", "Write", "Edit", "Bash", "Process"])

@@ -165,8 +165,9 @@ async def test_a_client_call_carries_a_binding_only_where_the_node_may_ask(
     gateway: RunningGateway,
 ) -> None:
     """tool.invoke from a client is the owner's approval: a Bash call carries a binding
-    for exactly its arguments (the node's standard policy may ask); a Read carries none
-    (the node never looks at it), and the gateway spends no signature on it."""
+    for exactly its arguments and full access (the node's standard policy may ask), as
+    does a Read where credentials live; an ordinary Read carries none (the node never
+    looks at it), and the gateway spends no signature on it."""
     bash = {**READ, "name": "Bash", "description": "run a command"}
     runtime = node_runtime([READ, bash])
     ws = await open_raw(gateway.url)
@@ -176,13 +177,17 @@ async def test_a_client_call_carries_a_binding_only_where_the_node_may_ask(
     client = await client_socket(gateway)
     try:
         calls = {}
-        for tool, args in (("Read", {"path": "a.txt"}), ("Bash", {"command": "rm -rf build"})):
-            await send_req(client, "tool.invoke", {"tool": f"n1__{tool}", "args": args}, tool)
-            calls[tool] = await next_event(ws, "tool.invoke")
-            await request(ws, "tool.result", {"callId": calls[tool]["callId"], "result": {}})
+        keyed = (("Read", {"path": "a.txt"}), ("Bash", {"command": "rm -rf build"}),
+                 ("Keys", {"path": "~/.ssh/config"}))  # fmt: skip
+        for name, args in keyed:
+            tool = "Read" if name == "Keys" else name
+            await send_req(client, "tool.invoke", {"tool": f"n1__{tool}", "args": args}, name)
+            calls[name] = await next_event(ws, "tool.invoke")
+            await request(ws, "tool.result", {"callId": calls[name]["callId"], "result": {}})
         assert "approval" not in calls["Read"]
         key = hello["approvalKey"]
-        assert verify(key, "Bash", {"command": "rm -rf build"}, calls["Bash"]["approval"])
+        assert verify(key, "Read", {"path": "~/.ssh/config"}, calls["Keys"]["approval"]) == "full"
+        assert verify(key, "Bash", {"command": "rm -rf build"}, calls["Bash"]["approval"]) == "full"
         assert not verify(key, "Bash", {"command": "rm -rf /"}, calls["Bash"]["approval"])
         assert calls["Read"]["callId"] != calls["Bash"]["callId"]
     finally:

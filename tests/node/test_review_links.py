@@ -92,3 +92,19 @@ async def test_glob_lists_names_through_the_link_as_ls_would(
     (workspace / "dotconfig").symlink_to(gsv_files())
     result = await grep.invoke("Glob", {"pattern": "dotconfig/**/*.txt"})
     assert [Path(p).name for p in result["matches"]] == ["notes.txt"]
+
+
+def test_a_read_through_a_link_to_a_credential_store_is_refused_naming_it(
+    workspace: Path,
+) -> None:
+    """`creds -> ~/.aws/credentials` came with a cloned project: read as written it is an
+    ordinary file, so the gateway lets it through; the node sees where it leads (a place
+    that asks) and refuses, naming the real path so the owner can be asked for it."""
+    aws = Path.home() / ".aws"
+    aws.mkdir()
+    (aws / "credentials").write_text("aws_secret_access_key=SECRET\n")
+    (workspace / "creds").symlink_to(aws / "credentials")
+    node = NodeGuard("n1", str(workspace), KEY)
+    with pytest.raises(ToolFailed, match=r"leads through a symlink to .*\.aws/credentials"):
+        node.check("Read", {"path": "creds"}, None)
+    node.check("Read", {"path": "README.md"}, None)  # an ordinary file reads unasked

@@ -10,25 +10,9 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
+from gsv_core.approval.credentials import HOME_CREDENTIALS, MACOS_CREDENTIALS
 from gsv_core.paths import GsvPaths
 
-# relative to the home directory, on every OS
-HOME_CREDENTIALS = (
-    ".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".netrc", ".git-credentials",
-    ".npmrc", ".pypirc", ".gem/credentials", ".cargo/credentials", ".cargo/credentials.toml",
-    ".config/gcloud", ".config/gh", ".config/hub", ".config/op", ".password-store",
-    ".local/share/keyrings", ".pki",
-    # browser profiles: cookies and saved passwords
-    ".mozilla", ".config/google-chrome", ".config/chromium", ".config/BraveSoftware",
-    ".config/microsoft-edge", ".config/vivaldi", ".config/opera", "snap/firefox",
-    "snap/chromium",
-)  # fmt: skip
-MACOS_CREDENTIALS = (
-    "Library/Keychains", "Library/Cookies", "Library/Application Support/Google/Chrome",
-    "Library/Application Support/Firefox", "Library/Application Support/BraveSoftware",
-    "Library/Application Support/Microsoft Edge", "Library/Safari",
-    "Library/Group Containers/group.com.apple.notes",
-)  # fmt: skip
 # sockets of services that act outside the sandbox for whoever connects: the session
 # bus (`systemd-run --user` runs anything), ssh and gpg agents, the container engines
 # (root on the host). A read-only mount does not stop a connect() to a socket.
