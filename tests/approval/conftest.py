@@ -17,7 +17,9 @@ PROVIDER_KEY = "sk-ant-CANARYKEY"
 @pytest.fixture
 def key_holder() -> Iterator[int]:
     """The pid of a live child whose environment holds ANTHROPIC_API_KEY=PROVIDER_KEY."""
-    env = {**os.environ, "ANTHROPIC_API_KEY": PROVIDER_KEY}
+    # first in the environment, where a listing cut to the screen's width still shows it
+    env = {"ANTHROPIC_API_KEY": PROVIDER_KEY, **os.environ}
+    env["ANTHROPIC_API_KEY"] = PROVIDER_KEY
     child = subprocess.Popen(["sleep", "300"], env=env)
     try:
         yield child.pid
