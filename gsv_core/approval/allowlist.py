@@ -59,6 +59,11 @@ GIT_GLOBAL_FLAGS = frozenset({"--no-pager", "-P", "--no-optional-locks",
 GIT_READS = frozenset({"status", "diff", "log", "show", "rev-parse", "ls-files", "blame",
                        "shortlog", "describe", "branch"})  # fmt: skip
 GIT_REFUSED = ("--output", "--ext-diff", "--textconv")
+# checking a signature runs `gpg.program`, which a repository's own config may point
+# anywhere: `git log --show-signature`, a format with `%G?`, `%GS`, `%+GK` ..., and a
+# branch listing with `%(signature)` (git 2.44 and later)
+GIT_SIGNATURES = ("--show-signature",)
+GIT_SIGNATURE_FORMAT = re.compile(r"%[-+ ]?G|%\(signature")
 GIT_BRANCH_LISTING = frozenset({"--list", "-l", "-a", "--all", "-r", "--remotes", "-v", "-vv",
     "--verbose", "--show-current", "--merged", "--no-merged", "--contains", "--no-contains",
     "--points-at", "--sort", "--format", "--color", "--no-color", "--column", "--no-column",
@@ -90,9 +95,19 @@ def _git(args: tuple[str, ...]) -> str | None:
     sub, rest = parsed
     if sub not in GIT_READS:
         return f"git {sub} is not a read-only git command"
-    if sub == "branch":
-        return _git_branch(rest)
-    return refused_option(rest, GIT_REFUSED, f"git {sub}")
+    problem = _git_branch(rest) if sub == "branch" else None
+    return problem or git_read_options(sub, rest)
+
+
+def git_read_options(sub: str, args: tuple[str, ...]) -> str | None:
+    """Why the options of a read-only git subcommand make it write or run a program:
+    GIT_REFUSED, and checking signatures (GIT_SIGNATURES, GIT_SIGNATURE_FORMAT)."""
+    problem = refused_option(args, GIT_REFUSED, f"git {sub}")
+    options = args[: args.index("--")] if "--" in args else args
+    signatures = refused_option(options, GIT_SIGNATURES, f"git {sub}") is not None
+    if problem is None and (signatures or any(GIT_SIGNATURE_FORMAT.search(w) for w in options)):
+        return f"git {sub} checking signatures runs gpg.program, which a repository may set"
+    return problem
 
 
 def _git_branch(rest: tuple[str, ...]) -> str | None:
