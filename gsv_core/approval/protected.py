@@ -51,6 +51,11 @@ MAX_PLACES = 8  # directories a line's shell may be in; beyond, one of them is u
 TAILS = ("gsv/secrets.toml", "gsv/gsv.db")
 
 
+# where a path leads on this machine's disk (the node's, `gsv_core/node/guard.py`): for a
+# path, or a pattern's matches, the real paths that a symlink on the way makes others
+Disk = Callable[[str, bool], Iterable[str]]
+
+
 @dataclass(frozen=True)
 class Protected:
     pids: frozenset[int] = frozenset()
@@ -74,10 +79,16 @@ class SecretCheck:
     A `cd` may also leave the shell where it was: when it fails (`cd /nowhere; cat x`),
     or runs in a subshell, a pipe or the background (`(cd /tmp); cat x`). Then a word
     is judged from every directory the shell may be in (`others`); after `cd X && ...`
-    only from X until the `&&` chain ends."""
+    only from X until the `&&` chain ends.
 
-    def __init__(self, protected: Protected, cwd: str | None) -> None:
+    With `disk` (on the node) a word is also judged where it leads: `cat notes` with
+    `notes -> ~/.config/gsv/secrets.toml` touches the secret store; `linked` then holds
+    the word and its real path."""
+
+    def __init__(self, protected: Protected, cwd: str | None, disk: Disk | None = None) -> None:
         self.protected = protected
+        self.disk = disk
+        self.linked: tuple[str, str] | None = None
         # compared without case: on macOS (and Windows) file systems `~/.CONFIG/GSV/...`
         # is the same file; on Linux a name differing in case only is refused needlessly
         self.absolute, self.names = _layout(protected)
@@ -95,11 +106,32 @@ class SecretCheck:
         folded = word.casefold()
         if any(p in folded for p in self._anywhere):
             return True
-        return any(self._touches(word, glob, cwd, lost) for cwd, lost in self._places())
+        return any(
+            self._touches(word, glob, cwd, lost) or self._leads(word, glob, cwd, self._touches)
+            for cwd, lost in self._places()
+        )
 
     def covers(self, word: str, glob: bool = False) -> bool:
         """`word` names a directory above a secret file (or could, as a pattern)."""
-        return any(self._covers(word, glob, cwd, lost) for cwd, lost in self._places())
+        return any(
+            self._covers(word, glob, cwd, lost) or self._leads(word, glob, cwd, self._covers)
+            for cwd, lost in self._places()
+        )
+
+    def _leads(
+        self, word: str, glob: bool, cwd: str | None, judge: Callable[[str, bool, None, bool], bool]
+    ) -> bool:
+        """`judge` (`_touches` or `_covers`) of where `word` leads on the disk, when a
+        symlink on the way makes it another path."""
+        disk = self.disk
+        joined = self._joined(word, cwd) if disk is not None and word else None
+        if disk is None or joined is None:
+            return False
+        for real in disk(joined, glob):
+            if judge(real, False, None, False):
+                self.linked = (word, real)
+                return True
+        return False
 
     def _places(self) -> list[tuple[str | None, bool]]:
         """Each directory the shell may be in, and whether it is unknown."""
@@ -132,6 +164,11 @@ class SecretCheck:
         return any(p.startswith(prefix) for p in self.absolute)
 
     def resolve(self, word: str, cwd: str | None) -> str | None:
+        joined = self._joined(word, cwd)
+        return None if joined is None else _norm(joined)
+
+    def _joined(self, word: str, cwd: str | None) -> str | None:
+        """The absolute path `word` names from `cwd`, `..` and links not yet resolved."""
         if "HOME" in word:
             home = os.path.expanduser("~")
             word = word.replace("${HOME}", home).replace("$HOME", home)
@@ -140,14 +177,14 @@ class SecretCheck:
             rest = word[2:]
             if directory is None or (rest and not rest.startswith("/")):
                 return None
-            return _norm(directory + rest)
+            return directory + rest
         if word.startswith("~"):
             word = os.path.expanduser(word)  # (`~nobody/x` stays as written, as in bash)
         if word.startswith("/"):
-            return _norm(word)
+            return word
         if cwd is None or "$" in word:
             return None
-        return _norm(posixpath.join(cwd, word))
+        return posixpath.join(cwd, word)
 
     def chain_ends(self) -> None:
         """A command not joined by `&&`: it runs even if the chain's `cd` failed."""

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from gsv_core.approval.policy import ApprovalPolicy, CallFacts
-from tests.approval.conftest import PROVIDER_KEY
 from tests.approval.test_allowlist import home_secrets
+from tests.conftest import PROVIDER_KEY
 
 MODES = ["allowlist", "denylist", "off"]
 # the lines, and their neighbours: a process's folder, its threads, /proc itself,

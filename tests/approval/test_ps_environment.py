@@ -13,8 +13,8 @@ import pytest
 
 from gsv_core.approval.allowlist import PS_ENVIRONMENT
 from gsv_core.approval.policy import ApprovalPolicy, CallFacts
-from tests.approval.conftest import PROVIDER_KEY
 from tests.approval.test_allowlist import home_secrets
+from tests.conftest import PROVIDER_KEY
 
 pytestmark = pytest.mark.skipif(shutil.which("ps") is None, reason="no ps on PATH")
 
