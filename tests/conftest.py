@@ -1,7 +1,10 @@
-"""Shared fixtures: an isolated GSV_HOME per test, an in-memory keyring, a real gateway."""
+"""Shared fixtures: an isolated GSV_HOME per test, an in-memory keyring, a real gateway,
+a process holding a provider key in its environment."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -9,6 +12,8 @@ import keyring
 import pytest
 
 from tests.fakes.memory_keyring import MemoryKeyring
+
+PROVIDER_KEY = "sk-ant-CANARYKEY"  # held by `key_holder`
 
 
 @pytest.fixture(autouse=True)
@@ -31,6 +36,21 @@ def gsv_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # subprocesses cannot see the in-memory backend: they use the 0600 file fallback
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
     return home
+
+
+@pytest.fixture
+def key_holder() -> Iterator[int]:
+    """The pid of a live child whose environment holds ANTHROPIC_API_KEY=PROVIDER_KEY, as
+    a gateway's may."""
+    # first in the environment, where a listing cut to the screen's width still shows it
+    env = {"ANTHROPIC_API_KEY": PROVIDER_KEY, **os.environ}
+    env["ANTHROPIC_API_KEY"] = PROVIDER_KEY
+    child = subprocess.Popen(["sleep", "300"], env=env)
+    try:
+        yield child.pid
+    finally:
+        child.kill()
+        child.wait()
 
 
 @pytest.fixture(autouse=True)

@@ -14,6 +14,7 @@ of `--output`), and short ones inside clusters (`sort -uo x`); both err towards 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -58,6 +59,11 @@ GIT_GLOBAL_FLAGS = frozenset({"--no-pager", "-P", "--no-optional-locks",
 GIT_READS = frozenset({"status", "diff", "log", "show", "rev-parse", "ls-files", "blame",
                        "shortlog", "describe", "branch"})  # fmt: skip
 GIT_REFUSED = ("--output", "--ext-diff", "--textconv")
+# checking a signature runs `gpg.program`, which a repository's own config may point
+# anywhere: `git log --show-signature`, a format with `%G?`, `%GS`, `%+GK` ..., and a
+# branch listing with `%(signature)` (git 2.44 and later)
+GIT_SIGNATURES = ("--show-signature",)
+GIT_SIGNATURE_FORMAT = re.compile(r"%[-+ ]?G|%\(signature")
 GIT_BRANCH_LISTING = frozenset({"--list", "-l", "-a", "--all", "-r", "--remotes", "-v", "-vv",
     "--verbose", "--show-current", "--merged", "--no-merged", "--contains", "--no-contains",
     "--points-at", "--sort", "--format", "--color", "--no-color", "--column", "--no-column",
@@ -89,9 +95,19 @@ def _git(args: tuple[str, ...]) -> str | None:
     sub, rest = parsed
     if sub not in GIT_READS:
         return f"git {sub} is not a read-only git command"
-    if sub == "branch":
-        return _git_branch(rest)
-    return refused_option(rest, GIT_REFUSED, f"git {sub}")
+    problem = _git_branch(rest) if sub == "branch" else None
+    return problem or git_read_options(sub, rest)
+
+
+def git_read_options(sub: str, args: tuple[str, ...]) -> str | None:
+    """Why the options of a read-only git subcommand make it write or run a program:
+    GIT_REFUSED, and checking signatures (GIT_SIGNATURES, GIT_SIGNATURE_FORMAT)."""
+    problem = refused_option(args, GIT_REFUSED, f"git {sub}")
+    options = args[: args.index("--")] if "--" in args else args
+    signatures = refused_option(options, GIT_SIGNATURES, f"git {sub}") is not None
+    if problem is None and (signatures or any(GIT_SIGNATURE_FORMAT.search(w) for w in options)):
+        return f"git {sub} checking signatures runs gpg.program, which a repository may set"
+    return problem
 
 
 def _git_branch(rest: tuple[str, ...]) -> str | None:
@@ -111,6 +127,62 @@ def _strings(args: tuple[str, ...]) -> str | None:
     if any(word.startswith("@") for word in args):
         return "strings @FILE reads more arguments (file names) from a file"
     return None
+
+
+# ps (procps on Linux, BSD and macOS) prints each process's environment -- a gateway's
+# provider keys -- with `e` among BSD options (`ps eww -p PID`, `ps axe`), `-E` (macOS,
+# BSD) or `--env`. UNIX options are read letter by letter: `-e` (every process) is not
+# `e`, unless procps finds a UNIX option it does not know (`-x`, `-ex`, `-e -ax`) or an
+# attached argument it cannot read: then it reads the whole line again as BSD options,
+# and `-e` shows the environment (tried for real with procps-ng 4.0.2).
+PS_UNIX_FLAGS = frozenset("AacdeFfHjLlMmNPTwyZ")
+PS_UNIX_ARGUMENT = frozenset("CGgnOopqstUu")  # the rest of the word, or the next word
+PS_BSD_ARGUMENT = frozenset("kNOopqtU")
+PS_GNU_ARGUMENT = frozenset({"--cols", "--columns", "--width", "--rows", "--lines", "--format",
+    "--sort", "--pid", "--ppid", "--quick-pid", "--sid", "--tty", "--user", "--User", "--group",
+    "--Group", "--help"})  # fmt: skip
+PS_ENVIRONMENT = "ps with e (BSD), -E or --env prints each process's environment"
+
+
+def _ps(args: tuple[str, ...]) -> str | None:
+    """None unless a word may make ps print the environment (PS_ENVIRONMENT)."""
+    rereads = dashed_e = False  # procps may read the line again as BSD options
+    index = 0
+    while index < len(args):
+        word, index = args[index], index + 1
+        if word.startswith("--"):
+            name = re.split("[=:]", word, maxsplit=1)[0]
+            if name.startswith("--e"):  # (procps has no other long option on `--e`)
+                return PS_ENVIRONMENT
+            if name in PS_GNU_ARGUMENT and name == word:
+                index += 1
+            continue
+        if word.lstrip("+-")[:1].isdigit() or word == "-":  # process ids, or an error
+            continue
+        dashed = word.startswith("-")
+        letters, takes_next, odd = _ps_cluster(word[1:] if dashed else word, dashed)
+        if ("E" if dashed else "e") in letters:
+            return PS_ENVIRONMENT
+        following = args[index] if takes_next and index < len(args) else ""
+        if dashed:
+            rereads = rereads or odd or following.startswith("-")
+            dashed_e = dashed_e or "e" in word
+        index += takes_next
+    return PS_ENVIRONMENT if rereads and dashed_e else None
+
+
+def _ps_cluster(cluster: str, unix: bool) -> tuple[str, bool, bool]:
+    """The option letters of one ps word up to one that takes an argument; whether that
+    argument is the next word; and, for UNIX options, whether procps may fail to read the
+    word as such (a letter it does not know, an attached argument other than a format or
+    process ids)."""
+    argument = PS_UNIX_ARGUMENT if unix else PS_BSD_ARGUMENT
+    position = next((i for i, c in enumerate(cluster) if c in argument), len(cluster))
+    letters, attached = cluster[: position + 1], cluster[position + 1 :]
+    takes = position < len(cluster)
+    plain = attached.replace(",", "").isdigit() or letters[-1:] in ("o", "O")
+    odd = unix and (not set(cluster[:position]) <= PS_UNIX_FLAGS or (bool(attached) and not plain))
+    return letters, takes and not attached, odd
 
 
 _PLAIN = ReadOnly()
@@ -143,7 +215,7 @@ TABLE: dict[str, ReadOnly] = {
     **dict.fromkeys(
         _names("""
             ls stat df realpath readlink basename dirname pwd echo true false
-            test [ whoami id groups uname which type nproc uptime free ps pgrep lscpu lsblk
+            test [ whoami id groups uname which type nproc uptime free pgrep lscpu lsblk
             locale seq sleep cd pushd popd dirs
         """),
         _BLIND,
@@ -161,6 +233,7 @@ TABLE: dict[str, ReadOnly] = {
     "printf": ReadOnly(refused=("-v",), blind=True),
     "hostname": ReadOnly(refused=("-F", "--file", "-b", "--boot"), max_operands=0),
     "find": ReadOnly(check=_find),
+    "ps": ReadOnly(check=_ps),  # not blind: `xargs ps` may be given `e`
     "git": ReadOnly(check=_git),
 }
 SHELLS = frozenset(_names("sh bash zsh dash ksh mksh fish ash csh tcsh busybox"))

@@ -17,12 +17,16 @@ They live in `toolApproval.allow` (shown by `gsv approvals rules`).
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 from gsv_core.approval.allowlist import (
     GIT_READS,
     GIT_REFUSED,
     INTERPRETERS,
     SHELLS,
     TABLE,
+    git_read_options,
     git_subcommand,
     program_name,
     refused_option,
@@ -97,13 +101,14 @@ def _refused(name: str, args: tuple[str, ...]) -> str | None:
     options of the program (`sort -o`, `git diff --ext-diff`) and git's options that run
     programs (`git clone -u`, `git rebase -x`); a pattern could expand to any of them."""
     spec = TABLE.get(name)
+    check: Callable[[tuple[str, ...]], str | None] | None
     if name == "git":  # git's own options (`-c core.pager=...`) come before the subcommand
         parsed = git_subcommand(args)
         if isinstance(parsed, str):
             return parsed
         sub, args = parsed
         refused = GIT_REFUSED if sub in GIT_READS else GIT_RUNS.get(sub, ())
-        check = None
+        check = functools.partial(git_read_options, sub) if sub in GIT_READS else None
     else:
         refused = spec.refused if spec is not None else ()
         check = spec.check if spec is not None else None

@@ -33,7 +33,7 @@ from gsv_core.approval.lines import (
     LineContext,
     judge_line,
 )
-from gsv_core.approval.protected import SECRETS, Protected, SecretCheck
+from gsv_core.approval.protected import SECRETS, Disk, Protected, SecretCheck
 from gsv_core.approval.shell import SimpleCommand
 from gsv_core.workspace.prompt import AGENTS, BOOTSTRAP, HEARTBEAT, IDENTITY, SOUL, TOOLS, USER
 
@@ -308,6 +308,18 @@ class ApprovalPolicy:
                 return Decision(rule.decision, rule.reason or f"rule {rule.id}", rule.id, summary)
         return Decision(self.default, "default decision", None, summary)
 
+    def linked_secret(self, call: CallFacts, disk: Disk) -> tuple[str, str] | None:
+        """For a shell line judged where it runs: a word that leads, on that machine's
+        `disk`, through a symlink to a path touching gsv's secrets, and that path
+        (`cat notes` with `notes -> ~/.config/gsv/secrets.toml`)."""
+        script = _shell_script(call)
+        if script is None:
+            return None
+        check = SecretCheck(self.protected, _cwd(call), disk)
+        # mode off: only the protections (every mode's) are read
+        context = LineContext(OFF, ALLOW, (), _no_rule, check, frozenset(), self.shell.max_bytes)
+        return check.linked if judge_line(script, context).verdict == DENY else None
+
     def too_long(self, call: CallFacts) -> bool:
         """A shell line over `maxCommandBytes`: it asks without being read (cheap)."""
         script = _shell_script(call)
@@ -383,6 +395,10 @@ def _leaving_sandbox(call: CallFacts, decision: Decision) -> Decision:
     if decision.verdict == ALLOW and not decision.granted and call.args.get("unsandboxed") is True:
         decision = replace(decision, verdict=ASK, reason=UNSANDBOXED)
     return replace(decision, leaves_sandbox=decision.verdict == ASK)
+
+
+def _no_rule(command: SimpleCommand) -> Decision | None:
+    return None
 
 
 def _cwd(call: CallFacts) -> str | None:

@@ -19,6 +19,7 @@ import fnmatch
 import functools
 import os
 import posixpath
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,9 +40,20 @@ RECURSIVE_SEARCHERS = frozenset({"rg", "ag", "ack", "grep", "egrep", "fgrep"})
 # gateway's database), and environ and mem hold what it was given and keeps (the
 # gateway's provider keys when they come from its environment)
 PROC_LINKS = ("root", "cwd", "fd", "map_files", "environ", "mem")
+# links among /proc's own entries to a directory elsewhere: `/proc/net` is `self/net` and
+# `/proc/thread-self` is `PID/task/TID`, so a `..` after them climbs from there
+# (`/proc/net/../environ` is the reader's own environment)
+PROC_DIR_LINKS = ("net", "thread-self")
+_MAYBE_PROC = re.compile(r"proc|[*?\[]")  # a path `_norm` reads part by part
+_WILDCARDS = re.compile(r"\[[^]]*\]|[*?]")
 MAX_PLACES = 8  # directories a line's shell may be in; beyond, one of them is unknown
 # tails matched anywhere in a word, whatever the root (a node's paths may differ)
 TAILS = ("gsv/secrets.toml", "gsv/gsv.db")
+
+
+# where a path leads on this machine's disk (the node's, `gsv_core/node/guard.py`): for a
+# path, or a pattern's matches, the real paths that a symlink on the way makes others
+Disk = Callable[[str, bool], Iterable[str]]
 
 
 @dataclass(frozen=True)
@@ -67,10 +79,16 @@ class SecretCheck:
     A `cd` may also leave the shell where it was: when it fails (`cd /nowhere; cat x`),
     or runs in a subshell, a pipe or the background (`(cd /tmp); cat x`). Then a word
     is judged from every directory the shell may be in (`others`); after `cd X && ...`
-    only from X until the `&&` chain ends."""
+    only from X until the `&&` chain ends.
 
-    def __init__(self, protected: Protected, cwd: str | None) -> None:
+    With `disk` (on the node) a word is also judged where it leads: `cat notes` with
+    `notes -> ~/.config/gsv/secrets.toml` touches the secret store; `linked` then holds
+    the word and its real path."""
+
+    def __init__(self, protected: Protected, cwd: str | None, disk: Disk | None = None) -> None:
         self.protected = protected
+        self.disk = disk
+        self.linked: tuple[str, str] | None = None
         # compared without case: on macOS (and Windows) file systems `~/.CONFIG/GSV/...`
         # is the same file; on Linux a name differing in case only is refused needlessly
         self.absolute, self.names = _layout(protected)
@@ -88,11 +106,32 @@ class SecretCheck:
         folded = word.casefold()
         if any(p in folded for p in self._anywhere):
             return True
-        return any(self._touches(word, glob, cwd, lost) for cwd, lost in self._places())
+        return any(
+            self._touches(word, glob, cwd, lost) or self._leads(word, glob, cwd, self._touches)
+            for cwd, lost in self._places()
+        )
 
     def covers(self, word: str, glob: bool = False) -> bool:
         """`word` names a directory above a secret file (or could, as a pattern)."""
-        return any(self._covers(word, glob, cwd, lost) for cwd, lost in self._places())
+        return any(
+            self._covers(word, glob, cwd, lost) or self._leads(word, glob, cwd, self._covers)
+            for cwd, lost in self._places()
+        )
+
+    def _leads(
+        self, word: str, glob: bool, cwd: str | None, judge: Callable[[str, bool, None, bool], bool]
+    ) -> bool:
+        """`judge` (`_touches` or `_covers`) of where `word` leads on the disk, when a
+        symlink on the way makes it another path."""
+        disk = self.disk
+        joined = self._joined(word, cwd) if disk is not None and word else None
+        if disk is None or joined is None:
+            return False
+        for real in disk(joined, glob):
+            if judge(real, False, None, False):
+                self.linked = (word, real)
+                return True
+        return False
 
     def _places(self) -> list[tuple[str | None, bool]]:
         """Each directory the shell may be in, and whether it is unknown."""
@@ -116,7 +155,7 @@ class SecretCheck:
         resolved = self.resolve(word, cwd) if word else None
         if resolved is None:
             return word.startswith("~-") or (lost and word.rstrip("/") in (".", ".."))
-        if _through_proc(resolved, glob):
+        if _through_proc(resolved, glob) or _above_proc_links(resolved, glob):
             return True
         resolved = resolved.casefold()
         if glob:
@@ -125,6 +164,11 @@ class SecretCheck:
         return any(p.startswith(prefix) for p in self.absolute)
 
     def resolve(self, word: str, cwd: str | None) -> str | None:
+        joined = self._joined(word, cwd)
+        return None if joined is None else _norm(joined)
+
+    def _joined(self, word: str, cwd: str | None) -> str | None:
+        """The absolute path `word` names from `cwd`, `..` and links not yet resolved."""
         if "HOME" in word:
             home = os.path.expanduser("~")
             word = word.replace("${HOME}", home).replace("$HOME", home)
@@ -133,14 +177,14 @@ class SecretCheck:
             rest = word[2:]
             if directory is None or (rest and not rest.startswith("/")):
                 return None
-            return _norm(directory + rest)
+            return directory + rest
         if word.startswith("~"):
             word = os.path.expanduser(word)  # (`~nobody/x` stays as written, as in bash)
         if word.startswith("/"):
-            return _norm(word)
+            return word
         if cwd is None or "$" in word:
             return None
-        return _norm(posixpath.join(cwd, word))
+        return posixpath.join(cwd, word)
 
     def chain_ends(self) -> None:
         """A command not joined by `&&`: it runs even if the chain's `cd` failed."""
@@ -192,21 +236,41 @@ def kills_gsv(argv: tuple[str, ...], pids: frozenset[int]) -> bool:
 
 
 def _norm(path: str) -> str:
-    """normpath, except that `/proc/PID/root` (and `/proc/PID/task/TID/root`) is `/`: it is
-    that process's view of the root, and the kernel follows it before a `..` after it
-    (`/proc/self/root/../home/u` is `/home/u`, not `/proc/self/home/u`)."""
-    if not path.startswith("/") or "proc" not in path:
+    """normpath, except under /proc, where the kernel follows a link before a `..` after
+    it: `/proc/PID/root` (and `/proc/PID/task/TID/root`) is `/` (`/proc/self/root/../home/u`
+    is `/home/u`, not `/proc/self/home/u`), and a `..` after another link (a process's
+    `cwd` or `fd/N`, `/proc/net`, `/proc/thread-self`, or a pattern that may name one) is
+    kept: where it climbs to is not on the line, so the path stays one through /proc."""
+    if not path.startswith("/") or not _MAYBE_PROC.search(path):
         return posixpath.normpath(path) if path else path
     parts: list[str] = []
     for part in path.split("/"):
         if part == "..":
-            if parts:
+            if _climbs_from_a_link(parts):
+                parts.append(part)
+            elif parts:
                 parts.pop()
         elif part not in ("", "."):
             parts.append(part)
             if _proc_link(parts) == "root":
                 parts = []
     return "/" + "/".join(parts)
+
+
+def _matches(name: str, part: str) -> bool:
+    """`part` is `name`, or a pattern that may be."""
+    return fnmatch.fnmatchcase(name, part)
+
+
+def _climbs_from_a_link(parts: list[str]) -> bool:
+    """A `..` after `parts` leaves from where a /proc link leads, not from `parts`."""
+    if len(parts) < 2 or not _matches("proc", parts[0]):
+        return False
+    if ".." in parts:  # climbing already
+        return True
+    if len(parts) == 2 and any(_matches(name, parts[1]) for name in PROC_DIR_LINKS):
+        return True
+    return _proc_link(parts, _matches) is not None
 
 
 def _proc_link(parts: list[str], match: Callable[[str, str], bool] = str.__eq__) -> str | None:
@@ -225,14 +289,43 @@ def _proc_link(parts: list[str], match: Callable[[str, str], bool] = str.__eq__)
 
 def _through_proc(resolved: str, glob: bool) -> bool:
     """A path through another process's working directory, open files, mapped files,
-    environment or memory (or, as a pattern, any of them): gsv cannot tell where it
-    leads, or it holds what a process keeps to itself."""
+    environment or memory (or, as a pattern, any of them), or climbing with `..` from a
+    /proc link: gsv cannot tell where it leads, or it holds what a process keeps to
+    itself."""
     if not glob and not resolved.startswith("/proc/"):
         return False
     parts = [p for p in resolved.split("/") if p]
-    if glob:
-        return _proc_link(parts, lambda name, part: fnmatch.fnmatchcase(name, part)) is not None
-    return _proc_link(parts) is not None
+    match = _matches if glob else str.__eq__
+    if ".." in parts and match("proc", parts[0]):
+        return True
+    return _proc_link(parts, match) is not None
+
+
+def _above_proc_links(resolved: str, glob: bool) -> bool:
+    """`/proc`, a process's folder (`/proc/PID`, `/proc/self`, `/proc/thread-self`), its
+    `task` folder and a thread's (`/proc/PID/task/TID`): each holds the entries of
+    PROC_LINKS (`environ`, `mem`, `fd/`, `cwd` ...), which a program reading a folder's
+    contents (`grep -r`, `tar`, `diff -r`) reads too, as files above gsv's secrets."""
+    parts = [p for p in resolved.split("/") if p]
+    match = _matches if glob else str.__eq__
+    if not parts or len(parts) > 4 or not match("proc", parts[0]):
+        return False
+    if len(parts) > 1 and not _a_process(parts[1], glob):
+        return False
+    if len(parts) > 2 and not match("task", parts[2]):
+        return False
+    return len(parts) < 4 or _a_process(parts[3], glob)
+
+
+def _a_process(part: str, glob: bool) -> bool:
+    """`part` names a process or a thread under /proc (`1234`, `self`, `thread-self`), or
+    may, as a pattern: what is left of it without wildcards and `[...]` sets is digits."""
+    if not glob:
+        return part.isdigit() or part in ("self", "thread-self")
+    if _matches("self", part) or _matches("thread-self", part):
+        return True
+    literal = _WILDCARDS.sub("", part)
+    return not literal or literal.isdigit()
 
 
 def _dirs(path: str) -> list[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import replace
+from glob import iglob
 from typing import Any
 
 from gsv_core.approval.binding import SANDBOX, verify
@@ -23,12 +24,17 @@ from gsv_core.approval.policy import (
     CallFacts,
     Decision,
 )
-from gsv_core.approval.protected import protected_files
+from gsv_core.approval.protected import SECRETS, protected_files
 from gsv_core.errors import ToolFailed
 from gsv_core.paths import resolve_paths
 
 log = logging.getLogger(__name__)
 LINKED_FILE_TOOLS = frozenset({"Read", "Write", "Edit", "Grep"})
+# paths of one shell line (its words, and the files its patterns match) the guard
+# resolves on this disk, a few microseconds each: more than a line of the longest the
+# node reads (64 KiB) can name, unless its patterns match that many files; a line naming
+# more is refused (split it)
+MAX_LINE_PATHS = 32_768
 
 
 class NodeGuard:
@@ -73,11 +79,13 @@ class NodeGuard:
         its path as written: a symlink on the way leads somewhere the policy refuses or
         asks about (a link in the workspace to gsv's secret store, to a directory outside,
         to a repository's `.git`), or a write lands in a git repository's own directory.
+        A shell line's words are judged where they lead too (`_refuse_linked_words`).
 
         The gateway judged the path as written and cannot see this disk, and it signs an
         approval binding for every call it lets through, asked or not: a binding cannot
         mean a human saw where the path really leads. So what would ask is refused, with
         the real path named, so the agent can ask for that path instead."""
+        self._refuse_linked_words(facts)
         path = facts.args.get("path")
         if facts.bare not in LINKED_FILE_TOOLS or not isinstance(path, str) or not path:
             return
@@ -103,6 +111,64 @@ class NodeGuard:
                 f"refused on this node: {path} is inside the git repository directory "
                 f"{repository}, whose files decide what git runs; ask the owner to change it"
             )
+
+    def _refuse_linked_words(self, facts: CallFacts) -> None:
+        """Refuse a shell line (Bash, Process write/submit) a word of which, on this disk,
+        leads through a symlink to gsv's secrets: `cat notes` with a `notes` that came
+        with a cloned project and links to the secret store, the database, the config or
+        a process's `environ`. Named in the refusal by its real path."""
+        found = self.policy.linked_secret(facts, _LinePaths())
+        if found is not None:
+            word, real = found
+            raise ToolFailed(
+                f"refused on this node: {word} leads through a symlink to {real}, which {SECRETS}"
+            )
+
+
+class _LinePaths:
+    """Where the paths of one shell line lead on this disk (`protected.Disk`): the real
+    path of each that a symlink on the way makes another; for a pattern, of each file it
+    matches. At most MAX_LINE_PATHS a line: beyond, the line is refused."""
+
+    def __init__(self) -> None:
+        self.left = MAX_LINE_PATHS
+        self.known: dict[tuple[str, bool], list[str]] = {}
+        self.directories: dict[str, str] = {}  # a directory's real path, by its own
+
+    def __call__(self, path: str, glob: bool) -> list[str]:
+        found = self.known.get((path, glob))
+        if found is None:
+            found = self.known[(path, glob)] = self._real_paths(path, glob)
+        return found
+
+    def _real_paths(self, path: str, glob: bool) -> list[str]:
+        found = []
+        try:
+            for each in iglob(path) if glob else (path,):
+                real = self._real(each)
+                if real != os.path.normpath(each):
+                    found.append(real)
+        except (OSError, ValueError):  # a NUL byte, a name too long: no such file
+            pass
+        return found
+
+    def _real(self, path: str) -> str:
+        """os.path.realpath, with the directory's real path kept for the next word in
+        it: one lstat for a word in a known directory."""
+        self.left -= 1
+        if self.left < 0:
+            raise ToolFailed(
+                f"refused on this node: the line names more than {MAX_LINE_PATHS} paths, "
+                "more than the node checks for symlinks; split it"
+            )
+        head, tail = os.path.split(path)
+        if tail in ("", ".", ".."):
+            return os.path.realpath(path)
+        directory = self.directories.get(head)
+        if directory is None:
+            directory = self.directories[head] = os.path.realpath(head)
+        named = os.path.join(directory, tail)
+        return os.path.realpath(named) if os.path.islink(named) else named
 
 
 def _repository_above(path: str) -> str | None:

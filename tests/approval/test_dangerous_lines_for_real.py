@@ -16,6 +16,7 @@ import pytest
 from websockets.asyncio.server import ServerConnection
 from websockets.asyncio.server import serve as ws_serve
 
+from gsv_core.approval.binding import sign
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
 from tests.agent.conftest import EventLog, send
@@ -77,38 +78,58 @@ async def test_every_dangerous_line_waits_for_the_owner_and_the_canaries_survive
     workspace, out = prepare(tmp_path)
     before = snapshot(out)
     lines = [render(line, str(out)) for line in DANGEROUS]
+    denied, results = await owner_denying(gw.url, client, fake, log, workspace, lines)
+    assert [d["summary"] for d in denied] == lines
+    assert results[0]["isError"] and "denied by user" in results[0]["content"][0]["text"]
+    assert snapshot(out) == before
+    assert (workspace / "job.py").exists() and (workspace / "job.sh").exists()
+
+
+async def owner_denying(
+    url: str,
+    client: GatewayClient,
+    fake: FakeProvider,
+    log: EventLog,
+    workspace: Path,
+    lines: list[str],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The scripted model calls a real node's Bash with each line through the real
+    gateway at `url`, and the owner says no to each approval request as it arrives: the
+    requests, and the tool results the model was shown."""
     fake.enqueue(*(call("n1__Bash", {"command": line}) for line in lines))
-    fake.enqueue("All refused.")
+    fake.enqueue("Done.")
     denied: list[dict[str, Any]] = []
     stop = asyncio.Event()
-    owner = asyncio.create_task(deny_everything(gw.url, denied, stop))
-    async with node(gw.url, workspace):
+    owner = asyncio.create_task(deny_everything(url, denied, stop))
+    async with node(url, workspace):
         run = (await send(client, "try everything"))["runId"]
         assert (await log.ended(run))["state"] == "final"
     stop.set()
     owner.cancel()
     await asyncio.gather(owner, return_exceptions=True)
-    assert [d["summary"] for d in denied] == lines
-    results = next(m for m in fake.requests[-1].messages if m["role"] == "toolResult")
-    assert results["isError"] and "denied by user" in results["content"][0]["text"]
-    assert snapshot(out) == before
-    assert (workspace / "job.py").exists() and (workspace / "job.sh").exists()
+    return denied, [m for m in fake.requests[-1].messages if m["role"] == "toolResult"]
 
 
-async def without_approvals(workspace: Path, lines: list[str]) -> list[dict[str, Any]]:
+async def node_replies(
+    workspace: Path, lines: list[str], *, approved: bool = False
+) -> list[dict[str, Any]]:
     """Send each line to a real node from a gateway that attaches no approval binding
-    (as if the gateway's own check were bypassed); the node's replies."""
+    (as if the gateway's own check were bypassed), or with `approved` the binding for
+    exactly that call (as if the owner had said yes to each); the node's replies."""
     replies: list[dict[str, Any]] = []
     done = asyncio.Event()
+    key = "k" * 64
 
-    async def gateway_without_approvals(ws: ServerConnection) -> None:
-        await greet_node(ws, "k" * 64)
+    async def fake_gateway(ws: ServerConnection) -> None:
+        await greet_node(ws, key)
         for index, line in enumerate(lines):
-            replies.append(await invoke_bash(ws, f"c{index}", {"command": line}))
+            args = {"command": line}
+            binding = sign(key, "Bash", args, "allow") if approved else None
+            replies.append(await invoke_bash(ws, f"c{index}", args, binding))
         done.set()
         await ws.wait_closed()
 
-    async with ws_serve(gateway_without_approvals, "127.0.0.1", 0, compression=None) as server:
+    async with ws_serve(fake_gateway, "127.0.0.1", 0, compression=None) as server:
         port = next(iter(server.sockets)).getsockname()[1]
         async with node(f"ws://127.0.0.1:{port}/ws", workspace, token="n0.fake-gateway"):
             await asyncio.wait_for(done.wait(), 200)
@@ -121,7 +142,7 @@ async def test_the_node_refuses_every_dangerous_line_without_an_approval(tmp_pat
     workspace, out = prepare(tmp_path)
     before = snapshot(out)
     lines = [render(line, str(out)) for line in DANGEROUS]
-    replies = await without_approvals(workspace, lines)
+    replies = await node_replies(workspace, lines)
     refused = [r for r in replies if "refused on this node" in str(r.get("error"))]
     assert len(refused) == len(lines), [r for r in replies if r not in refused][:3]
     assert snapshot(out) == before
@@ -133,7 +154,7 @@ async def test_the_node_runs_every_everyday_line_without_an_approval(tmp_path: P
     is no git repository or package.json here, but none is refused)."""
     workspace, _ = prepare(tmp_path)
     (workspace / "README.md").write_text("hello\n")
-    replies = await without_approvals(workspace, SAFE)
+    replies = await node_replies(workspace, SAFE)
     refused = [(line, r) for line, r in zip(SAFE, replies, strict=True) if "error" in r]
     assert refused == []
 

@@ -17,7 +17,7 @@ from gsv_core.approval.policy import ApprovalPolicy, CallFacts
 from gsv_core.approval.shell import parse_script
 from gsv_core.paths import resolve_paths
 from tests.approval.test_allowlist import home_secrets
-from tests.approval.test_dangerous_lines_for_real import prepare, without_approvals
+from tests.approval.test_dangerous_lines_for_real import node_replies, prepare
 
 SECRET = "OWNER-SECRET-TOKEN"
 
@@ -483,7 +483,7 @@ async def test_a_real_node_refuses_the_review_lines_without_an_approval(tmp_path
     (config / "secrets.toml").write_text(f"token = '{SECRET}'\n")
     (workspace / "names0.lst").write_text(f"{config / 'secrets.toml'}\0")
     lines = [line.format(out=out, cfg=config) for line in NODE_LINES]
-    replies = await without_approvals(workspace, lines)
+    replies = await node_replies(workspace, lines)
     refused = [r for r in replies if "refused on this node" in str(r.get("error"))]
     assert len(refused) == len(lines), [r for r in replies if r not in refused]
     assert SECRET not in str(replies)
