@@ -73,6 +73,7 @@ ISSUE_LINES = [
 
 
 @pytest.mark.timeout(180)
+@pytest.mark.parametrize("sandbox", ["auto", "off"])
 async def test_the_lines_of_the_issue_print_no_key_token_or_conversation(
     gw: RunningGateway,
     client: GatewayClient,
@@ -80,8 +81,10 @@ async def test_the_lines_of_the_issue_print_no_key_token_or_conversation(
     log: EventLog,
     tmp_path: Path,
     outsider: Outsider,
+    sandbox: str,
 ) -> None:
-    """Each line is refused, denied by the owner, or runs confined and finds nothing."""
+    """With the sandbox and without it (the reader alone), each line is refused, denied
+    by the owner, or runs (confined) and finds nothing."""
     workspace, _ = prepare(tmp_path)
     plant_secrets(workspace)
     paths = resolve_paths()
@@ -93,7 +96,7 @@ async def test_the_lines_of_the_issue_print_no_key_token_or_conversation(
     denied: list[dict[str, Any]] = []
     stop = asyncio.Event()
     owner = asyncio.create_task(deny_everything(gw.url, denied, stop))
-    async with node(gw.url, workspace, sandbox="auto"):
+    async with node(gw.url, workspace, sandbox=sandbox):
         run = (await send(client, "look around"))["runId"]
         assert (await finished(log, run, 150))["state"] == "final"
     stop.set()
