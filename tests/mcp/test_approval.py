@@ -11,14 +11,18 @@ import pytest
 
 from gsv_core.client import GatewayClient
 from gsv_core.errors import GsvError
-from gsv_core.gateway.server import RunningGateway
-from gsv_core.mcp.supervisor import READY
 from tests.agent.conftest import EventLog
 from tests.approval.test_native_asks import one_call
 from tests.fakes.provider import FakeProvider
 from tests.mcp.conftest import eventually, set_rules, stdio
 
 WHY = "the MCP server does not mark this tool read-only"
+
+
+async def approvals(client: GatewayClient) -> dict[str, tuple[bool, str]]:
+    """{offered name: (read-only, approval)} of the toy server, as mcp.list gives them."""
+    server = (await client.call("mcp.list"))["servers"][0]
+    return {t["name"]: (t["readOnly"], t["approval"]) for t in server["tools"]}
 
 
 @pytest.mark.parametrize("answer", ["allow", "deny"])
@@ -81,6 +85,7 @@ async def test_an_owner_allow_rule_lets_an_unmarked_tool_run_unasked(
     _, result = await one_call(client, fake, log, "mcp_toy__write_note",
                                {"path": str(note), "text": "ok"})  # fmt: skip
     assert result["isError"] is False and note.read_text() == "ok"
+    assert (await approvals(client))["mcp_toy__write_note"] == (False, "allow")
 
 
 async def test_a_deny_rule_refuses_even_a_read_only_tool(
@@ -94,32 +99,30 @@ async def test_a_deny_rule_refuses_even_a_read_only_tool(
                                {"path": str(tmp_path / "note.txt")})  # fmt: skip
     assert result["isError"] is True
     assert result["content"][0]["text"] == "Error: Tool execution denied by policy: no reading"
+    assert (await approvals(client))["mcp_toy__read_note"] == (True, "deny")
 
 
 async def test_a_server_restarted_with_other_annotations_is_judged_by_the_new_ones(
-    gw: RunningGateway, client: GatewayClient, fake: FakeProvider, log: EventLog, tmp_path: Path
+    client: GatewayClient, fake: FakeProvider, log: EventLog, tmp_path: Path
 ) -> None:
     """write_note starts marked read-only and runs unasked; the server drops the mark and
     is restarted (it crashed): the same call now asks, and refused, it does not run."""
     marks = tmp_path / "marks"
     marks.write_text("write_note")
     await client.call("mcp.add", {"name": "toy", **stdio(env={"TOY_MARKS_FILE": str(marks)})})
-    running = gw.gateway.mcp.state("toy")
-    assert running is not None
-    first = running.connection
-    note = tmp_path / "first.txt"
-    await one_call(client, fake, log, "mcp_toy__write_note", {"path": str(note), "text": "1"})
-    assert note.read_text() == "1"
+    assert (await approvals(client))["mcp_toy__write_note"] == (True, "allow")
+    first = tmp_path / "first.txt"
+    await one_call(client, fake, log, "mcp_toy__write_note", {"path": str(first), "text": "1"})
+    assert first.read_text() == "1"
 
     marks.write_text("")
     with pytest.raises(GsvError, match="closed the connection"):
         await client.call("tool.invoke", {"tool": "mcp_toy__crash", "args": {}})
 
-    def restarted() -> bool:
-        state = gw.gateway.mcp.state("toy")
-        return state is not None and state.state == READY and state.connection is not first
+    async def restarted_unmarked() -> bool:
+        return (await approvals(client)).get("mcp_toy__write_note") == (False, "ask")
 
-    await eventually(restarted, "the restarted server")
+    await eventually(restarted_unmarked, "the restarted server's new annotations")
     log.events.clear()
     second = tmp_path / "second.txt"
     request, _ = await one_call(client, fake, log, "mcp_toy__write_note",
