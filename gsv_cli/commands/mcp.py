@@ -1,6 +1,7 @@
 """`gsv mcp add|list|test|remove`: MCP servers whose tools the agent is offered as
 `mcp_<server>__<tool>` (docs/mcp.md). Everything a server says (tool names, descriptions,
-errors) is printed as text through gsv_cli.output."""
+errors) is printed as text through gsv_cli.output. `add` and `test` show which tools run
+unasked: those the server marks read-only, unless the owner's rules say otherwise."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ from gsv_cli.options import JsonOpt
 from gsv_cli.state import CliState
 
 app = plain_app(help="MCP servers whose tools the agent can use.", no_args_is_help=True)
+# the approval policy's decisions, as `test` shows them and as `add` lists them
+VERDICTS = {"allow": "unasked", "ask": "asks", "deny": "refused"}
+GROUPS = {"allow": "Run unasked", "ask": "Ask first", "deny": "Refused"}
 
 
 def _pairs(values: list[str], option: str, kind: str) -> dict[str, str]:
@@ -88,6 +92,7 @@ def add(
         output.print_json(added)
     elif added["state"] == "ready":
         output.write_text(f"Added MCP server {name}: {added['toolCount']} tool(s).\n")
+        _print_approvals(added.get("tools") or [])
     else:
         output.write_text(f"Added MCP server {name}, but it is {added['state']}.\n")
         if added.get("lastError"):
@@ -131,8 +136,10 @@ def test_server(
         output.print_listing("tools", tested["tools"], server=tested["name"])
         return
     rows = [[str(t["name"]), str(t.get("offeredAs") or "(not offered)"),
+             VERDICTS.get(t.get("approval") or "", ""),
              _first_line(t.get("description"))] for t in tested["tools"]]  # fmt: skip
-    output.print_table(["tool", "offered as", "description"], rows, empty="(no tools)")
+    output.print_table(["tool", "offered as", "approval", "description"], rows,
+                       empty="(no tools)")  # fmt: skip
 
 
 @app.command("remove")
@@ -147,6 +154,17 @@ def remove(
     state: CliState = ctx.obj
     call(state, MCP_REMOVE, {"name": name})
     output.write_text(f"Removed MCP server {name}.\n")
+
+
+def _print_approvals(tools: list[dict[str, Any]]) -> None:
+    """One line per decision: the tools that run unasked, ask first, are refused."""
+    for verdict, label in GROUPS.items():
+        names = [str(t["name"]) for t in tools if t.get("approval") == verdict]
+        if names:
+            output.write_text(f"{label}: {', '.join(names)}\n")
+    if any(t.get("approval") == "ask" for t in tools):
+        output.print_hint("Tools the server does not mark read-only ask first; to allow one, "
+                          "add a toolApproval.rules entry (docs/mcp.md#approvals).")  # fmt: skip
 
 
 def _first_line(text: Any) -> str:

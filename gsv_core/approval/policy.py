@@ -5,7 +5,8 @@ Order: built-in protections first (killing gsv, reading or writing its secrets: 
 denied, in every mode, no rule can allow them); then, for shell lines, the mode
 (`toolApproval.mode`: `allowlist` by default, `denylist`, `off`; see `lines.py`); for
 other tools the user's rules, then the standard preset (unless `toolApproval.preset` is
-"none"), first match wins; then `defaultDecision`.
+"none"), first match wins; then `defaultDecision`. MCP tools ask in the preset unless their
+server marks them read-only (`CallFacts.read_only`, docs/mcp.md#approvals).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from gsv_core.approval.lines import (
 )
 from gsv_core.approval.protected import SECRETS, Disk, Protected, SecretCheck
 from gsv_core.approval.shell import SimpleCommand
+from gsv_core.protocol.schemas.nodes import MCP_PREFIX
 from gsv_core.workspace.prompt import AGENTS, BOOTSTRAP, HEARTBEAT, IDENTITY, SOUL, TOOLS, USER
 
 INSTRUCTION_FILES = (AGENTS, SOUL, IDENTITY, USER, TOOLS, HEARTBEAT, BOOTSTRAP)
@@ -141,7 +143,7 @@ def _preset(shell: bool = True) -> list[Rule]:
                reason="changes what runs when a shell, a session or a scheduled job starts")
           for tool in ("Write", "Edit")),
     ]  # fmt: skip
-    rules = files + _native_rules()
+    rules = files + _native_rules() + _mcp_rules()
     return _dangerous_programs() + rules if shell else rules
 
 
@@ -160,6 +162,20 @@ def _native_rules() -> list[Rule]:
         Rule("gsv-web-send", ASK, tool="gsv__WebFetch", test=_sends_data,
              reason="sends data to a web site"),
     ]  # fmt: skip
+
+
+def _mcp_rules() -> list[Rule]:
+    """An MCP server's tool can do whatever its server can (a filesystem server reaching
+    the home directory writes `.bashrc`): it asks unless the server marks it read-only
+    (`readOnlyHint: true` in its MCP annotations, as the server lists it now)."""
+    return [
+        Rule("gsv-mcp-unmarked", ASK, tool=f"{MCP_PREFIX}*__*", test=_mcp_unmarked,
+             reason="the MCP server does not mark this tool read-only"),
+    ]  # fmt: skip
+
+
+def _mcp_unmarked(call: CallFacts) -> bool:
+    return call.node is None and call.tool.startswith(MCP_PREFIX) and not call.read_only
 
 
 def _to_elsewhere(call: CallFacts) -> bool:
@@ -240,6 +256,9 @@ class CallFacts:
     # the node runs commands in an OS sandbox (its nodeRuntime.sandbox), so what runs
     # unasked runs confined (docs/sandbox.md)
     sandboxed: bool = False
+    # an MCP tool its server marks `readOnlyHint: true` (the gateway reads the running
+    # server's current tool list)
+    read_only: bool = False
 
 
 # distinct (tool, node) names whose matching rules a policy keeps
@@ -426,6 +445,8 @@ def _shell_script(call: CallFacts) -> str | None:
 
 
 def _describe(call: CallFacts) -> str:
+    if call.tool.startswith(MCP_PREFIX) and call.args:  # only its server knows what matters
+        return f"{call.bare} {json.dumps(call.args, ensure_ascii=False, default=str)}"
     if "path" in call.args:
         return f"{call.bare} {call.args['path']}"
     if call.tool.startswith("gsv__") and call.args:  # whom a message goes to, which job ...

@@ -1,7 +1,7 @@
 """The gateway's ToolExecutor: every call is judged by the approval policy first; then
 `gsv__*` names run in the native tool registry, `mcp_<server>__*` names on their MCP
 server (docs/mcp.md) and everything else is sent to its node (under the approval policy,
-docs/approvals.md).
+docs/approvals.md). An MCP call asks unless its server marks the tool read-only.
 
 A call the policy wants a human for pauses here: clients get a `tool.approval` event and
 a `paused` chat event (which channels relay as text), and the call waits until someone
@@ -177,7 +177,9 @@ class GatewayToolRouter:
 
     def _facts(self, name: str, args: dict[str, Any]) -> CallFacts:
         parts = split_tool_name(name)
-        if name.startswith(NATIVE_PREFIX) or is_mcp_name(name) or parts is None:
+        if is_mcp_name(name):  # judged by the annotations its server gives it now
+            return CallFacts(name, name, None, args, read_only=self._gateway.mcp.read_only(name))
+        if name.startswith(NATIVE_PREFIX) or parts is None:
             return CallFacts(name, name, None, args)
         return self._node_facts(parts[0], parts[1], args)
 

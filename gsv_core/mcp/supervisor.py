@@ -4,7 +4,9 @@ Each enabled server has a keeper task: connect (a stdio server is a child proces
 its tools, wait until the connection is lost, then connect again after a backoff that
 doubles up to MAX_DELAY (and starts again from FIRST_DELAY once a connection has lasted
 longer than that). A config change restarts exactly the servers whose settings
-changed. Tools are offered as `mcp_<server>__<tool>` (gsv_core.mcp.names).
+changed. Tools are offered as `mcp_<server>__<tool>` (gsv_core.mcp.names); whether one
+is marked read-only is read from the tool list of the connection running now, so a server
+restarted with other annotations is judged by the new ones (docs/mcp.md#approvals).
 """
 
 from __future__ import annotations
@@ -177,6 +179,14 @@ class McpSupervisor:
             for name, tool in state.tools.items()
         ]
 
+    def read_only(self, name: str) -> bool:
+        """Whether the running server marks the offered tool `name` read-only (False for
+        a tool of a server that is not ready, or that no server offers)."""
+        parts = split_name(name)
+        state = self._states.get(parts[0]) if parts else None
+        tool = state.tools.get(name) if state is not None else None
+        return tool is not None and marked_read_only(tool)
+
     async def test(self, name: str) -> list[tuple[Any, str | None]]:
         """Connect afresh (beside the running connection) and list the tools:
         [(the SDK's Tool, the name it is offered as or None)]."""
@@ -225,6 +235,12 @@ def offered_tools(
             continue
         offered[name] = tool
     return offered
+
+
+def marked_read_only(tool: Any) -> bool:
+    """The SDK Tool's `readOnlyHint` is true (its other hints do not make it unasked)."""
+    annotations = getattr(tool, "annotations", None)
+    return annotations is not None and annotations.read_only_hint is True
 
 
 def _allowed(tool: str, settings: McpServerConfig) -> bool:

@@ -1,6 +1,7 @@
 """`gsv mcp add|list|test|remove` against a threaded gateway with a real MCP server, and
 the end to end path: a server added with `gsv mcp add` is used by the agent in the next
-message, with an `mcp_*` approval rule making it ask first."""
+message, a tool the server does not mark read-only asking first; `add` and `test` show
+which tools run unasked."""
 
 from __future__ import annotations
 
@@ -25,9 +26,12 @@ def test_an_added_server_is_used_by_the_agent_after_approval(
 ) -> None:
     added = add_toy(live.url)
     assert added.exit_code == 0, added.output
-    assert added.stdout == "Added MCP server toy: 6 tool(s).\n"
-    rule = {"id": "ask-mcp", "tool": "mcp_*", "decision": "ask", "reason": "MCP tools ask"}
-    rpc(live.url, "config.set", {"path": "toolApproval.rules", "value": [rule]})
+    assert added.stdout == (
+        "Added MCP server toy: 8 tool(s).\n"
+        "Run unasked: mcp_toy__picture, mcp_toy__weather, mcp_toy__readme, mcp_toy__read_note\n"
+        "Ask first: mcp_toy__echo, mcp_toy__crash, mcp_toy__hang, mcp_toy__write_note\n"
+    )
+    assert "toolApproval.rules" in added.stderr
     fake.enqueue(call("mcp_toy__echo", {"text": "hello"}))
     fake.enqueue("It echoed.")
     outcome: list[Result] = []
@@ -36,7 +40,8 @@ def test_an_added_server_is_used_by_the_agent_after_approval(
     )
     thread.start()
     pending = wait_for("the approval", lambda: rpc(live.url, "tool.approvals")["approvals"])
-    assert pending[0]["tool"] == "mcp_toy__echo" and pending[0]["reason"] == "MCP tools ask"
+    assert pending[0]["tool"] == "mcp_toy__echo"
+    assert pending[0]["reason"] == "the MCP server does not mark this tool read-only"
     rpc(live.url, "tool.approve", {"approvalId": pending[0]["approvalId"], "decision": "allow"})
     thread.join(60)
     assert outcome[0].exit_code == 0, outcome[0].output
@@ -46,6 +51,31 @@ def test_an_added_server_is_used_by_the_agent_after_approval(
     result = next(m for m in fake.requests[1].messages if m["role"] == "toolResult")
     assert result["content"] == [{"type": "text", "text": "echo: hello"}]
     assert result["isError"] is False
+
+
+def test_add_and_test_show_which_tools_run_unasked_after_the_owners_rules(
+    live: RunningGateway,
+) -> None:
+    """A rule set before `gsv mcp add` moves echo to the unasked ones and refuses
+    read_note; `gsv mcp test` and `--json` say the same per tool."""
+    rules = [{"tool": "mcp_toy__echo", "decision": "allow"},
+             {"tool": "mcp_toy__read_note", "decision": "deny"}]  # fmt: skip
+    rpc(live.url, "config.set", {"path": "toolApproval.rules", "value": rules})
+    added = add_toy(live.url)
+    assert added.exit_code == 0, added.output
+    assert added.stdout.splitlines()[1:] == [
+        "Run unasked: mcp_toy__echo, mcp_toy__picture, mcp_toy__weather, mcp_toy__readme",
+        "Ask first: mcp_toy__crash, mcp_toy__hang, mcp_toy__write_note",
+        "Refused: mcp_toy__read_note",
+    ]
+    tested = gsv(live.url, "mcp", "test", "toy")
+    rows = {line.split()[0]: line.split()[2] for line in tested.stdout.splitlines()[1:]
+            if line.startswith(("echo ", "write_note ", "read_note ", "weather "))}  # fmt: skip
+    assert rows == {"echo": "unasked", "weather": "unasked", "write_note": "asks",
+                    "read_note": "refused"}  # fmt: skip
+    listed = json.loads(gsv(live.url, "mcp", "list", "--json").stdout)["servers"][0]["tools"]
+    assert {"name": "mcp_toy__write_note", "readOnly": False, "approval": "ask"} in listed
+    assert {"name": "mcp_toy__read_note", "readOnly": True, "approval": "deny"} in listed
 
 
 def test_list_test_and_remove_print_what_the_server_said_as_text(live: RunningGateway) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from gsv_core.client import GatewayClient
 from tests.agent.conftest import client, fake, gw, log  # noqa: F401  (agent runs)
 
 TOY = Path(__file__).parent / "servers" / "toy.py"
@@ -23,6 +24,11 @@ TOY = Path(__file__).parent / "servers" / "toy.py"
 def stdio(*flags: str, **settings: Any) -> dict[str, Any]:
     """The `mcp.servers.<name>` config of the toy server over stdio."""
     return {"command": sys.executable, "args": [str(TOY), *flags], **settings}
+
+
+async def set_rules(connected: GatewayClient, *rules: dict[str, Any]) -> None:
+    """The owner's `toolApproval.rules` (they come before the MCP tools' default ask)."""
+    await connected.call("config.set", {"path": "toolApproval.rules", "value": list(rules)})
 
 
 async def eventually(check: Callable[[], bool | Awaitable[bool]], what: str) -> None:

@@ -1,6 +1,8 @@
 """MCP tools in agent runs (a real gateway, the scripted model, the toy MCP server):
 images reach the model as images, a deny rule naming MCP tools refuses the call, and a
-hanging tool ends in a timeout the model reads."""
+hanging tool ends in a timeout the model reads. (Tools the toy server does not mark
+read-only ask first: these tests allow them by a rule; tests/mcp/test_approval.py tests
+the asking.)"""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
 from tests.agent.conftest import EventLog, send
 from tests.fakes.provider import FakeProvider, call
-from tests.mcp.conftest import stdio
+from tests.mcp.conftest import set_rules, stdio
 
 
 def tool_result(fake: FakeProvider) -> dict[str, Any]:
@@ -55,6 +57,7 @@ async def test_a_hanging_tool_ends_in_a_timeout_the_model_reads(
     """The call's 1 s deadline covers the call only: the server's start (a cold `import mcp`
     takes seconds on a loaded machine) is under startTimeoutMs, so this never flakes."""
     await client.call("mcp.add", {"name": "toy", **stdio(timeoutMs=1000)})
+    await set_rules(client, {"tool": "mcp_toy__*", "decision": "allow"})
     result = await run_calling(client, fake, log, "mcp_toy__hang", {})
     assert result["isError"] is True and "timed out" in result["content"][0]["text"]
 
@@ -68,5 +71,6 @@ async def test_a_server_slower_to_start_than_a_call_may_take_still_comes_up(
         "mcp.add", {"name": "toy", **stdio("--slow-start", "1", timeoutMs=300)}
     )
     assert added["state"] == "ready"
+    await set_rules(client, {"tool": "mcp_toy__*", "decision": "allow"})
     result = await run_calling(client, fake, log, "mcp_toy__echo", {"text": "hi"})
     assert result["isError"] is False and "hi" in result["content"][0]["text"]

@@ -30,17 +30,24 @@ async def tool_names(client: GatewayClient) -> list[str]:
 
 async def test_an_added_server_runs_is_listed_tested_and_removed(client: GatewayClient) -> None:
     added = await client.call("mcp.add", {"name": "toy", **stdio()})
-    assert added["state"] == "ready" and added["toolCount"] == 6
+    assert added["state"] == "ready" and added["toolCount"] == 8
     assert added["transport"] == "stdio" and added["lastError"] is None
+    judged = {t["name"]: (t["readOnly"], t["approval"]) for t in added["tools"]}
+    assert judged["mcp_toy__read_note"] == (True, "allow")
+    assert judged["mcp_toy__echo"] == judged["mcp_toy__write_note"] == (False, "ask")
     assert "mcp_toy__echo" in await tool_names(client)
     listed = await client.call("mcp.list")
     assert [(s["name"], s["state"], s["toolCount"]) for s in listed["servers"]] == [
-        ("toy", "ready", 6)
+        ("toy", "ready", 8)
     ]
     tested = await client.call("mcp.test", {"name": "toy"})
     offered = {t["name"]: t.get("offeredAs") for t in tested["tools"]}
     assert offered["echo"] == "mcp_toy__echo" and offered["bad.name"] is None
-    assert tested["count"] == 7
+    assert tested["count"] == 9
+    by_name = {t["name"]: t for t in tested["tools"]}
+    assert by_name["weather"]["readOnly"] is True and by_name["weather"]["approval"] == "allow"
+    assert by_name["hang"]["readOnly"] is False and by_name["hang"]["approval"] == "ask"
+    assert by_name["bad.name"].get("approval") is None  # not offered: never called
     assert await client.call("mcp.remove", {"name": "toy"}) == {"ok": True, "name": "toy"}
     assert (await client.call("mcp.list"))["servers"] == []
     assert not [n for n in await tool_names(client) if n.startswith("mcp_")]

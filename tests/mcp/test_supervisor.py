@@ -50,7 +50,17 @@ async def test_a_stdio_server_offers_its_tools_and_answers(
     await started(supervisor, "toy")
     names = [spec.name for spec in supervisor.specs()]
     assert names == [
-        f"mcp_toy__{t}" for t in ("echo", "picture", "weather", "readme", "crash", "hang")
+        f"mcp_toy__{t}"
+        for t in (
+            "echo",
+            "picture",
+            "weather",
+            "readme",
+            "crash",
+            "hang",
+            "read_note",
+            "write_note",
+        )
     ]
     echo = next(s for s in supervisor.specs() if s.name == "mcp_toy__echo")
     assert echo.description == "Say the text back."
@@ -61,6 +71,18 @@ async def test_a_stdio_server_offers_its_tools_and_answers(
     # the skipped tool is named in the log; the server's stderr reaches the log too
     assert "tool 'bad.name' skipped" in caplog.text
     await eventually(lambda: "echo called with 2 characters" in caplog.text, "stderr logged")
+
+
+async def test_only_tools_marked_read_only_by_the_running_server_read_as_read_only(
+    servers: dict[str, Any], supervisor: McpSupervisor
+) -> None:
+    """readOnlyHint true (read_note) is read-only; other annotations (write_note), none
+    (echo), a tool no ready server offers, are not."""
+    servers["toy"] = stdio()
+    await started(supervisor, "toy")
+    assert supervisor.read_only("mcp_toy__read_note") is True
+    for name in ("mcp_toy__write_note", "mcp_toy__echo", "mcp_toy__nope", "mcp_gone__read_note"):
+        assert supervisor.read_only(name) is False, name
 
 
 async def test_images_resources_and_structured_content_become_blocks(
@@ -147,7 +169,7 @@ async def test_two_hundred_tools_are_all_offered_under_valid_names(
     names = [spec.name for spec in supervisor.specs()]
     numbered = [n for n in names if n.startswith("mcp_many__tool_")]
     assert numbered == [f"mcp_many__tool_{i:03d}" for i in range(200)]
-    assert len(names) == 206 and all(MODEL_NAME.fullmatch(n) for n in names)
+    assert len(names) == 208 and all(MODEL_NAME.fullmatch(n) for n in names)
     assert await supervisor.call("mcp_many__tool_199", {}) == {
         "content": [{"type": "text", "text": "tool 199"}]
     }

@@ -1,18 +1,28 @@
 """`mcp.list|add|remove|test` (docs/mcp.md): the MCP servers of `mcp.servers`. Adding or
 removing one is a config write (validated, its secrets put in the secret store); the
-supervisor's config listener starts or stops the server."""
+supervisor's config listener starts or stops the server. Each offered tool is reported
+with the approval policy's decision on it (docs/mcp.md#approvals)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from gsv_core.approval.policy import ApprovalPolicy, CallFacts
+from gsv_core.approval.protected import Protected
 from gsv_core.config_mcp import McpServerConfig
 from gsv_core.errors import Conflict, NotFound, Unavailable
 from gsv_core.gateway.handlers.routes import add_routes
 from gsv_core.mcp.client import sdk_missing
-from gsv_core.mcp.supervisor import ServerState
+from gsv_core.mcp.supervisor import ServerState, marked_read_only
 from gsv_core.protocol import methods as m
-from gsv_core.protocol.schemas.mcp import McpAddParams, McpNameParams, McpTestResult, McpToolInfo
+from gsv_core.protocol.schemas.mcp import (
+    McpAddParams,
+    McpNameParams,
+    McpTestResult,
+    McpToolApproval,
+    McpToolInfo,
+)
 from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router
 
@@ -24,8 +34,23 @@ _SETTINGS = tuple(McpServerConfig.model_fields)
 
 
 def register(router: Router, gateway: Gateway) -> None:
+    def verdicts() -> Callable[[Any, str], str]:
+        """The policy's decision on a call of an offered tool with no arguments (gsv's
+        secrets and processes concern a call's arguments: there are none to protect)."""
+        policy = ApprovalPolicy.from_config(gateway.config.effective, Protected())
+
+        def verdict(tool: Any, offered: str) -> str:
+            facts = CallFacts(offered, offered, None, {}, read_only=marked_read_only(tool))
+            return policy.decide(facts).verdict
+
+        return verdict
+
     def entry(name: str, state: ServerState | None) -> dict[str, Any]:
         config = gateway.config.get_masked(f"mcp.servers.{name}")[1] or {}
+        verdict = verdicts()
+        tools = [McpToolApproval(name=offered, readOnly=marked_read_only(tool),
+                                 approval=verdict(tool, offered)).to_wire()
+                 for offered, tool in (state.tools if state else {}).items()]  # fmt: skip
         return {
             "name": name,
             "transport": "http" if "url" in config else "stdio",
@@ -34,6 +59,7 @@ def register(router: Router, gateway: Gateway) -> None:
             "toolCount": len(state.tools) if state else 0,
             "lastError": state.last_error if state else None,
             "config": config,
+            "tools": tools,
         }
 
     def configured(name: str) -> bool:
@@ -69,7 +95,10 @@ def register(router: Router, gateway: Gateway) -> None:
         if (missing := sdk_missing()) is not None:
             raise Unavailable(missing)
         listed = await gateway.mcp.test(params.name)
-        tools = [McpToolInfo(name=tool.name, description=tool.description or "", offeredAs=offered)
+        verdict = verdicts()
+        tools = [McpToolInfo(name=tool.name, description=tool.description or "", offeredAs=offered,
+                             readOnly=marked_read_only(tool),
+                             approval=verdict(tool, offered) if offered else None)
                  for tool, offered in listed]  # fmt: skip
         return McpTestResult(name=params.name, tools=tools, count=len(tools))
 

@@ -1,7 +1,8 @@
 """`mcp.list|add|remove|test` (gsv addition, docs/mcp.md): the MCP servers whose tools the
 agent is offered. `mcp.add` takes the `mcp.servers.<name>` settings (docs/mcp.md); its
 result and each `mcp.list` entry is `{name, transport, enabled, state, toolCount,
-lastError?, config}` with the config's secrets masked."""
+lastError?, config, tools}` with the config's secrets masked; `tools` says of each offered
+tool whether its server marks it read-only and whether a call of it runs unasked."""
 
 from __future__ import annotations
 
@@ -50,11 +51,24 @@ class McpAddParams(McpNameParams):
     replace: bool = False
 
 
+class McpToolApproval(WireModel):
+    """How the approval policy takes an offered tool (docs/mcp.md#approvals)."""
+
+    name: str  # the name the model is offered
+    # the server marks it `readOnlyHint: true` in its MCP annotations
+    readOnly: bool = False
+    # allow (runs unasked), ask or deny: the policy's decision on a call of it with no
+    # arguments (the owner's rules first); a rule with conditions is judged per call
+    approval: str | None = None
+
+
 class McpToolInfo(WireModel):
     name: str  # as the server spells it
     description: str = ""
     # the name the model is offered; null when it is not offered (name, allow/deny list)
     offeredAs: str | None = None
+    readOnly: bool = False
+    approval: str | None = None  # as in McpToolApproval; null when not offered
 
 
 class McpTestResult(WireModel):
