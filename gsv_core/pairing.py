@@ -46,6 +46,14 @@ def sender_key(channel: str, sender_id: str) -> str:
     return sender_id.strip()
 
 
+def is_owner(channel: str, sender_id: str, settings: dict[str, Any] | None) -> bool:
+    """Whether a sender is one of the channel's owners (`channels.<name>.owners`),
+    compared as the channel normalises ids (E.164 on phone-number channels). A wildcard
+    names nobody: an owner is a person."""
+    owners = [str(entry) for entry in (settings or {}).get("owners") or [] if entry != "*"]
+    return sender_key(channel, sender_id) in {sender_key(channel, o) for o in owners}
+
+
 def decide(
     channel: str, sender_id: str, peer_id: str, peer_kind: str, settings: dict[str, Any] | None
 ) -> AccessDecision:

@@ -191,26 +191,43 @@ def pairing_list(ctx: typer.Context, json_output: JsonOpt = False) -> None:
 
 @pairing_app.command("approve")
 def pairing_approve(
-    ctx: typer.Context, channel: Channel, sender: Sender, json_output: JsonOpt = False
+    ctx: typer.Context,
+    channel: Channel,
+    sender: Sender,
+    owner: Annotated[
+        bool,
+        typer.Option(
+            "--owner", help="They are you (or act for you): the owner's reach, not a guest's."
+        ),
+    ] = False,
+    json_output: JsonOpt = False,
 ) -> None:
-    """Let a sender talk to the agent (they get a welcome message)."""
+    """Let a sender talk to the agent as a guest, or as an owner with --owner (they get a
+    welcome message)."""
     from gsv_core.protocol.methods import PAIR_APPROVE
 
-    result = _answer_pair(ctx, PAIR_APPROVE, "approved", (channel, sender), json_output)
-    if result.get("warning") and not ctx.obj.wants_json(json_output):
+    params = {"channel": channel, "senderId": sender, "owner": owner}
+    result = _answer_pair(ctx, PAIR_APPROVE, "approved", params, json_output)
+    if ctx.obj.wants_json(json_output):
+        return
+    if result.get("reach"):
+        output.write_text(f"  as {result['reach']}\n")
+    if not owner:
+        output.print_hint(f"if this is you: gsv pairing approve {channel} {sender} --owner")
+    if result.get("warning"):
         _offer_own_sessions(ctx, str(result["warning"]))
 
 
 def _answer_pair(
-    ctx: typer.Context, method: str, verb: str, pair: tuple[str, str], json_output: bool
+    ctx: typer.Context, method: str, verb: str, params: dict[str, Any], json_output: bool
 ) -> Any:
-    """pair.approve or pair.reject for (channel, sender), said as `approved 42 on telegram`."""
-    channel, sender = pair
+    """pair.approve or pair.reject for {channel, senderId, ...}, said as `approved 42 on
+    telegram`."""
 
     def said(result: dict[str, Any]) -> None:
-        output.write_text(f"{verb} {result['senderId']} on {channel}\n")
+        output.write_text(f"{verb} {result['senderId']} on {params['channel']}\n")
 
-    return show(ctx.obj, method, {"channel": channel, "senderId": sender}, json_output, said)
+    return show(ctx.obj, method, params, json_output, said)
 
 
 def _offer_own_sessions(ctx: typer.Context, warning: str) -> None:
@@ -232,7 +249,8 @@ def pairing_reject(
     """Refuse a sender's request."""
     from gsv_core.protocol.methods import PAIR_REJECT
 
-    _answer_pair(ctx, PAIR_REJECT, "rejected", (channel, sender), json_output)
+    _answer_pair(ctx, PAIR_REJECT, "rejected", {"channel": channel, "senderId": sender},
+                 json_output)  # fmt: skip
 
 
 @app.command("invite")

@@ -52,6 +52,9 @@ class PromptInputs:
     skills_section: str = ""
     # the ON_DEMAND tools this run may call (a sub-agent: those its tool subset names)
     on_demand: list[str] = field(default_factory=lambda: list(ON_DEMAND))
+    # a guest's run (gsv_core/authority.py): its folder; it is told nothing of the
+    # owner's files, memory or machines
+    guest_area: str | None = None
 
 
 def build_system_prompt(inputs: PromptInputs) -> str:

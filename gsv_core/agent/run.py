@@ -37,6 +37,7 @@ from gsv_core.agent.tools import (
     failure_message,
     result_message,
 )
+from gsv_core.authority import guest_area, is_guest
 from gsv_core.config import agent_entry, setting
 from gsv_core.errors import ContextOverflow, GsvError, ProviderFailed, TimedOut, ToolFailed
 from gsv_core.protocol import events
@@ -262,7 +263,13 @@ class RunLoop:
             or self._setting("systemPrompt"),
             timezone=str(self._setting("userTimezone")),
             channel=(self.run.context or {}).get("channel"),
-            on_demand=[name for name in ON_DEMAND if self._allowed(NATIVE_PREFIX + name)],
+            on_demand=[
+                name
+                for name in ON_DEMAND
+                if self._allowed(NATIVE_PREFIX + name)
+                and self.host.tools.offers(NATIVE_PREFIX + name, ctx)
+            ],
+            guest_area=self._guest_area(),
         )
         system = await self.host.system_prompt(inputs)
         history = await self._model_history()
@@ -279,6 +286,11 @@ class RunLoop:
             max_tokens=int(max_tokens) if isinstance(max_tokens, int) else None,
             cache_key=self.session.record.session_id,  # a uuid: new after a reset
         )
+
+    def _guest_area(self) -> str | None:
+        """A guest's run: its folder (the prompt tells it nothing of the owner's)."""
+        context = self.run.context
+        return guest_area(context) if context is not None and is_guest(context) else None
 
     async def _model_history(self) -> list[Message]:
         """The history as the model sees it: failed replies left out, images inlined."""

@@ -46,6 +46,11 @@ class ToolExecutor(Protocol):
         """The tools offered to the model for one run (a snapshot)."""
         ...
 
+    def offers(self, name: str, ctx: ToolCallContext) -> bool:
+        """Whether this run may call tool `name` at all (a guest's run: its reach only),
+        whether or not it is in the request now (tools found on demand)."""
+        ...
+
     async def execute(self, name: str, args: dict[str, Any], ctx: ToolCallContext) -> Any:
         """Run one tool; return its raw result or raise a GsvError (its message is what the
         model reads). Unknown tools raise NotFound."""

@@ -18,6 +18,7 @@ from typing import Any
 
 from gsv_core.approval.binding import call_hash
 from gsv_core.approval.policy import Decision
+from gsv_core.authority import OWNER, authority_of
 from gsv_core.errors import InvalidParams, NotFound
 
 # cancelled: the run that asked was stopped before anyone answered
@@ -39,9 +40,21 @@ class PendingApproval:
     # the conversation whose chat shows the prompt and whose "yes" answers it: the session
     # itself, or for a sub-agent's call the conversation that spawned it
     asked_in: str
+    # the channel conversation (channel, peer id) whose run asked, None for a client's or
+    # the system's: only an owner there may answer from a channel (clients answer any)
+    where: tuple[str, str] | None = None
     outcome: asyncio.Future[str] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
+
+    def answerable_from(self, context: dict[str, Any] | None) -> bool:
+        """Whether an answer arriving with `context` counts: from a client (no context)
+        always; from a channel only from an owner in the conversation whose run asked."""
+        if not context or not context.get("channel"):
+            return True
+        peer = context.get("peer") or {}
+        here = (str(context.get("channel")), str(peer.get("id")))
+        return authority_of(context) == OWNER and self.where == here
 
     def to_wire(self, state: str = "pending") -> dict[str, Any]:
         return {
@@ -68,10 +81,14 @@ class ApprovalService:
     def __init__(self, now_ms: Callable[[], int]) -> None:
         self._now = now_ms
         self._pending: dict[str, PendingApproval] = {}
-        self._remembered: set[tuple[str, str]] = set()  # (session key, call hash)
+        # (session key, where, call hash): "allow for this session" holds for the same
+        # conversation's runs only (a guest's run in the owner's session gets none of it)
+        self._remembered: set[tuple[str, tuple[str, str] | None, str]] = set()
 
-    def remembered(self, session_key: str, tool: str, args: dict[str, Any]) -> bool:
-        return (session_key, call_hash(tool, args)) in self._remembered
+    def remembered(
+        self, session_key: str, tool: str, args: dict[str, Any], where: tuple[str, str] | None
+    ) -> bool:
+        return (session_key, where, call_hash(tool, args)) in self._remembered
 
     def open(
         self,
@@ -84,16 +101,18 @@ class ApprovalService:
         timeout_s: float,
         *,
         asked_in: str | None = None,
+        where: tuple[str, str] | None = None,
     ) -> PendingApproval:
         """A pending approval for one call of session `session_key`, asked in the
-        conversation `asked_in` (default: that session)."""
+        conversation `asked_in` (default: that session), by a run from the channel
+        conversation `where` (None: a client's or the system's)."""
         approval_id = secrets.token_hex(3)  # short enough to type on a phone
         while approval_id in self._pending:
             approval_id = secrets.token_hex(3)
         now = self._now()
         approval = PendingApproval(approval_id, session_key, run_id, call_id, tool, args, decision,
                                    now, now + int(timeout_s * 1000),
-                                   asked_in or session_key)  # fmt: skip
+                                   asked_in or session_key, where)  # fmt: skip
         self._pending[approval_id] = approval
         return approval
 
@@ -135,7 +154,12 @@ class ApprovalService:
             raise InvalidParams("decision must be allow or deny")
         approval = self.get(approval_id)
         if decision == "allow" and remember == "session":
-            self._remembered.add((approval.session_key, call_hash(approval.tool, approval.args)))
+            remembered = (
+                approval.session_key,
+                approval.where,
+                call_hash(approval.tool, approval.args),
+            )
+            self._remembered.add(remembered)
         approval.outcome.set_result(APPROVED if decision == "allow" else DENIED)
         return approval
 

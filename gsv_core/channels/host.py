@@ -31,8 +31,9 @@ class ChannelHost(Protocol):
 
     async def resume(self, key: str, run_id: str, context: dict[str, Any]) -> str: ...
 
-    async def allow_sender(self, channel: str, sender_id: str) -> None:
-        """Add a sender to `channels.<channel>.allowFrom` (pairing approval)."""
+    async def allow_sender(self, channel: str, sender_id: str, owner: bool = False) -> None:
+        """Add a sender to `channels.<channel>.allowFrom` (pairing approval), and with
+        `owner` to its `owners` too."""
         ...
 
     def external_peer(self, channel: str, account_id: str) -> Any | None:

@@ -5,8 +5,10 @@ user's timezone) and how attachments become text."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any
 
+from gsv_core.authority import GUEST
 from gsv_core.channels.base import InboundMessage, Media, Peer, Sender
 
 MAX_MEDIA_BYTES = 25 * 1024 * 1024
@@ -94,13 +96,26 @@ def sender_label(message: InboundMessage) -> str:
     return message.peer.name or message.peer.id
 
 
-def envelope(message: InboundMessage, text: str, tz: dt.tzinfo, now_ms: int) -> str:
-    """`[telegram · 3:04 PM UTC · Ann] text` (the sender only in groups)."""
+# a display name is the sender's own text: nothing in it may pass for the envelope's
+# brackets, its authority mark or a line of its own
+_ENVELOPE_MARKS = re.compile(r"[\[\]()\r\n\u2028\u2029]+")
+LABEL_CHARS = 64
+
+
+def _plain(label: str) -> str:
+    return " ".join(_ENVELOPE_MARKS.sub(" ", label).split())[:LABEL_CHARS] or "?"
+
+
+def envelope(
+    message: InboundMessage, text: str, tz: dt.tzinfo, now_ms: int, authority: str = GUEST
+) -> str:
+    """`[telegram · 3:04 PM UTC · Ann (guest)] text`: the sender, in direct messages too,
+    and whether they are one of the owners or a guest (gsv_core/authority.py), so the
+    model can tell the owner's words from anyone else's in a shared session."""
     moment = dt.datetime.fromtimestamp((message.timestamp or now_ms) / 1000, tz)
     clock = moment.strftime("%I:%M %p").lstrip("0")
     parts = [message.channel, f"{clock} {moment.tzname() or ''}".strip()]
-    if message.peer.kind != "dm":
-        parts.append(sender_label(message))
+    parts.append(f"{_plain(sender_label(message))} ({authority})")
     lines = [f"[{' · '.join(parts)}] {text}".rstrip()]
     if message.reply_to_text:
         quoted = " ".join(message.reply_to_text.split())[:300]

@@ -14,13 +14,14 @@ import logging
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from gsv_core.authority import GUEST, KEY, OWNER
 from gsv_core.channels import inbound as pipeline
 from gsv_core.channels.base import InboundMessage
 from gsv_core.channels.outbox import Outbox
 from gsv_core.channels.parts import ChannelParts
 from gsv_core.channels.shaping import error_line
 from gsv_core.errors import GsvError, InvalidParams
-from gsv_core.pairing import AWAITING_APPROVAL, PAIR, decide, pairing_ttl_ms
+from gsv_core.pairing import AWAITING_APPROVAL, PAIR, decide, is_owner, pairing_ttl_ms
 from gsv_core.protocol import events
 from gsv_core.routing import RoutingSettings, route_inbound
 from gsv_core.storage.channels import (
@@ -163,7 +164,8 @@ class Inbox:
             sender_id,
         )
         key = route.session_key
-        context = {
+        authority = self._authority(message.channel, sender_id)
+        context: dict[str, Any] = {
             "channel": message.channel,
             "accountId": message.account_id,
             "peer": message.peer.to_wire(),
@@ -171,10 +173,12 @@ class Inbox:
             "journalId": entry_id,
             "agentId": route.agent_id,
             "senderId": sender_id,
+            KEY: authority,
         }
-        self.last_context[key] = context
+        if authority == OWNER:  # where background output goes: never to a guest
+            self.last_context[key] = context
         await self._touch(message)
-        text, images = await self._content(message, key)
+        text, images = await self._content(message, key, authority)
         run_id = f"in-{entry_id}"
         try:
             result = await self.parts.host.dispatch(
@@ -201,7 +205,13 @@ class Inbox:
         return {"status": "started", "sessionKey": key, "runId": result["runId"],
                 "queued": result.get("queued", False)}  # fmt: skip
 
-    async def _content(self, message: InboundMessage, key: str) -> tuple[str, list[dict[str, Any]]]:
+    def _authority(self, channel: str, sender_id: str) -> str:
+        """owner or guest (gsv_core/authority.py), as the sender is now."""
+        return OWNER if is_owner(channel, sender_id, self.parts.settings(channel)) else GUEST
+
+    async def _content(
+        self, message: InboundMessage, key: str, authority: str
+    ) -> tuple[str, list[dict[str, Any]]]:
         """The enveloped text and stored images of a message."""
         notes: list[str] = []
         images: list[dict[str, Any]] = []
@@ -224,7 +234,8 @@ class Inbox:
         if not body and not images:
             body = "[Empty message]"
         zone = user_zone(self.parts.host.config())
-        return pipeline.envelope(message, body, zone, self.parts.host.now_ms()), images
+        now = self.parts.host.now_ms()
+        return pipeline.envelope(message, body, zone, now, authority), images
 
     async def _touch(self, message: InboundMessage) -> None:
         record = await self._account(message.channel, message.account_id)
@@ -279,9 +290,11 @@ class Inbox:
             self._queue_for(entry.channel, entry.account_id).put_nowait(_Work(entry.id, message))
             return
         status, final = await self.parts.host.run_status(entry.session_key, entry.run_id)
+        sender_id = message.sender.id if message.sender else message.peer.id
         context = {"channel": entry.channel, "accountId": entry.account_id,
                    "peer": message.peer.to_wire(), "inboundMessageId": entry.message_id,
-                   "journalId": entry.id}  # fmt: skip
+                   "journalId": entry.id, "senderId": sender_id,
+                   KEY: self._authority(entry.channel, sender_id)}  # fmt: skip
         if status == "missing":
             self._queue_for(entry.channel, entry.account_id).put_nowait(_Work(entry.id, message))
         elif status == "answered":

@@ -10,6 +10,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from gsv_core.authority import GUEST, KEY, OWNER
 from gsv_core.channels.base import (
     AccountStatus,
     ActionEvent,
@@ -23,7 +24,7 @@ from gsv_core.channels.outbox import DEFAULT_ACCOUNT, Outbox, parse_approval_act
 from gsv_core.channels.parts import ChannelParts
 from gsv_core.errors import GsvError, NotFound, Unavailable
 from gsv_core.extras import missing_extra
-from gsv_core.pairing import WELCOME, pairing_ttl_ms
+from gsv_core.pairing import WELCOME, is_owner, pairing_ttl_ms
 from gsv_core.storage.channels import AccountRecord
 from gsv_core.storage.outbox import QueueSummary
 
@@ -146,9 +147,11 @@ class ChannelManager(ChannelParts):
                 "%s: ignored a press of unknown button %r", event.channel, event.action_id[:80]
             )
             return None
+        owner = is_owner(event.channel, event.sender.id, self.settings(event.channel))
         context = {
             "channel": event.channel, "accountId": event.account_id,
             "peer": event.peer.to_wire(), "senderId": event.sender.id,
+            KEY: OWNER if owner else GUEST,
         }  # fmt: skip
         return self.host.answer_approval(parsed[0], parsed[1], context)
 
@@ -173,13 +176,14 @@ class ChannelManager(ChannelParts):
     def pairing_ttl_ms(self) -> int:
         return pairing_ttl_ms(self.host.config())
 
-    async def approve(self, channel: str, sender_id: str) -> dict[str, Any]:
-        """Approve a pending sender: allow them in config and welcome them through
-        whichever adapter serves the channel (in-process or external)."""
+    async def approve(self, channel: str, sender_id: str, owner: bool = False) -> dict[str, Any]:
+        """Approve a pending sender: allow them in config (as one of the channel's owners
+        with `owner`, else as a guest) and welcome them through whichever adapter serves
+        the channel (in-process or external)."""
         request = await self.pairing.take(
             channel, sender_id, self.host.now_ms(), self.pairing_ttl_ms()
         )
-        await self.host.allow_sender(channel, request.sender_id)
+        await self.host.allow_sender(channel, request.sender_id, owner=owner)
         try:
             await self.outbox.send_text(
                 channel, request.account_id, Peer.from_wire(request.peer), WELCOME

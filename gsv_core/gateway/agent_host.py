@@ -68,12 +68,18 @@ class GatewayAgentHost(GatewayHost):
         return resolve_provider(self.config(), name, llm_timeout=llm_timeout)
 
     async def system_prompt(self, inputs: PromptInputs) -> str:
-        inputs.nodes = [node.to_wire() for node in self._gateway.nodes.inventory()]
+        guest = inputs.guest_area is not None
+        offered = {tool.name.partition("__")[0] for tool in inputs.tools}
+        inputs.nodes = [node.to_wire() for node in self._gateway.nodes.inventory()
+                        if not guest or node.nodeId in offered]  # fmt: skip
         today = self._local_now(inputs.timezone).date()
-        files = await self.workspace.prompt_files(inputs.agent_id, inputs.main_session, today)
-        inputs.workspace_sections = workspace_sections(files, self._heartbeat_prompt(inputs))
+        files = await self.workspace.prompt_files(
+            inputs.agent_id, inputs.main_session, today, guest
+        )
+        heartbeat = None if guest else self._heartbeat_prompt(inputs)
+        inputs.workspace_sections = workspace_sections(files, heartbeat, inputs.guest_area)
         inputs.commissioning = files.commissioning
-        if not inputs.commissioning:
+        if not inputs.commissioning and not guest:
             inputs.skills_section = await self._skills_section(inputs)
         return build_system_prompt(inputs)
 

@@ -49,15 +49,18 @@ class GatewayChannelHost(GatewayHost):
     def answer_approval(self, approval_id: str, decision: str, context: dict[str, Any]) -> str:
         return answer_approval_press(self._gateway, approval_id, decision, context)
 
-    async def allow_sender(self, channel: str, sender_id: str) -> None:
-        path = f"channels.{channel}.allowFrom"
+    async def allow_sender(self, channel: str, sender_id: str, owner: bool = False) -> None:
+        for key in ("allowFrom", "owners") if owner else ("allowFrom",):
+            await self._add_to(f"channels.{channel}.{key}", sender_id)
+
+    async def _add_to(self, path: str, sender_id: str) -> None:
         try:
             current = self._gateway.config.setting(path)
         except KeyError:
             current = []
-        allowed = [str(entry) for entry in current or []]
-        if sender_id not in allowed:
-            await self._gateway.config.set(path, [*allowed, sender_id])
+        listed = [str(entry) for entry in current or []]
+        if sender_id not in listed:
+            await self._gateway.config.set(path, [*listed, sender_id])
 
     def external_peer(self, channel: str, account_id: str) -> Any | None:
         entry = self._gateway.registry.channels.get(f"{channel}:{account_id}")

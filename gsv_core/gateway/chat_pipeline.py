@@ -87,12 +87,16 @@ APPROVE_WORDS = {"yes": ("allow", None), "no": ("deny", None), "always": ("allow
 async def approval_answer(
     gateway: Gateway, key: str, text: str, context: dict[str, Any] | None
 ) -> dict[str, Any] | None:
-    """A bare "yes", "always" or "no" from the owner answers the session's oldest pending
-    approval. Anything else -- or the same words from someone else in a group
-    -- is an ordinary message and is queued, never dropped."""
+    """A bare "yes", "always" or "no" answers the oldest approval it may answer: from a
+    client any asked in the session; from a channel only one raised by a run of that same
+    conversation, and only from an owner (PendingApproval.answerable_from). Anything else
+    -- or the same words from anyone else -- is an ordinary message and is queued, never
+    dropped."""
     word = APPROVE_WORDS.get(text.strip().lower())
-    pending = gateway.approvals.asked_in(key)
-    if word is None or not pending or not is_owner(gateway, context):
+    if word is None:
+        return None
+    pending = [a for a in gateway.approvals.asked_in(key) if a.answerable_from(context)]
+    if not pending:
         return None
     decision, remember = word
     if remember == "always" and not pending[0].decision.always:
@@ -121,7 +125,7 @@ def approval_reminder(gateway: Gateway, key: str, result: dict[str, Any]) -> dic
     return {**result, "status": "paused", "approvalId": oldest.id, "response": reminder}
 
 
-NOT_OWNER = "Only the owner can approve this."
+NOT_OWNER = "Only the owner can approve this, in the conversation that asked."
 NO_RULE = 'No rule can cover this call; reply "yes" to run it once or "no".'
 ALREADY_ENDED = "That approval already ended."
 
@@ -130,11 +134,11 @@ def answer_approval_press(
     gateway: Gateway, approval_id: str, decision: str, context: dict[str, Any]
 ) -> str:
     """An Allow / Deny button pressed on a messenger: the rules of a "yes"/"no" reply
-    (only an owner answers), for the approval the button belongs to. Returns the short
-    answer shown to whoever pressed it."""
-    if not is_owner(gateway, context):
-        return NOT_OWNER
+    (only an owner, in the conversation that asked), for the approval the button belongs
+    to. Returns the short answer shown to whoever pressed it."""
     try:
+        if not gateway.approvals.get(approval_id).answerable_from(context):
+            return NOT_OWNER
         approval = gateway.approvals.resolve(approval_id, decision)
     except (NotFound, InvalidParams):
         return ALREADY_ENDED
@@ -143,13 +147,3 @@ def answer_approval_press(
 
 def _answered(decision: str, tool: str) -> str:
     return f"{'Approved' if decision == 'allow' else 'Denied'} {tool}."
-
-
-def is_owner(gateway: Gateway, context: dict[str, Any] | None) -> bool:
-    """Clients are the owner; on a channel only senders listed in
-    `channels.<name>.owners` are."""
-    if not context or "channel" not in context:
-        return True
-    channel = gateway.config.effective.get("channels", {}).get(context["channel"]) or {}
-    owners = {str(owner) for owner in channel.get("owners") or []}
-    return str(context.get("senderId", "")) in owners

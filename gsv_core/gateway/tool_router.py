@@ -34,8 +34,10 @@ from gsv_core.approval.modes import approval_timeout
 from gsv_core.approval.policy import ASK, DENY, ApprovalPolicy, CallFacts, Decision
 from gsv_core.approval.protected import Protected, protected_files
 from gsv_core.approval.service import APPROVED, CANCELLED, EXPIRED, ApprovalService
+from gsv_core.authority import conversation_of
 from gsv_core.config import setting
 from gsv_core.errors import InvalidParams, ToolFailed
+from gsv_core.gateway.guest_reach import GuestReach
 from gsv_core.gateway.native.message_tools import reaches_elsewhere
 from gsv_core.gateway.native_registry import NATIVE_PREFIX, NativeToolRegistry
 from gsv_core.gateway.tool_search import (
@@ -84,8 +86,8 @@ class GatewayToolRouter:
         by name), as in tools.list, but the gateway tools offered on demand and, past
         `tools.inlineLimit`, all nodes' but the first: those a search found in this run
         and gsv__ToolSearch instead (gateway/tool_search.py). Schemas in the compact form
-        the model gets."""
-        native, rest = self._all_specs()
+        the model gets. A guest's run is offered only its reach (guest_reach.py)."""
+        native, rest = self._all_specs(self._guest(ctx))
         limit = int(setting(self._gateway.config.effective, "tools.inlineLimit"))
         offered = inline_set(native, rest, limit)
         hidden = len(native) + len(rest) - len(offered)
@@ -95,14 +97,29 @@ class GatewayToolRouter:
             offered.append(search_spec(hidden))
         return offered
 
-    def _all_specs(self) -> tuple[list[ToolSpec], list[ToolSpec]]:
-        """(the gateway's own tools, node and MCP tools), schemas compacted."""
+    def _all_specs(self, guest: GuestReach | None = None) -> tuple[list[ToolSpec], list[ToolSpec]]:
+        """(the gateway's own tools, node and MCP tools), schemas compacted; only those a
+        guest may call when `guest` is given."""
         nodes = [
             ToolSpec(tool.name, tool.description, tool.inputSchema or {"type": "object"})
             for tool in self._gateway.nodes.tool_definitions()
         ]
         native = [_compact(spec) for spec in self.native.specs()]
-        return native, [_compact(spec) for spec in (*nodes, *self._gateway.mcp.specs())]
+        rest = [_compact(spec) for spec in (*nodes, *self._gateway.mcp.specs())]
+        if guest is not None:
+            native = [spec for spec in native if guest.offers(spec.name)]
+            rest = [spec for spec in rest if guest.offers(spec.name)]
+        return native, rest
+
+    def offers(self, name: str, ctx: ToolCallContext) -> bool:
+        guest = self._guest(ctx)
+        return guest is None or guest.offers(name)
+
+    def _guest(self, ctx: ToolCallContext) -> GuestReach | None:
+        """The reach of a guest's run (None: the owner's or the system's, whole)."""
+        context = ctx.channel_context
+        channel = str((context or {}).get("channel") or "")
+        return GuestReach.of(context, self._gateway.channels.settings(channel) if channel else {})
 
     def _search(self, args: dict[str, Any], ctx: ToolCallContext) -> dict[str, Any]:
         query, limit = args.get("query"), args.get("limit", DEFAULT_LIMIT)
@@ -110,7 +127,7 @@ class GatewayToolRouter:
             raise ToolFailed("query must be a non-empty string of at most 200 characters")
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 20:
             raise ToolFailed("limit must be a whole number from 1 to 20")
-        native, rest = self._all_specs()
+        native, rest = self._all_specs(self._guest(ctx))
         hits = rank(query, [*native, *rest], limit)
         self._found.add(ctx.run_id, [hit.name for hit in hits])
         tools = [{"name": hit.name, "description": hit.description, "inputSchema": hit.parameters}
@@ -120,10 +137,16 @@ class GatewayToolRouter:
     async def execute(self, name: str, args: dict[str, Any], ctx: ToolCallContext) -> Any:
         if name == SEARCH_TOOL:  # reads tool descriptions only: nothing for a policy to judge
             return self._search(args, ctx)
+        guest = self._guest(ctx)
+        if guest is not None:  # its own folder and conversation, the owner's grants
+            args = guest.confine(name, args)
         decision = await self.decide(name, args, ctx)
         if decision.verdict == DENY:
             raise ToolFailed(f"Tool execution denied by policy: {decision.reason}")
-        if decision.verdict == ASK and not self.approvals.remembered(ctx.session_key, name, args):
+        where = conversation_of(ctx.channel_context)
+        if decision.verdict == ASK and not self.approvals.remembered(
+            ctx.session_key, name, args, where
+        ):
             await self._ask(name, args, ctx, decision)
         # what a human approved, or the owner's own rules allowed, leaves the sandbox
         access = FULL if decision.verdict == ASK or decision.granted else SANDBOX
@@ -227,7 +250,8 @@ class GatewayToolRouter:
         if origin is not None:
             asked_in, channel_context = origin.session_key, origin.channel_context
         approval = self.approvals.open(ctx.session_key, ctx.run_id, ctx.call_id, name, args,
-                                       decision, timeout, asked_in=asked_in)  # fmt: skip
+                                       decision, timeout, asked_in=asked_in,
+                                       where=conversation_of(channel_context))  # fmt: skip
         emit = self._gateway.sessions.host.emit
         emit(events.TOOL_APPROVAL, approval.to_wire())
         prompt = _prompt(approval.id, name, decision, timeout, origin.describe() if origin else "")

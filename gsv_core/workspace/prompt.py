@@ -57,8 +57,16 @@ def daily_memory_path(day: dt.date) -> str:
     return f"memory/{day:%Y-%m-%d}.md"
 
 
-def prompt_file_paths(main_session: bool, today: dt.date) -> list[str]:
-    """Every file a prompt may inject; MEMORY.md only in the agent's main session."""
+# what a guest's run is told of the agent: who it is and how it works, nothing of its
+# human (USER.md), its memory, its machines (TOOLS.md) or its schedule (HEARTBEAT.md)
+GUEST_FILES = (AGENTS, SOUL, IDENTITY)
+
+
+def prompt_file_paths(main_session: bool, today: dt.date, guest: bool = False) -> list[str]:
+    """Every file a prompt may inject; MEMORY.md only in the agent's main session; for a
+    guest's run (gsv_core/authority.py) GUEST_FILES only."""
+    if guest:
+        return list(GUEST_FILES)
     paths = [AGENTS, SOUL, IDENTITY, USER, TOOLS, HEARTBEAT, BOOTSTRAP]
     if main_session:
         paths.append(MEMORY)
@@ -74,8 +82,15 @@ def heartbeat_file_is_empty(text: str) -> bool:
 
 
 # -- sections ----------------------------------------------------------------------------
-def workspace_sections(files: PromptFiles, heartbeat: str | None) -> list[str]:
-    """The workspace sections in prompt order (workspace files, then heartbeats)."""
+def workspace_sections(
+    files: PromptFiles, heartbeat: str | None, guest_area: str | None = None
+) -> list[str]:
+    """The workspace sections in prompt order (workspace files, then heartbeats); for a
+    guest's run its folder `guest_area` and the agent's persona only."""
+    if guest_area is not None:
+        body = [section for path, title in _GUEST_TITLES for section in _titled(files, path, title)]
+        injected = [path for paths, _ in body for path in paths]
+        return [_guest_workspace(guest_area), _injected(injected), *(text for _, text in body)]
     body = _commissioning(files) if files.commissioning else _normal(files)
     body += _heartbeat(files, heartbeat)
     injected = [path for paths, _ in body for path in paths]
@@ -90,6 +105,15 @@ Your workspace holds your long-term self: markdown files you can read and rewrit
 - gsv__WriteFile creates or replaces a file, gsv__EditFile replaces exact text in one, gsv__DeleteFile removes one.
 - skills/<name>/SKILL.md paths are virtual: your own copy if you have one, else the global skill shared by all agents. Writing or editing a skill always saves your own copy; the global one stays as it is.
 - Today's notes go in {today}; lasting facts belong in MEMORY.md."""  # noqa: E501
+
+
+_GUEST_TITLES = ((SOUL, "## Your Soul"), (IDENTITY, "## Your Identity"),
+                 (AGENTS, "## Operating Instructions"))  # fmt: skip
+
+
+def _guest_workspace(area: str) -> str:
+    return f"""## Workspace (a guest's conversation)
+The person writing here is a guest of your human, not your human: the envelope of each message says who wrote it. In this conversation your workspace is the guest's folder, {area}/; give paths relative to it (notes.md). Your human's files, memory, machines and other conversations are not available here: do not reveal what you know of them."""  # noqa: E501
 
 
 def _injected(paths: list[str]) -> str:

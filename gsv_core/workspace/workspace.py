@@ -117,10 +117,12 @@ class Workspace:
             await self._in_thread(agent_id, lambda: self.backend.write(target.key, data))
         return target.key
 
-    async def prompt_files(self, agent_id: str, main_session: bool, today: dt.date) -> PromptFiles:
-        """The files the system prompt injects, read in one thread hop (each file is
-        re-read only when its mtime or size changed)."""
-        paths = prompt_file_paths(main_session, today)
+    async def prompt_files(
+        self, agent_id: str, main_session: bool, today: dt.date, guest: bool = False
+    ) -> PromptFiles:
+        """The files the system prompt injects (a guest's run: fewer), read in one thread
+        hop (each file is re-read only when its mtime or size changed)."""
+        paths = prompt_file_paths(main_session, today, guest)
         files = await self._in_thread(agent_id, lambda: self._prompt_texts(agent_id, paths))
         return PromptFiles(agent_id, today, files)
 

@@ -1,5 +1,5 @@
 """Approval prompts with buttons on messengers, end to end: a real gateway whose fake model
-calls a tool the policy asks about (gsv__ConfigGet, so no node is needed), the Telegram
+calls a tool the policy asks about (gsv__ReadFile, so no node is needed), the Telegram
 adapter against the fake Bot API, the Slack adapter against the fake Slack, and Discord
 through its seam. A press answers like a "yes"/"no" reply: only an owner, the same
 approval, and the prompt is edited to say how it ended."""
@@ -34,20 +34,20 @@ from tests.fakes.telegram_api import (
     private_chat,
 )
 
-NOT_OWNER = "Only the owner can approve this."
+NOT_OWNER = "Only the owner can approve this, in the conversation that asked."
 ENDED = "That approval already ended."
 
 
 async def ask_for_config_reads(
     client: GatewayClient, fake: FakeProvider, reply: str, timeout: int | None = None
 ) -> None:
-    """A rule that makes gsv__ConfigGet wait for a human, and a model that calls it, then
-    says `reply`."""
-    section: dict[str, Any] = {"rules": [{"tool": "gsv__ConfigGet", "decision": "ask"}]}
+    """A rule that makes gsv__ReadFile wait for a human (a tool a guest's run may call
+    too), and a model that calls it, then says `reply`."""
+    section: dict[str, Any] = {"rules": [{"tool": "gsv__ReadFile", "decision": "ask"}]}
     if timeout is not None:
         section["timeoutSeconds"] = timeout
     await client.call("config.set", {"path": "toolApproval", "value": section})
-    fake.enqueue(call("gsv__ConfigGet", {"path": "model.id"}))
+    fake.enqueue(call("gsv__ReadFile", {"path": "notes.md"}))
     fake.enqueue(reply)
 
 
@@ -128,7 +128,7 @@ async def test_telegram_prompt_has_buttons_and_the_owner_allows(
     assert buttons(prompt) == [
         ("Allow", f"approve:{approval_id}:allow"), ("Deny", f"approve:{approval_id}:deny"),
     ]  # fmt: skip
-    assert await press(api, prompt, f"approve:{approval_id}:allow") == "Approved gsv__ConfigGet."
+    assert await press(api, prompt, f"approve:{approval_id}:allow") == "Approved gsv__ReadFile."
     await called(api, lambda c: c.params.get("text") == "The model is set.")
     edited = await called(api, lambda c: c.method == "editMessageText")
     assert edited.params["message_id"] == prompt["message_id"]
@@ -146,7 +146,7 @@ async def test_telegram_deny_refuses_the_call(
     api.enqueue_update(message=api.message(private_chat(ADA), "which model?"))
     prompt = await telegram_prompt(api)
     approval_id = (await pending(client))[0]["approvalId"]
-    assert await press(api, prompt, f"approve:{approval_id}:deny") == "Denied gsv__ConfigGet."
+    assert await press(api, prompt, f"approve:{approval_id}:deny") == "Denied gsv__ReadFile."
     await called(api, lambda c: c.params.get("text") == "Fine, I will not.")
     assert model_saw(fake, "denied by user")
     await called(api, lambda c: c.method == "editMessageText")
@@ -169,7 +169,7 @@ async def test_telegram_a_non_owner_in_a_group_cannot_approve(
     assert answer == NOT_OWNER
     assert [a["approvalId"] for a in await pending(client)] == [approval_id]
     assert "reply_markup" in prompt and api.calls_to("editMessageText") == []
-    assert await press(api, prompt, f"approve:{approval_id}:allow") == "Approved gsv__ConfigGet."
+    assert await press(api, prompt, f"approve:{approval_id}:allow") == "Approved gsv__ReadFile."
     await called(api, lambda c: c.params.get("text") == "Done for Bob.")
 
 
@@ -187,7 +187,8 @@ async def test_telegram_a_sub_agents_prompt_has_buttons_in_the_spawning_group(
     fake.enqueue("The helper read it.")
     await start_telegram(client, api)
     group = group_chat()
-    api.enqueue_update(message=api.message(group, "ask a helper for the model", sender=BOB))
+    # the owner asks (a guest's run may not spawn sub-agents); Bob only presses
+    api.enqueue_update(message=api.message(group, "ask a helper for the model"))
     prompt = await telegram_prompt(api)
     [approval] = await pending(client)
     assert ":spawn:" in approval["sessionKey"] and prompt["chat"]["id"] == group["id"]
@@ -292,7 +293,7 @@ async def test_slack_prompt_has_buttons_and_the_owner_allows(
         ("Deny", f"approve:{approval_id}:deny", "danger"),
     ]
     answer = await slack_press(slack, prompt, f"approve:{approval_id}:allow", SLACK_ADA)
-    assert answer == "Approved gsv__ConfigGet."
+    assert answer == "Approved gsv__ReadFile."
     await slack.wait_for(lambda: any(m["text"] == "The model is set." for m in slack.posted))
     await slack.wait_for(lambda: slack.updates())
     assert slack.updates()[0].params["ts"] == prompt["ts"]
@@ -318,7 +319,7 @@ async def test_slack_deny_and_a_non_owner_in_a_channel(
     assert await slack_press(slack, prompt, deny, SLACK_BOB) == NOT_OWNER
     assert [a["approvalId"] for a in await pending(client)] == [approval_id]
     assert "blocks" in prompt and slack.updates() == []
-    assert await slack_press(slack, prompt, deny, SLACK_ADA) == "Denied gsv__ConfigGet."
+    assert await slack_press(slack, prompt, deny, SLACK_ADA) == "Denied gsv__ReadFile."
     await slack.wait_for(lambda: any(m["text"] == "Fine, I will not." for m in slack.posted))
     assert model_saw(fake, "denied by user")
     await slack.wait_for(lambda: slack.updates())
@@ -386,7 +387,7 @@ async def test_discord_prompt_has_buttons_and_the_owner_allows(
         ("Deny", f"approve:{approval_id}:deny", "danger"),
     ]
     allow = discord_press(discord_fake, index, f"approve:{approval_id}:allow")
-    assert await discord_fake.press(allow) == "Approved gsv__ConfigGet."
+    assert await discord_fake.press(allow) == "Approved gsv__ReadFile."
     await until(lambda: "The model is set." in discord_fake.texts(), "the reply")
     await until(lambda: discord_fake.edits, "the prompt's edit")
     settled = discord_fake.sent[index]
@@ -409,7 +410,7 @@ async def test_discord_a_non_owner_cannot_approve_and_deny_refuses(
     assert await discord_fake.press(discord_press(discord_fake, index, "approve:x")) is None
     assert [a["approvalId"] for a in await pending(client)] == [approval_id]
     assert await discord_fake.press(discord_press(discord_fake, index, deny)) == (
-        "Denied gsv__ConfigGet."
+        "Denied gsv__ReadFile."
     )
     await until(lambda: "Fine, I will not." in discord_fake.texts(), "the reply")
     assert model_saw(fake, "denied by user")

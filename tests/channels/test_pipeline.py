@@ -72,8 +72,11 @@ async def test_channel(gw: RunningGateway, client: GatewayClient) -> TestChannel
     return adapter
 
 
-async def open_policy(client: GatewayClient) -> None:
-    await client.call("config.set", {"path": "channels.test", "value": {"dmPolicy": "open"}})
+async def open_policy(client: GatewayClient, owners: tuple[str, ...] = ()) -> None:
+    """Anyone may write on the test channel; `owners` are the owner's ids there (everyone
+    else is a guest: gsv_core/authority.py)."""
+    value = {"dmPolicy": "open", "owners": list(owners)}
+    await client.call("config.set", {"path": "channels.test", "value": value})
 
 
 async def test_an_unknown_sender_must_pair_first(
@@ -92,7 +95,9 @@ async def test_an_unknown_sender_must_pair_first(
     approved = await client.call("pair.approve", {"channel": "test", "senderId": "u1"})
     warning = approved.pop("warning")  # dmScope main: Ann would share the owner's session
     assert "gsv config set session.dmScope per-channel-peer" in warning
+    reach = approved.pop("reach")
     assert approved == {"approved": True, "senderId": "u1", "senderName": "Ann"}
+    assert reach.startswith("a guest:") and "guests/test/u1/" in reach
     assert (await client.call("config.get", {"path": "channels.test.allowFrom"}))["value"] == ["u1"]
     assert test_channel.texts("u1")[-1].startswith("You're now connected!")
     fake.enqueue("Hi Ann!")
@@ -143,7 +148,7 @@ async def test_group_messages_wake_the_agent_only_when_mentioned(
     )
     assert started["status"] == "started" and started["sessionKey"] == "agent:main:test:group:g1"
     await until(lambda: test_channel.texts("g1") == ["At your service."], "the group answer")
-    assert "· Ann] @bot help" in fake.requests[0].messages[-1]["content"]
+    assert "· Ann (guest)] @bot help" in fake.requests[0].messages[-1]["content"]
 
 
 async def test_commands_and_directives_answer_in_the_chat(

@@ -82,9 +82,9 @@ async def test_a_background_exec_completion_answers_the_channel_peer(
     gw: RunningGateway, client: GatewayClient, test_channel: TestChannel, fake: FakeProvider,
     tmp_path: Path,
 ) -> None:  # fmt: skip
-    """A Bash command a channel run sent to the background ends later; the
+    """A Bash command an owner's channel run sent to the background ends later; the
     run that its completion wakes replies to the same channel peer."""
-    await open_policy(client)
+    await open_policy(client, owners=("u1",))
     fake.enqueue(call("n1__Bash", {"command": "echo bg-finished", "background": True}, "bg"))
     fake.enqueue("Started it.")
     fake.enqueue("It finished: bg-finished.")
@@ -102,8 +102,8 @@ async def test_message_defaults_to_its_own_sessions_peer_after_another_session_r
 ) -> None:  # fmt: skip
     """After a cron task delivered to another peer (another session, run
     through the RPC), gsv__Message without a target from the main session still goes to
-    the peer the main session last heard from."""
-    await open_policy(client)
+    the owner the main session last heard from."""
+    await open_policy(client, owners=("u1",))
     fake.enqueue("Hi Ann.")
     await test_channel.inject(dm("hello", "m1"))
     await until(lambda: test_channel.texts("u1") == ["Hi Ann."], "the answer to Ann")
@@ -192,7 +192,7 @@ async def test_the_envelope_shows_the_users_time_zone(
         dm("what time is it?", "m1", timestamp=int(sent_at.timestamp() * 1000))
     )
     await until(lambda: test_channel.texts("u1"), "the answer")
-    assert user_text(fake).startswith("[test · 9:30 AM JST] what time is it?")
+    assert user_text(fake).startswith("[test · 9:30 AM JST · Ann (guest)] what time is it?")
 
 
 @dataclass

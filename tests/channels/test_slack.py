@@ -151,7 +151,7 @@ async def test_channel_messages_wake_the_agent_only_when_mentioned(
     assert [(p["channel"], p["text"]) for p in slack.posted] == [("C0GEN", "At your service.")]
     assert "thread_ts" not in slack.posted[0]
     assert len(fake.requests) == 1  # the chatter never woke the agent
-    assert last_user_text(fake).endswith("· ada] @gsv what's up?")
+    assert last_user_text(fake).endswith("· ada (guest)] @gsv what's up?")
 
 
 async def test_a_thread_is_its_own_conversation_and_replies_stay_in_it(

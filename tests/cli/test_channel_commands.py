@@ -69,7 +69,10 @@ def test_pairing_list_and_approve(live: RunningGateway) -> None:
     assert listed["count"] == 1 and listed["pairs"][0]["senderId"] == "stranger"
     assert listed["pairs"][0]["firstMessage"] == "hi there"
     approved = gsv(live.url, "pair", "approve", "test", "stranger")
-    assert approved.exit_code == 0 and approved.stdout == "approved stranger on test\n"
+    lines = approved.stdout.splitlines()
+    assert approved.exit_code == 0 and lines[0] == "approved stranger on test"
+    assert lines[1].startswith("  as a guest: ") and "guests/test/stranger/" in lines[1]
+    assert "gsv pairing approve test stranger --owner" in approved.stderr
     # dmScope main: the stranger would share the owner's session; said, with the fix
     assert "their own session" not in approved.stdout
     assert "land in your own main session" in approved.stderr.replace("\n", " ")

@@ -19,8 +19,10 @@ NOTE = "[Your response will be delivered automatically to test:{peer}"
 async def channel_talked(
     gw: RunningGateway, client: GatewayClient, fake: FakeProvider
 ) -> TestChannel:
-    """The test channel running with an open policy, and Ann having talked to the agent."""
-    await client.call("config.set", {"path": "channels.test", "value": {"dmPolicy": "open"}})
+    """The test channel running with an open policy, and Ann, its owner, having talked to
+    the agent (a guest's conversation is never cron's `last`: tests/security)."""
+    value = {"dmPolicy": "open", "owners": ["u1"]}
+    await client.call("config.set", {"path": "channels.test", "value": value})
     await client.call("channel.start", {"channel": "test"})
     adapter = gw.gateway.channels.adapters["test"]
     assert isinstance(adapter, TestChannel)

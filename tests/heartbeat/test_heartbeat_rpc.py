@@ -150,8 +150,9 @@ async def test_an_alert_reaches_the_main_session_clients(
 async def test_an_alert_goes_to_the_last_channel_peer(
     gw: RunningGateway, client: GatewayClient, clock: Clock, fake: FakeProvider
 ) -> None:
-    """With target `last`, an alert goes to the peer the agent last heard from."""
-    await client.call("config.set", {"path": "channels.test", "value": {"dmPolicy": "open"}})
+    """With target `last`, an alert goes to the owner the agent last heard from."""
+    value = {"dmPolicy": "open", "owners": ["u1"]}
+    await client.call("config.set", {"path": "channels.test", "value": value})
     await client.call("channel.start", {"channel": "test"})
     channel = gw.gateway.channels.adapters["test"]
     assert isinstance(channel, TestChannel)

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gsv_core.authority import guest_area
 from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.pairing import pending_pair_wire
 from gsv_core.protocol import methods as m
-from gsv_core.protocol.schemas.channels import PairParams
+from gsv_core.protocol.schemas.channels import PairApproveParams, PairParams
 from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router
 
@@ -24,6 +25,19 @@ SHARED_MAIN_SESSION = (
 )
 
 
+OWNER_REACH = "an owner: the agent acts for them as for you (files, nodes, approvals)"
+
+
+def guest_reach_words(channel: str, sender_id: str) -> str:
+    """What an approved guest may do, in a sentence (docs/security.md)."""
+    return (
+        f"a guest: they chat with the agent, whose runs for them reach only their own "
+        f"folder ({guest_area({'channel': channel, 'senderId': sender_id})}/), the web "
+        f"and this conversation; no node or MCP tool unless channels.{channel}.guestTools "
+        "grants it, and never your files, memory, sessions, schedule or approvals"
+    )
+
+
 def register(router: Router, gateway: Gateway) -> None:
     route = Routes(router)
     manager = gateway.channels
@@ -33,9 +47,12 @@ def register(router: Router, gateway: Gateway) -> None:
         pending = await manager.pairing.pending(gateway.now_ms(), manager.pairing_ttl_ms())
         return {"pairs": {f"{p.channel}:{p.sender_id}": pending_pair_wire(p) for p in pending}}
 
-    @route(m.PAIR_APPROVE, PairParams)
-    async def pair_approve(ctx: RequestContext, params: PairParams) -> dict[str, Any]:
-        result = await manager.approve(params.channel, params.senderId)
+    @route(m.PAIR_APPROVE, PairApproveParams)
+    async def pair_approve(ctx: RequestContext, params: PairApproveParams) -> dict[str, Any]:
+        result = await manager.approve(params.channel, params.senderId, owner=params.owner)
+        result["reach"] = (
+            OWNER_REACH if params.owner else guest_reach_words(params.channel, result["senderId"])
+        )
         if gateway.config.setting("session.dmScope") == "main":
             result["warning"] = SHARED_MAIN_SESSION
         return result

@@ -78,3 +78,9 @@ class ChannelInboundParams(WireModel):
 class PairParams(WireModel):
     channel: str = Field(pattern=NAME)
     senderId: str = Field(min_length=1, max_length=256)
+
+
+class PairApproveParams(PairParams):
+    # gsv addition: also one of the channel's owners (`channels.<name>.owners`): the
+    # owner's reach, not a guest's (docs/security.md)
+    owner: bool = False
