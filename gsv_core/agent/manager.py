@@ -99,12 +99,24 @@ class SessionManager:
     # -- reads: they describe a session without making (or keeping) anything ------------
     async def record_for_reading(self, key: str) -> SessionRecord:
         """The session as the reads describe it: the loaded actor's record, else the
-        stored one, else a fresh one (not stored: a key never used reports an empty
-        session, and a new id each time until something stores it)."""
+        stored one, else a fresh one, stored at once (a row, no actor): the id a client
+        reads for a key never used is the id its session will have, so a later reset
+        lists it in `previousSessionIds`."""
         actor = self._actors.get(key)
         if actor is not None:
             return actor.record
-        return await self.store.get(key) or self._new_record(key)
+        stored = await self.store.get(key)
+        if stored is not None:
+            return stored
+        async with self._creating:  # two first reads at once agree on one id
+            actor = self._actors.get(key)
+            if actor is not None:
+                return actor.record
+            record = await self.store.get(key)
+            if record is None:
+                record = self._new_record(key)
+                await self.store.save(record)
+            return record
 
     async def messages(self, key: str, limit: int | None = None) -> list[dict[str, Any]]:
         """The history (its last `limit` messages): the cached one if in memory, else

@@ -107,6 +107,14 @@ def _append(conn: sqlite3.Connection, key: str, messages: list[dict[str, Any]]) 
     )
 
 
+# a session somebody used: it holds messages, was reset, or was changed since its row was
+# made (a first session.get only reserves the row, fixing the id: agent/manager.py)
+_IN_USE = (
+    "(updated_at > created_at OR previous_session_ids != '[]' OR EXISTS "
+    "(SELECT 1 FROM messages WHERE messages.session_key = sessions.session_key))"
+)
+
+
 class SessionStore:
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -166,15 +174,16 @@ class SessionStore:
         )
 
     async def list_sessions(self, offset: int, limit: int) -> tuple[list[SessionRecord], int]:
-        """Sessions by last activity (newest first), and the total count."""
+        """Sessions in use by last activity (newest first), and the total count. A row a
+        read only reserved (its id fixed, nothing in it, never changed) is not listed."""
 
         def read(conn: sqlite3.Connection) -> tuple[list[SessionRecord], int]:
             rows = conn.execute(
-                f"SELECT {_SESSION_COLUMNS} FROM sessions "
+                f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE {_IN_USE} "
                 "ORDER BY last_active_at DESC, session_key LIMIT ? OFFSET ?",
                 (limit, offset),
             ).fetchall()
-            (total,) = conn.execute("SELECT COUNT(*) FROM sessions").fetchone()
+            (total,) = conn.execute(f"SELECT COUNT(*) FROM sessions WHERE {_IN_USE}").fetchone()
             return [_record(r) for r in rows], int(total)
 
         return await self._db.read(read)

@@ -98,8 +98,9 @@ async def test_a_session_with_a_run_in_flight_or_queued_messages_keeps_its_histo
 async def test_reads_of_never_used_keys_load_no_actor(
     gw: RunningGateway, client: GatewayClient
 ) -> None:
-    """Many session.get/stats/history/preview calls on unknown keys make no actor and
-    store nothing; each answers a fresh, empty session under its canonical key."""
+    """Many session.get/stats/history/preview calls on unknown keys make no actor and list
+    nothing (a row only fixes each key's id); each answers a fresh, empty session under its
+    canonical key."""
     sessions = gw.gateway.sessions
     before = sessions.loaded_count()
     for i in range(50):

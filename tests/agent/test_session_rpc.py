@@ -21,8 +21,9 @@ async def chat(client: GatewayClient, log: EventLog, text: str, key: str = KEY) 
     return await log.ended(run)
 
 
-async def test_a_fresh_key_reports_its_real_key_and_stores_nothing(client: GatewayClient) -> None:
-    """session.get on a never-used key: its canonical key, no messages, not listed."""
+async def test_a_fresh_key_reports_its_real_key_and_is_not_listed(client: GatewayClient) -> None:
+    """session.get on a never-used key: its canonical key, no messages, not listed (its
+    id is fixed: test_session_id_fixed.py)."""
     got = await client.call("session.get", {"sessionKey": "agent:ops:main"})
     assert got["sessionKey"] == "agent:ops:main" and got["messageCount"] == 0
     assert got["tokens"] == {"input": 0, "output": 0, "total": 0}
