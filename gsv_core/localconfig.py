@@ -489,13 +489,17 @@ def _keyring_get(name: str) -> str | None:
 
 
 def _keyring_set(name: str, value: str) -> str | None:
-    """None on success, else why the keyring could not store the secret."""
+    """None when the keyring stored the secret and gives it back, else why not. Read back:
+    keyring's null backend (how people turn keyrings off) and some broken ones take a
+    secret without error and keep nothing."""
     try:
         import keyring
 
         keyring.set_password(keyring_service(), name, value)
     except Exception as exc:
         return _describe(exc)
+    if _keyring_get(name) != value:
+        return "the keyring accepted it but does not give it back"
     return None
 
 

@@ -319,3 +319,26 @@ def test_describe_masks_secrets_and_names_sources(memory_keyring: MemoryKeyring)
     assert (rows["node.id"].value, rows["node.id"].source) == ("box", "config")
     assert rows["node.workspace"].source == "unset"
     assert rows["cloudflare.api_token"].value == "cf-s...-123"
+
+
+@pytest.mark.parametrize(
+    "backend", ["keyring.backends.null.Keyring", "keyring.backends.fail.Keyring"]
+)
+def test_a_keyring_that_keeps_nothing_falls_back_to_the_file(backend: str) -> None:
+    """keyring's null backend (how people turn keyrings off) takes a secret without error
+    and keeps nothing; the fail backend raises. Either way the secret is written to the
+    0600 file and reads back (issue 40.0), through the CLI as a user would run it."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHON_KEYRING_BACKEND": backend}
+    stored = subprocess.run([sys.executable, "-m", "gsv_cli", "init", "--token", "tok-0123456789abcdef"],
+                            env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert stored.returncode == 0, stored.stderr
+    said = stored.stdout + stored.stderr
+    assert "stored gateway.token in the system keyring" not in said
+    assert "secrets.toml" in said
+    read = subprocess.run([sys.executable, "-m", "gsv_cli", "local-config", "get", "gateway.token",
+                           "--reveal"], env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert read.returncode == 0 and "tok-0123456789abcdef" in read.stdout
