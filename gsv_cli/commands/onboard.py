@@ -22,7 +22,13 @@ from typing import Annotated, Any
 import typer
 
 from gsv_cli import output
-from gsv_cli.provider_setup import KEYED, config_writes, default_model, ollama_running
+from gsv_cli.provider_setup import (
+    KEYED,
+    config_writes,
+    default_model,
+    key_path,
+    ollama_running,
+)
 from gsv_cli.state import CliState
 
 BUDGET_NOTE = (
@@ -79,13 +85,16 @@ def onboard(
     asking = ask or (not yes and sys.stdin.isatty())
     _ensure_gateway(ctx, state, asking, yes)
     name = provider or _ask_provider(asking)
+    # tried first, saved only once the provider answered: a failed setup leaves a working
+    # one as it was (models.list / models.test with `settings`, unsaved)
     with output.reporting_errors():
-        _configure(state, name, base_url, _key(name, key_env, asking))
-        chosen = model or _pick_model(state, name, asking)
-        _set(state, "model", {"provider": name, "id": chosen})
-    output.write_text(f"model: {name}/{chosen}\n")
+        trial = _writes(name, base_url, _key(name, key_env, asking))
+        chosen = model or _pick_model(state, name, asking, trial)
     if not no_test:
-        _test(state, name, chosen)
+        _test(state, name, chosen, trial)
+    with output.reporting_errors():
+        _save(state, name, chosen, trial)
+    output.write_text(f"model: {name}/{chosen}\n")
     output.print_hint(BUDGET_NOTE)
     _finish(ctx, state, asking, messenger, messenger_token_env or [], install_services)
 
@@ -164,23 +173,30 @@ def _key(name: str, key_env: str | None, asking: bool) -> str | None:
     return typed.strip() or None
 
 
-def _configure(state: CliState, name: str, base_url: str | None, key: str | None) -> None:
+def _writes(name: str, base_url: str | None, key: str | None) -> dict[str, Any]:
+    """The config writes that configure provider `name` (not made yet)."""
     if name not in KEYED and name != "ollama" and not base_url:
         output.fail(f"provider {name} needs --base-url (an OpenAI-compatible /v1 URL)")
-    for path, value in config_writes(name, base_url, key):
+    return dict(config_writes(name, base_url, key))
+
+
+def _save(state: CliState, name: str, model: str, writes: dict[str, Any]) -> None:
+    for path, value in writes.items():
         _set(state, path, value)  # the gateway keeps a key in its secret store
-    if key:
+    if key_path(name) in writes:
         output.write_text(f"key stored for {name} (not shown)\n")
+    _set(state, "model", {"provider": name, "id": model})
 
 
 # -- model and test ----------------------------------------------------------------------
 
 
-def _pick_model(state: CliState, name: str, asking: bool) -> str:
+def _pick_model(state: CliState, name: str, asking: bool, trial: dict[str, Any]) -> str:
     from gsv_cli.runner import call_quietly
     from gsv_core.protocol.methods import MODELS_LIST
 
-    models: list[str] = call_quietly(state, MODELS_LIST, {"provider": name}, timeout=60)["models"]
+    params = {"provider": name, "settings": trial or None}
+    models: list[str] = call_quietly(state, MODELS_LIST, params, timeout=60)["models"]
     if not models:
         output.fail(f"{name} offers no models", "Pass --model ID (e.g. after `ollama pull`).")
     default = default_model(models)
@@ -192,17 +208,18 @@ def _pick_model(state: CliState, name: str, asking: bool) -> str:
     return picked.strip()
 
 
-def _test(state: CliState, name: str, model: str) -> None:
+def _test(state: CliState, name: str, model: str, trial: dict[str, Any]) -> None:
     from gsv_cli.runner import call_quietly
     from gsv_core.errors import GsvError
     from gsv_core.protocol.methods import MODELS_TEST
 
+    params = {"provider": name, "model": model, "settings": trial or None}
     try:
-        result = call_quietly(state, MODELS_TEST, {"provider": name, "model": model}, 90)
+        result = call_quietly(state, MODELS_TEST, params, 90)
     except GsvError as exc:
         output.fail(
-            f"the test call failed: {exc.message}",
-            f"Check with `gsv models list --provider {name}`; then run onboard again.",
+            f"the test call failed: {exc.message}; nothing was saved (your setup is as it was)",
+            f"Fix it and run onboard again (`gsv models list --provider {name}` checks).",
         )
     output.write_text(f"test call ok ({result['ms']} ms): {result['reply'][:200]}\n")
 

@@ -102,6 +102,18 @@ class ConfigService:
     def auth_token(self) -> str | None:
         return _token_of(self.effective)
 
+    def preview(self, writes: dict[str, Any]) -> dict[str, Any]:
+        """The effective config as it would be with `writes` (path -> value) made,
+        validated as `set` validates them, nothing saved: what setup tries before it keeps
+        anything (`models.list`/`models.test` with `settings`)."""
+        overrides = self.overrides
+        for path, value in writes.items():
+            secrets.refuse_markers(value, path)
+            overrides = cfg.set_override(overrides, path, value)
+        effective = cfg.effective_config(overrides)
+        cfg.validate_config(effective)
+        return effective
+
     async def set(self, path: str, value: Any) -> None:
         """Validate and persist one change; raises InvalidParams naming a bad field."""
         await self.update(path, lambda _current: value)

@@ -103,3 +103,21 @@ def test_a_wrong_path_is_not_called_a_dead_gateway(live: RunningGateway) -> None
     result = gsv(wrong, "sessions", "list")
     assert result.exit_code == 3
     assert "path is /ws" in result.stderr and "Start it" not in result.stderr
+
+
+async def test_models_tried_with_unsaved_settings_save_nothing_and_bad_ones_are_refused(
+    gateway: RunningGateway, llm: FakeLLMServer
+) -> None:
+    """models.list/models.test `settings`: the provider is tried with them, nothing is
+    kept; a value config.set would refuse is a 400 naming the path."""
+    from gsv_core.client import GatewayClient
+    from gsv_core.errors import InvalidParams
+
+    trial = {"providers.trial": {"api": "openai", "baseUrl": llm.openai_base_url}}
+    async with GatewayClient(gateway.url, token=gateway.token) as client:
+        listed = await client.call("models.list", {"provider": "trial", "settings": trial})
+        assert sorted(listed["models"]) == sorted(llm.models)
+        assert "value" not in await client.call("config.get", {"path": "providers.trial"})
+        with pytest.raises(InvalidParams, match=r"providers\.trial"):
+            await client.call("models.list", {"provider": "trial",
+                                              "settings": {"providers.trial": {"api": 5}}})  # fmt: skip

@@ -104,3 +104,27 @@ def test_a_failing_test_call_is_reported(live: RunningGateway, llm: FakeLLMServe
                "-m", "mini-1", "--yes")  # fmt: skip
     assert done.exit_code == 1
     assert "the test call failed" in done.stderr and "not loaded" in done.stderr
+
+
+def test_a_failed_setup_leaves_a_working_one_as_it_was(
+    live: RunningGateway, llm: FakeLLMServer
+) -> None:
+    """Issue 40.1: a working `custom` provider, then an onboard of the same name at a URL
+    that does not answer, and one whose test call fails: each fails saying nothing was
+    saved, and the working URL and model are still there."""
+    llm.enqueue(reply("OK"))
+    working = gsv(live.url, "onboard", "--provider", "custom", "--base-url", llm.openai_base_url,
+                  "--model", "mini-1", "--yes")  # fmt: skip
+    assert working.exit_code == 0, working.output
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    broken = gsv(live.url, "onboard", "--provider", "custom", "--base-url",
+                 f"http://127.0.0.1:{port}/v1", "--yes")  # fmt: skip
+    assert broken.exit_code == 1 and "cannot reach provider" in broken.stderr
+    llm.enqueue(ErrorReply(400, "model llama3.1:8b is not loaded"))
+    failing = gsv(live.url, "onboard", "--provider", "custom", "--base-url",
+                  llm.openai_base_url + "/", "--model", "llama3.1:8b", "--yes")  # fmt: skip
+    assert failing.exit_code == 1 and "nothing was saved" in failing.stderr
+    assert config_value(live.url, "providers.custom.baseUrl") == llm.openai_base_url
+    assert config_value(live.url, "model") == {"provider": "custom", "id": "mini-1"}

@@ -10,7 +10,7 @@ names, errors) is shown as plain text."""
 from __future__ import annotations
 
 import asyncio
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -53,6 +53,8 @@ class SetupScreen(ModalScreen[str | None]):
         self.step = "provider"
         self.provider: str | None = None
         self.tested: str | None = None  # the model whose test call answered
+        # the provider's config writes, tried unsaved; saved with the model on Save
+        self.trial: dict[str, Any] = {}
 
     def compose(self) -> ComposeResult:
         with Vertical(id="setup", classes="dialog"):
@@ -148,8 +150,8 @@ class SetupScreen(ModalScreen[str | None]):
         name = str(self.provider)
         self.say(f"asking {name} for its models…")
         try:
-            await model_calls.configure_provider(self.client, name, url, key)
-            models = await model_calls.list_models(self.client, name)
+            self.trial = model_calls.provider_writes(name, url, key)
+            models = await model_calls.list_models(self.client, name, self.trial)
         except GsvError as exc:
             self.say(f"{exc.message}\n{self._retry_hint()}", "error")
             return
@@ -176,7 +178,7 @@ class SetupScreen(ModalScreen[str | None]):
         self.query_one("#setup-save").display = False
         self.say(f"testing {name}/{model}…")
         try:
-            answer = await model_calls.try_model(self.client, name, model)
+            answer = await model_calls.try_model(self.client, name, model, self.trial)
         except GsvError as exc:
             self.say(f"The test call failed: {exc.message}\nPick another model.", "error")
             return
@@ -194,7 +196,7 @@ class SetupScreen(ModalScreen[str | None]):
     @work(group="setup", exclusive=True, exit_on_error=False)
     async def save(self, name: str, model: str) -> None:
         try:
-            await model_calls.save_model(self.client, name, model)
+            await model_calls.save_model(self.client, name, model, self.trial)
         except GsvError as exc:
             self.say(f"Cannot save the model: {exc.message}", "error")
             return

@@ -4,7 +4,7 @@ make one tiny live call to a model (with the gateway's keys, which never leave i
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.protocol import methods as m
@@ -26,9 +26,13 @@ if TYPE_CHECKING:
 def register(router: Router, gateway: Gateway) -> None:
     route = Routes(router)
 
+    def config_with(settings: dict[str, Any] | None) -> dict[str, Any]:
+        """The effective config, or the one `settings` would make (unsaved)."""
+        return gateway.config.preview(settings) if settings else gateway.config.effective
+
     @route(m.MODELS_LIST, ModelsListParams)
     async def models_list(ctx: RequestContext, params: ModelsListParams) -> ModelsListResult:
-        config = gateway.config.effective
+        config = config_with(params.settings)
         configured = config["model"]["provider"]
         name = params.provider or configured
         models = await list_models(provider_settings(config, name))
@@ -37,7 +41,7 @@ def register(router: Router, gateway: Gateway) -> None:
 
     @route(m.MODELS_TEST, ModelsTestParams)
     async def models_test(ctx: RequestContext, params: ModelsTestParams) -> ModelsTestResult:
-        config = gateway.config.effective
+        config = config_with(params.settings)
         provider = params.provider or config["model"]["provider"]
         model = params.model or config["model"]["id"]
         started = time.monotonic()

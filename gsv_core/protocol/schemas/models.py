@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import StringConstraints
+from pydantic import Field, StringConstraints
 
 from gsv_core.protocol.schemas import WireModel
 
@@ -12,6 +12,9 @@ from gsv_core.protocol.schemas import WireModel
 class ModelsListParams(WireModel):
     # a provider name (builtin or providers.<name>); None: the configured model.provider
     provider: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)] | None = None
+    # gsv addition: config writes (path -> value) to try with, not saved: setup tries a
+    # provider before it keeps it, so a failed try leaves a working setup as it was
+    settings: dict[str, Any] | None = Field(default=None, max_length=16)
 
 
 class ModelsListResult(WireModel):
@@ -24,6 +27,7 @@ class ModelsListResult(WireModel):
 class ModelsTestParams(WireModel):
     provider: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)] | None = None
     model: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)] | None = None
+    settings: dict[str, Any] | None = Field(default=None, max_length=16)  # as models.list
 
 
 class ModelsTestResult(WireModel):
