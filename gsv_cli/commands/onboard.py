@@ -15,6 +15,7 @@ node as user services. Every question has a flag, so scripts never block on a pr
 
 from __future__ import annotations
 
+import difflib
 import os
 import sys
 from typing import Annotated, Any
@@ -87,6 +88,7 @@ def onboard(
     name = provider or _ask_provider(asking)
     # tried first, saved only once the provider answered: a failed setup leaves a working
     # one as it was (models.list / models.test with `settings`, unsaved)
+    base_url = base_url or _ask_base_url(name, asking)
     with output.reporting_errors():
         trial = _writes(name, base_url, _key(name, key_env, asking))
         chosen = model or _pick_model(state, name, asking, trial)
@@ -170,6 +172,23 @@ def _key(name: str, key_env: str | None, asking: bool) -> str | None:
     if not asking:
         output.fail(f"{name} needs an API key", "Pass --key-env VAR (the key in $VAR).")
     typed: str = typer.prompt(f"{name} API key (hidden)", hide_input=True)
+    return typed.strip() or None
+
+
+def _ask_base_url(name: str, asking: bool) -> str | None:
+    """The URL of a provider gsv does not know (`custom`, or a name of the owner's); a
+    name close to one it knows is a typo, said with the right spelling."""
+    if name in KEYED or name == "ollama":
+        return None
+    close = difflib.get_close_matches(name, [*KEYED, "ollama"], n=1, cutoff=0.75)
+    if close:
+        output.fail(
+            f"unknown provider {name!r}: did you mean {close[0]}?",
+            f"gsv onboard --provider {close[0]}  (or --base-url URL for your own)",
+        )
+    if not asking:
+        return None  # _writes says --base-url is needed
+    typed: str = typer.prompt(f"{name}: its OpenAI-compatible URL (e.g. http://localhost:8000/v1)")
     return typed.strip() or None
 
 

@@ -128,3 +128,18 @@ def test_a_failed_setup_leaves_a_working_one_as_it_was(
     assert failing.exit_code == 1 and "nothing was saved" in failing.stderr
     assert config_value(live.url, "providers.custom.baseUrl") == llm.openai_base_url
     assert config_value(live.url, "model") == {"provider": "custom", "id": "mini-1"}
+
+
+def test_custom_asks_for_its_url_and_a_typo_is_named(
+    live: RunningGateway, llm: FakeLLMServer
+) -> None:
+    """Issue 40.2: choosing `custom` asks for the URL there (no dead end), and
+    `--provider anthropc` says "did you mean anthropic" instead of taking it as custom."""
+    llm.enqueue(reply("OK"))
+    # 6 = custom; its URL; Enter takes the default model; no messenger, no services
+    done = gsv(live.url, "onboard", "--ask", input=f"6\n{llm.openai_base_url}\n\n\n\n")
+    assert done.exit_code == 0, done.output
+    assert "its OpenAI-compatible URL" in done.output
+    assert config_value(live.url, "providers.custom.baseUrl") == llm.openai_base_url
+    typo = gsv(live.url, "onboard", "--provider", "anthropc", "--yes")
+    assert typo.exit_code == 1 and "did you mean anthropic?" in typo.stderr
