@@ -65,4 +65,9 @@ def _checked(url: str) -> str:
             f"{url} is an HTTP URL; the gateway speaks WebSocket",
             f"did you mean {scheme}://{parts.netloc}/ws ?",
         )
+    if parts.scheme not in ("ws", "wss"):  # `127.0.0.1:8787`, `localhost`: no scheme
+        from gsv_cli import output
+
+        bare = url.split("://", 1)[-1].strip("/") or "127.0.0.1:8787"
+        output.fail(f"{url} is not a ws:// or wss:// URL", f"did you mean ws://{bare}/ws ?")
     return url

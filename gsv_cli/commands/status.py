@@ -15,24 +15,37 @@ from gsv_cli import output
 from gsv_cli.options import JsonOpt
 from gsv_cli.state import CliState
 
+# a gateway that answers but does not take this CLI's token: another's, or another home's
+TOKEN_HINT = (
+    "pass its owner token with --token or GSV_TOKEN (on its machine: gsv local-config get "
+    "gateway.token --reveal); a gateway of another GSV_HOME on this port: start this home's "
+    "on another one with `gsv up --port 8788`"
+)
+
 
 def status(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     """Show the gateway, model, nodes, channels, cron and pending approvals at a glance."""
     from gsv_cli.runner import call_quietly
     from gsv_core import __version__
-    from gsv_core.errors import GsvError
+    from gsv_core.errors import Forbidden, GsvError, Unauthorized
     from gsv_core.protocol.methods import GATEWAY_STATUS
 
     state: CliState = ctx.obj
     url = state.url()
+    refused = False
     try:
         found: dict[str, Any] | None = call_quietly(state, GATEWAY_STATUS, timeout=15)
         problem = None
+    except (Unauthorized, Forbidden) as exc:  # it runs: this CLI's token is not its owner's
+        found, problem, refused = None, exc.message, True
     except GsvError as exc:
         found, problem = None, exc.message
     if state.wants_json(json_output):
-        gateway = {"url": url, "reachable": found is not None, "problem": problem}
+        gateway = {"url": url, "reachable": found is not None or refused, "problem": problem}
         output.print_json({"cli": __version__, "gateway": gateway, **(found or {})})
+    elif refused:
+        output.write_text(f"gateway   {url}: answers, but refused this CLI's token ({problem})\n")
+        output.print_hint(TOKEN_HINT)
     elif found is None:
         output.write_text(f"gateway   {url}: not reachable ({problem})\n")
         output.print_hint("start one here with `gsv up` (or `gsv gateway start`)")

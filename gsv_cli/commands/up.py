@@ -39,6 +39,15 @@ def up(
     session: Annotated[
         str | None, typer.Option("--session", "-s", help="Session to open (default: main).")
     ] = None,
+    port: Annotated[
+        int | None,
+        typer.Option(
+            "--port",
+            min=1,
+            max=65535,
+            help="Run this home's gateway on this local port (remembered).",
+        ),
+    ] = None,
     no_chat: Annotated[
         bool, typer.Option("--no-chat", hidden=True, help="Start things; do not open the chat.")
     ] = False,
@@ -47,6 +56,8 @@ def up(
     state: CliState = ctx.obj
     from gsv_cli.commands.node import refuse_unsafe_workspace
 
+    if port is not None:
+        _use_port(state, port)
     directory = (workspace or Path.cwd()).expanduser().resolve()
     if not directory.is_dir():
         output.fail(f"workspace {directory} is not a directory")
@@ -98,6 +109,7 @@ def _ensure_gateway(ctx: typer.Context, state: CliState, started: dict[str, Any]
 
     url = state.url()
     if gateway.probe_health(url) is not None:
+        _refuse_a_strangers(state, url)
         output.write_text(f"gateway: already running at {url}\n")
         return
     host, port = _local_address(url)
@@ -105,6 +117,39 @@ def _ensure_gateway(ctx: typer.Context, state: CliState, started: dict[str, Any]
     recorded = background.read_state(gateway.NAME) or {}
     started[gateway.NAME] = {"pid": recorded.get("pid"), "url": recorded.get("url", url)}
     _save_started(started)  # now: a failing node start must not hide it from `gsv down`
+
+
+def _use_port(state: CliState, port: int) -> None:
+    """`--port`: this home's gateway on 127.0.0.1:PORT, remembered as its `gateway.url`
+    so every later command of this home finds it."""
+    from gsv_core.localconfig import load_local_config
+
+    state.url_flag = f"ws://127.0.0.1:{port}/ws"
+    with output.reporting_errors():
+        local = load_local_config()
+        local.set("gateway.url", state.url_flag)
+        local.save()
+
+
+def _refuse_a_strangers(state: CliState, url: str) -> None:
+    """A gateway answers where this home's would run: go on only if it is this home's
+    (it takes this home's token); another home's (a second GSV_HOME) is said, with the
+    way out, instead of an "Unauthorized" from the node step."""
+    from gsv_cli.runner import call_quietly
+    from gsv_core.errors import Forbidden, GsvError, Unauthorized
+    from gsv_core.protocol.methods import GATEWAY_STATUS
+
+    try:
+        call_quietly(state, GATEWAY_STATUS, timeout=15)
+    except (Unauthorized, Forbidden):
+        output.fail(
+            f"a gateway answers at {url}, but it is not this home's: it refuses this "
+            "home's token (another GSV_HOME's gateway, or another user's)",
+            "start this home's on another port: gsv up --port 8788 (or pass that "
+            "gateway's token with --token to use it)",
+        )
+    except GsvError:
+        return  # another trouble: the steps after say what it is
 
 
 def _local_address(url: str) -> tuple[str, int]:

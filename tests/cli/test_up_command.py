@@ -129,3 +129,38 @@ def test_up_from_the_home_directory_starts_nothing_and_says_what_to_do() -> None
     assert done.returncode == 1 and "is your home directory" in done.stderr
     assert "--workspace DIR" in done.stderr
     assert background.running_pid("gateway") is None
+
+
+def test_up_beside_another_homes_gateway_says_so_and_port_starts_this_homes(
+    url: str, tmp_path: Path
+) -> None:
+    """Issue 40.3: a gateway that refuses this home's token answers where up would start
+    one: up says whose it is and what to do (not "already running" then "Unauthorized");
+    `gsv up --port N` starts this home's there and remembers it for later commands."""
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    first = gsv_process("--url", url, "up", "--no-chat", "--workspace", str(workspace))
+    assert first.returncode == 0, first.stderr
+    stranger = gsv_process("--url", url, "--token", "not-this-homes-token", "up", "--no-chat",
+                           "--workspace", str(workspace))  # fmt: skip
+    assert stranger.returncode == 1 and "already running" not in stranger.stdout
+    said = " ".join(stranger.stderr.split())
+    assert "it is not this home's" in said and "gsv up --port 8788" in said
+    refused = gsv_process("--url", url, "--token", "not-this-homes-token", "status")
+    assert "answers, but refused this CLI's token" in refused.stdout
+    assert "start one here" not in refused.stderr and "--token" in refused.stderr
+    gsv_process("down")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    moved = gsv_process("up", "--port", str(port), "--no-chat", "--workspace", str(workspace))
+    assert moved.returncode == 0, moved.stderr
+    assert probe_health(f"ws://127.0.0.1:{port}/ws") == {"status": "healthy"}
+    later = gsv_process("status")  # no --url: the remembered one
+    assert f"ws://127.0.0.1:{port}/ws" in later.stdout and later.returncode == 0
+    gsv_process("down")
+
+
+def test_a_url_without_a_scheme_gets_the_ws_url_it_means() -> None:
+    bare = gsv_process("--url", "127.0.0.1:8787", "status")
+    assert bare.returncode == 1 and "did you mean ws://127.0.0.1:8787/ws" in bare.stderr
