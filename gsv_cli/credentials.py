@@ -17,7 +17,7 @@ HOW_TO_JOIN = {
 }
 
 
-def invite(state: CliState, role: str, subject: str | None) -> None:
+def invite(state: CliState, role: str, subject: str | None, replace: bool = False) -> None:
     """Ask the gateway for a one-time code and say how to use it."""
     from gsv_cli.runner import call
     from gsv_core.protocol.methods import AUTH_INVITE
@@ -25,16 +25,29 @@ def invite(state: CliState, role: str, subject: str | None) -> None:
     params: dict[str, Any] = {"role": role}
     if subject:
         params["subject"] = subject
+    if replace:
+        params["replace"] = True
     result = call(state, AUTH_INVITE, params)
     if state.json:
         output.print_json(result)
         return
     minutes = max(1, round((result["expiresAt"] - time.time() * 1000) / 60000))
-    bound = f" for {role} {subject}" if subject else ""
     output.write_text(
-        f"join code{bound}: {result['code']}  (single use, expires in {minutes} minutes)\n"
+        f"join code{_bound(role, subject, replace)}: {result['code']}  "
+        f"(single use, expires in {minutes} minutes)\n"
     )
     output.print_hint(HOW_TO_JOIN[role].format(code=result["code"], url=state.url()))
+    if replace and not subject:
+        output.print_hint(
+            f"whichever {role} id joins with it, its earlier credential ends: that {role} "
+            "must join again"
+        )
+
+
+def _bound(role: str, subject: str | None, replace: bool) -> str:
+    if subject:
+        return f" for {role} {subject}"
+    return f" for any {role} id, even one that has a credential" if replace else ""
 
 
 def revoke(state: CliState, ident: str) -> None:

@@ -282,6 +282,7 @@ async def test_the_gateway_serves_wss_with_a_certificate(
         ("auth.invite", {"role": "node", "subject": ""}),
         ("auth.invite", {"role": "node", "subject": "x" * 300}),
         ("auth.list", {"includeRevoked": "maybe"}),
+        ("auth.invite", {"role": "node", "replace": "maybe"}),
         ("auth.revoke", {}),
         ("auth.revoke", {"id": "   "}),
         ("security.audit", {"fix": "yes please"}),

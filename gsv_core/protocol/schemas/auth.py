@@ -9,20 +9,24 @@ from pydantic import StringConstraints
 
 from gsv_core.protocol.schemas import WireModel
 
-Role = Literal["node", "channel"]
+Role = Literal["node", "channel"]  # who joins with a code
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=256)]
 
 
 class AuthInviteParams(WireModel):
     role: Role = "node"
-    # the node id (or channel) the code is for; None: whichever id joins with it
+    # the node id (or channel) the code is for; None: whichever id joins with it, unless
+    # that id already has a credential (active or revoked) ...
     subject: Name | None = None
+    # ... and `replace`: even then (the id's credentials are revoked when it joins)
+    replace: bool = False
 
 
 class AuthInviteResult(WireModel):
     code: str
     role: Role
     subject: str | None = None
+    replace: bool = False
     expiresAt: int
 
 
