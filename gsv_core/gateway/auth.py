@@ -5,8 +5,9 @@ Four kinds of credential, each good for one role only:
 - the owner token (`auth.token`, kept in the local secret store): `mode: client`;
 - a node credential: `mode: node`, as the one node id it was issued for;
 - a channel credential: `mode: channel`, for the one channel it was issued for;
-- a web credential: `mode: client` from a browser, read from the `gsv_web` cookie of the
-  WebSocket upgrade (never from `connect` params), for WEB_SESSION_MS (docs/web.md).
+- a web credential: `mode: client` from a browser, read from the sign-in cookie of a
+  WebSocket upgrade with an allowed Origin (never from `connect` params, never without
+  an Origin), for WEB_SESSION_MS (docs/web.md).
 
 Node and channel credentials are minted by a one-time join code (`auth.invite`, 10
 minutes, single use) at `connect` with `auth.joinCode`. `admit` only checks the code

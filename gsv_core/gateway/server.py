@@ -113,7 +113,7 @@ async def serve(
         gateway.config.token_required = True
 
         async def handler(ws: ServerConnection) -> None:
-            await Connection(ws, gateway).run()
+            await Connection(ws, gateway, web.browser_credential(ws.request)).run()
 
         async with ws_serve(
             handler,
