@@ -50,15 +50,21 @@ def _bound(role: str, subject: str | None, replace: bool) -> str:
     return f" for any {role} id, even one that has a credential" if replace else ""
 
 
-def revoke(state: CliState, ident: str) -> None:
-    """End a credential (or every credential of a node/channel) and disconnect it."""
+def revoke(state: CliState, ident: str | None, role: str | None = None) -> None:
+    """End a credential (or every credential of a node/channel, or with no `ident` every
+    credential of `role`) and disconnect it."""
     from gsv_cli.runner import call
     from gsv_core.protocol.methods import AUTH_REVOKE
 
-    result = call(state, AUTH_REVOKE, {"id": ident})
+    params: dict[str, Any] = {"id": ident} if ident is not None else {"all": True}
+    if role is not None:
+        params["role"] = role
+    result = call(state, AUTH_REVOKE, params)
     if state.json:
         output.print_json(result)
         return
+    if not result["revoked"]:
+        output.write_text(f"no active {role} credential: nothing to revoke\n")
     for credential in result["revoked"]:
         output.write_text(
             f"revoked {credential['role']} credential {credential['id']} "
@@ -68,15 +74,18 @@ def revoke(state: CliState, ident: str) -> None:
         output.write_text(f"disconnected {result['disconnected']} connection(s)\n")
 
 
-def add_revoke_command(app: typer.Typer, ident_help: str, summary: str) -> None:
-    """`revoke ID`, alike for nodes and channel adapters."""
+def add_revoke_command(
+    app: typer.Typer, ident_help: str, summary: str, role: str | None = None
+) -> None:
+    """`revoke ID`, alike for nodes, channel adapters and browsers (only credentials of
+    `role`, when given)."""
 
     # a default, not Annotated: annotations are strings here, read later in module scope
     @app.command("revoke", help=summary)
     def revoke_(
         ctx: typer.Context, ident: str = typer.Argument(metavar="ID", help=ident_help)
     ) -> None:
-        revoke(ctx.obj, ident)
+        revoke(ctx.obj, ident, role)
 
 
 def credentials(state: CliState, role: str) -> list[dict[str, Any]]:

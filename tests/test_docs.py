@@ -20,7 +20,7 @@ from gsv_core.protocol import events
 from gsv_core.protocol.close_codes import CloseCode
 from gsv_core.protocol.frames import INVALID_DATA
 from gsv_core.protocol.methods import METHODS
-from gsv_core.protocol.schemas.auth import AuthInviteParams
+from gsv_core.protocol.schemas.auth import AuthInviteParams, AuthRevokeParams
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = (ROOT / "docs" / "protocol.md").read_text()
@@ -56,7 +56,7 @@ def test_every_method_is_documented_with_its_modes() -> None:
 
 @pytest.mark.parametrize(
     ("method", "model"),
-    [("auth.invite", AuthInviteParams)],
+    [("auth.invite", AuthInviteParams), ("auth.revoke", AuthRevokeParams)],
 )
 def test_the_credential_methods_document_every_param(method: str, model: type[BaseModel]) -> None:
     """Who may take a node id and who is signed out rest on these params: each has its row."""

@@ -72,6 +72,7 @@ credentials.add_revoke_command(
     app,
     "Node id or credential id.",
     "End a node's credential and disconnect it at once (it must join again).",
+    role="node",
 )
 
 

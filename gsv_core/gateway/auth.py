@@ -83,6 +83,11 @@ def _taken(mode: str, subject: str) -> Forbidden:
     )
 
 
+def sign_in_ends(credential: Credential) -> int:
+    """When a browser's sign-in ends (epoch ms): its sockets close, its cookie is refused."""
+    return credential.created_at + WEB_SESSION_MS
+
+
 def _subject(params: ConnectParams) -> str:
     """What a credential must name for this connect: the node id or the channel."""
     client = params.client
@@ -148,7 +153,7 @@ class Authenticator:
         credential = await self.store.verify(token, now)
         if credential is None or credential.role != WEB:
             raise Unauthorized(SIGNED_OUT)
-        if now - credential.created_at > WEB_SESSION_MS:
+        if now >= sign_in_ends(credential):
             raise Unauthorized(SIGNED_OUT + " (the sign-in is older than 30 days)")
         return credential
 

@@ -66,6 +66,7 @@ class Connection:
         # (`WebFront.browser_credential`, docs/web.md)
         self.browser = browser
         self.credential_id: str | None = None  # set by `connect` when one was used
+        self.sign_in_ends: int | None = None  # set by `connect` for a browser's credential
         self._seq = 0
         self._outbox: asyncio.Queue[str | bytes | memoryview | _Close] = asyncio.Queue()
         # binary frames queued but not yet written: senders wait above the high-water mark,

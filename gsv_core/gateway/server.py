@@ -141,6 +141,7 @@ async def serve(
             gateway.heartbeat.start()  # first beats one interval from now
             await gateway.channels.restore()
             gateway.mcp.start()  # each server connects in its own task
+            gateway.web_sessions.start()  # browsers' sockets end with their sign-in
             yield RunningGateway(gateway, server, host, bound, tls=config.tls is not None)
             server.close()
             await server.wait_closed()

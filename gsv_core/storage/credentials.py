@@ -180,15 +180,23 @@ class CredentialStore:
             f"SELECT {_COLUMNS} FROM credentials {where} ORDER BY role, subject, created_at",
         )
 
-    async def revoke(self, ident: str, now: int) -> list[Credential]:
+    async def revoke(self, ident: str, now: int, role: str | None = None) -> list[Credential]:
         """Revoke the active credential with id `ident`, or every active credential of the
-        node or channel named `ident`; returns what was revoked."""
+        node or channel named `ident` (of `role` only, when given); returns what was revoked."""
+        where = "(id = ? OR subject = ?) AND revoked_at IS NULL"
+        args: tuple[str, ...] = (ident, ident)
+        if role is not None:
+            where, args = where + " AND role = ?", (*args, role)
+        return await self._revoke_where(where, args, now)
 
+    async def revoke_role(self, role: str, now: int) -> list[Credential]:
+        """Revoke every active credential of `role` (all browsers: `gsv web revoke --all`)."""
+        return await self._revoke_where("role = ? AND revoked_at IS NULL", (role,), now)
+
+    async def _revoke_where(self, where: str, args: tuple[str, ...], now: int) -> list[Credential]:
         def write(conn: sqlite3.Connection) -> list[Credential]:
             rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM credentials "
-                "WHERE (id = ? OR subject = ?) AND revoked_at IS NULL",
-                (ident, ident),
+                f"SELECT {_COLUMNS} FROM credentials WHERE {where}", args
             ).fetchall()
             conn.executemany(
                 "UPDATE credentials SET revoked_at = ? WHERE id = ?", [(now, r[0]) for r in rows]

@@ -269,6 +269,9 @@ async def test_the_gateway_serves_wss_with_a_certificate(
         ("auth.invite", {"role": "node", "replace": "maybe"}),
         ("auth.revoke", {}),
         ("auth.revoke", {"id": "   "}),
+        ("auth.revoke", {"all": True}),  # every credential of which role?
+        ("auth.revoke", {"all": True, "role": "web", "id": "w1"}),
+        ("auth.revoke", {"id": "w1", "role": "owner"}),
         ("security.audit", {"fix": "yes please"}),
         ("models.list", {"provider": ""}),
         ("models.test", {"model": 5}),

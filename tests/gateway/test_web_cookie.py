@@ -1,6 +1,7 @@
 """The web sign-in cookie is a browser's credential only (issue 42.6, docs/web.md): it
-admits a socket only from an upgrade with an allowed Origin, and it is `__Host-` prefixed
-under TLS. Real gateways, raw HTTP and WebSocket frames."""
+admits a socket only from an upgrade with an allowed Origin, it is `__Host-` prefixed under
+TLS, a socket it opened closes when its sign-in ends, and `auth.revoke` with `all` signs
+every browser out. Real gateways, raw HTTP and WebSocket frames, the injected clock."""
 
 from __future__ import annotations
 
@@ -17,10 +18,11 @@ from websockets.exceptions import InvalidStatus
 from websockets.typing import Origin
 
 from gsv_core.client import GatewayClient
+from gsv_core.gateway.auth import WEB_SESSION_MS
 from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
 from tests.cron.conftest import Clock
 from tests.gateway.test_web_front import browser_connect, origin, signed_in_cookie
-from tests.wire import connect_params, request
+from tests.wire import connect_params, handshake, request
 
 TOOL = {"name": "Bash", "description": "run", "inputSchema": {"type": "object"}}
 HOUR = 3_600_000
@@ -89,6 +91,63 @@ async def test_a_page_on_another_port_cannot_use_the_cookie(gw: RunningGateway) 
     finally:
         elsewhere.close()
         await elsewhere.wait_closed()
+
+
+# -- a sign-in ends, even for an open socket ---------------------------------------------
+async def test_an_open_socket_is_closed_when_its_sign_in_ends(
+    gw: RunningGateway, clock: Clock
+) -> None:
+    """Thirty days after its sign-in a browser's open socket is closed (4001, "Signed
+    out"); a browser signed in later and the owner's CLI stay connected."""
+    first = await signed_in_cookie(gw)
+    clock.advance(HOUR)
+    second = await signed_in_cookie(gw)
+    early, late = await tab(gw, first), await tab(gw, second)
+    async with GatewayClient(gw.url, token=gw.token) as owner:
+        clock.advance(WEB_SESSION_MS - HOUR - 1)
+        gw.gateway.web_sessions.wake()
+        assert await still_served(early)  # a millisecond before the end
+        clock.advance(1)
+        gw.gateway.web_sessions.wake()
+        code, reason = await closed_with(early)
+        assert code == 4001 and reason is not None and reason.startswith("Signed out")
+        assert await still_served(late)
+        assert (await owner.call("config.get", {}))["config"] is not None
+    _, again = await browser_connect(gw, first, origin(gw))
+    assert again["error"]["code"] == 401 and "30 days" in again["error"]["message"]
+    await late.close()
+
+
+# -- revoking every browser --------------------------------------------------------------
+async def test_revoking_all_signs_every_browser_out_and_nothing_else(gw: RunningGateway) -> None:
+    """`auth.revoke {all, role: web}` (`gsv web revoke --all`): every browser's socket
+    closes with 4001 and its cookie is refused; a node's credential and socket stay."""
+    cookies = [await signed_in_cookie(gw) for _ in range(2)]
+    tabs = [await tab(gw, cookie) for cookie in cookies]
+    async with connect(gw.url) as node:
+        await handshake(node, mode="node", client_id="box", tools=[TOOL])
+        result = await owner_call(gw, "auth.revoke", {"all": True, "role": "web"})
+        assert result["disconnected"] == 2
+        assert sorted(c["role"] for c in result["revoked"]) == ["web", "web"]
+        for page in tabs:
+            assert (await closed_with(page))[0] == 4001
+        assert gw.gateway.nodes.online_ids() == ["box"]
+        assert await still_served(node)
+    for cookie in cookies:
+        _, hello = await browser_connect(gw, cookie, origin(gw))
+        assert hello["error"]["code"] == 401
+    again = await owner_call(gw, "auth.revoke", {"all": True, "role": "web"})
+    assert again == {"revoked": [], "disconnected": 0}
+
+
+async def test_revoking_as_a_browser_never_touches_a_node(gw: RunningGateway) -> None:
+    """`gsv web revoke box` names a node, not a browser: 404, and the node stays."""
+    async with connect(gw.url) as node:
+        await handshake(node, mode="node", client_id="box", tools=[TOOL])
+        with pytest.raises(Exception, match="no active credential of a browser") as refused:
+            await owner_call(gw, "auth.revoke", {"id": "box", "role": "web"})
+        assert getattr(refused.value, "code", None) == 404
+        assert await still_served(node)
 
 
 # -- TLS: the `__Host-` cookie -------------------------------------------------------------

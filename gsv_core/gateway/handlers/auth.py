@@ -1,5 +1,6 @@
 """`auth.invite`, `auth.list`, `auth.revoke`: the owner hands out one-time join codes and
-ends credentials. Revoking disconnects the node, adapter or browser at once."""
+ends credentials (one, a node's or channel's, or every one of a role). Revoking
+disconnects the node, adapter or browser at once."""
 
 from __future__ import annotations
 
@@ -46,15 +47,29 @@ def register(router: Router, gateway: Gateway) -> None:
 
     @route(m.AUTH_REVOKE, AuthRevokeParams)
     async def revoke(ctx: RequestContext, params: AuthRevokeParams) -> AuthRevokeResult:
-        revoked = await auth.store.revoke(params.id, gateway.now_ms())
-        if not revoked:
-            raise NotFound(
-                f"no active credential or node named {params.id!r} (see `gsv nodes list`)"
-            )
+        now = gateway.now_ms()
+        if params.id is None:  # `all`, checked by the params model
+            assert params.role is not None
+            revoked = await auth.store.revoke_role(params.role, now)
+        else:
+            revoked = await auth.store.revoke(params.id, now, params.role)
+        if not revoked and params.id is not None:
+            raise NotFound(_nothing_named(params.id, params.role))
         peers = close_sockets_of(gateway, revoked)
         return AuthRevokeResult(
             revoked=[_info(gateway, c) for c in revoked], disconnected=len(peers)
         )
+
+
+def _nothing_named(ident: str, role: str | None) -> str:
+    if role == NODE:
+        return f"no active credential of a node, nor node, named {ident!r} (see `gsv nodes list`)"
+    if role == CHANNEL:
+        return (f"no active credential of a channel adapter, nor channel, named {ident!r} "
+                "(see `gsv channels credentials`)")  # fmt: skip
+    if role is not None:
+        return f"no active credential of a browser named {ident!r} (see `gsv web list`)"
+    return f"no active credential or node named {ident!r} (see `gsv nodes list`)"
 
 
 def close_sockets_of(gateway: Gateway, revoked: list[Credential]) -> list[Peer]:

@@ -24,7 +24,7 @@ from gsv_core.errors import (
     Unauthorized,
     UnsupportedProtocol,
 )
-from gsv_core.gateway.auth import Admission
+from gsv_core.gateway.auth import WEB, Admission, sign_in_ends
 from gsv_core.gateway.handlers.auth import close_sockets_of
 from gsv_core.mcp.names import MCP_PREFIX
 from gsv_core.protocol import PROTOCOL_VERSION
@@ -40,7 +40,7 @@ from gsv_core.protocol.schemas.connect import (
 from gsv_core.protocol.schemas.nodes import TOOL_SEPARATOR, NodeRuntime, validate_node_runtime
 from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router, params_error
-from gsv_core.storage.credentials import Redeemed
+from gsv_core.storage.credentials import Credential, Redeemed
 
 if TYPE_CHECKING:
     from gsv_core.gateway.state import Gateway
@@ -62,8 +62,7 @@ def register(router: Router, gateway: Gateway) -> None:
         node_shape = _check_mode(params)
         admission = await _admit(ctx, params, gateway)
         issued = await _register(ctx, params, gateway, node_shape, admission)
-        credential = issued.credential if issued else admission.credential
-        ctx.peer.credential_id = credential.id if credential else None
+        _keep_credential(ctx, gateway, issued.credential if issued else admission.credential)
         if issued is not None:
             close_sockets_of(gateway, issued.replaced)  # e.g. a channel's other adapters
         ctx.peer.connected = True
@@ -137,6 +136,16 @@ async def _accept(ctx: RequestContext, admission: Admission, gateway: Gateway) -
     except Unauthorized:
         ctx.close_after_reply = CLOSE_UNAUTHORIZED
         raise
+
+
+def _keep_credential(ctx: RequestContext, gateway: Gateway, credential: Credential | None) -> None:
+    """Which credential admitted this socket; a browser's also closes it when its
+    sign-in ends (`gateway.web_sessions`)."""
+    ctx.peer.credential_id = credential.id if credential else None
+    ctx.peer.sign_in_ends = None
+    if credential is not None and credential.role == WEB:
+        ctx.peer.sign_in_ends = sign_in_ends(credential)
+        gateway.web_sessions.wake()
 
 
 async def _register(
