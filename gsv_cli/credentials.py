@@ -17,7 +17,7 @@ HOW_TO_JOIN = {
 }
 
 
-def invite(state: CliState, role: str, subject: str | None) -> None:
+def invite(state: CliState, role: str, subject: str | None, replace: bool = False) -> None:
     """Ask the gateway for a one-time code and say how to use it."""
     from gsv_cli.runner import call
     from gsv_core.protocol.methods import AUTH_INVITE
@@ -25,27 +25,46 @@ def invite(state: CliState, role: str, subject: str | None) -> None:
     params: dict[str, Any] = {"role": role}
     if subject:
         params["subject"] = subject
+    if replace:
+        params["replace"] = True
     result = call(state, AUTH_INVITE, params)
     if state.json:
         output.print_json(result)
         return
     minutes = max(1, round((result["expiresAt"] - time.time() * 1000) / 60000))
-    bound = f" for {role} {subject}" if subject else ""
     output.write_text(
-        f"join code{bound}: {result['code']}  (single use, expires in {minutes} minutes)\n"
+        f"join code{_bound(role, subject, replace)}: {result['code']}  "
+        f"(single use, expires in {minutes} minutes)\n"
     )
     output.print_hint(HOW_TO_JOIN[role].format(code=result["code"], url=state.url()))
+    if replace and not subject:
+        output.print_hint(
+            f"whichever {role} id joins with it, its earlier credential ends: that {role} "
+            "must join again"
+        )
 
 
-def revoke(state: CliState, ident: str) -> None:
-    """End a credential (or every credential of a node/channel) and disconnect it."""
+def _bound(role: str, subject: str | None, replace: bool) -> str:
+    if subject:
+        return f" for {role} {subject}"
+    return f" for any {role} id, even one that has a credential" if replace else ""
+
+
+def revoke(state: CliState, ident: str | None, role: str | None = None) -> None:
+    """End a credential (or every credential of a node/channel, or with no `ident` every
+    credential of `role`) and disconnect it."""
     from gsv_cli.runner import call
     from gsv_core.protocol.methods import AUTH_REVOKE
 
-    result = call(state, AUTH_REVOKE, {"id": ident})
+    params: dict[str, Any] = {"id": ident} if ident is not None else {"all": True}
+    if role is not None:
+        params["role"] = role
+    result = call(state, AUTH_REVOKE, params)
     if state.json:
         output.print_json(result)
         return
+    if not result["revoked"]:
+        output.write_text(f"no active {role} credential: nothing to revoke\n")
     for credential in result["revoked"]:
         output.write_text(
             f"revoked {credential['role']} credential {credential['id']} "
@@ -55,15 +74,18 @@ def revoke(state: CliState, ident: str) -> None:
         output.write_text(f"disconnected {result['disconnected']} connection(s)\n")
 
 
-def add_revoke_command(app: typer.Typer, ident_help: str, summary: str) -> None:
-    """`revoke ID`, alike for nodes and channel adapters."""
+def add_revoke_command(
+    app: typer.Typer, ident_help: str, summary: str, role: str | None = None
+) -> None:
+    """`revoke ID`, alike for nodes, channel adapters and browsers (only credentials of
+    `role`, when given)."""
 
     # a default, not Annotated: annotations are strings here, read later in module scope
     @app.command("revoke", help=summary)
     def revoke_(
         ctx: typer.Context, ident: str = typer.Argument(metavar="ID", help=ident_help)
     ) -> None:
-        revoke(ctx.obj, ident)
+        revoke(ctx.obj, ident, role)
 
 
 def credentials(state: CliState, role: str) -> list[dict[str, Any]]:

@@ -11,6 +11,7 @@ import tokenize
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
 from gsv_core import errors
 from gsv_core.client import GatewayClient
@@ -19,6 +20,7 @@ from gsv_core.protocol import events
 from gsv_core.protocol.close_codes import CloseCode
 from gsv_core.protocol.frames import INVALID_DATA
 from gsv_core.protocol.methods import METHODS
+from gsv_core.protocol.schemas.auth import AuthInviteParams, AuthRevokeParams
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = (ROOT / "docs" / "protocol.md").read_text()
@@ -50,6 +52,18 @@ def test_every_method_is_documented_with_its_modes() -> None:
             assert {m.strip() for m in documented.split(",")} == set(spec.modes), name
         else:
             assert documented == "before connect", name
+
+
+@pytest.mark.parametrize(
+    ("method", "model"),
+    [("auth.invite", AuthInviteParams), ("auth.revoke", AuthRevokeParams)],
+)
+def test_the_credential_methods_document_every_param(method: str, model: type[BaseModel]) -> None:
+    """Who may take a node id and who is signed out rest on these params: each has its row."""
+    row = "|".join(_table_rows("Methods", NAME_CELL)[method])  # `\|` in a cell splits it too
+    named = set(re.findall(r"[{,]\s*(\w+)\??(?=[,}:])", row))
+    missing = [name for name in model.model_fields if name not in named]
+    assert not missing, f"{method} params missing from docs/protocol.md: {missing}"
 
 
 def test_every_event_is_documented() -> None:

@@ -55,15 +55,24 @@ def invite(
     node_id: Annotated[
         str | None, typer.Option("--id", help="Only this node id may join with the code.")
     ] = None,
+    replace: Annotated[
+        bool,
+        typer.Option(
+            "--replace",
+            help="Without --id: the code may also take an id that already has a credential "
+            "(ending it). Otherwise it cannot.",
+        ),
+    ] = False,
 ) -> None:
     """Print a one-time join code for a node on another machine (single use, 10 minutes)."""
-    credentials.invite(ctx.obj, "node", node_id)
+    credentials.invite(ctx.obj, "node", node_id, replace)
 
 
 credentials.add_revoke_command(
     app,
     "Node id or credential id.",
     "End a node's credential and disconnect it at once (it must join again).",
+    role="node",
 )
 
 

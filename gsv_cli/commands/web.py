@@ -5,6 +5,7 @@
     gsv web --qr        draw the link as a QR code, for a phone
     gsv web list        browsers signed in
     gsv web revoke ID   sign one out (its open tabs close at once)
+    gsv web revoke --all  sign every browser out
 
 The link is built from the address this CLI reaches the gateway at (`--url`), so for a
 phone give `--url` an address the phone can reach too.
@@ -95,6 +96,20 @@ def list_browsers(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     credentials.show_credentials(ctx.obj, "web", json_output, "browser", empty)
 
 
-credentials.add_revoke_command(
-    app, "A browser's credential id (gsv web list).", "Sign a browser out; its tabs close at once."
-)
+@app.command("revoke")
+def revoke(
+    ctx: typer.Context,
+    ident: Annotated[
+        str | None, typer.Argument(metavar="[ID]", help="A browser's credential id (gsv web list).")
+    ] = None,
+    every: Annotated[bool, typer.Option("--all", help="Sign every browser out.")] = False,
+) -> None:
+    """Sign a browser out (or --all of them); their tabs close at once."""
+    if ident is not None and every:
+        raise typer.BadParameter("give a browser's ID or --all, not both", param_hint="ID")
+    if ident is None and not every:
+        raise typer.BadParameter(
+            "name the browser to sign out (its ID in `gsv web list`), or give --all",
+            param_hint="ID",
+        )
+    credentials.revoke(ctx.obj, ident, "web")

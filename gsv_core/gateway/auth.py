@@ -5,12 +5,16 @@ Four kinds of credential, each good for one role only:
 - the owner token (`auth.token`, kept in the local secret store): `mode: client`;
 - a node credential: `mode: node`, as the one node id it was issued for;
 - a channel credential: `mode: channel`, for the one channel it was issued for;
-- a web credential: `mode: client` from a browser, read from the `gsv_web` cookie of the
-  WebSocket upgrade (never from `connect` params), for WEB_SESSION_MS (docs/web.md).
+- a web credential: `mode: client` from a browser, read from the sign-in cookie of a
+  WebSocket upgrade with an allowed Origin (never from `connect` params, never without
+  an Origin), for WEB_SESSION_MS (docs/web.md).
 
-Node and channel credentials are minted by redeeming a one-time join code (`auth.invite`,
-10 minutes, single use) at `connect` with `auth.joinCode`; the new credential comes back
-once in hello-ok. Failed attempts are logged with the peer's address and never the token;
+Node and channel credentials are minted by a one-time join code (`auth.invite`, 10
+minutes, single use) at `connect` with `auth.joinCode`. `admit` only checks the code
+for the id the peer names (a code made without one cannot take an id that has a
+credential unless the owner said `replace`); `accept` spends it, once the connection is
+accepted, and the new credential comes back once in hello-ok. A refused connect changes
+nothing. Failed attempts are logged with the peer's address and never the token;
 failed join codes are rate limited per address, so 50-bit codes that expire within
 minutes cannot be guessed, and one noisy address cannot lock the owner out.
 """
@@ -27,7 +31,7 @@ from dataclasses import dataclass
 from gsv_core.errors import Forbidden, RateLimited, Unauthorized
 from gsv_core.protocol.methods import CHANNEL, CLIENT, NODE
 from gsv_core.protocol.schemas.connect import ConnectParams
-from gsv_core.storage.credentials import Credential, CredentialStore, Redeemed
+from gsv_core.storage.credentials import Credential, CredentialStore, JoinCheck, Redeemed
 
 log = logging.getLogger(__name__)
 
@@ -42,14 +46,46 @@ WEB = "web"  # the credential role of a signed-in browser (it connects as a clie
 WEB_CODE_TTL_MS = 2 * 60 * 1000  # a sign-in link is opened at once, or not at all
 WEB_SESSION_MS = 30 * 24 * 3600 * 1000
 SIGNED_OUT = "Unauthorized: this browser is not signed in; run `gsv web` to sign in"
+JOIN_LOST = (
+    "Unauthorized: the join code was used by another connection meanwhile "
+    "(ask the owner for a new one: `gsv {mode}s invite`)"
+)
+
+
+@dataclass(frozen=True)
+class Join:
+    """A join code checked for the id a connect names, not spent yet (`accept` spends it)."""
+
+    code: str
+    role: str
+    subject: str
 
 
 @dataclass(frozen=True)
 class Admission:
-    """A successful `connect`: the credential it used, and one freshly minted (join)."""
+    """A `connect` that may go on: the credential it showed, or the join code it brings."""
 
     credential: Credential | None = None
-    issued: Redeemed | None = None
+    join: Join | None = None
+
+
+def _taken(mode: str, subject: str) -> Forbidden:
+    """A code made for no id in particular, naming one that has a credential."""
+    what = (
+        f"Join under another node id, or ask the owner for `gsv nodes invite --id {subject}` "
+        "(or `gsv nodes invite --replace`)"
+        if mode == NODE
+        else f"Ask the owner for `gsv {mode}s invite {subject}`"
+    )
+    return Forbidden(
+        f"{mode} {subject!r} already has a credential: a join code made for no {mode} in "
+        f"particular cannot take it. {what}"
+    )
+
+
+def sign_in_ends(credential: Credential) -> int:
+    """When a browser's sign-in ends (epoch ms): its sockets close, its cookie is refused."""
+    return credential.created_at + WEB_SESSION_MS
 
 
 def _subject(params: ConnectParams) -> str:
@@ -91,7 +127,7 @@ class Authenticator:
         auth = params.auth
         mode = params.client.mode
         if auth is not None and auth.joinCode and mode in (NODE, CHANNEL):
-            return Admission(issued=await self._join(auth.joinCode, params, source))
+            return Admission(join=await self._check_join(auth.joinCode, params, source))
         token = (auth.token if auth else None) or ""
         if not token and browser and mode == CLIENT:
             return Admission(credential=await self._browser(browser))
@@ -117,7 +153,7 @@ class Authenticator:
         credential = await self.store.verify(token, now)
         if credential is None or credential.role != WEB:
             raise Unauthorized(SIGNED_OUT)
-        if now - credential.created_at > WEB_SESSION_MS:
+        if now >= sign_in_ends(credential):
             raise Unauthorized(SIGNED_OUT + " (the sign-in is older than 30 days)")
         return credential
 
@@ -127,16 +163,12 @@ class Authenticator:
         # in constant time whatever it looks like
         return owner is not None and hmac.compare_digest(token.encode(), owner.encode())
 
-    async def _redeem(self, code: str, role: str, subject: str, source: str) -> Redeemed | None:
-        """The store's redeem behind the limit on wrong codes from `source` (an address)."""
-        now = self._monotonic()
-        failures = self._recent_failures(source, now)
+    def _allow_attempt(self, source: str) -> deque[float]:
+        """The recent wrong codes of `source` (an address); RateLimited past the limit."""
+        failures = self._recent_failures(source, self._monotonic())
         if len(failures) >= JOIN_FAILURES_ALLOWED:
             raise RateLimited("too many wrong join codes: wait a minute and try again")
-        redeemed = await self.store.redeem(code, role, subject, self._now_ms())
-        if redeemed is None:
-            failures.append(now)
-        return redeemed
+        return failures
 
     def _recent_failures(self, source: str, now: float) -> deque[float]:
         """The failures of `source` within the window (older ones dropped); addresses
@@ -155,8 +187,10 @@ class Authenticator:
         """A web sign-in code exchanged for a browser's credential (`browser` names it in
         `gsv web list`; `source` is the request's address); Unauthorized when the code
         is wrong, used or expired."""
-        redeemed = await self._redeem(code, WEB, browser, source)
+        failures = self._allow_attempt(source)
+        redeemed = await self.store.redeem(code, WEB, browser, self._now_ms())
         if redeemed is None:
+            failures.append(self._monotonic())
             raise Unauthorized(
                 "This sign-in link is wrong, expired or already used. Links work once, "
                 "for two minutes: run `gsv web` again for a new one."
@@ -164,24 +198,49 @@ class Authenticator:
         log.info("browser %r signed in (credential %s)", browser, redeemed.credential.id)
         return redeemed
 
-    async def _join(self, code: str, params: ConnectParams, source: str) -> Redeemed:
+    async def _check_join(self, code: str, params: ConnectParams, source: str) -> Join:
+        """The join code checked for the id this connect names; nothing is spent."""
         mode = params.client.mode
         subject = _subject(params)
-        redeemed = await self._redeem(code, mode, subject, source)
-        if redeemed is None:
+        failures = self._allow_attempt(source)
+        checked = await self.store.check_join(code, mode, subject, self._now_ms())
+        if checked is JoinCheck.INVALID:
+            failures.append(self._monotonic())
             raise Unauthorized(
                 "Unauthorized: the join code is wrong, expired or already used "
                 f"(ask the owner for a new one: `gsv {mode}s invite`)"
             )
-        log.info("%s %r joined with a one-time code (credential %s)", mode, subject,
-                 redeemed.credential.id)  # fmt: skip
+        if checked is JoinCheck.TAKEN:
+            raise _taken(mode, subject)
+        return Join(code, mode, subject)
+
+    async def accept(self, admission: Admission) -> Redeemed | None:
+        """The connection is accepted: spend its join code, if it brought one, for the
+        credential hello-ok returns (the subject's earlier ones are revoked in the same
+        transaction); Unauthorized when another connect spent the code meanwhile."""
+        join = admission.join
+        if join is None:
+            return None
+        redeemed = await self.store.redeem(join.code, join.role, join.subject, self._now_ms())
+        if redeemed is None:
+            raise Unauthorized(JOIN_LOST.format(mode=join.role))
+        log.info("%s %r joined with a one-time code (credential %s%s)", join.role, join.subject,
+                 redeemed.credential.id,
+                 f"; revoked {', '.join(c.id for c in redeemed.replaced)}" if redeemed.replaced
+                 else "")  # fmt: skip
         return redeemed
 
     async def invite(
-        self, role: str, subject: str | None, ttl_ms: int = JOIN_CODE_TTL_MS
+        self,
+        role: str,
+        subject: str | None,
+        ttl_ms: int = JOIN_CODE_TTL_MS,
+        may_replace: bool = False,
     ) -> tuple[str, int]:
         """A one-time join code for a node, a channel adapter or a browser (role `web`),
-        and when it expires."""
+        and when it expires; `may_replace`: a code for no subject in particular may take
+        one that already has a credential."""
         now = self._now_ms()
         expires = now + ttl_ms
-        return await self.store.add_join_code(role, subject, now, expires), expires
+        code = await self.store.add_join_code(role, subject, now, expires, may_replace)
+        return code, expires

@@ -24,7 +24,6 @@ from websockets.frames import CloseCode
 
 from gsv_core.errors import ConnectionClosed as ConnectionClosedError
 from gsv_core.errors import InvalidConnectParams, InvalidParams
-from gsv_core.gateway.web_signin import browser_credential
 from gsv_core.protocol.frames import (
     FrameError,
     RequestFrame,
@@ -54,7 +53,7 @@ class _Close:
 class Connection:
     """A connected peer (implements `gsv_core.rpc.context.Peer`)."""
 
-    def __init__(self, ws: ServerConnection, gateway: Gateway) -> None:
+    def __init__(self, ws: ServerConnection, gateway: Gateway, browser: str | None = None) -> None:
         self._ws = ws
         self._gateway = gateway
         self.connection_id = str(uuid.uuid4())
@@ -63,9 +62,11 @@ class Connection:
         self.peer_id: str | None = None
         # for logs of refused connects: "host:port" of the socket's other end
         self.remote = _describe_address(ws.remote_address)
-        # a browser's web credential, from the upgrade's cookie (docs/web.md)
-        self.browser = browser_credential(ws.request.headers if ws.request else None)
+        # a browser's web credential: the upgrade's cookie, when its Origin was allowed
+        # (`WebFront.browser_credential`, docs/web.md)
+        self.browser = browser
         self.credential_id: str | None = None  # set by `connect` when one was used
+        self.sign_in_ends: int | None = None  # set by `connect` for a browser's credential
         self._seq = 0
         self._outbox: asyncio.Queue[str | bytes | memoryview | _Close] = asyncio.Queue()
         # binary frames queued but not yet written: senders wait above the high-water mark,

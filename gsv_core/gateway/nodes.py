@@ -13,7 +13,7 @@ import asyncio
 import itertools
 import logging
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -129,20 +129,27 @@ class NodeService:
         tools: list[ToolDefinition],
         runtime: NodeRuntime,
         client: tuple[str, str],
+        accept: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         """Register a connected node. A node id that is connected on another socket is not
         taken over while that socket answers a ping (its calls and results stay with it):
         the newcomer hears 409. A silent old socket (a dropped network) is closed instead,
-        so a node that reconnects is back at once, not after the keepalive's timeout."""
+        so a node that reconnects is back at once, not after the keepalive's timeout.
+        `accept` (spending a join code) runs once the id is free to take: what it raises
+        refuses the newcomer with nothing changed."""
         old = self._online.get(node_id)
+        live = old is not None and old.peer is not peer and old.peer.connected
+        if old is not None and live and await old.peer.alive(TAKEOVER_PROBE_S):
+            log.warning("refused a second connection for node %s from %s",
+                        node_id, peer.remote)  # fmt: skip
+            raise Conflict(
+                f"node {node_id} is already connected: a second connection cannot take "
+                "its place. Stop the other one first"
+            )
+        if accept is not None:
+            await accept()
+            old = self._online.get(node_id)  # as it is now: accepting took a moment
         if old is not None and old.peer is not peer and old.peer.connected:
-            if await old.peer.alive(TAKEOVER_PROBE_S):
-                log.warning("refused a second connection for node %s from %s",
-                            node_id, peer.remote)  # fmt: skip
-                raise Conflict(
-                    f"node {node_id} is already connected: a second connection cannot take "
-                    "its place. Stop the other one first"
-                )
             self._fail_calls(node_id, f"Node reconnected during {{kind}} request: {node_id}")
             old.peer.close(CloseCode.GOING_AWAY, "Silent; the node reconnected")
             log.info("node %s reconnected; its silent old connection is closed", node_id)

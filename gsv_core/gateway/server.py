@@ -113,7 +113,7 @@ async def serve(
         gateway.config.token_required = True
 
         async def handler(ws: ServerConnection) -> None:
-            await Connection(ws, gateway).run()
+            await Connection(ws, gateway, web.browser_credential(ws.request)).run()
 
         async with ws_serve(
             handler,
@@ -141,6 +141,7 @@ async def serve(
             gateway.heartbeat.start()  # first beats one interval from now
             await gateway.channels.restore()
             gateway.mcp.start()  # each server connects in its own task
+            gateway.web_sessions.start()  # browsers' sockets end with their sign-in
             yield RunningGateway(gateway, server, host, bound, tls=config.tls is not None)
             server.close()
             await server.wait_closed()

@@ -27,6 +27,7 @@ from gsv_core.gateway.nodes import NodeService
 from gsv_core.gateway.registry import ConnectionRegistry
 from gsv_core.gateway.spawn_origins import SpawnOrigins
 from gsv_core.gateway.transfers import TransferService
+from gsv_core.gateway.web_sessions import WebSessionService
 from gsv_core.heartbeat.service import HeartbeatService
 from gsv_core.mcp.supervisor import McpSupervisor
 from gsv_core.protocol.frames import FrameError
@@ -63,6 +64,7 @@ class Gateway:
     approvals: ApprovalService = field(init=False)
     spawn_origins: SpawnOrigins = field(default_factory=SpawnOrigins)  # running sub-agents'
     auth: Authenticator = field(init=False)
+    web_sessions: WebSessionService = field(init=False)  # closes browsers' sockets in time
     listening: Listening | None = None  # how `serve` listens (for the security audit)
     started_at: int = 0  # epoch ms, set when built (for `gsv status`)
     workspace: Workspace = field(init=False)
@@ -87,6 +89,7 @@ class Gateway:
         self.auth = Authenticator(
             CredentialStore(self.db), lambda: self.config.auth_token, self.now_ms
         )
+        self.web_sessions = WebSessionService(self.registry, self.now_ms)
         usage = UsageStore(self.db)
         self.usage = UsageLedger(usage, lambda: self.config.effective, self.now_ms)
         self.budget = Budget(usage, lambda: self.config.effective, self.now_ms)
@@ -131,6 +134,7 @@ class Gateway:
         for task in list(self._jobs):
             task.cancel()
         await asyncio.gather(*self._jobs, return_exceptions=True)
+        await self.web_sessions.stop()
         await self.skills.close()
         await self.heartbeat.stop()  # before the sessions: its beats wait on them
         await self.cron.stop()  # before the sessions: its runs wait on them

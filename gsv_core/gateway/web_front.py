@@ -11,7 +11,9 @@ Origins (docs/web.md#origins): a native client sends none and passes; a browser 
 when its origin is listed in `gateway.allowedOrigins`, or is the gateway's own origin (the
 scheme and the Host it was reached at) with a host that cannot be a rebinding name: an IP
 address, `localhost`, or a host of a listed origin. A page of any other site, or a DNS
-name an attacker points at 127.0.0.1, is refused before the upgrade.
+name an attacker points at 127.0.0.1, is refused before the upgrade. The sign-in cookie
+is read only from an upgrade with an allowed Origin: one without (a native client) must
+show a token.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from websockets.http11 import Request, Response
 
 from gsv_core.gateway.auth import Authenticator
 from gsv_core.gateway.web_assets import WebAssets
-from gsv_core.gateway.web_signin import sign_in
+from gsv_core.gateway.web_signin import browser_credential, sign_in
 
 FORBIDDEN_ORIGIN = "this page's origin may not open the gateway's WebSocket"
 
@@ -65,6 +67,17 @@ class WebFront:
         if origin is None or self.origin_allowed(origin, request.headers.get("Host", "")):
             return None
         return connection.respond(403, FORBIDDEN_ORIGIN + "\n")
+
+    def browser_credential(self, request: Request | None) -> str | None:
+        """The web credential of an upgrade's sign-in cookie, when a browser page of an
+        allowed origin made it; None for an upgrade without an Origin (a program, which
+        may have been handed the cookie: browsers send it to every port of the host)."""
+        if request is None:
+            return None
+        origin = request.headers.get("Origin")
+        if origin is None or not self.origin_allowed(origin, request.headers.get("Host", "")):
+            return None
+        return browser_credential(request.headers, self.tls)
 
     def origin_allowed(self, origin: str, host: str) -> bool:
         listed = [entry.rstrip("/") for entry in self._allowed()]

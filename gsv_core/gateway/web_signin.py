@@ -1,9 +1,15 @@
 """Signing a browser in (docs/web.md): `GET /auth?code=CODE` exchanges a one-time code from
-`web.link` for a web credential, sent back as the `gsv_web` cookie, and redirects to `/`.
+`web.link` for a web credential, sent back as a cookie, and redirects to `/`.
 
 The cookie is HttpOnly (page scripts never see it), SameSite=Strict (no other site's page
-sends it) and Secure when the gateway speaks TLS. It holds the credential token itself,
-which the store keeps hashed, so a copy of the database signs nobody in.
+sends it) and, when the gateway speaks TLS, named `__Host-gsv_web`: the browser then
+keeps it Secure, for this host and path `/` only, and no plain-http page or other host
+can set or shadow it. Over plain http it is `gsv_web`. A browser signed in under TLS
+before the prefix keeps its `gsv_web` cookie until it expires (30 days at most); its
+next sign-in replaces it. It holds the credential token itself, which the store keeps
+hashed, so a copy of the database signs nobody in. Browsers send a cookie to every port
+of a host, so the cookie alone admits nobody: only a WebSocket upgrade with an allowed
+Origin reads it (`WebFront.browser_credential`).
 
 A sign-in request another site's page made (the browser says `Sec-Fetch-Site:
 cross-site` or `same-site`: an <img> on any page the owner visits can make one) is
@@ -25,7 +31,8 @@ from gsv_core.errors import RateLimited, Unauthorized
 from gsv_core.gateway.auth import WEB_SESSION_MS, Authenticator
 from gsv_core.gateway.web_assets import WebAssets, security_headers
 
-COOKIE = "gsv_web"
+COOKIE = "gsv_web"  # plain http (and a TLS browser signed in before the prefix)
+SECURE_COOKIE = "__Host-gsv_web"  # under TLS
 # first match wins: Edge's agent also says Chrome, and Chrome's also says Safari
 _BROWSERS = (("Edg/", "Edge"), ("Firefox/", "Firefox"), ("Chrome/", "Chrome"),
              ("Safari/", "Safari"))  # fmt: skip
@@ -41,17 +48,21 @@ FROM_ANOTHER_SITE = (
 )
 
 
-def browser_credential(headers: Headers | None) -> str | None:
-    """The web credential in a request's `gsv_web` cookie, or None (none, or malformed)."""
-    raw = headers.get("Cookie") if headers is not None else None
+def browser_credential(headers: Headers, secure: bool) -> str | None:
+    """The web credential in a request's sign-in cookie, or None (none, or malformed).
+    Under TLS the `__Host-` cookie counts first, then one set before it existed."""
+    raw = headers.get("Cookie")
     if not raw:
         return None
     try:
         cookie = SimpleCookie(raw)
     except CookieError:
         return None
-    morsel = cookie.get(COOKIE)
-    return morsel.value if morsel is not None and _TOKEN.match(morsel.value) else None
+    for name in (SECURE_COOKIE, COOKIE) if secure else (COOKIE,):
+        morsel = cookie.get(name)
+        if morsel is not None and _TOKEN.match(morsel.value):
+            return morsel.value
+    return None
 
 
 def describe_browser(user_agent: str) -> str:
@@ -62,12 +73,15 @@ def describe_browser(user_agent: str) -> str:
     return f"{name}{' on ' + system if system else ''} ({secrets.token_hex(2)})"
 
 
-def session_cookie(token: str, secure: bool) -> str:
-    attributes = [f"{COOKIE}={token}", "Path=/", "HttpOnly", "SameSite=Strict",
-                  f"Max-Age={WEB_SESSION_MS // 1000}"]  # fmt: skip
+def session_cookies(token: str, secure: bool) -> list[str]:
+    """The Set-Cookie values of a sign-in: the credential's cookie; under TLS also the
+    end of a `gsv_web` cookie from before the `__Host-` prefix."""
+    flags = ["Path=/", "HttpOnly", "SameSite=Strict"] + (["Secure"] if secure else [])
+    name = SECURE_COOKIE if secure else COOKIE
+    cookies = ["; ".join([f"{name}={token}", *flags, f"Max-Age={WEB_SESSION_MS // 1000}"])]
     if secure:
-        attributes.append("Secure")
-    return "; ".join(attributes)
+        cookies.append("; ".join([f"{COOKIE}=", *flags, "Max-Age=0"]))
+    return cookies
 
 
 async def sign_in(
@@ -87,7 +101,8 @@ async def sign_in(
         return pages.error(status, str(exc.message))
     headers = security_headers(pages.server_header)
     headers["Location"] = "/"
-    headers["Set-Cookie"] = session_cookie(redeemed.token, secure)
+    for cookie in session_cookies(redeemed.token, secure):
+        headers["Set-Cookie"] = cookie  # websockets' Headers adds one header per value
     headers["Cache-Control"] = "no-store"
     headers["Content-Length"] = "0"
     return Response(303, "See Other", headers, b"")

@@ -18,6 +18,7 @@ class Peer(Protocol):
     remote: str  # the other end's address, for logs
     browser: str | None  # the web credential of a browser's cookie, if any
     credential_id: str | None  # the credential `connect` admitted, if not the owner token
+    sign_in_ends: int | None  # a browser's socket: when its sign-in ends (epoch ms)
 
     def send_event(self, event: str, payload: Any = None) -> None: ...
 

@@ -209,6 +209,11 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX usage_ledger_by_time ON usage_ledger (at);
     """,
+    # 9: a join code made without a subject may take an id that already has a credential
+    # only when the owner said so (`auth.invite` `replace`; gsv_core/storage/credentials.py)
+    """
+    ALTER TABLE join_codes ADD COLUMN may_replace INTEGER NOT NULL DEFAULT 0;
+    """,
 ]
 
 _STOP = object()

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -20,6 +21,7 @@ from gsv_cli.main import app
 from gsv_core.gateway.server import RunningGateway
 from gsv_core.localconfig import get_secret
 from tests.threaded import owner_env, threaded_gateway
+from tests.wire import handshake, open_raw
 
 
 @pytest.fixture
@@ -115,6 +117,45 @@ def test_the_local_node_gets_its_own_credential_with_the_owner_token(
     assert live.token not in stored  # the node kept its own credential, not the owner's
     credentials = gsv(live.url, "--json", "nodes", "list").stdout
     assert '"subject": "here"' in credentials
+
+
+def join_raw(gw: RunningGateway, node_id: str, code: str) -> None:
+    """A node joins with `code` over a raw socket (from this test's own event loop)."""
+
+    async def join() -> None:
+        async with await open_raw(gw.url) as ws:
+            await handshake(ws, mode="node", client_id=node_id, token=None,
+                            tools=[{"name": "Bash", "inputSchema": {"type": "object"}}],
+                            auth={"joinCode": code})  # fmt: skip
+
+    asyncio.run(join())
+
+
+def test_a_code_without_an_id_cannot_join_as_a_known_node(
+    live: RunningGateway, tmp_path: Path
+) -> None:
+    """`gsv node run --join` as the id of a node that has a credential: exit 1, saying what
+    to ask the owner for; the node's credential stays. `--replace` makes a code that may."""
+    bound = gsv(live.url, "--json", "nodes", "invite", "--id", "pi")
+    join_raw(live, "pi", json.loads(bound.stdout)["code"])
+    invited = gsv(live.url, "--json", "nodes", "invite")
+    refused = subprocess.run(
+        [sys.executable, "-m", "gsv_cli", "--url", live.url, "node", "run", "--id", "pi",
+         "--workspace", str(tmp_path), "--join", json.loads(invited.stdout)["code"]],
+        env=other_machine(tmp_path), capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert refused.returncode == 1
+    assert "'pi' already has a credential" in refused.stderr
+    assert "gsv nodes invite --id pi" in refused.stderr and "Traceback" not in refused.stderr
+    listed = json.loads(gsv(live.url, "--json", "nodes", "list").stdout)
+    assert [c["subject"] for n in listed["nodes"] for c in n["credentials"]] == ["pi"]
+    replacing = gsv(live.url, "nodes", "invite", "--replace")
+    assert replacing.exit_code == 0, replacing.output
+    assert "for any node id, even one that has a credential" in replacing.stdout
+    assert "its earlier credential ends" in replacing.stderr
+    as_json = json.loads(gsv(live.url, "--json", "nodes", "invite", "--replace").stdout)
+    assert as_json["replace"] is True
+    join_raw(live, "pi", as_json["code"])
 
 
 def test_channel_adapters_get_invites_too(live: RunningGateway) -> None:

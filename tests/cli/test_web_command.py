@@ -97,6 +97,31 @@ def test_browsers_are_listed_and_signed_out(live: RunningGateway) -> None:
     assert json.loads(gsv(live.url, "web", "list", "--json")[1])["count"] == 0
 
 
+def test_revoke_all_signs_every_browser_out(live: RunningGateway) -> None:
+    """`gsv web revoke --all`: every browser signed out, each named; then nothing left."""
+    for _ in range(2):
+        assert visit(gsv(live.url, "web", "--print")[1].strip())[0] == 303
+    ids = [c["id"] for c in json.loads(gsv(live.url, "web", "list", "--json")[1])["credentials"]]
+    code, out, err = gsv(live.url, "web", "revoke", "--all")
+    assert code == 0, err
+    assert all(f"revoked web credential {ident}" in out for ident in ids) and len(ids) == 2
+    assert json.loads(gsv(live.url, "web", "list", "--json")[1])["count"] == 0
+    code, out, _ = gsv(live.url, "web", "revoke", "--all")
+    assert code == 0 and "nothing to revoke" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [((), "or give --all"), (("w0000", "--all"), "not both")],
+    ids=["neither", "both"],
+)
+def test_revoke_names_one_browser_or_all(
+    live: RunningGateway, args: tuple[str, ...], says: str
+) -> None:
+    code, _, err = gsv(live.url, "web", "revoke", *args)
+    assert code == 2 and says in err
+
+
 def test_an_unknown_browser_is_a_clear_error(live: RunningGateway) -> None:
     code, out, err = gsv(live.url, "web", "revoke", "w000000")
     assert code != 0 and "no active credential" in out + err

@@ -1,8 +1,10 @@
-"""Fixtures for gateway tests that need a model: a real gateway whose provider is a
-FakeProvider, and an owner socket connected as a client written for the original."""
+"""Fixtures for gateway tests: a real gateway whose provider is a FakeProvider, an owner
+socket connected as a client written for the original, and a TLS certificate."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -32,3 +34,17 @@ async def owner(gw: RunningGateway) -> AsyncIterator[ClientConnection]:
     ws = await connect_minimal(gw.url, client, auth={"token": owner_token()})
     yield ws
     await ws.close()
+
+
+@pytest.fixture
+def certificate(tmp_path: Path) -> tuple[Path, Path]:
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed: cannot make a test certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+         "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return cert, key

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
-import shutil
 import ssl
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -246,20 +244,6 @@ async def test_an_allowed_origin_may_connect(tmp_path: Path) -> None:
 # -- TLS ---------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def certificate(tmp_path: Path) -> tuple[Path, Path]:
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl is not installed: cannot make a test certificate")
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-         "-keyout", str(key), "-out", str(cert)],
-        check=True, capture_output=True,
-    )  # fmt: skip
-    return cert, key
-
-
 async def test_the_gateway_serves_wss_with_a_certificate(
     tmp_path: Path, certificate: tuple[Path, Path]
 ) -> None:
@@ -282,8 +266,12 @@ async def test_the_gateway_serves_wss_with_a_certificate(
         ("auth.invite", {"role": "node", "subject": ""}),
         ("auth.invite", {"role": "node", "subject": "x" * 300}),
         ("auth.list", {"includeRevoked": "maybe"}),
+        ("auth.invite", {"role": "node", "replace": "maybe"}),
         ("auth.revoke", {}),
         ("auth.revoke", {"id": "   "}),
+        ("auth.revoke", {"all": True}),  # every credential of which role?
+        ("auth.revoke", {"all": True, "role": "web", "id": "w1"}),
+        ("auth.revoke", {"id": "w1", "role": "owner"}),
         ("security.audit", {"fix": "yes please"}),
         ("models.list", {"provider": ""}),
         ("models.test", {"model": 5}),

@@ -4,6 +4,10 @@ Order: params shape (103) -> protocol range contains 1 (102) -> mode specifics (
 credential for that mode (401/403/429, see `gateway.auth`; the socket then closes with
 4001 *after* the response is sent; the original closed the socket before replying) ->
 registration, replacing an older connection with the same id. A credential is always required.
+
+A join code is only checked before registration; it is spent, and its credential minted,
+once nothing can refuse the connection any more (for a node, after the one connection per
+id rule's 409), so a refused connect spends no code and revokes no credential.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ from gsv_core.errors import (
     Unauthorized,
     UnsupportedProtocol,
 )
-from gsv_core.gateway.auth import Admission
+from gsv_core.gateway.auth import WEB, Admission, sign_in_ends
+from gsv_core.gateway.handlers.auth import close_sockets_of
 from gsv_core.mcp.names import MCP_PREFIX
 from gsv_core.protocol import PROTOCOL_VERSION
 from gsv_core.protocol.close_codes import CloseCode
@@ -35,6 +40,7 @@ from gsv_core.protocol.schemas.connect import (
 from gsv_core.protocol.schemas.nodes import TOOL_SEPARATOR, NodeRuntime, validate_node_runtime
 from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router, params_error
+from gsv_core.storage.credentials import Credential, Redeemed
 
 if TYPE_CHECKING:
     from gsv_core.gateway.state import Gateway
@@ -55,9 +61,10 @@ def register(router: Router, gateway: Gateway) -> None:
         _check_protocol(params)
         node_shape = _check_mode(params)
         admission = await _admit(ctx, params, gateway)
-        await _register(ctx, params, gateway, node_shape)
-        credential = admission.credential or (admission.issued and admission.issued.credential)
-        ctx.peer.credential_id = credential.id if credential else None
+        issued = await _register(ctx, params, gateway, node_shape, admission)
+        _keep_credential(ctx, gateway, issued.credential if issued else admission.credential)
+        if issued is not None:
+            close_sockets_of(gateway, issued.replaced)  # e.g. a channel's other adapters
         ctx.peer.connected = True
         ctx.peer.mode = params.client.mode
         node = gateway.nodes.online(params.client.id) if params.client.mode == NODE else None
@@ -66,7 +73,7 @@ def register(router: Router, gateway: Gateway) -> None:
             server=ServerInfo(version=gateway.version, connectionId=ctx.peer.connection_id),
             features=Features(methods=router.methods(), events=sorted(gateway.events)),
             approvalKey=node.approval_key if node is not None else None,
-            credential=admission.issued.token if admission.issued else None,
+            credential=issued.token if issued else None,
         )
 
     router.add(CONNECT, connect)
@@ -122,25 +129,57 @@ async def _admit(ctx: RequestContext, params: ConnectParams, gateway: Gateway) -
         raise
 
 
+async def _accept(ctx: RequestContext, admission: Admission, gateway: Gateway) -> Redeemed | None:
+    """Spend the connect's join code, if any (see `gateway.auth`)."""
+    try:
+        return await gateway.auth.accept(admission)
+    except Unauthorized:
+        ctx.close_after_reply = CLOSE_UNAUTHORIZED
+        raise
+
+
+def _keep_credential(ctx: RequestContext, gateway: Gateway, credential: Credential | None) -> None:
+    """Which credential admitted this socket; a browser's also closes it when its
+    sign-in ends (`gateway.web_sessions`)."""
+    ctx.peer.credential_id = credential.id if credential else None
+    ctx.peer.sign_in_ends = None
+    if credential is not None and credential.role == WEB:
+        ctx.peer.sign_in_ends = sign_in_ends(credential)
+        gateway.web_sessions.wake()
+
+
 async def _register(
-    ctx: RequestContext, params: ConnectParams, gateway: Gateway, node: NodeShape | None
-) -> None:
+    ctx: RequestContext,
+    params: ConnectParams,
+    gateway: Gateway,
+    node: NodeShape | None,
+    admission: Admission,
+) -> Redeemed | None:
+    """Register the peer under its id; returns the credential its join code minted."""
     client = params.client
     if ctx.peer.connected:  # a second `connect` on one socket re-registers it
         await gateway.on_disconnect(ctx.peer)
-    if client.mode == CLIENT:
-        gateway.registry.register_client(ctx.peer, client.id)
-    elif node is not None:
+    if node is not None:
         tools, runtime = node
         ctx.peer.peer_id = client.id
+        minted: list[Redeemed | None] = []
+
+        async def accept() -> None:
+            minted.append(await _accept(ctx, admission, gateway))
+
         await gateway.nodes.attach(
-            ctx.peer, client.id, tools, runtime, (client.platform, client.version)
+            ctx.peer, client.id, tools, runtime, (client.platform, client.version), accept
         )
+        return minted[0]
+    issued = await _accept(ctx, admission, gateway)
+    if client.mode == CLIENT:
+        gateway.registry.register_client(ctx.peer, client.id)
     else:
         channel, account_id = client.channel or "", client.accountId or client.id
         gateway.registry.register_channel(ctx.peer, channel, account_id)
         await gateway.channels.connected(channel, account_id)  # replies that waited go now
     ctx.peer.peer_id = client.id
+    return issued
 
 
 def _node_tools(node_id: str, params: ConnectParams) -> list[ToolDefinition]:
