@@ -13,6 +13,10 @@ implements it, and only `DiscordPyGateway` touches discord.py:
     await gateway.send("1234", "hi", reply_to="5678", thread_id=None)   # -> message id
     await gateway.edit("1234", message_id, "settled")   # new text, buttons removed
 
+A message goes out with embeds suppressed (flag SUPPRESS_EMBEDS: Discord fetches no link
+to preview it) unless `suppress_embeds=False`. An edit sends no flags, and Discord keeps
+the ones the message was sent with.
+
 Buttons are message components (a `discord.ui.View` of buttons); a press is an
 interaction, reported as `events.press(...)`, whose returned text answers it privately
 (an ephemeral reply; nothing to say: the press is just acknowledged).
@@ -156,10 +160,13 @@ class DiscordGateway(Protocol):
         reply_to: str | None,
         thread_id: str | None,
         actions: tuple[Action, ...] = (),
+        *,
+        suppress_embeds: bool = True,
     ) -> str:
         """Post `text` (at most 2,000 characters) to a channel, or to `thread_id` when
-        given, as a reply to message `reply_to` when given, with `actions` as buttons;
-        returns the new message id. Failures raise gsv errors."""
+        given, as a reply to message `reply_to` when given, with `actions` as buttons and
+        link previews (embeds) suppressed unless told otherwise; returns the new message
+        id. Failures raise gsv errors."""
         ...
 
     async def edit(self, channel_id: str, message_id: str, text: str) -> None:
@@ -307,10 +314,11 @@ class DiscordPyGateway:
         reply_to: str | None,
         thread_id: str | None,
         actions: tuple[Action, ...] = (),
+        *,
+        suppress_embeds: bool = True,
     ) -> str:
         import aiohttp
         import discord
-        from discord.utils import MISSING
 
         target_id = _snowflake(thread_id or channel_id)  # refused before any request
         target = self._require().get_partial_messageable(target_id)
@@ -320,14 +328,14 @@ class DiscordPyGateway:
             reference = discord.MessageReference(
                 message_id=int(reply_to), channel_id=target.id, fail_if_not_exists=False
             )
+        options: dict[str, Any] = {"suppress_embeds": suppress_embeds}
+        if reference is not None:
+            options["reference"] = reference
         view = _view(actions)
+        if view is not None:
+            options["view"] = view
         try:
-            if view is not None:
-                sent = await target.send(text, reference=reference or MISSING, view=view)
-            elif reference is None:
-                sent = await target.send(text)
-            else:
-                sent = await target.send(text, reference=reference)
+            sent = await target.send(text, **options)
         except discord.HTTPException as exc:
             raise _http_error(exc, target.id) from None
         except (aiohttp.ClientError, OSError, TimeoutError) as exc:
