@@ -4,9 +4,10 @@
 
 A real gateway with the scripted model; what each platform receives: the request bodies
 the fake Telegram Bot API, the fake Slack and the fake Graph API (WhatsApp) get over real
-HTTP, and what Discord's seam is asked. Every kind of message is covered: a gsv__Message
-send, an approval prompt and its edit when it settles, the reply, a cron delivery, a
-heartbeat alert."""
+HTTP, and what Discord's seam is asked (tests/channels/discord/test_real_client.py has
+discord.py's own bodies). Every kind of message is covered: a gsv__Message send, an
+approval prompt and its edit when it settles, the reply, a cron delivery, a heartbeat
+alert."""
 
 from __future__ import annotations
 

@@ -27,13 +27,16 @@ network failure the caller retries with backoff. discord.py rides out gateway
 disconnects by itself and reports them through `events.connection(...)`.
 
 discord.py is imported only when a `DiscordPyGateway` is built, so importing this module
-(and the gateway's composition root) stays cheap.
+(and the gateway's composition root) stays cheap. Its HTTP goes through aiohttp; a
+`DiscordPyGateway` may be given a connector factory for it (tests route it to a fake
+Discord on 127.0.0.1 that way: discord.py has no base-URL option).
 """
 
 from __future__ import annotations
 
 import logging
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -49,6 +52,7 @@ from gsv_core.errors import (
 )
 
 if TYPE_CHECKING:
+    import aiohttp
     import discord
 
 log = logging.getLogger(__name__)
@@ -199,9 +203,12 @@ class DiscordPyGateway:
     that discord.py closed (bad token, fatal close code) cannot be reused, so each run
     after a failure logs in with a fresh one."""
 
-    def __init__(self, token: str) -> None:
+    def __init__(
+        self, token: str, *, connector: Callable[[], aiohttp.BaseConnector] | None = None
+    ) -> None:
         load_discord()
         self._token = token
+        self._connector = connector  # a fresh one per client: a closed client closes it
         self._client: discord.Client | None = None
         self._events: DiscordEvents | None = None
         self.bot_user_id: str | None = None
@@ -217,6 +224,7 @@ class DiscordPyGateway:
             intents=intents,
             # the agent's text must never ping a whole server
             allowed_mentions=discord.AllowedMentions(everyone=False, roles=False, users=True),
+            connector=self._connector() if self._connector else None,
         )
 
         async def on_ready() -> None:
