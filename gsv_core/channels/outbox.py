@@ -3,6 +3,10 @@
 sends (pairing prompts, gsv__Message), splitting before the platform limit, a
 per-account rate limit, and typing indicators kept alive while a run works.
 
+Each message and edit tells the in-process adapter to send it without link previews
+unless the owner turned `channels.<name>.linkPreviews` on (read at each send, so a change
+applies at once; docs/channels.md, Link previews).
+
 An approval prompt (a `paused` chat event with an `approvalId`) goes out with Allow /
 Deny buttons where the adapter has them; once the approval settles -- answered by
 anyone, anywhere, or expired -- the prompt is edited to say how it ended and loses its
@@ -175,7 +179,10 @@ class Outbox:
         reply = stored.reply
         per_minute = int(self.parts.settings(reply.channel).get("sendRatePerMinute", 30))
         await self._limiter.wait(f"{reply.channel}:{reply.account_id}", per_minute)
-        message = OutboundMessage(Peer.from_wire(reply.peer), reply.text, reply.reply_to)
+        message = OutboundMessage(
+            Peer.from_wire(reply.peer), reply.text, reply.reply_to,
+            link_previews=self._link_previews(reply.channel),
+        )  # fmt: skip
         await self._send_one(reply.channel, reply.account_id, message, reply.session_key)
 
     async def _prompt(
@@ -221,9 +228,14 @@ class Outbox:
         if len(text) > room:
             text = text[: max(0, room - 1)].rstrip() + "…"
         try:
-            await adapter.edit(account_id, peer, message_id, f"{text}\n\n{line}")
+            await adapter.edit(account_id, peer, message_id, f"{text}\n\n{line}",
+                               link_previews=self._link_previews(channel))  # fmt: skip
         except Exception:  # the outcome itself stands; only its display failed
             log.warning("editing the approval prompt on %s failed", channel, exc_info=True)
+
+    def _link_previews(self, channel: str) -> bool:
+        """Whether the owner let this channel's platform preview links (off unless set)."""
+        return self.parts.settings(channel).get("linkPreviews") is True
 
     def _pieces(self, channel: str, text: str) -> list[str]:
         adapter = self.parts.adapters.get(channel)
@@ -245,6 +257,7 @@ class Outbox:
         external), split before the platform's limit and paced by the rate limit; any
         `actions` go under the last piece."""
         per_minute = int(self.parts.settings(channel).get("sendRatePerMinute", 30))
+        previews = self._link_previews(channel)
         pieces = self._pieces(channel, text)
         sent: list[str] = []
         for index, piece in enumerate(pieces):
@@ -253,7 +266,7 @@ class Outbox:
             await self._limiter.wait(f"{channel}:{account_id}{lane}", per_minute)
             message = OutboundMessage(
                 peer, piece, reply_to if index == 0 else None,
-                actions if index == len(pieces) - 1 else (),
+                actions if index == len(pieces) - 1 else (), link_previews=previews,
             )  # fmt: skip
             message_id = await self._send_one(channel, account_id, message, session_key)
             if message_id:

@@ -39,6 +39,7 @@ class Sent:
     reply_to: str | None
     thread_id: str | None
     actions: tuple[Action, ...] = ()
+    suppress_embeds: bool = True  # the flag that keeps Discord from previewing links
 
 
 @dataclass
@@ -103,10 +104,12 @@ class FakeDiscord:
         reply_to: str | None,
         thread_id: str | None,
         actions: tuple[Action, ...] = (),
+        *,
+        suppress_embeds: bool = True,
     ) -> str:
         if self.send_failures:
             raise self.send_failures.pop(0)
-        self.sent.append(Sent(channel_id, text, reply_to, thread_id, actions))
+        self.sent.append(Sent(channel_id, text, reply_to, thread_id, actions, suppress_embeds))
         return self.message_id(len(self.sent) - 1)
 
     @staticmethod

@@ -13,6 +13,10 @@ implements it, and only `DiscordPyGateway` touches discord.py:
     await gateway.send("1234", "hi", reply_to="5678", thread_id=None)   # -> message id
     await gateway.edit("1234", message_id, "settled")   # new text, buttons removed
 
+A message goes out with embeds suppressed (flag SUPPRESS_EMBEDS: Discord fetches no link
+to preview it) unless `suppress_embeds=False`. An edit sends no flags, and Discord keeps
+the ones the message was sent with.
+
 Buttons are message components (a `discord.ui.View` of buttons); a press is an
 interaction, reported as `events.press(...)`, whose returned text answers it privately
 (an ephemeral reply; nothing to say: the press is just acknowledged).
@@ -23,13 +27,16 @@ network failure the caller retries with backoff. discord.py rides out gateway
 disconnects by itself and reports them through `events.connection(...)`.
 
 discord.py is imported only when a `DiscordPyGateway` is built, so importing this module
-(and the gateway's composition root) stays cheap.
+(and the gateway's composition root) stays cheap. Its HTTP goes through aiohttp; a
+`DiscordPyGateway` may be given a connector factory for it (tests route it to a fake
+Discord on 127.0.0.1 that way: discord.py has no base-URL option).
 """
 
 from __future__ import annotations
 
 import logging
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -45,6 +52,7 @@ from gsv_core.errors import (
 )
 
 if TYPE_CHECKING:
+    import aiohttp
     import discord
 
 log = logging.getLogger(__name__)
@@ -156,10 +164,13 @@ class DiscordGateway(Protocol):
         reply_to: str | None,
         thread_id: str | None,
         actions: tuple[Action, ...] = (),
+        *,
+        suppress_embeds: bool = True,
     ) -> str:
         """Post `text` (at most 2,000 characters) to a channel, or to `thread_id` when
-        given, as a reply to message `reply_to` when given, with `actions` as buttons;
-        returns the new message id. Failures raise gsv errors."""
+        given, as a reply to message `reply_to` when given, with `actions` as buttons and
+        link previews (embeds) suppressed unless told otherwise; returns the new message
+        id. Failures raise gsv errors."""
         ...
 
     async def edit(self, channel_id: str, message_id: str, text: str) -> None:
@@ -192,9 +203,12 @@ class DiscordPyGateway:
     that discord.py closed (bad token, fatal close code) cannot be reused, so each run
     after a failure logs in with a fresh one."""
 
-    def __init__(self, token: str) -> None:
+    def __init__(
+        self, token: str, *, connector: Callable[[], aiohttp.BaseConnector] | None = None
+    ) -> None:
         load_discord()
         self._token = token
+        self._connector = connector  # a fresh one per client: a closed client closes it
         self._client: discord.Client | None = None
         self._events: DiscordEvents | None = None
         self.bot_user_id: str | None = None
@@ -210,6 +224,7 @@ class DiscordPyGateway:
             intents=intents,
             # the agent's text must never ping a whole server
             allowed_mentions=discord.AllowedMentions(everyone=False, roles=False, users=True),
+            connector=self._connector() if self._connector else None,
         )
 
         async def on_ready() -> None:
@@ -307,10 +322,11 @@ class DiscordPyGateway:
         reply_to: str | None,
         thread_id: str | None,
         actions: tuple[Action, ...] = (),
+        *,
+        suppress_embeds: bool = True,
     ) -> str:
         import aiohttp
         import discord
-        from discord.utils import MISSING
 
         target_id = _snowflake(thread_id or channel_id)  # refused before any request
         target = self._require().get_partial_messageable(target_id)
@@ -320,14 +336,14 @@ class DiscordPyGateway:
             reference = discord.MessageReference(
                 message_id=int(reply_to), channel_id=target.id, fail_if_not_exists=False
             )
+        options: dict[str, Any] = {"suppress_embeds": suppress_embeds}
+        if reference is not None:
+            options["reference"] = reference
         view = _view(actions)
+        if view is not None:
+            options["view"] = view
         try:
-            if view is not None:
-                sent = await target.send(text, reference=reference or MISSING, view=view)
-            elif reference is None:
-                sent = await target.send(text)
-            else:
-                sent = await target.send(text, reference=reference)
+            sent = await target.send(text, **options)
         except discord.HTTPException as exc:
             raise _http_error(exc, target.id) from None
         except (aiohttp.ClientError, OSError, TimeoutError) as exc:

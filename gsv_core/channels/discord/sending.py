@@ -1,5 +1,7 @@
 """Sending to Discord: text in pieces of at most 2,000 characters (the first answering
-the inbound message), buttons as message components, edits that remove them, typing."""
+the inbound message), buttons as message components, edits that remove them, typing.
+Every piece goes out with embeds suppressed (no link previews) unless the owner turned
+them on (`OutboundMessage.link_previews`)."""
 
 from __future__ import annotations
 
@@ -30,7 +32,10 @@ class DiscordSending(AccountAdapter[Account]):
             reply_to = message.reply_to_id if index == 0 else None
             actions = message.actions if index == len(pieces) - 1 else ()
             try:
-                sent = await account.gateway.send(peer.id, piece, reply_to, peer.thread_id, actions)
+                sent = await account.gateway.send(
+                    peer.id, piece, reply_to, peer.thread_id, actions,
+                    suppress_embeds=not message.link_previews,
+                )  # fmt: skip
             except GsvError as exc:
                 raise type(exc)(mask(exc.message), details=exc.details) from None
             except Exception as exc:
@@ -38,8 +43,17 @@ class DiscordSending(AccountAdapter[Account]):
             account.status.last_activity = self._now_ms()
         return sent
 
-    async def edit(self, account_id: str, peer: Peer, message_id: str, text: str) -> None:
-        """Replace a sent message's text and remove its buttons."""
+    async def edit(
+        self,
+        account_id: str,
+        peer: Peer,
+        message_id: str,
+        text: str,
+        *,
+        link_previews: bool = False,
+    ) -> None:
+        """Replace a sent message's text and remove its buttons. `link_previews` changes
+        nothing here: the message keeps the embeds setting it was sent with."""
         account = self._running(account_id)
         try:
             await account.gateway.edit(peer.thread_id or peer.id, message_id, text[:MAX_TEXT])

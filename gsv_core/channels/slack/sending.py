@@ -1,5 +1,9 @@
 """Sending to Slack: mrkdwn text (into the thread when the peer is one), Block Kit
-buttons, edits. Slack offers bots no typing indicator."""
+buttons, edits. Slack offers bots no typing indicator.
+
+Posts and edits say `unfurl_links` and `unfurl_media` false unless the owner turned link
+previews on (`OutboundMessage.link_previews`). Slack's reference lists the two for
+chat.postMessage only; chat.update is sent them as well, in case an edit would unfurl."""
 
 from __future__ import annotations
 
@@ -28,6 +32,7 @@ class SlackSending(AccountAdapter[Account]):
             sent = await account.web.chat_postMessage(
                 channel=channel, text=text, thread_ts=thread_ts,
                 blocks=blocks_of(text, message.actions),
+                unfurl_links=message.link_previews, unfurl_media=message.link_previews,
             )  # fmt: skip
         except SlackApiError as exc:
             raise api_error(exc) from None
@@ -37,7 +42,15 @@ class SlackSending(AccountAdapter[Account]):
         account.status.last_activity = self._now_ms()
         return str(sent.get("ts") or "") or None
 
-    async def edit(self, account_id: str, peer: Peer, message_id: str, text: str) -> None:
+    async def edit(
+        self,
+        account_id: str,
+        peer: Peer,
+        message_id: str,
+        text: str,
+        *,
+        link_previews: bool = False,
+    ) -> None:
         """Replace a sent message's text; an empty `blocks` drops its buttons."""
         from slack_sdk.errors import SlackApiError
 
@@ -45,8 +58,9 @@ class SlackSending(AccountAdapter[Account]):
         channel, _ = target_of(peer)
         try:
             await account.web.chat_update(
-                channel=channel, ts=message_id, text=to_mrkdwn(text), blocks=[]
-            )
+                channel=channel, ts=message_id, text=to_mrkdwn(text), blocks=[],
+                unfurl_links=link_previews, unfurl_media=link_previews,
+            )  # fmt: skip
         except SlackApiError as exc:
             raise api_error(exc) from None
         except network_errors() as exc:

@@ -1,6 +1,7 @@
 """Sending to Telegram: text split past the limit and sent as HTML (plain text when
 Telegram refuses the formatting), edits, inline keyboards for buttons, typing, and
-waiting out flood limits."""
+waiting out flood limits. Messages and edits carry `link_preview_options` with
+`is_disabled` unless the owner turned link previews on (`OutboundMessage.link_previews`)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from gsv_core.channels.telegram.conversion import parse_chat_id, parse_int
 from gsv_core.channels.telegram.formatting import format_html, split_text
 
 if TYPE_CHECKING:
-    from telegram import InlineKeyboardMarkup, Message
+    from telegram import InlineKeyboardMarkup, LinkPreviewOptions, Message
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -30,30 +31,41 @@ class TelegramSending(AccountAdapter[Account]):
     async def send(self, account_id: str, message: OutboundMessage) -> str | None:
         """Send text (split past the limit, HTML-formatted); returns the last message id."""
         account = self._running(account_id)
-        chat_id = parse_chat_id(message.peer.id)
-        thread_id = parse_int(message.peer.thread_id)
         reply_to = parse_int(message.reply_to_id)
         sent: str | None = None
+        previews = preview_options(message.link_previews)
         chunks = split_text(message.text)
         for index, chunk in enumerate(chunks):
             first_reply = reply_to if index == 0 else None
             keyboard = keyboard_of(message.actions) if index == len(chunks) - 1 else None
-            sent = await self._send_chunk(account, chat_id, thread_id, chunk, first_reply, keyboard)
+            sent = await self._send_chunk(
+                account, message.peer, chunk, first_reply, keyboard, previews
+            )
         return sent
 
-    async def edit(self, account_id: str, peer: Peer, message_id: str, text: str) -> None:
+    async def edit(
+        self,
+        account_id: str,
+        peer: Peer,
+        message_id: str,
+        text: str,
+        *,
+        link_previews: bool = False,
+    ) -> None:
         """Replace a sent message's text; leaving out reply_markup drops its keyboard."""
         from telegram import error as tg
 
         account = self._running(account_id)
         chat_id, target = parse_chat_id(peer.id), int(message_id)
+        previews = preview_options(link_previews)
 
         async def attempt(body: str, parse_mode: str | None) -> object:
             return await self._rate_limited(
                 lambda: account.bot.edit_message_text(
-                    body, chat_id=chat_id, message_id=target, parse_mode=parse_mode
+                    body, chat_id=chat_id, message_id=target, parse_mode=parse_mode,
+                    link_preview_options=previews,
                 )
-            )
+            )  # fmt: skip
 
         try:
             try:
@@ -72,15 +84,16 @@ class TelegramSending(AccountAdapter[Account]):
     async def _send_chunk(
         self,
         account: Account,
-        chat_id: int | str,
-        thread_id: int | None,
+        peer: Peer,
         text: str,
         reply_to: int | None,
         keyboard: InlineKeyboardMarkup | None = None,
+        previews: LinkPreviewOptions | None = None,
     ) -> str:
         from telegram import ReplyParameters
         from telegram import error as tg
 
+        chat_id, thread_id = parse_chat_id(peer.id), parse_int(peer.thread_id)
         reply = (
             ReplyParameters(reply_to, allow_sending_without_reply=True)
             if reply_to is not None
@@ -96,6 +109,7 @@ class TelegramSending(AccountAdapter[Account]):
                     message_thread_id=thread_id,
                     reply_parameters=reply,
                     reply_markup=keyboard,
+                    link_preview_options=previews,
                 )
             )
 
@@ -143,6 +157,15 @@ class TelegramSending(AccountAdapter[Account]):
             )
         except tg.TelegramError as exc:
             log.info("telegram typing for chat %s failed: %s", peer.id, masked_reason(exc))
+
+
+def preview_options(link_previews: bool) -> LinkPreviewOptions | None:
+    """Previews off, or None: Telegram's own default (a preview of the first link)."""
+    if link_previews:
+        return None
+    from telegram import LinkPreviewOptions
+
+    return LinkPreviewOptions(is_disabled=True)
 
 
 def keyboard_of(actions: tuple[Action, ...]) -> InlineKeyboardMarkup | None:

@@ -1,5 +1,6 @@
-"""Sending to WhatsApp: a text message (a reply quotes the message it answers). A send
-that finds the Graph API unreachable marks the account lost and starts re-checking."""
+"""Sending to WhatsApp: a text message (a reply quotes the message it answers), with
+`preview_url` false unless the owner turned link previews on. A send that finds the
+Graph API unreachable marks the account lost and starts re-checking."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ class WhatsAppSending(WhatsAppConnection):
             )
         body: dict[str, Any] = {
             "messaging_product": "whatsapp", "recipient_type": "individual", "to": to,
-            "type": "text", "text": {"preview_url": False, "body": to_whatsapp(message.text)},
+            "type": "text",
+            "text": {"preview_url": message.link_previews, "body": to_whatsapp(message.text)},
         }  # fmt: skip
         if message.reply_to_id:
             body["context"] = {"message_id": message.reply_to_id}

@@ -1,18 +1,23 @@
 """The real discord.py wrapper, as far as works offline: intents, event wiring, converting
 discord.py messages built from gateway payloads, attachment downloads from a local HTTP
-server. Its login, connect, send and typing need Discord itself and are not tested here."""
+server, and its login, sends and edits over HTTPS to a fake Discord REST API (the bodies
+discord.py really sends). Its gateway connection and typing need Discord itself and are
+not tested here."""
 
 from __future__ import annotations
 
 import asyncio
+import shutil
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from gsv_core.channels.base import Action
 from gsv_core.channels.discord.seam import (
     DiscordAttachment,
     DiscordAuthor,
@@ -21,6 +26,7 @@ from gsv_core.channels.discord.seam import (
     message_from_discord,
 )
 from gsv_core.errors import InvalidParams, Unavailable
+from tests.fakes.discord_api import FakeDiscordAPI, fake_discord_api
 from tests.fakes.discord_seam import (
     ADA,
     BOT_ID,
@@ -273,3 +279,60 @@ async def test_the_real_gateway_refuses_a_malformed_channel_id() -> None:
         await gateway.send("general", "hi", None, None)
     with pytest.raises(InvalidParams, match="not a Discord channel id"):
         await gateway.typing("#general")
+
+
+# -- over HTTPS to a fake Discord REST API ------------------------------------------------
+
+LINK = "see https://evil.example/?d=secret"
+SUPPRESS_EMBEDS = 1 << 2  # the message flag: Discord makes no embed (preview) of a link
+
+
+@pytest.fixture
+async def discord_api(tmp_path: Path) -> AsyncIterator[FakeDiscordAPI]:
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed: cannot make the fake Discord's certificate")
+    async with fake_discord_api(tmp_path) as api:
+        yield api
+
+
+@pytest.fixture
+async def logged_in(discord_api: FakeDiscordAPI) -> AsyncIterator[DiscordPyGateway]:
+    gateway = DiscordPyGateway(TOKEN, connector=discord_api.connector)
+    await gateway.login()
+    yield gateway
+    await gateway.close()
+
+
+async def test_the_real_client_posts_with_link_previews_suppressed(
+    logged_in: DiscordPyGateway, discord_api: FakeDiscordAPI
+) -> None:
+    """discord.py's POST of a message carries the SUPPRESS_EMBEDS flag (Discord fetches no
+    link in it), with a reply reference and buttons too; its edit sends no flags, so the
+    message keeps the one it was sent with."""
+    assert (logged_in.bot_user_id, logged_in.bot_name) == (BOT_ID, "gsv-bot")
+    plain = await logged_in.send(DM_CHANNEL, LINK, None, None)
+    allow = Action("approve:ab12cd:allow", "Allow", "primary")
+    prompt = await logged_in.send(GENERAL, LINK, "1234567890123456789", None, (allow,))
+    posts = discord_api.sent("POST")
+    assert [(p.path, p.body["content"], p.body["flags"]) for p in posts] == [
+        (f"/api/v10/channels/{DM_CHANNEL}/messages", LINK, SUPPRESS_EMBEDS),
+        (f"/api/v10/channels/{GENERAL}/messages", LINK, SUPPRESS_EMBEDS),
+    ]
+    assert posts[1].body["message_reference"]["message_id"] == 1234567890123456789
+    assert posts[1].body["components"], "the buttons went with it"
+    await logged_in.edit(GENERAL, prompt, f"{LINK}\n\nApproved.")
+    [patch] = discord_api.sent("PATCH")
+    assert patch.path == f"/api/v10/channels/{GENERAL}/messages/{prompt}"
+    assert patch.body["components"] == [] and "flags" not in patch.body
+    assert discord_api.messages[prompt]["flags"] == SUPPRESS_EMBEDS
+    assert discord_api.messages[plain]["flags"] == SUPPRESS_EMBEDS
+
+
+async def test_the_real_client_lets_discord_preview_links_when_told(
+    logged_in: DiscordPyGateway, discord_api: FakeDiscordAPI
+) -> None:
+    """suppress_embeds=False (the owner turned link previews on): the POST carries no
+    flags, so Discord shows its embeds."""
+    await logged_in.send(DM_CHANNEL, LINK, None, None, suppress_embeds=False)
+    [post] = discord_api.sent("POST")
+    assert post.body["content"] == LINK and "flags" not in post.body
