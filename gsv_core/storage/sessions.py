@@ -107,10 +107,12 @@ def _append(conn: sqlite3.Connection, key: str, messages: list[dict[str, Any]]) 
     )
 
 
-# a session somebody used: it holds messages, was reset, or was changed since its row was
-# made (a first session.get only reserves the row, fixing the id: agent/manager.py)
+# a session somebody used: it holds messages, was reset, labelled, given settings, or
+# changed since its row was made (a first session.get only reserves the row, fixing the
+# id: agent/manager.py)
 _IN_USE = (
-    "(updated_at > created_at OR previous_session_ids != '[]' OR EXISTS "
+    "(updated_at > created_at OR previous_session_ids != '[]' OR label IS NOT NULL "
+    "OR settings != '{}' OR EXISTS "
     "(SELECT 1 FROM messages WHERE messages.session_key = sessions.session_key))"
 )
 
