@@ -22,6 +22,7 @@ from typing import Annotated, NamedTuple
 import typer
 
 from gsv_cli.apps import plain_app
+from gsv_cli.global_options import after_command, declared_in, hoist
 from gsv_cli.state import CliState
 
 
@@ -219,12 +220,15 @@ def main() -> None:
     instruction = os.environ.get(COMPLETE_VAR)
     if instruction:
         _complete_first_word(instruction)
-    only = invoked(sys.argv[1:])
+    args = sys.argv[1:]
+    only = invoked(args)
+    if not instruction and after_command(args):  # `gsv config get model --json`
+        args = hoist(args, declared_in(build_app(only)))
     # completion needs the root's completion options: adding them registers typer's formats
-    plain = only is not None and not instruction and plain_root(sys.argv[1:])
+    plain = only is not None and not instruction and plain_root(args)
     # a fixed prog name keeps `python -m gsv_cli` and the completion variable (_GSV_COMPLETE)
     # identical to the installed `gsv` script
-    build_app(only, plain)(prog_name="gsv")
+    build_app(only, plain)(args=args, prog_name="gsv")
 
 
 def _complete_first_word(instruction: str) -> None:
