@@ -89,15 +89,22 @@ def down(
     """Stop the gateway and node that `gsv up` started (nothing else)."""
     from gsv_core.service import background
 
+    recorded = background.read_state(STATE) or {}
     started = _load_started()
     background.state_file(STATE).unlink(missing_ok=True)
     if not started:
         output.write_text("nothing to stop: gsv up has not started anything that still runs\n")
-        return
     for name in ("node", "gateway"):  # the node first: it would only reconnect in vain
         if name in started:
             pid = background.stop(name, timeout=timeout)
             output.write_text(f"stopped {name} (pid {pid})\n")
+        elif name in recorded and (running := background.running_pid(name)) is not None:
+            # up started one, and something restarted it since (gsv gateway start): not up's
+            output.print_hint(
+                f"left the {name} running (pid {running}): it is not the one gsv up started "
+                f"(that one was replaced, e.g. by `gsv {name} start`); stop it with "
+                f"`gsv {name} stop`"
+            )
 
 
 # -- gateway -----------------------------------------------------------------------------

@@ -164,3 +164,23 @@ def test_up_beside_another_homes_gateway_says_so_and_port_starts_this_homes(
 def test_a_url_without_a_scheme_gets_the_ws_url_it_means() -> None:
     bare = gsv_process("--url", "127.0.0.1:8787", "status")
     assert bare.returncode == 1 and "did you mean ws://127.0.0.1:8787/ws" in bare.stderr
+
+
+def test_down_says_what_it_leaves_when_the_gateway_was_restarted_since_up(
+    url: str, tmp_path: Path
+) -> None:
+    """Issue 40.4: after `gsv gateway start` replaced up's gateway, down stops up's node,
+    and says the gateway it leaves running, why, and how to stop it (not a silent exit)."""
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    assert (
+        gsv_process("--url", url, "up", "--no-chat", "--workspace", str(workspace)).returncode == 0
+    )
+    assert gsv_process("--url", url, "gateway", "stop").returncode == 0
+    port = url.split(":")[2].split("/")[0]
+    restarted = gsv_process("--url", url, "gateway", "start", "--port", port)
+    assert restarted.returncode == 0, restarted.stderr
+    down = gsv_process("down")
+    said = " ".join(down.stderr.split())
+    assert "left the gateway running" in said and "gsv gateway stop" in said
+    assert probe_health(url) == {"status": "healthy"}
