@@ -385,7 +385,7 @@ def get_secret(name: str) -> str | None:
 def stored_secret(name: str) -> str | None:
     """The secret as the store keeps it (keyring, else the 0600 file), without the
     environment override or a legacy config.toml value: for the gateway, whose config
-    refers to entries it wrote there itself (gsv_core.config_secrets)."""
+    refers to entries it wrote there itself (gsv_core.config.secrets)."""
     return _keyring_get(name) or _file_secret(name)
 
 

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from gsv_core import config_secrets as cs
 from gsv_core.config import GsvConfig
-from gsv_core.config_mask import is_secret_key, mask_secrets
+from gsv_core.config import secrets as cs
+from gsv_core.config.mask import is_secret_key, mask_secrets
 from gsv_core.errors import InvalidParams
 
 # every secret-bearing key the issue names, as config.set paths

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from gsv_core.config import DEFAULTS
-from gsv_core.config_tree import deep_merge
+from gsv_core.config.tree import deep_merge
 from gsv_core.errors import InvalidParams
 from gsv_core.routing import (
     CLI_SESSION_KEY,

@@ -25,7 +25,7 @@ def _pairs(values: list[str], option: str, kind: str) -> dict[str, str]:
     """`K=V` options as a dict; a bare `K` takes its value from this shell's environment
     (so a credential need not be typed on the command line, where shell history and `ps`
     keep it); BadParameter for a bare `K` that is not set."""
-    from gsv_core.config_mcp import looks_mcp_secret
+    from gsv_core.config.mcp import looks_mcp_secret
 
     pairs: dict[str, str] = {}
     for value in values:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from gsv_core.approval.modes import mode_report
-from gsv_core.config_secrets import plaintext_paths
+from gsv_core.config.secrets import plaintext_paths
 from gsv_core.gateway.listening import Listening
 from gsv_core.localconfig import generate_token
 from gsv_core.protocol.sandbox_info import unsandboxed_fix, unsandboxed_problem

@@ -3,7 +3,7 @@
 Writes are serialised (one at a time) so two concurrent `config.set` calls cannot lose
 each other's change; the new overrides are on disk before the caller is answered.
 
-Secrets never reach the database (gsv_core.config_secrets): a write puts each secret in
+Secrets never reach the database (gsv_core.config.secrets): a write puts each secret in
 the secret store first, then the row with its marker; a removed secret key is deleted
 from the store after the row. The store can block, so it is read once at load (values
 kept in memory) and written from a thread. A database left by an older gsv with
@@ -18,9 +18,9 @@ from collections.abc import Callable
 from typing import Any
 
 from gsv_core import config as cfg
-from gsv_core import config_secrets as secrets
-from gsv_core.config_mask import mask_secrets
-from gsv_core.config_tree import get_path, split_path
+from gsv_core.config import secrets as secrets
+from gsv_core.config.mask import mask_secrets
+from gsv_core.config.tree import get_path, split_path
 from gsv_core.errors import Conflict
 from gsv_core.storage.config_store import ConfigStore
 from gsv_core.storage.secret_store import LocalSecretStore, SecretStore

@@ -15,7 +15,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gsv_core.config import HeartbeatConfig, explain_error
+from gsv_core.config import HeartbeatConfig
+from gsv_core.config.explain import explain
 from gsv_core.errors import InvalidParams
 from gsv_core.heartbeat.active_hours import ActiveHours, parse_active_hours
 from gsv_core.heartbeat.duration import parse_duration
@@ -94,6 +95,5 @@ def _checked(merged: dict[str, Any], field: str) -> HeartbeatConfig:
     try:
         return HeartbeatConfig.model_validate(merged)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise InvalidParams(f"{field}.{where}: {explain_error(err)}") from None
+        where, message = explain(exc.errors(), HeartbeatConfig, f"{field}.")
+        raise InvalidParams(f"{where}: {message}") from None

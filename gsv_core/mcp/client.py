@@ -15,7 +15,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-from gsv_core.config_mcp import McpServerConfig
+from gsv_core.config.mcp import McpServerConfig
 from gsv_core.errors import TimedOut, ToolFailed, Unavailable
 from gsv_core.extras import missing_extra
 from gsv_core.mcp.results import tool_result

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gsv_core.config_mcp import McpServerConfig
+from gsv_core.config.mcp import McpServerConfig
 from gsv_core.errors import GsvError, NotFound, Unavailable
 from gsv_core.mcp.client import PING_INTERVAL, McpConnection
 from gsv_core.mcp.names import offered_name, split_name

@@ -8,7 +8,7 @@ reply went out) or `dropped` (refused by policy, a duplicate...). After a restar
 entry not yet answered or dropped is taken up again.
 
 An account's call-time config (`channel.start` params) may carry its tokens: those go to
-the secret store like the gateway config's (gsv_core.config_secrets), named
+the secret store like the gateway config's (gsv_core.config.secrets), named
 `channel.<channel>.<account>.<key>`; the row keeps markers.
 """
 
@@ -21,7 +21,7 @@ import sqlite3
 from dataclasses import dataclass, replace
 from typing import Any
 
-from gsv_core import config_secrets as secrets
+from gsv_core.config import secrets as secrets
 from gsv_core.storage.db import Database
 from gsv_core.storage.secret_store import LocalSecretStore, SecretStore
 

@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from gsv_core.client import GatewayClient
-from gsv_core.config_mask import mask_secrets
+from gsv_core.config.mask import mask_secrets
 from gsv_core.gateway.server import RunningGateway
 from tests.agent.conftest import EventLog, send
 from tests.fakes.provider import FakeProvider, call

@@ -209,7 +209,7 @@ def test_secret_key_names_are_recognised_without_catching_token_counts(
     name: str, secret: bool
 ) -> None:
     """Credentials are masked; token counts such as compaction.reserveTokens are not."""
-    from gsv_core.config_mask import is_secret_key
+    from gsv_core.config.mask import is_secret_key
 
     assert is_secret_key(name) is secret
 

@@ -62,7 +62,7 @@ async def test_credentials_in_env_and_headers_live_in_the_secret_store_and_read_
     await client.call("mcp.add", {"name": "web", "url": http_server.url,
                                   "headers": {"Authorization": "Bearer abc-456"}})  # fmt: skip
     servers = {s["name"]: s for s in (await client.call("mcp.list"))["servers"]}
-    # every env value reads masked, credential-looking or not (config_mask.mask_secrets)
+    # every env value reads masked, credential-looking or not (config.mask.mask_secrets)
     assert servers["toy"]["config"]["env"] == {"API_TOKEN": "***", "MODE": "***"}
     assert servers["web"]["config"]["headers"] == {"Authorization": "***"}
     assert servers["web"]["state"] == "ready" and servers["web"]["transport"] == "http"

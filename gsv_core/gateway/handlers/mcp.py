@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from gsv_core.approval.policy import ApprovalPolicy, CallFacts
 from gsv_core.approval.protected import Protected
-from gsv_core.config_mcp import McpServerConfig
+from gsv_core.config.mcp import McpServerConfig
 from gsv_core.errors import Conflict, NotFound, Unavailable
 from gsv_core.gateway.handlers.routes import add_routes
 from gsv_core.mcp.client import sdk_missing

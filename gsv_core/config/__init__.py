@@ -28,9 +28,10 @@ from pydantic import (
     field_validator,
 )
 
-from gsv_core.config_mask import keep_masked
-from gsv_core.config_mcp import McpConfig
-from gsv_core.config_tree import deep_merge, get_path, put_path, remove_path, split_path
+from gsv_core.config.explain import explain, field_of
+from gsv_core.config.mask import keep_masked
+from gsv_core.config.mcp import McpConfig
+from gsv_core.config.tree import deep_merge, get_path, put_path, remove_path, split_path
 from gsv_core.errors import InvalidParams
 
 
@@ -412,28 +413,17 @@ def effective_config(overrides: dict[str, Any]) -> dict[str, Any]:
 
 
 def validate_config(config: dict[str, Any]) -> GsvConfig:
-    """Validate an effective config; InvalidParams names the first bad field."""
+    """Validate an effective config; InvalidParams names the first bad key, what it
+    expects and an example (gsv_core/config/explain.py)."""
     try:
         return GsvConfig.model_validate(config)
     except ValidationError as exc:
-        problems = [
-            {"field": ".".join(str(p) for p in err["loc"]), "message": explain_error(err)}
-            for err in exc.errors()
-        ]
-        first = problems[0]
+        errors = exc.errors()
+        field, message = explain(errors, GsvConfig)
+        problems = [{"field": field_of(err), "message": str(err["msg"])} for err in errors]
         raise InvalidParams(
-            f"invalid config value for {first['field']}: {first['message']}",
-            details={"errors": problems},
+            f"invalid config value for {field}: {message}", details={"errors": problems}
         ) from None
-
-
-def explain_error(err: Any) -> str:
-    """One pydantic error of a config model in words a person reads."""
-    if err["type"] == "extra_forbidden":
-        return "unknown config key"
-    if err["type"] == "value_error":  # our own validators' words, without pydantic's prefix
-        return str(err["ctx"]["error"])
-    return str(err["msg"])
 
 
 def agent_entry(config: dict[str, Any], agent_id: str) -> dict[str, Any]:

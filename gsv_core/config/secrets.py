@@ -1,7 +1,7 @@
 """Which gateway config values are secrets, and the markers the database keeps instead.
 
 A secret value (every `apiKeys.*`, `auth.token`, channel tokens and app secrets,
-`providers.*.apiKey`: whatever `config_mask.is_secret_key` says, the same rule masking uses)
+`providers.*.apiKey`: whatever `config.mask.is_secret_key` says, the same rule masking uses)
 lives in the local secret store; the database row holds `{"$secret": "<name>"}` in its
 place. Names: `auth.token` is `gateway.token`, the entry the CLI and a local node read,
 so the owner's token is shared with no typing; any other path is `config.<path>`.
@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gsv_core.config_mask import is_secret_key
+from gsv_core.config.mask import is_secret_key
 from gsv_core.errors import InvalidParams
 
 MARKER_KEY = "$secret"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gsv_core.config_mcp import is_mcp_args, is_mcp_opaque, looks_mcp_secret, mask_args
+from gsv_core.config.mcp import is_mcp_args, is_mcp_opaque, looks_mcp_secret, mask_args
 from gsv_core.secret_names import looks_secret, mask_url_credentials
 
 MASK = "***"
