@@ -82,6 +82,11 @@ def print_table(columns: list[str], rows: list[list[str]], empty: str = "(none)"
     out().print(table)
 
 
+def count(n: int, what: str) -> str:
+    """`1 model`, `3 models`: a number and its noun, in the right number."""
+    return f"{n} {what}{'' if n == 1 else 's'}"
+
+
 def when(epoch_ms: int | None) -> str:
     """An epoch-ms timestamp as local `YYYY-MM-DD HH:MM:SS`, or "-"."""
     if not epoch_ms:

@@ -87,7 +87,7 @@ def _gateway_checks(state: CliState) -> list[Check]:
 def _model(model: dict[str, Any]) -> Check:
     name = f"{model['provider']}/{model['id']}"
     if model["ready"]:
-        return Check("model", True, f"{name}, key set")
+        return Check("model", True, f"{name}, ready")
     return Check("model", False, f"{name} cannot be used", str(model.get("problem")))
 
 

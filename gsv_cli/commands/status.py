@@ -62,8 +62,8 @@ def render(url: str, found: dict[str, Any]) -> str:
         *_unsandboxed(found["nodes"]),
         _channels(found["channels"]),
         _cron(found["cron"]),
-        f"waiting   {_count(found['pendingApprovals'], 'approval')}, "
-        f"{_count(found['pendingPairings'], 'pairing request')}",
+        f"waiting   {output.count(found['pendingApprovals'], 'approval')}, "
+        f"{output.count(found['pendingPairings'], 'pairing request')}",
     ]
     if found.get("budget"):  # a gateway older than budgets has none
         lines.append(_budget(found["budget"]))
@@ -141,16 +141,12 @@ def _listed(
 
 
 def _cron(cron: dict[str, Any]) -> str:
-    text = f"cron      {_count(cron['count'], 'job')}, {cron['dueCount']} due"
+    text = f"cron      {output.count(cron['count'], 'job')}, {cron['dueCount']} due"
     if not cron.get("enabled", True):
         text += " (cron is disabled)"
     if cron.get("nextRunAtMs"):
         text += f", next {output.when(cron['nextRunAtMs'])}"
     return text
-
-
-def _count(n: int, what: str) -> str:
-    return f"{n} {what}{'' if n == 1 else 's'}"
 
 
 def _since(started_ms: int) -> str:

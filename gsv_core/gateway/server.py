@@ -105,7 +105,7 @@ async def serve(
     """Build a gateway and serve it until the block exits."""
     gateway = await build_gateway(config.database, config.provider_factory, config.now_ms)
     front = HttpFront(gateway)  # webhooks (POST /channels/{name}/webhook) on this port
-    pages = WebAssets(config.web_root or PACKAGED_PAGE, f"gsv/{gateway.version}")
+    pages = WebAssets(config.web_root or PACKAGED_PAGE)
     web = WebFront(pages, gateway.auth, _origins_setting(gateway), config.tls is not None)
     try:
         _check_exposure(host, config)

@@ -39,13 +39,13 @@ _TYPES = {".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css
 MAX_ASSET_BYTES = 2 * 1024 * 1024  # a file larger than this is not part of the page
 
 
-def security_headers(server_header: str, host: str = "") -> Headers:
+def security_headers(host: str = "") -> Headers:
     """Headers every web answer carries (pages, assets, sign-in redirects and errors);
-    `host` is the request's Host, trusted only in the shape of a host name and port."""
+    `host` is the request's Host, trusted only in the shape of a host name and port.
+    (`Server` is websockets' to add: serve(server_header=...) puts it on every answer.)"""
     sockets = f" ws://{host} wss://{host}" if _HOST.match(host) else ""
     return Headers(
         {
-            "Server": server_header,
             "Content-Security-Policy": CSP.format(sockets=sockets),
             "X-Content-Type-Options": "nosniff",
             "Referrer-Policy": "no-referrer",
@@ -92,9 +92,8 @@ def _content_type(path: Path) -> str:
 class WebAssets:
     """Answers `GET /` and `GET /assets/...` from the table `load_assets` built."""
 
-    def __init__(self, root: Path, server_header: str) -> None:
+    def __init__(self, root: Path) -> None:
         self.table = load_assets(root)
-        self.server_header = server_header
 
     def wants(self, path: str) -> bool:
         return path == "/" or path.startswith(ASSETS_PREFIX)
@@ -104,7 +103,7 @@ class WebAssets:
         asset = self.table.get(name)
         if asset is None:
             return self.error(404, "Not found")
-        headers = security_headers(self.server_header, request.headers.get("Host", ""))
+        headers = security_headers(request.headers.get("Host", ""))
         headers["Cache-Control"] = "no-cache"
         headers["ETag"] = asset.etag
         headers["Vary"] = "Accept-Encoding"
@@ -121,7 +120,7 @@ class WebAssets:
     def error(self, status: int, message: str, hint: str = "") -> Response:
         """A small plain page (text, never markup built from the request)."""
         body = (message + ("\n\n" + hint if hint else "") + "\n").encode()
-        headers = security_headers(self.server_header)
+        headers = security_headers()
         headers["Content-Type"] = "text/plain; charset=utf-8"
         headers["Content-Length"] = str(len(body))
         headers["Cache-Control"] = "no-store"

@@ -99,7 +99,7 @@ async def sign_in(
     except (Unauthorized, RateLimited) as exc:
         status = 429 if isinstance(exc, RateLimited) else 401
         return pages.error(status, str(exc.message))
-    headers = security_headers(pages.server_header)
+    headers = security_headers()
     headers["Location"] = "/"
     for cookie in session_cookies(redeemed.token, secure):
         headers["Set-Cookie"] = cookie  # websockets' Headers adds one header per value

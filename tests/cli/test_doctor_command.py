@@ -78,7 +78,7 @@ def test_a_healthy_setup_passes(healthy: tuple[RunningGateway, FakeLLMServer]) -
         assert len(failing) == 1 and "node doc's commands are not sandboxed" in failing[0]
     for line in ("gateway", "token", "model", "provider", "test call", "nodes", "database"):
         assert any(row.startswith(f"ok    {line}") for row in rows), line
-    assert "local/fake-small, key set" in result.stdout and "online: doc" in result.stdout
+    assert "local/fake-small, ready" in result.stdout and "online: doc" in result.stdout
 
 
 def test_each_broken_piece_is_named_with_its_fix(

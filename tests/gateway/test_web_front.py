@@ -332,3 +332,16 @@ async def test_a_refused_origin_never_reaches_connect(gw: RunningGateway) -> Non
     with pytest.raises(InvalidStatus) as refused:
         await connect(gw.url, additional_headers={"Cookie": cookie}, origin="http://evil.example")  # type: ignore[arg-type]
     assert refused.value.response.status_code == 403
+
+
+@pytest.mark.parametrize("path", ["/", "/health", "/auth?code=wrong", "/no-such-file.js"])
+async def test_every_answer_says_server_once(gw: RunningGateway, path: str) -> None:
+    """One `Server: gsv/<version>` per answer (issue 40.8: pages said it twice)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", gw.port)
+    writer.write(
+        f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{gw.port}\r\nConnection: close\r\n\r\n".encode()
+    )
+    raw = await asyncio.wait_for(reader.read(), 30)
+    writer.close()
+    head = raw.partition(b"\r\n\r\n")[0].lower()
+    assert head.count(b"\r\nserver: gsv/") == 1, head

@@ -13,6 +13,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from gsv_cli import output
 from gsv_cli.safe_text import plain_content
 from gsv_cli.tui.model_calls import list_models
 from gsv_cli.tui.widgets.model_list import ModelList
@@ -56,7 +57,9 @@ class ModelPicker(ModalScreen[str | None]):
             return
         self.query_one(ModelList).set_models(models, self.current, self.current)
         if models:
-            self.status_line.update(plain_content(f"{len(models)} models · ● in use now"))
+            self.status_line.update(
+                plain_content(f"{output.count(len(models), 'model')} · ● in use now")
+            )
         else:
             self.status_line.update(plain_content(f"{self.provider} offers no models."))
 

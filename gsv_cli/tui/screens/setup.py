@@ -20,6 +20,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from gsv_cli import output
 from gsv_cli.provider_setup import KEYED, OLLAMA_URL, default_model, ollama_running
 from gsv_cli.safe_text import plain_content
 from gsv_cli.tui import model_calls
@@ -160,7 +161,7 @@ class SetupScreen(ModalScreen[str | None]):
             return
         self._show_step("model")
         self.query_one(ModelList).set_models(models, default_model(models), None)
-        self.say(f"{len(models)} models offered.")
+        self.say(f"{output.count(len(models), 'model')} offered.")
 
     def _retry_hint(self) -> str:
         if self.step == "provider":  # Ollama: nothing was typed, nothing to fix here
