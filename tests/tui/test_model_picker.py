@@ -116,7 +116,7 @@ async def test_a_provider_with_no_models_says_so(
 async def test_one_model_is_one_model(real_gw: RunningGateway, llm: FakeLLMServer) -> None:
     """The picker's count reads "1 model", not "1 models" (issue 40.8)."""
     llm.models = ["fake-small"]
-    async with open_chat(real_gw, fake_model(llm.openai_base_url, "fake-small")) as (app, pilot):
+    async with open_chat(real_gw, fake_model(llm.openai_base_url, "fake-small")) as (_app, pilot):
         picker = await open_picker(pilot)
         await wait_until(pilot, lambda: len(listed(picker)) == 1, "the model")
         assert str(picker.status_line.render()).startswith("1 model ·")
