@@ -90,18 +90,19 @@ def _settings(
     }
 
 
-def refuse_unsafe_workspace(workspace: Path) -> None:
+def refuse_unsafe_workspace(workspace: Path, command: str = "gsv node run") -> None:
     """Refuse a workspace that is the home directory or `/`: relative paths would land
     among the login profile, ssh keys and settings, and every file the agent writes
-    inside the workspace is written without asking (docs/approvals.md)."""
+    inside the workspace is written without asking (docs/approvals.md). The hint names
+    the `command` that was run."""
     home = Path.home().resolve()
     if workspace in (home, Path(workspace.anchor)):
         what = "your home directory" if workspace == home else "the root of the file system"
         output.fail(
             f"workspace {workspace} is {what}: the agent writes files in its workspace "
             "without asking",
-            hint="start the node in a project directory (cd ~/project && gsv node run) or "
-            "choose one with --workspace DIR",
+            hint=f"run it in a project directory (cd ~/project && {command}) or choose one: "
+            f"{command} --workspace DIR",
         )
 
 

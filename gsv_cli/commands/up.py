@@ -61,7 +61,7 @@ def up(
     directory = (workspace or Path.cwd()).expanduser().resolve()
     if not directory.is_dir():
         output.fail(f"workspace {directory} is not a directory")
-    refuse_unsafe_workspace(directory)  # before anything starts, not at the node step
+    refuse_unsafe_workspace(directory, "gsv up")  # before anything starts, not at the node step
     started = _load_started()
     _ensure_gateway(ctx, state, started)
     _ensure_node(ctx, state, directory, started)

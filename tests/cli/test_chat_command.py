@@ -90,3 +90,18 @@ def test_no_gateway_exits_3() -> None:
     """Nothing listening: the hint to start the gateway, exit 3."""
     result = gsv("ws://127.0.0.1:9/ws", "chat", "hi")
     assert result.exit_code == 3 and "gsv gateway run" in result.stderr
+
+
+def test_a_piped_message_needs_no_dash(live: RunningGateway, fake: FakeProvider) -> None:
+    """`echo hi | gsv chat`: stdin is not a terminal and no message is given, so the
+    message is what the pipe holds (issue 40.8), as `llm` does."""
+    import subprocess
+    import sys
+
+    from tests.threaded import owner_env
+
+    done = subprocess.run([sys.executable, "-m", "gsv_cli", "--url", live.url, "chat"],
+                          input="hi from echo\n", capture_output=True, text=True, timeout=120,
+                          env=owner_env(live))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert fake.requests[-1].messages[-1]["content"] == "hi from echo"

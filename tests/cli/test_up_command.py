@@ -127,7 +127,7 @@ def test_up_from_the_home_directory_starts_nothing_and_says_what_to_do() -> None
     before the gateway starts, with how to choose a workspace."""
     done = gsv_process("up", "--no-chat", "--workspace", str(Path.home()))
     assert done.returncode == 1 and "is your home directory" in done.stderr
-    assert "--workspace DIR" in done.stderr
+    assert "gsv up --workspace DIR" in " ".join(done.stderr.split())
     assert background.running_pid("gateway") is None
 
 
