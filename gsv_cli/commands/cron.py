@@ -355,10 +355,10 @@ def runs(
     if ctx.obj.wants_json(json_output):
         output.print_json(result)
         return
-    rows = [[str(r["id"]), r["jobId"], output.when(r["ts"]), *_result_row(r)[1:]]
-            for r in result["runs"]]  # fmt: skip
-    output.print_table(["run", "job", "when", "status", "took", "summary / error"], rows,
-                       empty="no runs yet")  # fmt: skip
+    rows = [[str(r["id"]), r["jobId"], output.when(r["ts"]), *_result_row(r)[1:],
+             r.get("reply") or ""] for r in result["runs"]]  # fmt: skip
+    columns = ["run", "job", "when", "status", "took", "summary / error", "reply"]
+    output.print_table(columns, rows, empty="no runs yet")
 
 
 def _full_id(state: CliState, given: str) -> str:

@@ -80,6 +80,8 @@ class RunOutcome:
     status: str  # ok | error | skipped | budget (held back by a budget: runs later)
     summary: str | None = None
     error: str | None = None
+    # where the reply went: `delivered to telegram:42`, or `kept in <session>` and why
+    reply: str | None = None
 
 
 def run_session_key(job: CronJob, run_id: str, routing: RoutingSettings) -> str:
@@ -161,6 +163,15 @@ def delivery_note(context: dict[str, Any]) -> str:
     )
 
 
+def reply_went(context: dict[str, Any], key: str) -> str:
+    """Where a run's reply goes, in words (`gsv cron runs` shows it)."""
+    if "channel" in context:
+        return f"delivered to {context['channel']}:{context['peer'].get('id', '?')}"
+    if context.get("deliver", {}).get("deliver"):
+        return f"kept in {key}: no channel conversation to deliver to yet"
+    return f"kept in {key} (not delivered: give the job --deliver, or --channel and --to)"
+
+
 def summary_of(message: dict[str, Any]) -> str:
     text = " ".join(text_of(message).split())
     return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1].rstrip() + "…"
@@ -191,9 +202,10 @@ async def execute(
     except GsvError as exc:
         return RunOutcome("error", error=exc.message)
     failed = actor.unrecovered_tools(sent.run_id)
+    went = reply_went(context, key)
     if failed:
-        return RunOutcome("error", summary=summary_of(final), error=tools_failed(failed))
-    return RunOutcome("ok", summary=summary_of(final))
+        return RunOutcome("error", summary_of(final), tools_failed(failed), went)
+    return RunOutcome("ok", summary=summary_of(final), reply=went)
 
 
 def tools_failed(failed: dict[str, str]) -> str:

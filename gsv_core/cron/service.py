@@ -460,6 +460,8 @@ def _outcome_fields(outcome: RunOutcome) -> dict[str, Any]:
         fields["error"] = outcome.error
     if outcome.summary is not None:
         fields["summary"] = outcome.summary
+    if outcome.reply is not None:
+        fields["reply"] = outcome.reply
     return fields
 
 

@@ -119,3 +119,22 @@ async def test_with_no_channel_yet_a_delivered_task_still_runs(
     fake.enqueue("Still nobody.")
     await run_now(client, task_job("only-to", to="u9"))
     assert "delivered automatically" not in last_prompt(fake)
+
+
+async def test_each_run_says_where_its_reply_went(
+    gw: RunningGateway, client: GatewayClient, fake: FakeProvider
+) -> None:
+    """Issue 40.8: a task without --deliver keeps its reply in its own session and its run
+    says so (and how to deliver it); a delivered one names the peer; `gsv cron runs`
+    shows both."""
+    await channel_talked(gw, client, fake)
+    for name, spec in (("quiet", {"mode": "task", "message": "note"}),
+                       ("loud", {"mode": "task", "message": "tell", "deliver": True})):  # fmt: skip
+        fake.enqueue(f"{name} reply")
+        job = {"name": name, "schedule": {"kind": "every", "everyMs": 3_600_000}, "spec": spec}
+        added = (await client.call("cron.add", job))["job"]
+        await client.call("cron.run", {"id": added["id"], "mode": "force"})
+    runs = {r["summary"]: r for r in (await client.call("cron.runs", {}))["runs"]}
+    assert runs["quiet reply"]["reply"].startswith("kept in ")
+    assert "--deliver" in runs["quiet reply"]["reply"]
+    assert runs["loud reply"]["reply"] == "delivered to test:u1"

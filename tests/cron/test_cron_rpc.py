@@ -153,7 +153,9 @@ async def test_a_system_event_goes_into_the_main_session(
     assert result == {"jobId": job["id"], "status": "ok",
                       "summary": "ran in agent:main:main: Inbox is empty.",
                       "durationMs": 0, "nextRunAtMs": START + HOUR,
-                      "sessionKey": "agent:main:main"}  # fmt: skip
+                      "sessionKey": "agent:main:main",
+                      "reply": "kept in agent:main:main: no channel conversation to deliver "
+                               "to yet"}  # fmt: skip
     preview = await client.call("session.preview", {"sessionKey": "agent:main:main"})
     text = str(preview["messages"][0]["content"])
     assert text.startswith('[cron "nudge" · Friday, February 13, 2026 — 6:00 PM UTC]')
