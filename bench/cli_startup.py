@@ -1,11 +1,14 @@
 """How fast the CLI starts: `gsv --help`, each group's `--help` and shell completion (of
 the first word in bash, zsh and fish, and inside a group), against
-`python -c "import typer"` measured in the same run (the floor any typer CLI pays).
+`python -c "import typer"` measured in the same run (the floor any typer CLI pays); then
+every client command that reads from a gateway (a real one, started here), against that
+floor plus one round trip: `import typer`, then a raw websockets connect and one call.
 
     python -m bench.cli_startup [-n RUNS]
 
-Prints the median wall time of each command and its ratio to the baseline (runs
-interleaved, so a machine that slows down slows both). Bounded: at most 50 runs each.
+Prints the median wall time of each command and its ratio to its baseline (runs
+interleaved, so a machine that slows down slows both), and flags a ratio over 3x (the
+target of issue 40.9). Bounded: at most 50 runs each.
 """
 
 from __future__ import annotations
@@ -18,6 +21,22 @@ import sys
 import time
 
 GROUPS = ["sessions", "cron", "nodes", "config", "security", "status", "doctor"]
+# the client commands that read from the gateway (one call, or a few)
+CLIENT = [["status"], ["sessions", "list"], ["cron", "list"], ["cron", "runs"],
+          ["nodes", "list"], ["config", "get", "model"], ["tools", "list"], ["mcp", "list"],
+          ["approvals", "list"], ["approvals", "rules"], ["pairing", "list"],
+          ["channels", "list"], ["skills", "list"], ["usage"], ["heartbeat", "status"],
+          ["web", "list"], ["sessions", "get", "main"], ["workspace", "ls"]]  # fmt: skip
+# a raw round trip, as a CLI command makes one (the client floor's second half)
+ROUND_TRIP = """
+import json, sys, typer
+from websockets.sync.client import connect
+with connect(sys.argv[1], proxy=None, compression=None) as ws:
+    ws.send(json.dumps({"type": "req", "id": "1", "method": "connect", "params": {
+        "minProtocol": 1, "maxProtocol": 1, "auth": {"token": sys.argv[2]},
+        "client": {"id": "bench", "version": "0", "platform": "linux", "mode": "client"}}}))
+    ws.recv()
+"""
 
 
 # completion requests as the scripts in completions/ make them: bash passes the words and
@@ -58,8 +77,35 @@ def main(argv: list[str] | None = None) -> None:
     base = statistics.median(floor)
     print(f"{runs} runs each; baseline `python -c 'import typer'` median {base * 1e3:.0f} ms")
     for name, samples in timings.items():
-        median = statistics.median(samples)
-        print(f"{name:<28} median {median * 1e3:6.0f} ms   {median / base:4.1f}x baseline")
+        report(name, statistics.median(samples), base)
+    clients(runs)
+
+
+def report(name: str, median: float, base: float) -> None:
+    flag = "  OVER 3x" if median / base > 3 else ""
+    print(f"{name:<32} median {median * 1e3:6.0f} ms   {median / base:4.1f}x baseline{flag}")
+
+
+def clients(runs: int) -> None:
+    """The client commands against a real gateway, and their floor."""
+    import tempfile
+
+    from bench._servers import gateway_process
+
+    with tempfile.TemporaryDirectory() as data, gateway_process(data) as (url, token):
+        env = {"GSV_URL": url, "GSV_TOKEN": token, "GSV_HOME": data}
+        gsv = [sys.executable, "-m", "gsv_cli"]
+        floor: list[float] = []
+        timings: dict[str, list[float]] = {" ".join(c): [] for c in CLIENT}
+        for _ in range(runs):
+            for command in CLIENT:
+                floor.append(wall([sys.executable, "-c", ROUND_TRIP, url, token]))
+                timings[" ".join(command)].append(wall([*gsv, *command], env))
+        base = statistics.median(floor)
+        print(f"client commands; baseline `import typer` + one round trip median "
+              f"{base * 1e3:.0f} ms")  # fmt: skip
+        for name, samples in timings.items():
+            report(f"gsv {name}", statistics.median(samples), base)
 
 
 if __name__ == "__main__":
