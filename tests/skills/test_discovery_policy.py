@@ -127,7 +127,7 @@ def test_a_bad_requirement_override_fails_closed(root: Path) -> None:
 
 def test_config_validation_refuses_unknown_entry_keys_and_wrong_types() -> None:
     """skills.entries.<name> is typed: unknown keys and non-boolean `enabled` are 400s."""
-    with pytest.raises(InvalidParams, match="unknown config key"):
+    with pytest.raises(InvalidParams, match=r"skills\.entries\.x\.enable is not a config key"):
         validate_config({"skills": {"entries": {"x": {"enable": False}}}})
     with pytest.raises(InvalidParams, match=r"skills\.entries\.x\.enabled"):
         validate_config({"skills": {"entries": {"x": {"enabled": "no"}}}})
