@@ -99,8 +99,15 @@ async def test_set_up_a_provider_and_chat_with_it(
         save = screen.query_one("#setup-save", Button)
         await wait_until(pilot, lambda: save.display, "the test call's answer")
         assert "✓ custom/llama3.1:8b answered in" in status_of(screen)
-        assert status_of(screen).endswith(": OK")
-        await pilot.press("enter")  # Save has the focus
+        assert ": OK\nEnter: save and use it" in status_of(screen)
+        # Save has the focus, and looks it (issue 40.8): a border of its own when focused
+        assert app.focused is save
+        focused_border = save.styles.border_top
+        await pilot.press("shift+tab")
+        assert app.focused is not save and save.styles.border_top != focused_border
+        await pilot.press("tab")
+        assert app.focused is save
+        await pilot.press("enter")
         await wait_until(pilot, lambda: app.status.model == "custom/llama3.1:8b", "the header")
         assert not app.query(".notice.-setup"), "the hint is gone"
         await type_and_send(pilot, "hi")

@@ -184,7 +184,11 @@ class SetupScreen(ModalScreen[str | None]):
             self.say(f"The test call failed: {exc.message}\nPick another model.", "error")
             return
         self.tested = model
-        self.say(f"✓ {name}/{model} answered in {answer.ms} ms: {answer.reply[:200]}", "ok")
+        self.say(
+            f"✓ {name}/{model} answered in {answer.ms} ms: {answer.reply[:200]}\n"
+            "Enter: save and use it (Shift+Tab: back to the list)",
+            "ok",
+        )
         save = self.query_one("#setup-save", Button)
         save.display = True
         save.focus()
