@@ -63,6 +63,8 @@ def _expects(err: Mapping[str, Any]) -> tuple[str, str] | None:
     kind, ctx = err["type"], err.get("ctx") or {}
     if kind.startswith(("float", "int", "decimal")) or kind in _NUMBER_ERRORS:
         bounds = _bounds(kind, ctx)
+        if kind.startswith("int"):  # "5s" or 2.5 for timeoutMs: say it takes no unit
+            return f"a whole number{bounds}", str(ctx.get("ge", ctx.get("gt", 5)))
         return f"a number{bounds}", str(ctx.get("ge", ctx.get("gt", 5)))
     if kind.startswith("bool"):
         return "true or false", "true"

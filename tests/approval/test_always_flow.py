@@ -111,7 +111,7 @@ async def test_an_unanswered_approval_names_the_command_and_the_allow_line(
         ("toolApproval.mode", "strict", "allowlist"),
         ("toolApproval.mode", 1, "allowlist"),
         ("toolApproval.timeoutMs", 10, "1000"),
-        ("toolApproval.timeoutMs", "5s", "integer"),
+        ("toolApproval.timeoutMs", "5s", "expects a whole number"),
         ("toolApproval.maxCommandBytes", 0, "1024"),
         ("toolApproval.allow", ["rm $(x)"], "cannot read"),
         ("toolApproval.allow", "git commit", "list"),
