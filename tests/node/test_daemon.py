@@ -19,16 +19,8 @@ from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
 from gsv_core.node.daemon import NodeDaemon, NodeSettings, default_node_id
 from gsv_core.node.logtail import tail_lines
 from tests.fakes.tcp_proxy import freezable_proxy
+from tests.waiting import until
 from tests.wire import credential, owner_token
-
-
-async def until(predicate: Any, what: str, tries: int = 500) -> None:
-    """Poll a condition on the event loop (bounded); fail with `what` if it never holds."""
-    for _ in range(tries):
-        if predicate():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @asynccontextmanager
