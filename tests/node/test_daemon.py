@@ -248,7 +248,8 @@ async def test_a_call_the_gateway_gives_up_on_is_stopped_on_the_node(
         GatewayClient(gateway.url, token=gateway.token) as client,
     ):
         await node_online(gateway)
-        await client.call("config.set", {"path": "timeouts.toolMs", "value": 1000})
+        # 3 s, not less: the command must start (and write its pid) before the deadline
+        await client.call("config.set", {"path": "timeouts.toolMs", "value": 3000})
         command = f"echo $$ > {pid_file}; exec sleep 60"
         with pytest.raises(TimedOut):
             await client.call("tool.invoke", {"tool": "n1__Bash", "args": {"command": command}})
