@@ -13,6 +13,7 @@ import pytest
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
 from tests.fakes.provider import FakeProvider
+from tests.waiting import WAIT
 
 KEY = "agent:main:main"
 
@@ -54,7 +55,7 @@ class EventLog:
     def states(self, run_id: str) -> list[str]:
         return [p["state"] for p in self.of_run(run_id)]
 
-    async def wait(self, predicate: Any, what: str, timeout: float = 20) -> None:
+    async def wait(self, predicate: Any, what: str, timeout: float = WAIT) -> None:
         try:
             async with asyncio.timeout(timeout):
                 while not predicate():

@@ -11,12 +11,14 @@ import zlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from gsv_core.client import Backoff, GatewayClient
 from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
 from gsv_core.node.daemon import NodeDaemon, NodeSettings
 from tests.agent.conftest import KEY, EventLog, send
 from tests.fakes.provider import FakeProvider, call
+from tests.waiting import until
 
 
 @asynccontextmanager
@@ -33,10 +35,7 @@ async def node(
     daemon = NodeDaemon(settings)
     stop = asyncio.Event()
     task = asyncio.create_task(daemon.run(stop))
-    for _ in range(500):
-        if node_id in gw.gateway.nodes.online_ids():
-            break
-        await asyncio.sleep(0.01)
+    await until(lambda: node_id in gw.gateway.nodes.online_ids(), f"node {node_id} online")
     try:
         yield daemon
     finally:
@@ -170,15 +169,14 @@ async def test_an_interrupted_run_is_closed_and_the_queue_goes_on_after_a_restar
     fake.enqueue("answer to second")
     async with serve(config, port=0) as gw:
         store = gw.gateway.sessions.store
-        for _ in range(500):
+
+        async def answered() -> list[dict[str, Any]] | None:
             messages = await store.messages(KEY)
-            if (
-                messages
-                and messages[-1].get("role") == "assistant"
-                and messages[-1].get("stopReason") != "error"
-            ):
-                break
-            await asyncio.sleep(0.01)
+            last = messages[-1] if messages else {}
+            done = last.get("role") == "assistant" and last.get("stopReason") != "error"
+            return messages if done else None
+
+        messages = await until(answered, "the queued message's answer after the restart")
     roles = [(m["role"], m.get("stopReason")) for m in messages]
     assert roles == [("user", None), ("assistant", "error"), ("user", None), ("assistant", "stop")]
     assert "gateway restarted" in messages[1]["errorMessage"]

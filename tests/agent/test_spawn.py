@@ -12,6 +12,7 @@ from typing import Any
 from gsv_core.client import GatewayClient
 from tests.agent.conftest import EventLog, send
 from tests.fakes.provider import FakeProvider, call
+from tests.waiting import until
 
 SPAWN = "gsv__Spawn"
 
@@ -23,12 +24,6 @@ def results(fake: FakeProvider, index: int) -> list[dict[str, Any]]:
 def payload(result: dict[str, Any]) -> dict[str, Any]:
     parsed: dict[str, Any] = json.loads(result["content"][0]["text"])
     return parsed
-
-
-async def until(check: Any, what: str) -> None:
-    async with asyncio.timeout(10):
-        while not check():
-            await asyncio.sleep(0.01)
 
 
 async def test_a_sub_agent_answers_with_only_its_tools(
@@ -86,9 +81,7 @@ async def test_stopping_the_parent_stops_its_children(
         stats = await client.call("session.stats", {"sessionKey": child_key})
         return not stats["isProcessing"]
 
-    async with asyncio.timeout(10):
-        while not await child_idle():
-            await asyncio.sleep(0.02)
+    await until(child_idle, "the sub-agent to stop")
 
 
 async def test_a_sub_agent_cannot_use_tools_it_was_not_given(

@@ -4,13 +4,13 @@ own pid connects or leaves). A stale policy would judge with yesterday's rules."
 
 from __future__ import annotations
 
-import asyncio
 import os
 
 from gsv_core.approval.policy import ALLOW, ASK, CallFacts
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
 from gsv_core.gateway.tool_router import GatewayToolRouter
+from tests.waiting import until
 from tests.wire import handshake, node_runtime, open_raw
 
 TOOLS = [{"name": "Read", "description": "read", "inputSchema": {"type": "object"}}]
@@ -55,8 +55,5 @@ async def test_a_node_with_its_own_pid_joins_and_leaves_the_protected_set(
         joined = tools.policy()
         assert joined is not before
         assert foreign_pid in joined.protected.pids
-    for _ in range(200):  # bounded: the gateway notices the close
-        if gw.gateway.nodes.online("n1") is None:
-            break
-        await asyncio.sleep(0.01)
+    await until(lambda: gw.gateway.nodes.online("n1") is None, "the gateway to notice the close")
     assert foreign_pid not in tools.policy().protected.pids

@@ -33,6 +33,7 @@ from tests.fakes.telegram_api import (
     group_chat,
     private_chat,
 )
+from tests.waiting import until
 
 NOT_OWNER = "Only the owner can approve this, in the conversation that asked."
 ENDED = "That approval already ended."
@@ -54,14 +55,6 @@ async def ask_for_config_reads(
 async def pending(client: GatewayClient) -> list[dict[str, Any]]:
     approvals: list[dict[str, Any]] = (await client.call("tool.approvals"))["approvals"]
     return approvals
-
-
-async def until(predicate: Callable[[], Any], what: str) -> None:
-    for _ in range(1500):
-        if predicate():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def model_saw(fake: FakeProvider, text: str) -> bool:

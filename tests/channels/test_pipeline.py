@@ -19,6 +19,7 @@ from gsv_core.client import GatewayClient
 from gsv_core.errors import ProviderFailed
 from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
 from tests.fakes.provider import Fail, FakeProvider, call
+from tests.waiting import until
 from tests.wire import handshake, open_raw, request
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 20).decode()
@@ -36,14 +37,6 @@ def group(text: str, msg_id: str, mentioned: bool = False) -> InboundMessage:
         channel="test", account_id="default", peer=Peer("group", "g1", name="Team"),
         message_id=msg_id, text=text, sender=Sender("u1", "Ann"), was_mentioned=mentioned,
     )  # fmt: skip
-
-
-async def until(predicate: Any, what: str) -> None:
-    for _ in range(1000):
-        if predicate():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture

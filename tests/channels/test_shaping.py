@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 
 from gsv_core.channels.shaping import RateLimiter
+from tests.waiting import WAIT
 
 
 class Clock:
@@ -82,5 +83,5 @@ async def test_a_waiting_send_goes_out_once_its_turn_comes() -> None:
     the bucket is empty again behind it."""
     limiter = RateLimiter(Clock())
     assert await burst(limiter, "k", 6000) == 600
-    await asyncio.wait_for(limiter.wait("k", 6000), 10)
+    await asyncio.wait_for(limiter.wait("k", 6000), WAIT)
     assert not await goes_out_at_once(limiter, "k", 6000)

@@ -28,6 +28,7 @@ from tests.fakes.slack_api import (
     FakeSlack,
     fake_slack,
 )
+from tests.waiting import until
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
 
@@ -73,14 +74,6 @@ async def status(client: GatewayClient) -> dict[str, Any]:
     assert len(accounts) == 1
     found: dict[str, Any] = accounts[0]
     return found
-
-
-async def until(predicate: Any, what: str) -> None:
-    for _ in range(1000):
-        if predicate():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def last_user_text(fake: FakeProvider) -> str:

@@ -5,7 +5,6 @@ stranger's "yes", or the owner's "yes" in another chat, does not."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
@@ -104,11 +103,12 @@ async def queued_behind_the_parent(client: GatewayClient, chat: str) -> None:
     """Waits until a message of `chat` waits in its conversation's queue."""
     listed = await client.call("sessions.list", {"limit": 50})
     [key] = [s["sessionKey"] for s in listed["sessions"] if s["sessionKey"].endswith(chat)]
-    for _ in range(1500):
-        if (await client.call("session.stats", {"sessionKey": key}))["queueSize"]:
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"timed out waiting for a message queued in {key}")
+
+    async def queued() -> int:
+        stats: dict[str, int] = await client.call("session.stats", {"sessionKey": key})
+        return stats["queueSize"]
+
+    await until(queued, f"a message queued in {key}")
 
 
 async def test_the_owners_yes_in_another_chat_does_not_answer_it(

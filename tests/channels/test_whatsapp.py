@@ -36,6 +36,7 @@ from tests.fakes.graph_api import (
     webhook_body,
 )
 from tests.fakes.provider import FakeProvider
+from tests.waiting import until
 
 WEBHOOK = "/channels/whatsapp/webhook"
 JPEG = b"\xff\xd8\xff\xe0" + b"\x00" * 40
@@ -113,14 +114,6 @@ async def journal_size(gw: RunningGateway) -> int:
         return int(conn.execute("SELECT count(*) FROM inbound_journal").fetchone()[0])
 
     return await gw.gateway.db.read(count)
-
-
-async def until(predicate: Any, what: str) -> None:
-    for _ in range(1000):
-        if predicate():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def user_text(fake: FakeProvider) -> str:

@@ -14,6 +14,7 @@ from gsv_cli.main import app
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
 from tests.fakes.provider import FakeProvider, call
+from tests.waiting import WAIT
 from tests.wire import owner_token
 
 RULE = {"id": "ask-config", "tool": "gsv__ConfigGet", "decision": "ask", "reason": "test"}
@@ -33,7 +34,8 @@ def rpc(url: str, method: str, params: dict[str, Any] | None = None) -> Any:
 
 def wait_for(what: str, check: Any) -> Any:
     """Poll the gateway (in its own thread) until `check()` is truthy."""
-    for _ in range(1000):
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
         if value := check():
             return value
         time.sleep(0.01)

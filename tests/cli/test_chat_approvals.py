@@ -19,6 +19,7 @@ from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
 from tests.cli.test_approvals_commands import RULE, rpc, wait_for
 from tests.fakes.provider import FakeProvider, call
+from tests.waiting import WAIT
 
 
 def test_without_a_terminal_the_prompt_says_how_to_answer(
@@ -73,7 +74,7 @@ async def test_the_answer_typed_on_the_terminal_is_sent(
     monkeypatch.setattr(sys, "stdin", io.StringIO(typed))
     approval = {"approvalId": "ab12cd", "tool": "n1__Bash", "summary": "git commit -m x",
                 "reason": "not read-only", "alwaysAllow": rules}  # fmt: skip
-    await asyncio.wait_for(_approve(Recorder("ws://127.0.0.1:9/ws"), approval, True), 10)
+    await asyncio.wait_for(_approve(Recorder("ws://127.0.0.1:9/ws"), approval, True), WAIT)
     assert sent == [{"approvalId": "ab12cd", **expected}]
     prompt = capsys.readouterr().err
     assert "Approval needed (ab12cd)" in prompt and ("[a]lways allow git commit" in prompt) == bool(

@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -257,16 +258,29 @@ def test_logs_prints_the_last_lines_of_the_gateway_log() -> None:
     assert result.stdout == "second\nthird\n"
 
 
+@contextmanager
+def ctrl_c_not_ignored() -> Iterator[None]:
+    """A child started in here gets SIGINT as a terminal's Ctrl-C would deliver it: a test
+    run started as a script's background job has SIGINT ignored, and an ignored signal
+    stays ignored across exec (then Python in the child never raises KeyboardInterrupt)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def test_logs_follow_prints_new_lines_until_interrupted() -> None:
     """logs --follow prints the tail, then lines appended later; Ctrl-C ends it (130)."""
     path = resolve_paths().log_file("gateway")
     path.parent.mkdir(parents=True)
     path.write_text("old\nlatest\n")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gsv_cli", "gateway", "logs", "--follow", "-n", "1"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    with ctrl_c_not_ignored():
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "gsv_cli", "gateway", "logs", "--follow", "-n", "1"],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
     try:
         assert proc.stdout is not None
         assert proc.stdout.readline() == "latest\n"

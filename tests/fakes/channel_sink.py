@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gsv_core.channels.base import AccountStatus, InboundMessage
+from tests.waiting import WAIT
 
 
 @dataclass
@@ -42,7 +43,7 @@ class RecordingSink:
         self.changed.set()
 
     async def wait_for(self, predicate: Callable[[], Any]) -> None:
-        async with asyncio.timeout(15):
+        async with asyncio.timeout(WAIT):
             while not predicate():
                 self.changed.clear()
                 await self.changed.wait()

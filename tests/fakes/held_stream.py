@@ -22,6 +22,8 @@ import contextlib
 from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
 
+from tests.waiting import WAIT
+
 HOLD_LIMIT = 30.0  # a hold is released at close, or after this at the latest
 _CHUNK = 65536
 
@@ -38,7 +40,7 @@ class HeldStream:
         self._released = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
 
-    async def wait_held(self, timeout: float = 15.0) -> None:
+    async def wait_held(self, timeout: float = WAIT) -> None:
         """Return once a response is being held (fail after `timeout` seconds)."""
         async with asyncio.timeout(timeout):
             await self._held.wait()

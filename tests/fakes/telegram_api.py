@@ -44,6 +44,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from tests.waiting import WAIT
+
 BOT_TOKEN = "7000001:AAH-fake-bot-token_for-tests-9z"
 BOT_USER: dict[str, Any] = {
     "id": 7000001,
@@ -241,7 +243,7 @@ class FakeTelegramAPI:
         with self._cond:
             return [call for call in self.calls if call.method == method]
 
-    def wait_for(self, predicate: Callable[[ApiCall], bool], timeout: float = 15.0) -> ApiCall:
+    def wait_for(self, predicate: Callable[[ApiCall], bool], timeout: float = WAIT) -> ApiCall:
         """Block until a recorded call satisfies `predicate` (call it via asyncio.to_thread)."""
         deadline = time.monotonic() + timeout
         with self._cond:

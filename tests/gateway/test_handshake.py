@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from websockets.exceptions import ConnectionClosed
 from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
 from gsv_core.protocol.events import EVENTS
 from gsv_core.protocol.methods import METHODS
+from tests.waiting import until
 from tests.wire import connect_params, credential, handshake, open_raw, request
 
 
@@ -157,10 +157,7 @@ async def test_a_connected_node_cannot_be_taken_over(gateway: RunningGateway) ->
         assert node is not None and node.peer.connected
         assert (await request(first, "tools.list"))["ok"]
     # once the first is gone, the node connects again
-    for _ in range(200):
-        if gateway.gateway.nodes.online("same-id") is None:
-            break
-        await asyncio.sleep(0.01)
+    await until(lambda: gateway.gateway.nodes.online("same-id") is None, "the first to go")
     async with await open_raw(gateway.url) as again:
         await handshake(again, mode="node", client_id="same-id", tools=tools, token=token)
 

@@ -14,6 +14,7 @@ from gsv_core.errors import Unavailable
 from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
 from gsv_core.protocol.schemas.nodes import NodeExecEventParams
 from tests.gateway.test_nodes import client_socket, next_event, node_socket, send_req
+from tests.waiting import until
 from tests.wire import request
 
 
@@ -114,10 +115,7 @@ async def test_nodes_list_keeps_offline_nodes_across_a_restart(tmp_path: Path) -
     async with serve(config, port=0) as gw:
         node = await node_socket(gw, "n1")
         await node.close()
-        for _ in range(200):
-            if not gw.gateway.nodes.online_ids():
-                break
-            await asyncio.sleep(0.01)
+        await until(lambda: not gw.gateway.nodes.online_ids(), "the gateway to notice the close")
     async with serve(config, port=0) as gw:
         client = await client_socket(gw)
         listed = (await request(client, "nodes.list"))["payload"]

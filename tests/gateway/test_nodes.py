@@ -4,7 +4,6 @@ test_node_requests.py)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from websockets.asyncio.client import ClientConnection
 
 from gsv_core.approval.binding import verify
 from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
+from tests.waiting import until
 from tests.wire import connect_params, credential, handshake, node_runtime, open_raw, request
 
 READ = {"name": "Read", "description": "read a file", "inputSchema": {"type": "object"}}
@@ -302,7 +302,7 @@ async def test_a_caller_that_leaves_abandons_its_call_and_the_late_answer_is_dro
         await send_req(client, "tool.invoke", {"tool": "n1__Read"}, "inv")
         call = await next_event(node, "tool.invoke")
         await client.close()
-        await until_true(lambda: not gateway.gateway.nodes._calls)
+        await until(lambda: not gateway.gateway.nodes._calls)
         late = await request(node, "tool.result", {"callId": call["callId"], "result": "late"})
         assert late["payload"] == {"ok": True, "dropped": True}
     finally:
@@ -331,12 +331,6 @@ async def test_concurrent_calls_answered_out_of_order_reach_their_callers(
     finally:
         await node.close()
         await client.close()
-
-
-async def until_true(check: Any) -> None:
-    async with asyncio.timeout(5):
-        while not check():
-            await asyncio.sleep(0.01)
 
 
 async def test_tool_results_from_the_wrong_node_or_for_unknown_calls_are_refused(
@@ -435,10 +429,6 @@ async def test_a_silent_node_is_dropped_and_its_tools_withdrawn(tmp_path: Path) 
     async with serve(config, port=0) as gw:
         node = await node_socket(gw, "frozen")
         node.transport.pause_reading()  # reads nothing: pings go unanswered
-        for _ in range(500):
-            if gw.gateway.nodes.online("frozen") is None:
-                break
-            await asyncio.sleep(0.01)
-        assert gw.gateway.nodes.online("frozen") is None
+        await until(lambda: gw.gateway.nodes.online("frozen") is None)
         assert "frozen__Read" not in [t.name for t in gw.gateway.nodes.tool_definitions()]
         node.transport.abort()

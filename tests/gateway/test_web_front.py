@@ -21,6 +21,7 @@ from gsv_core.errors import RateLimited, Unauthorized
 from gsv_core.gateway.auth import JOIN_FAILURES_ALLOWED, WEB_CODE_TTL_MS, WEB_SESSION_MS
 from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
 from tests.cron.conftest import Clock
+from tests.waiting import WAIT
 from tests.wire import connect_params, handshake
 
 TOOL = {"name": "Bash", "description": "run", "inputSchema": {"type": "object"}}
@@ -57,7 +58,7 @@ async def http(gw: RunningGateway, path: str, **headers: str) -> tuple[int, dict
     lines = [f"GET {path} HTTP/1.1", f"Host: 127.0.0.1:{gw.port}", "Connection: close"]
     lines += [f"{name.replace('_', '-')}: {value}" for name, value in headers.items()]
     writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
-    raw = await asyncio.wait_for(reader.read(), 10)
+    raw = await asyncio.wait_for(reader.read(), WAIT)
     writer.close()
     head, _, body = raw.partition(b"\r\n\r\n")
     status_line, *header_lines = head.decode().split("\r\n")
@@ -102,7 +103,7 @@ async def test_root_is_the_page_with_a_strict_policy(gw: RunningGateway) -> None
 async def test_a_strange_host_never_widens_the_policy(gw: RunningGateway, host: str) -> None:
     reader, writer = await asyncio.open_connection("127.0.0.1", gw.port)
     writer.write(f"GET / HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
-    head = (await asyncio.wait_for(reader.read(), 10)).decode(errors="replace")
+    head = (await asyncio.wait_for(reader.read(), WAIT)).decode(errors="replace")
     writer.close()
     policy = next(line for line in head.split("\r\n") if line.startswith("Content-Security"))
     assert "connect-src 'self';" in policy and "*" not in policy
@@ -277,7 +278,7 @@ async def test_revoking_signs_the_browser_out_at_once(gw: RunningGateway) -> Non
     assert revoked["disconnected"] == 1
     with pytest.raises(ConnectionClosed):
         while True:
-            await asyncio.wait_for(ws.recv(), 10)
+            await asyncio.wait_for(ws.recv(), WAIT)
     _, again = await browser_connect(gw, cookie, origin(gw))
     assert again["error"]["code"] == 401
 
@@ -291,7 +292,7 @@ async def raw_upgrade(gw: RunningGateway, host: str, from_origin: str) -> int:
         f"Sec-WebSocket-Key: {key}", "Sec-WebSocket-Version: 13", f"Origin: {from_origin}",
     ]  # fmt: skip
     writer.write(("\r\n".join(head) + "\r\n\r\n").encode())
-    status_line = await asyncio.wait_for(reader.readline(), 10)
+    status_line = await asyncio.wait_for(reader.readline(), WAIT)
     writer.close()
     return int(status_line.split()[1])
 

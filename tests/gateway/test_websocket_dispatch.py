@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +16,7 @@ from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosedError
 
 from gsv_core.rpc.websocket import MessageHandler, close_reading, dispatch_messages
+from tests.waiting import WAIT, until
 
 READY = "ready"  # sent by the server once its connection is being read
 
@@ -60,17 +61,10 @@ def raw_client(url: str, **kwargs: Any) -> Any:
     return connect(url, proxy=None, compression=None, max_size=None, **kwargs)
 
 
-async def until(check: Callable[[], object]) -> None:
-    """Wait for `check()` to hold; the bound only turns a hang into a failure."""
-    async with asyncio.timeout(5):
-        while not check():
-            await asyncio.sleep(0.005)
-
-
 async def delivered(ws: Any) -> None:
     """Return once the server has received all this client sent before: websockets
     answers a ping as it reads it, after the frames ahead of it."""
-    async with asyncio.timeout(5):
+    async with asyncio.timeout(WAIT):
         await (await ws.ping())
 
 
@@ -117,7 +111,7 @@ async def test_invalid_utf8_in_a_text_frame_closes_1007_unseen_by_the_handler() 
         await ws.send(b"\xff\xfe", text=True)
         await ws.send("after")
         with pytest.raises(ConnectionClosedError) as closed:
-            async with asyncio.timeout(5):
+            async with asyncio.timeout(WAIT):
                 await ws.recv()
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 1007
     assert got == ["before"]
@@ -258,7 +252,7 @@ async def test_reading_ends_once_the_peer_closed_and_every_message_was_handled()
         done = served.done[0]
         await until(lambda: handled == [] and not done.done())
         release.set()
-        async with asyncio.timeout(5):
+        async with asyncio.timeout(WAIT):
             await done
         assert handled == ["slow", "a", "b"]
 
@@ -288,7 +282,7 @@ async def test_cancelling_the_reader_cancels_the_awaitable_at_work() -> None:
         await delivered(ws)
         await until(started.is_set)
         served.done[0].cancel()
-        async with asyncio.timeout(5):
+        async with asyncio.timeout(WAIT):
             await cancelled.wait()
     assert handled == ["stuck"]
 
@@ -310,7 +304,7 @@ async def test_close_while_a_handler_is_at_work_completes_the_handshake() -> Non
                 await ws.send("push")
             await delivered(ws)
             conn = served.conns[0]
-            async with asyncio.timeout(5):
+            async with asyncio.timeout(WAIT):
                 await close_reading(conn, served.done[0])
             assert conn.close_code == 1000 and got == ["push"]
         finally:

@@ -12,6 +12,7 @@ from websockets.exceptions import ConnectionClosedError
 from websockets.frames import Frame, Opcode
 
 from tests.gateway.test_websocket_dispatch import READY, raw_client, serving, until
+from tests.waiting import WAIT
 
 
 def frame(opcode: Opcode, data: bytes, *, fin: bool = True) -> bytes:
@@ -87,7 +88,7 @@ async def test_a_ping_between_data_frames_is_answered_and_the_data_kept_in_order
         ws.transport.write(text("before"))
         pong = await ws.ping(b"between")
         ws.transport.write(text("after"))
-        async with asyncio.timeout(5):
+        async with asyncio.timeout(WAIT):
             await pong
         await until(lambda: len(got) == 2)
     assert got == ["before", "after"]
@@ -115,7 +116,7 @@ async def test_a_broken_frame_closes_with_websockets_code_and_nothing_after_it_i
         assert await ws.recv() == READY
         ws.transport.write(text("fine") + wire + text("never read"))
         with pytest.raises(ConnectionClosedError) as closed:
-            async with asyncio.timeout(5):
+            async with asyncio.timeout(WAIT):
                 await ws.recv()
     assert closed.value.rcvd is not None and closed.value.rcvd.code == code
     assert got == ["fine"]

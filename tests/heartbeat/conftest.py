@@ -3,17 +3,18 @@ scripted model and that clock, a real client, and a bounded wait for background 
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
 from tests.fakes.provider import FakeProvider
+from tests.waiting import until
+
+eventually = until  # the name the heartbeat tests (and those borrowing them) wait with
 
 # a Friday, 18:00 UTC: inside the default active hours (08:00-23:00)
 START = int(dt.datetime(2026, 2, 13, 18, 0, tzinfo=dt.UTC).timestamp() * 1000)
@@ -57,18 +58,3 @@ async def gw(tmp_path: Path, fake: FakeProvider, clock: Clock) -> AsyncIterator[
 async def client(gw: RunningGateway) -> AsyncIterator[GatewayClient]:
     async with GatewayClient(gw.url, token=gw.token) as connected:
         yield connected
-
-
-async def eventually(check: Callable[[], Any], what: str, timeout: float = 10) -> Any:
-    """Wait (bounded) for a background task's effect: `check()` returning truthy."""
-    try:
-        async with asyncio.timeout(timeout):
-            while True:
-                value = check()
-                if asyncio.iscoroutine(value):
-                    value = await value
-                if value:
-                    return value
-                await asyncio.sleep(0.01)
-    except TimeoutError:
-        raise AssertionError(f"timed out waiting for {what}") from None

@@ -65,10 +65,11 @@ async def test_a_hanging_tool_ends_in_a_timeout_the_model_reads(
 async def test_a_server_slower_to_start_than_a_call_may_take_still_comes_up(
     gw: RunningGateway, client: GatewayClient, fake: FakeProvider, log: EventLog
 ) -> None:
-    """timeoutMs bounds a call, not the start: a server that needs a second to come up
-    serves with a 300 ms call deadline (startTimeoutMs, default 60 s, bounds the start)."""
+    """timeoutMs bounds a call, not the start: a server that needs three seconds to come
+    up serves with a two-second call deadline (startTimeoutMs, default 60 s, bounds the
+    start). Two seconds, not less: the echo itself must fit in it on a loaded machine."""
     added = await client.call(
-        "mcp.add", {"name": "toy", **stdio("--slow-start", "1", timeoutMs=300)}
+        "mcp.add", {"name": "toy", **stdio("--slow-start", "3", timeoutMs=2000)}
     )
     assert added["state"] == "ready"
     await set_rules(client, {"tool": "mcp_toy__*", "decision": "allow"})

@@ -19,16 +19,8 @@ from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
 from gsv_core.node.daemon import NodeDaemon, NodeSettings, default_node_id
 from gsv_core.node.logtail import tail_lines
 from tests.fakes.tcp_proxy import freezable_proxy
+from tests.waiting import until
 from tests.wire import credential, owner_token
-
-
-async def until(predicate: Any, what: str, tries: int = 500) -> None:
-    """Poll a condition on the event loop (bounded); fail with `what` if it never holds."""
-    for _ in range(tries):
-        if predicate():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @asynccontextmanager
@@ -256,7 +248,8 @@ async def test_a_call_the_gateway_gives_up_on_is_stopped_on_the_node(
         GatewayClient(gateway.url, token=gateway.token) as client,
     ):
         await node_online(gateway)
-        await client.call("config.set", {"path": "timeouts.toolMs", "value": 1000})
+        # 3 s, not less: the command must start (and write its pid) before the deadline
+        await client.call("config.set", {"path": "timeouts.toolMs", "value": 3000})
         command = f"echo $$ > {pid_file}; exec sleep 60"
         with pytest.raises(TimedOut):
             await client.call("tool.invoke", {"tool": "n1__Bash", "args": {"command": command}})

@@ -12,6 +12,7 @@ from typing import Any
 from gsv_core.client import Backoff
 from gsv_core.gateway.server import RunningGateway
 from gsv_core.node.daemon import NodeDaemon, NodeSettings
+from tests.waiting import until
 
 
 def skill_text(name: str | None = None, description: str = "does things", **fields: Any) -> str:
@@ -43,15 +44,6 @@ def write_skill(root: Path, key: str, text: str, agent: str | None = None) -> Pa
 def workspace_dir(gw: RunningGateway) -> Path:
     """The gateway's workspace directory (its filesystem backend's root)."""
     return Path(getattr(gw.gateway.workspace.backend, "root"))  # noqa: B009
-
-
-async def until(predicate: Any, what: str, tries: int = 500) -> None:
-    """Poll a condition on the event loop (bounded); fail with `what` if it never holds."""
-    for _ in range(tries):
-        if predicate():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @asynccontextmanager

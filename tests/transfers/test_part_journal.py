@@ -11,6 +11,7 @@ from gsv_core.gateway.server import ServerConfig, serve
 from gsv_core.node.daemon import NodeDaemon, NodeSettings
 from gsv_core.paths import resolve_paths
 from gsv_core.transfer import PartJournal, temp_path
+from tests.waiting import until
 
 
 def test_the_journal_lists_parts_in_progress_and_sweeps_only_parts(tmp_path: Path) -> None:
@@ -48,10 +49,7 @@ async def test_a_node_removes_the_parts_a_crashed_run_left(tmp_path: Path) -> No
     daemon = NodeDaemon(settings)
     stop = asyncio.Event()
     running = asyncio.create_task(daemon.run(stop))
-    for _ in range(500):
-        if not part.exists():
-            break
-        await asyncio.sleep(0.01)
+    await until(lambda: not part.exists(), "the node to remove the part")
     stop.set()
     await asyncio.wait_for(running, 30)
     assert not part.exists()

@@ -159,10 +159,7 @@ async def test_a_destination_that_vanishes_fails_fast_and_the_source_recovers(
         dest = node(gw.url, tmp_path / "b", "b")
         await dest.__aenter__()
         task = asyncio.create_task(transfer(gw, "a:big.bin", "b:big.bin"))
-        for _ in range(500):
-            if leftovers(tmp_path / "b"):
-                break
-            await asyncio.sleep(0.01)
+        await until("a part file at the destination", lambda: leftovers(tmp_path / "b"))
         await dest.__aexit__(None, None, None)
         with pytest.raises(GsvError, match="Node disconnected: b"):
             await asyncio.wait_for(task, 60)
@@ -212,10 +209,7 @@ async def test_spoofed_frames_from_another_connection_are_dropped(
     async with await open_raw(gw.url) as intruder:
         await handshake(intruder, mode="node", client_id="intruder", tools=[{"name": "X"}])
         task = asyncio.create_task(transfer(gw, "a:in.bin", "b:out.bin"))
-        for _ in range(500):
-            if seen:
-                break
-            await asyncio.sleep(0.01)
+        await until("the source's first chunk", lambda: seen)
         for transfer_id in set(seen):
             await intruder.send(encode_binary_frame(transfer_id, b"EVIL" * 1000))
         await intruder.send(encode_binary_frame(12345, b"junk"))
@@ -251,10 +245,7 @@ async def test_the_agent_moves_files_with_gsv_transfer(tmp_path: Path) -> None:
         (tmp_path / "a" / "notes.txt").write_text("hello")
         async with GatewayClient(gw.url, token=gw.token) as client:
             await client.call("chat.send", {"sessionKey": "main", "message": "copy"})
-            for _ in range(1000):
-                if len(fake.requests) >= 2:
-                    break
-                await asyncio.sleep(0.01)
+            await until("the model's second turn", lambda: len(fake.requests) >= 2)
         result = next(m for m in fake.requests[1].messages if m["role"] == "toolResult")
         assert '"bytesTransferred": 5' in result["content"][0]["text"]
         assert (workspace_of(gw) / "notes.txt").read_text() == "hello"

@@ -21,6 +21,7 @@ from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
 from gsv_core.localconfig import get_secret
 from tests.fakes.llm_server import FakeLLMServer, fake_llm_server
 from tests.fakes.provider import FakeProvider
+from tests.waiting import WAIT
 
 KEY = "agent:main:main"
 URL_LABEL = "ws://gateway.test/ws"  # a fixed address on screen: snapshots stay stable
@@ -81,7 +82,7 @@ def app(client: GatewayClient) -> ChatApp:
 
 
 async def wait_until(
-    pilot: Pilot[None], predicate: Callable[[], object], what: str, timeout: float = 20
+    pilot: Pilot[None], predicate: Callable[[], object], what: str, timeout: float = WAIT
 ) -> None:
     """Let the app work until `predicate()` holds (fails the test after `timeout`)."""
     try:

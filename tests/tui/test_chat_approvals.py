@@ -3,8 +3,6 @@ alerts."""
 
 from __future__ import annotations
 
-import asyncio
-
 from textual.pilot import Pilot
 from textual.widgets import Button
 
@@ -19,6 +17,7 @@ from tests.tui.chat_screen import (
     replies,
 )
 from tests.tui.conftest import KEY, SIZE, URL_LABEL, quick_client, type_and_send, wait_until
+from tests.waiting import until
 
 
 async def ask_for_config_reads(client: GatewayClient, fake: FakeProvider, reply: str) -> None:
@@ -83,11 +82,12 @@ async def test_a_pending_approval_shows_when_the_chat_opens_and_settles_from_els
     client (`gsv approvals`) settles the prompt here too."""
     await ask_for_config_reads(client, fake, "Done.")
     await client.call("chat.send", {"sessionKey": KEY, "message": "read it"})
-    pending: list[dict[str, object]] = []
-    async with asyncio.timeout(20):
-        while not pending:
-            pending = (await client.call("tool.approvals"))["approvals"]
-            await asyncio.sleep(0.02)
+
+    async def asked() -> list[dict[str, object]]:
+        approvals: list[dict[str, object]] = (await client.call("tool.approvals"))["approvals"]
+        return approvals
+
+    pending = await until(asked, "the approval to be asked")
     app = make_app(quick_client(gw.url), KEY, url_label=URL_LABEL)
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, app.synced.is_set, "the session to load")

@@ -18,6 +18,7 @@ from tests.tui.chat_screen import (
     replies,
 )
 from tests.tui.conftest import KEY, SIZE, type_and_send, wait_until
+from tests.waiting import WAIT
 
 
 async def test_switching_sessions_loads_their_history(app: ChatApp, fake: FakeProvider) -> None:
@@ -84,7 +85,7 @@ async def test_the_picker_renames_and_creates_sessions(app: ChatApp, client: Gat
             await pilot.press(key)
         await pilot.press("enter")
         listed = lambda: client.call("sessions.list", {})  # noqa: E731
-        async with asyncio.timeout(20):
+        async with asyncio.timeout(WAIT):
             while not any(s.get("label") == "Work" for s in (await listed())["sessions"]):
                 await pilot.pause(0.01)
         await pilot.press("n", *"ideas", "enter")

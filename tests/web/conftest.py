@@ -26,6 +26,7 @@ from playwright.async_api import Browser, BrowserContext, Locator, Page, async_p
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
 from tests.fakes.llm_server import FakeLLMServer, fake_llm_server
+from tests.waiting import WAIT
 
 BROWSER_LOOP = pytest.mark.asyncio(loop_scope="session")
 MODEL_ID = "fake-1"
@@ -104,7 +105,7 @@ class WebGateway:
         """Send a message as another client would and wait for its run to end."""
         assert self.owner is not None, "the gateway is stopped"
         sent = await self.call("chat.send", {"sessionKey": session_key, "message": message})
-        async with asyncio.timeout(20):
+        async with asyncio.timeout(WAIT):
             async for frame in self.owner.events():
                 payload = frame.payload or {}
                 ours = frame.event == "chat" and payload.get("runId") == sent["runId"]

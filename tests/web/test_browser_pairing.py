@@ -3,12 +3,11 @@ in (the gateway's pairing list empties and the sender is allowed from then on)."
 
 from __future__ import annotations
 
-import asyncio
-
 from playwright.async_api import Page, expect
 
 from gsv_core.channels.base import InboundMessage, Peer, Sender
 from gsv_core.channels.test_channel import TestChannel
+from tests.waiting import until
 from tests.web.conftest import BROWSER_LOOP, WebGateway
 
 pytestmark = BROWSER_LOOP
@@ -28,12 +27,13 @@ async def stranger_writes(web: WebGateway, sender: str, text: str) -> None:
 
 async def test_a_waiting_stranger_is_approved_from_the_page(page: Page, web: WebGateway) -> None:
     await stranger_writes(web, "u-4711", "hello, may I?")
-    pairs: dict[str, dict[str, str]] = {}
-    for _ in range(200):  # the inbound pipeline runs in its own task: bounded polling
-        pairs = (await web.call("pair.list"))["pairs"]
-        if pairs:
-            break
-        await asyncio.sleep(0.05)
+
+    async def listed() -> dict[str, dict[str, str]]:
+        pairs: dict[str, dict[str, str]] = (await web.call("pair.list"))["pairs"]
+        return pairs
+
+    # the inbound pipeline runs in its own task
+    pairs = await until(listed, "the stranger's pairing request")
     assert [p["senderId"] for p in pairs.values()] == ["u-4711"]
     await page.get_by_test_id("tab-pairing").click()
     item = page.locator('[data-testid="pairing-item"][data-sender-id="u-4711"]')

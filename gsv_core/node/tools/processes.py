@@ -199,6 +199,25 @@ class _ShellProtocol(asyncio.subprocess.SubprocessStreamProtocol):
         self.exited.set()
 
 
+async def _group_killed_if_cancelled(
+    starting: Coroutine[Any, Any, tuple[asyncio.SubprocessTransport, _ShellProtocol]],
+) -> tuple[asyncio.SubprocessTransport, _ShellProtocol]:
+    """`loop.subprocess_exec(...)` run to its end even when the call is cancelled while the
+    shell starts (the shell may have started children by then): asyncio would kill only
+    the shell and leave them running, so here its whole process group is killed."""
+    started = asyncio.ensure_future(starting)
+    try:
+        return await asyncio.shield(started)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):  # it failed to start: nothing runs
+            transport, protocol = await started
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(transport.get_pid(), SIGKILL)
+            await protocol.exited.wait()  # reaped, as asyncio does before it gives up
+            transport.close()
+        raise
+
+
 def _end_event(session: ProcessSession) -> str:
     if session.timed_out:
         return "timed_out"
@@ -243,7 +262,7 @@ class ProcessManager:
         confined = confined and self.sandbox.active
         if confined:
             argv = self.sandbox.wrap(argv, workdir)
-        transport, protocol = await loop.subprocess_exec(
+        starting = loop.subprocess_exec(
             lambda: _ShellProtocol(loop),
             *argv,
             cwd=workdir,
@@ -253,6 +272,7 @@ class ProcessManager:
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
         )
+        transport, protocol = await _group_killed_if_cancelled(starting)
         process = asyncio.subprocess.Process(transport, protocol, loop)
         if not keep_stdin and process.stdin is not None:
             process.stdin.close()

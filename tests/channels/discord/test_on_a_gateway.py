@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from gsv_core.channels.discord import MAX_TEXT, DiscordChannel
 from gsv_core.client import GatewayClient
@@ -20,6 +17,7 @@ from tests.fakes.discord_seam import (
     dm,
 )
 from tests.fakes.provider import FakeProvider
+from tests.waiting import until
 
 
 async def test_a_discord_user_pairs_and_chats_with_the_agent(tmp_path: Path) -> None:
@@ -37,7 +35,7 @@ async def test_a_discord_user_pairs_and_chats_with_the_agent(tmp_path: Path) -> 
         assert status["connected"] and status["extra"]["botId"] == BOT_ID
 
         await discord_fake.inject(dm("hello?", "100000000000000001"))
-        await wait_until(lambda: discord_fake.sent, "the pairing prompt")
+        await until(lambda: discord_fake.sent, "the pairing prompt")
         assert discord_fake.sent == [
             Sent(DM_CHANNEL, "Your message has been received. Awaiting approval from the owner.",
                  "100000000000000001", None),
@@ -49,7 +47,7 @@ async def test_a_discord_user_pairs_and_chats_with_the_agent(tmp_path: Path) -> 
         answer = " ".join(f"w{i:03d}" for i in range(900))  # 4,499 characters
         provider.enqueue(answer)
         await discord_fake.inject(dm("tell me everything", "100000000000000002"))
-        await wait_until(lambda: len(discord_fake.sent) == 5, "three pieces of the answer")
+        await until(lambda: len(discord_fake.sent) == 5, "three pieces of the answer")
         pieces = discord_fake.sent[2:]
         assert all(len(p.text) <= MAX_TEXT and p.channel_id == DM_CHANNEL for p in pieces)
         assert " ".join(p.text for p in pieces) == answer
@@ -57,11 +55,3 @@ async def test_a_discord_user_pairs_and_chats_with_the_agent(tmp_path: Path) -> 
         assert provider.requests[0].messages[-1]["content"].endswith("tell me everything")
         masked = await client.call("config.get", {"path": "channels.discord"})
         assert masked["value"]["botToken"] == "***"
-
-
-async def wait_until(predicate: Callable[[], Any], what: str) -> None:
-    for _ in range(1500):
-        if predicate():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"timed out waiting for {what}")

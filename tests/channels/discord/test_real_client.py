@@ -36,6 +36,7 @@ from tests.fakes.discord_seam import (
     THREAD,
     TOKEN,
 )
+from tests.waiting import WAIT
 
 
 def test_importing_the_gateway_does_not_import_discord_py() -> None:
@@ -83,7 +84,7 @@ class Listener:
         self.changed.set()
 
     async def wait_for(self, predicate: Callable[[], Any]) -> None:
-        async with asyncio.timeout(15):
+        async with asyncio.timeout(WAIT):
             while not predicate():
                 self.changed.clear()
                 await self.changed.wait()

@@ -28,6 +28,7 @@ from tests.fakes.telegram_api import (
     mention,
     private_chat,
 )
+from tests.waiting import WAIT
 
 
 async def test_a_dm_reaches_the_sink_with_peer_sender_and_ids(
@@ -231,7 +232,7 @@ async def test_an_update_the_sink_still_holds_at_stop_comes_again(
     await channel.start("default", bot_config(api), sink)
     sink.gate = asyncio.Event()
     update_id = api.enqueue_update(message=api.message(private_chat(ADA), "hold me"))
-    async with asyncio.timeout(15):
+    async with asyncio.timeout(WAIT):
         await sink.entered.wait()
     await channel.stop("default")
     assert all((c.params.get("offset") or 0) <= update_id for c in api.calls_to("getUpdates"))

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ import pytest
 
 from gsv_core.errors import ToolFailed
 from gsv_core.node.tools import Toolset, build_toolset
+from tests.waiting import until
 
 HAS_RG = shutil.which("rg") is not None
 # Grep's two backends; the `grep` fixture runs a test with each
@@ -84,16 +84,7 @@ async def clocked(
     await tools.close()
 
 
-async def eventually(check: Callable[[], Any], *, attempts: int = 1000) -> Any:
-    """Poll `check` (sync or async) until it returns something truthy; bounded (~10 s)."""
-    for _ in range(attempts):
-        value = check()
-        if isinstance(value, Awaitable):
-            value = await value
-        if value:
-            return value
-        await asyncio.sleep(0.01)
-    raise AssertionError("condition never became true")
+eventually = until  # the name these tests wait with
 
 
 async def failure(tools: Toolset, name: str, args: Any) -> str:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import shutil
+import signal
 import subprocess
 import uuid
 from pathlib import Path
@@ -14,6 +17,7 @@ import pytest
 from gsv_core.node.tools import Toolset, build_toolset
 from gsv_core.node.tools.processes import login_shell
 from tests.node.tools.conftest import alive, eventually, failure
+from tests.waiting import WAIT
 
 
 async def test_sync_command_returns_merged_output_and_exit_code(
@@ -248,6 +252,48 @@ async def test_cancelled_call_kills_its_command(toolset: Toolset, workspace: Pat
         await call
     child = int(pid_file.read_text())
     await eventually(lambda: not alive(child))
+
+
+def _a_child_runs(marker: str) -> bool:
+    """Whether a child process of this one has `marker` in its command line (read now)."""
+    me = str(os.getpid())
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = stat.read_text().rpartition(")")[2].split()[1]
+            line = (stat.parent / "cmdline").read_bytes()
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        if parent == me and marker.encode() in line:
+            return True
+    return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+async def test_a_call_cancelled_while_its_shell_starts_kills_what_the_shell_started(
+    toolset: Toolset, workspace: Path
+) -> None:
+    """The cancel comes while the shell runs but its start is not done (the event loop has
+    not yet connected its pipes: on a loaded machine the shell can start a child first).
+    Held there on purpose: the loop is blocked from the moment the shell exists until the
+    call is cancelled. asyncio alone would kill the shell and leave `sleep` running."""
+    fifo = workspace / "child.pid"
+    os.mkfifo(fifo)
+    marker = f"marker-{uuid.uuid4().hex}"
+    command = f"sleep 300 & echo $! > child.pid; wait  # {marker}"
+    call = asyncio.create_task(toolset.invoke("Bash", {"command": command}))
+    async with asyncio.timeout(WAIT):
+        while not _a_child_runs(marker):
+            await asyncio.sleep(0)  # one turn of the loop at a time: the start is one turn
+    with fifo.open() as written:  # blocks (and the loop with it) until the shell wrote
+        child = int(written.read())
+    call.cancel()
+    try:
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        await eventually(lambda: not alive(child), "sleep to be killed with its shell")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signal.SIGKILL)
 
 
 def test_login_shell_is_an_executable_that_reads_lines_as_bash(
