@@ -133,6 +133,18 @@ class OutboundMessage:
 
 
 @dataclass(frozen=True)
+class MessageEdit:
+    """New text for a message the bot sent with buttons (an approval answered or
+    expired): the buttons go, `link_previews` as in `OutboundMessage`."""
+
+    account_id: str
+    peer: Peer
+    message_id: str
+    text: str
+    link_previews: bool = False
+
+
+@dataclass(frozen=True)
 class ActionEvent:
     """Someone pressed a button (`action_id` is the Action's id) on the bot's message
     `message_id` in `peer`."""
@@ -218,17 +230,9 @@ class ButtonChannel(Protocol):
     """What an adapter with `capabilities.buttons` adds: settling a message it sent with
     buttons (an approval answered or expired)."""
 
-    async def edit(
-        self,
-        account_id: str,
-        peer: Peer,
-        message_id: str,
-        text: str,
-        *,
-        link_previews: bool = False,
-    ) -> None:
-        """Replace the text of the bot's message `message_id` and remove its buttons;
-        `link_previews` as in `OutboundMessage`."""
+    async def edit(self, edit: MessageEdit) -> None:
+        """Replace the text of the bot's message `edit.message_id` and remove its
+        buttons."""
         ...
 
 

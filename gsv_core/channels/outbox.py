@@ -19,7 +19,13 @@ import logging
 from collections.abc import Awaitable
 from typing import Any
 
-from gsv_core.channels.base import Action, ButtonChannel, OutboundMessage, Peer
+from gsv_core.channels.base import (
+    Action,
+    ButtonChannel,
+    MessageEdit,
+    OutboundMessage,
+    Peer,
+)
 from gsv_core.channels.parts import ChannelParts
 from gsv_core.channels.reply_queue import ReplyQueue
 from gsv_core.channels.shaping import RateLimiter, error_line, reply_text, split_text
@@ -228,8 +234,9 @@ class Outbox:
         if len(text) > room:
             text = text[: max(0, room - 1)].rstrip() + "…"
         try:
-            await adapter.edit(account_id, peer, message_id, f"{text}\n\n{line}",
-                               link_previews=self._link_previews(channel))  # fmt: skip
+            previews = self._link_previews(channel)
+            edit = MessageEdit(account_id, peer, message_id, f"{text}\n\n{line}", previews)
+            await adapter.edit(edit)
         except Exception:  # the outcome itself stands; only its display failed
             log.warning("editing the approval prompt on %s failed", channel, exc_info=True)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 
 from gsv_core.channels.accounts import AccountAdapter
-from gsv_core.channels.base import OutboundMessage, Peer
+from gsv_core.channels.base import MessageEdit, OutboundMessage, Peer
 from gsv_core.channels.discord.account import Account, mask, masked_reason
 from gsv_core.channels.shaping import split_text
 from gsv_core.errors import GsvError, Unavailable
@@ -43,20 +43,15 @@ class DiscordSending(AccountAdapter[Account]):
             account.status.last_activity = self._now_ms()
         return sent
 
-    async def edit(
-        self,
-        account_id: str,
-        peer: Peer,
-        message_id: str,
-        text: str,
-        *,
-        link_previews: bool = False,
-    ) -> None:
+    async def edit(self, edit: MessageEdit) -> None:
         """Replace a sent message's text and remove its buttons. `link_previews` changes
         nothing here: the message keeps the embeds setting it was sent with."""
-        account = self._running(account_id)
+        account = self._running(edit.account_id)
+        peer = edit.peer
         try:
-            await account.gateway.edit(peer.thread_id or peer.id, message_id, text[:MAX_TEXT])
+            await account.gateway.edit(
+                peer.thread_id or peer.id, edit.message_id, edit.text[:MAX_TEXT]
+            )
         except GsvError as exc:
             raise type(exc)(mask(exc.message), details=exc.details) from None
         except Exception as exc:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from gsv_core.channels.accounts import AccountAdapter
-from gsv_core.channels.base import Action, OutboundMessage, Peer
+from gsv_core.channels.base import Action, MessageEdit, OutboundMessage, Peer
 from gsv_core.channels.slack.account import Account, api_error, masked_reason, network_errors
 from gsv_core.channels.slack.formatting import to_mrkdwn
 from gsv_core.errors import Unavailable
@@ -42,24 +42,17 @@ class SlackSending(AccountAdapter[Account]):
         account.status.last_activity = self._now_ms()
         return str(sent.get("ts") or "") or None
 
-    async def edit(
-        self,
-        account_id: str,
-        peer: Peer,
-        message_id: str,
-        text: str,
-        *,
-        link_previews: bool = False,
-    ) -> None:
+    async def edit(self, edit: MessageEdit) -> None:
         """Replace a sent message's text; an empty `blocks` drops its buttons."""
         from slack_sdk.errors import SlackApiError
 
-        account = self._running(account_id)
-        channel, _ = target_of(peer)
+        account = self._running(edit.account_id)
+        channel, _ = target_of(edit.peer)
+        previews = edit.link_previews
         try:
             await account.web.chat_update(
-                channel=channel, ts=message_id, text=to_mrkdwn(text), blocks=[],
-                unfurl_links=link_previews, unfurl_media=link_previews,
+                channel=channel, ts=edit.message_id, text=to_mrkdwn(edit.text), blocks=[],
+                unfurl_links=previews, unfurl_media=previews,
             )  # fmt: skip
         except SlackApiError as exc:
             raise api_error(exc) from None

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
 
 from gsv_core.channels.accounts import AccountAdapter
-from gsv_core.channels.base import Action, OutboundMessage, Peer
+from gsv_core.channels.base import Action, MessageEdit, OutboundMessage, Peer
 from gsv_core.channels.telegram.account import Account, api_error, masked_reason, seconds
 from gsv_core.channels.telegram.conversion import parse_chat_id, parse_int
 from gsv_core.channels.telegram.formatting import format_html, split_text
@@ -43,21 +43,13 @@ class TelegramSending(AccountAdapter[Account]):
             )
         return sent
 
-    async def edit(
-        self,
-        account_id: str,
-        peer: Peer,
-        message_id: str,
-        text: str,
-        *,
-        link_previews: bool = False,
-    ) -> None:
+    async def edit(self, edit: MessageEdit) -> None:
         """Replace a sent message's text; leaving out reply_markup drops its keyboard."""
         from telegram import error as tg
 
-        account = self._running(account_id)
-        chat_id, target = parse_chat_id(peer.id), int(message_id)
-        previews = preview_options(link_previews)
+        account = self._running(edit.account_id)
+        chat_id, target = parse_chat_id(edit.peer.id), int(edit.message_id)
+        previews = preview_options(edit.link_previews)
 
         async def attempt(body: str, parse_mode: str | None) -> object:
             return await self._rate_limited(
@@ -69,11 +61,11 @@ class TelegramSending(AccountAdapter[Account]):
 
         try:
             try:
-                await attempt(format_html(text), "HTML")
+                await attempt(format_html(edit.text), "HTML")
             except tg.BadRequest as exc:
                 if "can't parse entities" not in str(exc).lower():
                     raise
-                await attempt(text, None)
+                await attempt(edit.text, None)
         except tg.BadRequest as exc:
             if "not modified" in str(exc).lower():
                 return  # already says this

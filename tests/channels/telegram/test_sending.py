@@ -7,6 +7,7 @@ import pytest
 
 from gsv_core.channels.base import (
     Action,
+    MessageEdit,
     OutboundMessage,
     Peer,
 )
@@ -84,7 +85,7 @@ async def test_buttons_go_under_the_last_piece_and_an_edit_removes_them(
         {"text": "Allow", "callback_data": "approve:ab12cd:allow", "style": "success"},
         {"text": "Deny", "callback_data": "approve:ab12cd:deny", "style": "danger"},
     ]]  # fmt: skip
-    await running.edit("default", Peer("dm", "1001"), str(sent_id), "**Done**")
+    await running.edit(MessageEdit("default", Peer("dm", "1001"), str(sent_id), "**Done**"))
     assert last["text"] == "Done" and "reply_markup" not in last
     assert api.calls_to("editMessageText")[0].params["parse_mode"] == "HTML"
 
