@@ -25,7 +25,7 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field
 from signal import SIGKILL, SIGTERM, Signals
 from typing import Any
@@ -43,6 +43,8 @@ Clock = Callable[[], int]
 KILL_GRACE_SECONDS = 0.25
 EXIT_DRAIN_SECONDS = 0.2
 CLOSE_WAIT_SECONDS = 2.0
+# how long close() waits for the loop to hear of a killed shell's exit
+EXIT_REPORT_SECONDS = 30.0
 RETENTION_MS = 30 * 60 * 1000
 MAX_FINISHED = 100
 READ_CHUNK = 65_536
@@ -218,6 +220,18 @@ async def _group_killed_if_cancelled(
         raise
 
 
+async def _exits_reported(sessions: Iterable[ProcessSession]) -> None:
+    """Wait until the loop has heard of each killed shell's exit. SIGKILL cannot be
+    refused, but on a busy machine the report can take seconds: a loop closed before it
+    leaves the child unreaped and its transport open (CI saw exactly that)."""
+    waits = [asyncio.ensure_future(s.exited.wait()) for s in sessions if not s.exited.is_set()]
+    if not waits:
+        return
+    _, late = await asyncio.wait(waits, timeout=EXIT_REPORT_SECONDS)
+    for waiter in late:  # a process stuck in the kernel (D state): give up on it
+        waiter.cancel()
+
+
 def _end_event(session: ProcessSession) -> str:
     if session.timed_out:
         return "timed_out"
@@ -310,11 +324,13 @@ class ProcessManager:
 
         Children that detached their output (`nohup server > log 2>&1 &`) are left alone.
         """
-        for session in [*self._live.values(), *self._capturing.values()]:
+        sessions = {s.session_id: s for s in [*self._live.values(), *self._capturing.values()]}
+        for session in sessions.values():
             session.signal_group(SIGKILL)
+        await _exits_reported(sessions.values())
         if self._tasks:
             await asyncio.wait(set(self._tasks), timeout=CLOSE_WAIT_SECONDS)
-        for session in list(self._capturing.values()):
+        for session in sessions.values():
             session.transport.close()  # a detached child (setsid) still holds the pipe
         for task in set(self._tasks):
             task.cancel()

@@ -247,3 +247,26 @@ async def test_finished_sessions_are_kept_for_30_minutes(
     assert listed["sessions"] == []
     message = await failure(clocked, "Process", {"action": "poll", "sessionId": session_id})
     assert message == f"No session found for {session_id}"
+
+
+async def test_close_leaves_no_child_unreaped_nor_a_pipe_open(workspace: Path) -> None:
+    """close() kills every shell and returns only once the loop has heard of each exit:
+    its transports are closed and every return code known. CI once closed the loop first
+    on a loaded machine (a 2 s wait for the supervisors ran out), and the unreaped `sleep`
+    surfaced as an unclosed-transport warning in the next test."""
+    processes = ProcessManager()
+    sessions = [
+        await processes.spawn(
+            f"sleep 30 & sleep 3{n}; wait",
+            workdir=str(workspace),
+            timeout_ms=0,
+            keep_stdin=n % 2 == 0,
+            confined=False,
+        )
+        for n in range(8)
+    ]
+    await processes.close()
+    for session in sessions:
+        assert session.transport.get_returncode() is not None, session.command
+        assert session.transport.is_closing(), session.command
+        assert not alive(session.pid)
