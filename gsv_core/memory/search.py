@@ -1,0 +1,191 @@
+"""Reading the memory index: ranked hits for a query within a scope, and the pieces
+around one hit. Runs on a read connection (plain functions of `conn`).
+
+A scope says what a caller may see (docs/memory.md#privacy): the owner everything; a
+guest's or a group's session its own conversation only, never notes. A hit outside the
+scope is never returned, and a ref outside it reads as "not found", as if it were not
+there at all.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from gsv_core.errors import InvalidParams, NotFound
+from gsv_core.memory.index import NOTE
+from gsv_core.memory.query import iso
+
+Kind = Literal["notes", "sessions", "all"]
+KINDS: tuple[Kind, ...] = ("notes", "sessions", "all")
+MAX_LIMIT = 50
+MAX_AROUND = 20
+AROUND_TEXT_CHARS = 4000  # of each piece read around a hit
+_REF = re.compile(r"([mn]):(\d{1,18})")
+
+
+@dataclass(frozen=True)
+class MemoryScope:
+    """What one caller may search: notes or not, and every session (None) or these."""
+
+    notes: bool
+    sessions: frozenset[str] | None
+
+    @classmethod
+    def everything(cls) -> MemoryScope:
+        return cls(True, None)
+
+    @classmethod
+    def conversation(cls, *keys: str) -> MemoryScope:
+        return cls(False, frozenset(keys))
+
+    def describe(self) -> str:
+        if self.sessions is None:
+            return "notes and every session" if self.notes else "every session"
+        if not self.sessions:
+            return "nothing"
+        return "this conversation only"
+
+    def sees(self, kind: str, session_key: str | None) -> bool:
+        if kind == NOTE:
+            return self.notes
+        return self.sessions is None or session_key in self.sessions
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    match: str  # an FTS5 expression from query.fts_query
+    kind: Kind = "all"
+    since: int | None = None  # epoch ms
+    until: int | None = None
+    limit: int = 10
+
+
+_SELECT = (
+    "SELECT d.id, d.kind, d.agent_id, d.session_key, d.msg_idx, d.role, d.at, d.archive, "
+    "d.path, d.line_start, d.line_end, "
+    "snippet(memory_fts, 0, '**', '**', '…', 24), bm25(memory_fts) "
+    "FROM memory_fts JOIN memory_docs d ON d.id = memory_fts.rowid WHERE memory_fts MATCH ?"
+)
+
+
+def search(
+    conn: sqlite3.Connection, request: SearchRequest, scope: MemoryScope
+) -> list[dict[str, Any]]:
+    """The best hits first (BM25), each with where it came from."""
+    where, args = _filters(request, scope)
+    if where is None:
+        return []
+    sql = f"{_SELECT}{where} ORDER BY bm25(memory_fts) LIMIT ?"
+    rows = conn.execute(sql, (request.match, *args, request.limit)).fetchall()
+    return [_hit(row) for row in rows]
+
+
+def _filters(request: SearchRequest, scope: MemoryScope) -> tuple[str | None, list[Any]]:
+    notes = scope.notes and request.kind != "sessions"
+    sessions = request.kind != "notes" and (scope.sessions is None or bool(scope.sessions))
+    if not notes and not sessions:
+        return None, []
+    clauses: list[str] = []
+    args: list[Any] = []
+    if not notes:
+        clauses.append("d.kind = 'message'")
+    elif not sessions:
+        clauses.append("d.kind = 'note'")
+    if sessions and scope.sessions is not None:
+        marks = ", ".join("?" * len(scope.sessions))
+        clauses.append(f"(d.kind = 'note' OR d.session_key IN ({marks}))")
+        args.extend(sorted(scope.sessions))
+    if request.since is not None:
+        clauses.append("d.at >= ?")
+        args.append(request.since)
+    if request.until is not None:
+        clauses.append("d.at <= ?")
+        args.append(request.until)
+    return "".join(f" AND {c}" for c in clauses), args
+
+
+def _hit(row: tuple[Any, ...]) -> dict[str, Any]:
+    (doc_id, kind, agent, key, idx, role, at, archive, path, start, end, snippet, score) = row
+    hit: dict[str, Any] = {"ref": _ref(doc_id, kind), "score": round(-float(score), 4),
+                           "snippet": snippet}  # fmt: skip
+    return hit | _source(kind, agent, key, idx, role, at, archive, path, start, end)
+
+
+def _source(
+    kind: str, agent: str, key: str | None, idx: int | None, role: str | None, at: int | None,
+    archive: str | None, path: str | None, start: int | None, end: int | None,
+) -> dict[str, Any]:  # fmt: skip
+    if kind == NOTE:
+        return {"source": "note", "agentId": agent, "path": path, "lines": [start, end],
+                "time": iso(at)}  # fmt: skip
+    found = {"source": "session", "sessionKey": key, "messageIndex": idx, "role": role,
+             "at": at, "time": iso(at), "archived": archive is not None}  # fmt: skip
+    if archive is not None:
+        found["archive"] = archive
+    return found
+
+
+def _ref(doc_id: int, kind: str) -> str:
+    return f"{'n' if kind == NOTE else 'm'}:{doc_id}"
+
+
+def parse_ref(ref: str) -> tuple[str, int]:
+    """('m' or 'n', row id) of a ref a search returned."""
+    found = _REF.fullmatch(ref.strip()) if isinstance(ref, str) else None
+    if found is None:
+        raise InvalidParams(
+            f"ref {ref!r} is not a memory ref: pass the ref of a search hit, such as 'm:42'"
+        )
+    return found.group(1), int(found.group(2))
+
+
+_DOC = (
+    "SELECT id, kind, agent_id, session_key, msg_idx, role, at, archive, path, line_start, "
+    "line_end, text FROM memory_docs"
+)
+
+
+def around(
+    conn: sqlite3.Connection, ref: str, before: int, after: int, scope: MemoryScope
+) -> dict[str, Any]:
+    """The hit `ref` with up to `before` pieces before it and `after` after it from the
+    same conversation (messages, in order, archived ones first) or the same note."""
+    letter, doc_id = parse_ref(ref)
+    row = conn.execute(f"{_DOC} WHERE id = ?", (doc_id,)).fetchone()
+    if (
+        row is None
+        or _ref(row[0], row[1]) != f"{letter}:{doc_id}"
+        or not scope.sees(row[1], row[3])
+    ):
+        raise NotFound(f"no memory {ref!r}: it may have been reindexed; search again")
+    args: tuple[Any, ...]
+    if row[1] == NOTE:
+        same, args = "kind = 'note' AND agent_id = ? AND path = ?", (row[2], row[8])
+    else:
+        same, args = "kind = 'message' AND session_key = ?", (row[3],)
+    earlier = conn.execute(
+        f"{_DOC} WHERE {same} AND id < ? ORDER BY id DESC LIMIT ?", (*args, doc_id, before)
+    ).fetchall()
+    later = conn.execute(
+        f"{_DOC} WHERE {same} AND id > ? ORDER BY id LIMIT ?", (*args, doc_id, after)
+    ).fetchall()
+    pieces = [_piece(r, r[0] == doc_id) for r in [*reversed(earlier), row, *later]]
+    return {"ref": _ref(row[0], row[1]), **_source(*row[1:11]), "pieces": pieces}
+
+
+def _piece(row: tuple[Any, ...], hit: bool) -> dict[str, Any]:
+    text = row[11]
+    if len(text) > AROUND_TEXT_CHARS:
+        text = text[:AROUND_TEXT_CHARS] + "…"
+    piece: dict[str, Any] = {"ref": _ref(row[0], row[1]), "text": text}
+    if row[1] == NOTE:
+        piece["lines"] = [row[9], row[10]]
+    else:
+        piece |= {"messageIndex": row[4], "role": row[5], "time": iso(row[6]),
+                  "archived": row[7] is not None}  # fmt: skip
+    if hit:
+        piece["hit"] = True
+    return piece
