@@ -60,6 +60,7 @@ from gsv_core.gateway.state import Gateway, wall_clock_ms
 from gsv_core.gateway.tool_router import GatewayToolRouter
 from gsv_core.gateway.transfers import TransferService, WorkspacePath
 from gsv_core.heartbeat.service import HeartbeatService
+from gsv_core.memory.service import MemoryService
 from gsv_core.pairing import PairingService
 from gsv_core.skills import SkillService
 from gsv_core.storage.channels import ChannelStore
@@ -147,7 +148,11 @@ async def build_gateway(
     host = GatewayAgentHost(
         gateway, tools, MediaStore(data_dir / "media"), gateway.workspace, provider_factory
     )
-    gateway.sessions = SessionManager(SessionStore(db), host)
+    gateway.memory = MemoryService(
+        db, gateway.workspace.backend, lambda: gateway.config.setting("memory.notes")
+    )
+    gateway.workspace.listeners.append(gateway.memory.file_changed)
+    gateway.sessions = SessionManager(SessionStore(db, gateway.memory.index), host)
     gateway.cron = CronService(
         CronStore(db), gateway.sessions, lambda: gateway.config.effective, gateway.now_ms,
         lambda agent_id: last_channel_context(gateway, agent_id),
@@ -155,6 +160,7 @@ async def build_gateway(
     )  # fmt: skip
     await gateway.cron.load()
     await gateway.usage.prune()
+    await gateway.memory.start()  # builds in the background when never built
     beats = GatewayHeartbeatHost(gateway)
     gateway.heartbeat = HeartbeatService(beats)
     gateway.budget_notices = BudgetNotices(

@@ -13,6 +13,7 @@ from gsv_core.memory.service import MemoryService
 from gsv_core.storage.db import Database
 from gsv_core.storage.sessions import SessionRecord, SessionStore
 from gsv_core.workspace.backend import FilesystemBackend
+from tests.agent.conftest import client, fake, gw, log  # noqa: F401  (gateway runs)
 
 
 @dataclass
