@@ -47,6 +47,7 @@ from gsv_core.gateway.heartbeat_host import GatewayHeartbeatHost, last_channel_c
 from gsv_core.gateway.native import (
     cron_tools,
     gateway_tools,
+    memory_tools,
     message_tools,
     session_tools,
     spawn_tools,
@@ -106,7 +107,7 @@ HANDLER_MODULES = (
 # native tools are listed in this order (as in docs/tools.md): workspace, gateway, cron, sessions
 NATIVE_TOOL_MODULES = (
     workspace_tools, gateway_tools, cron_tools, message_tools, session_tools, transfer_tools,
-    web_tools, spawn_tools,
+    web_tools, spawn_tools, memory_tools,
 )  # fmt: skip
 
 

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from gsv_core.errors import InvalidParams, NotFound
 from gsv_core.memory.index import NOTE
-from gsv_core.memory.query import iso
+from gsv_core.memory.query import fts_query, iso, parse_time
 
 Kind = Literal["notes", "sessions", "all"]
 KINDS: tuple[Kind, ...] = ("notes", "sessions", "all")
@@ -61,6 +61,21 @@ class SearchRequest:
     since: int | None = None  # epoch ms
     until: int | None = None
     limit: int = 10
+
+
+def search_request(
+    query: str, kind: str, since: str | None, until: str | None, limit: int, now_ms: int
+) -> SearchRequest:
+    """A request from a caller's words (the tools and `memory.search`): each part checked,
+    InvalidParams saying what is wrong."""
+    if kind not in KINDS:
+        raise InvalidParams(f"scope {kind!r} is not one of {', '.join(KINDS)}")
+    if not 1 <= limit <= MAX_LIMIT:
+        raise InvalidParams(f"limit must be from 1 to {MAX_LIMIT}")
+    start, end = parse_time(since, now_ms, "since"), parse_time(until, now_ms, "until")
+    if start is not None and end is not None and start > end:
+        raise InvalidParams("since is after until: nothing can be found between them")
+    return SearchRequest(fts_query(query), kind, start, end, limit)
 
 
 _SELECT = (
