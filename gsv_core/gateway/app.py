@@ -31,6 +31,7 @@ from gsv_core.gateway.handlers import connect as connect_handlers
 from gsv_core.gateway.handlers import cron as cron_handlers
 from gsv_core.gateway.handlers import heartbeat as heartbeat_handlers
 from gsv_core.gateway.handlers import mcp as mcp_handlers
+from gsv_core.gateway.handlers import memory as memory_handlers
 from gsv_core.gateway.handlers import models as model_handlers
 from gsv_core.gateway.handlers import nodes as node_handlers
 from gsv_core.gateway.handlers import pairing as pairing_handlers
@@ -103,6 +104,7 @@ HANDLER_MODULES = (
     usage_handlers,
     mcp_handlers,
     web_handlers,
+    memory_handlers,
 )
 # native tools are listed in this order (as in docs/tools.md): workspace, gateway, cron, sessions
 NATIVE_TOOL_MODULES = (

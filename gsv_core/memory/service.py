@@ -93,11 +93,15 @@ class MemoryService:
                     "noteChunks": counts.get(ix.NOTE, 0), "notes": files,
                     "bytes": _index_bytes(conn)}  # fmt: skip
 
+        return self.build_status() | await self._db.read(read)
+
+    def build_status(self) -> dict[str, Any]:
+        """How far the background build got (cheap: for `gateway.status`)."""
         p = self.progress
-        found = {"state": p.state, "done": p.done, "total": p.total}
+        found: dict[str, Any] = {"state": p.state, "done": p.done, "total": p.total}
         if p.error:
             found["error"] = p.error
-        return found | await self._db.read(read)
+        return found
 
     # -- keeping current ----------------------------------------------------------------
     def file_changed(self, agent_id: str, path: str) -> None:
