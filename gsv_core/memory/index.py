@@ -94,8 +94,10 @@ def index_session(conn: sqlite3.Connection, key: str) -> None:
     rows = conn.execute(
         "SELECT idx, data FROM messages WHERE session_key = ? ORDER BY idx", (key,)
     ).fetchall()
+    found: list[DocRow] = []
     for idx, data in rows:
-        insert(conn, message_rows(key, idx, [json.loads(data)]))
+        found += message_rows(key, idx, [json.loads(data)])
+    insert(conn, found)
 
 
 def index_sessions(conn: sqlite3.Connection, keys: Sequence[str]) -> None:

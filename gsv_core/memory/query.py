@@ -22,17 +22,29 @@ _AGO = re.compile(r"(\d{1,6})\s*([mhdw])", re.IGNORECASE)
 _UNIT_MS = {"m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 7 * 86_400_000}
 
 
-def fts_query(text: str) -> str:
-    """An FTS5 MATCH expression for `text`: its words, each quoted (so `"`, `-`, `:`,
-    `AND`, `NEAR` and `*` are words or nothing, never syntax), joined by OR so BM25 ranks
-    what holds most of them first. Raises InvalidParams when nothing is left to search."""
+def query_terms(text: str) -> tuple[str, ...]:
+    """The words to search for in `text`, lowercased, each once: stopwords and
+    one-letter words (the `s` of `Ada's`) go unless nothing else is left. Raises
+    InvalidParams when there is nothing to search for."""
     if len(text) > MAX_QUERY_CHARS:
         raise InvalidParams(f"query is too long: at most {MAX_QUERY_CHARS} characters")
     words = list(dict.fromkeys(w.lower() for w in _WORDS.findall(text)))
     if not words:
         raise InvalidParams("query has no words to search for")
-    kept = [w for w in words if w not in STOPWORDS] or words
-    return " OR ".join(f'"{w}"' for w in kept[:MAX_TERMS])
+    kept = [w for w in words if w not in STOPWORDS and len(w) > 1] or words
+    return tuple(kept[:MAX_TERMS])
+
+
+def fts_match(terms: tuple[str, ...]) -> str:
+    """An FTS5 MATCH expression: each term quoted (so `"`, `-`, `:`, `AND`, `NEAR` and
+    `*` are words or nothing, never syntax), joined by OR so that BM25 ranks what holds
+    most of them first."""
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+def fts_query(text: str) -> str:
+    """`fts_match(query_terms(text))`."""
+    return fts_match(query_terms(text))
 
 
 def parse_time(value: str | None, now_ms: int, name: str) -> int | None:

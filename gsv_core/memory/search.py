@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from gsv_core.errors import InvalidParams, NotFound
 from gsv_core.memory.index import NOTE
-from gsv_core.memory.query import fts_query, iso, parse_time
+from gsv_core.memory.query import fts_match, iso, parse_time, query_terms
 
 Kind = Literal["notes", "sessions", "all"]
 KINDS: tuple[Kind, ...] = ("notes", "sessions", "all")
@@ -56,7 +56,7 @@ class MemoryScope:
 
 @dataclass(frozen=True)
 class SearchRequest:
-    match: str  # an FTS5 expression from query.fts_query
+    terms: tuple[str, ...]  # from query.query_terms
     kind: Kind = "all"
     since: int | None = None  # epoch ms
     until: int | None = None
@@ -75,27 +75,57 @@ def search_request(
     start, end = parse_time(since, now_ms, "since"), parse_time(until, now_ms, "until")
     if start is not None and end is not None and start > end:
         raise InvalidParams("since is after until: nothing can be found between them")
-    return SearchRequest(fts_query(query), kind, start, end, limit)
+    return SearchRequest(query_terms(query), kind, start, end, limit)
 
 
-_SELECT = (
-    "SELECT d.id, d.kind, d.agent_id, d.session_key, d.msg_idx, d.role, d.at, d.archive, "
-    "d.path, d.line_start, d.line_end, "
-    "snippet(memory_fts, 0, '**', '**', '…', 24), bm25(memory_fts) "
-    "FROM memory_fts JOIN memory_docs d ON d.id = memory_fts.rowid WHERE memory_fts MATCH ?"
-)
+# a word in more than this share of the indexed pieces (and more than COMMON_MIN of them)
+# is left out of a query that has rarer words: it ranks little and costs the most
+COMMON_SHARE = 0.05
+COMMON_MIN = 500
+_SNIPPET = "snippet(memory_fts, 0, '**', '**', '…', 24)"
+_SOURCE = "id, kind, agent_id, session_key, msg_idx, role, at, archive, path, line_start, line_end"
 
 
 def search(
     conn: sqlite3.Connection, request: SearchRequest, scope: MemoryScope
 ) -> list[dict[str, Any]]:
-    """The best hits first (BM25), each with where it came from."""
+    """The best hits first (BM25), each with where it came from. The ranking reads the
+    index alone when nothing filters; snippets are cut for the hits kept only."""
     where, args = _filters(request, scope)
     if where is None:
         return []
-    sql = f"{_SELECT}{where} ORDER BY bm25(memory_fts) LIMIT ?"
-    rows = conn.execute(sql, (request.match, *args, request.limit)).fetchall()
-    return [_hit(row) for row in rows]
+    match = fts_match(_rarer(conn, request.terms))
+    if where:
+        sql = ("SELECT d.id, bm25(memory_fts) FROM memory_fts JOIN memory_docs d "
+               f"ON d.id = memory_fts.rowid WHERE memory_fts MATCH ?{where} "
+               "ORDER BY bm25(memory_fts) LIMIT ?")  # fmt: skip
+    else:
+        sql = "SELECT rowid, rank FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rank LIMIT ?"
+    ranked = conn.execute(sql, (match, *args, request.limit)).fetchall()
+    if not ranked:
+        return []
+    marks = ", ".join("?" * len(ranked))
+    ids = [doc_id for doc_id, _ in ranked]
+    snippets = dict(conn.execute(
+        f"SELECT rowid, {_SNIPPET} FROM memory_fts WHERE memory_fts MATCH ? AND rowid IN ({marks})",
+        (match, *ids),
+    ).fetchall())  # fmt: skip
+    rows = {r[0]: r for r in conn.execute(
+        f"SELECT {_SOURCE} FROM memory_docs WHERE id IN ({marks})", ids).fetchall()}  # fmt: skip
+    return [_hit(rows[i], snippets.get(i, ""), score) for i, score in ranked if i in rows]
+
+
+def _rarer(conn: sqlite3.Connection, terms: tuple[str, ...]) -> tuple[str, ...]:
+    """The terms without the very common ones, unless that leaves none."""
+    if len(terms) < 2:
+        return terms
+    (top,) = conn.execute("SELECT COALESCE(MAX(id), 0) FROM memory_docs").fetchone()
+    limit = max(COMMON_MIN, int(top * COMMON_SHARE))
+    count = "SELECT COUNT(*) FROM (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)"
+    rare = tuple(
+        t for t in terms if conn.execute(count, (fts_match((t,)), limit + 1)).fetchone()[0] <= limit
+    )
+    return rare or terms
 
 
 def _filters(request: SearchRequest, scope: MemoryScope) -> tuple[str | None, list[Any]]:
@@ -122,11 +152,10 @@ def _filters(request: SearchRequest, scope: MemoryScope) -> tuple[str | None, li
     return "".join(f" AND {c}" for c in clauses), args
 
 
-def _hit(row: tuple[Any, ...]) -> dict[str, Any]:
-    (doc_id, kind, agent, key, idx, role, at, archive, path, start, end, snippet, score) = row
-    hit: dict[str, Any] = {"ref": _ref(doc_id, kind), "score": round(-float(score), 4),
+def _hit(row: tuple[Any, ...], snippet: str, score: float) -> dict[str, Any]:
+    hit: dict[str, Any] = {"ref": _ref(row[0], row[1]), "score": round(-float(score), 4),
                            "snippet": snippet}  # fmt: skip
-    return hit | _source(kind, agent, key, idx, role, at, archive, path, start, end)
+    return hit | _source(*row[1:])
 
 
 def _source(

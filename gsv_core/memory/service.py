@@ -117,9 +117,16 @@ class MemoryService:
 
     # -- reading ------------------------------------------------------------------------
     async def search(self, request: SearchRequest, scope: MemoryScope) -> list[dict[str, Any]]:
-        if scope.notes and request.kind != "sessions":
-            await self.refresh_notes()
-        return await self._db.read(lambda c: search(c, request, scope))
+        """Notes are checked for changes while the index is searched (both mostly wait on
+        the disk); when some changed, the search runs again on the index brought up to date."""
+
+        async def searched() -> list[dict[str, Any]]:
+            return await self._db.read(lambda c: search(c, request, scope))
+
+        if not scope.notes or request.kind == "sessions":
+            return await searched()
+        changed, hits = await asyncio.gather(self.refresh_notes(), searched())
+        return await searched() if changed else hits
 
     async def around(self, ref: str, before: int, after: int, scope: MemoryScope) -> dict[str, Any]:
         return await self._db.read(lambda c: around(c, ref, before, after, scope))
@@ -151,34 +158,29 @@ class MemoryService:
         await self._db.write(lambda c: ix.replace_note(c, agent, path, stat, text))
 
     def _note_stats(self) -> dict[tuple[str, str], tuple[int, int]]:
-        """(agent, path) -> (mtime_ns, size) of every note in the workspace now."""
+        """(agent, path) -> (mtime_ns, size) of every note in the workspace now: one pass
+        over each agent's memory/ folder (over its whole folder only for glob patterns)."""
         found: dict[tuple[str, str], tuple[int, int]] = {}
         extra = [p for p in self._extra_notes() if isinstance(p, str)]
+        globs = any(_GLOB & set(p) for p in extra)
         for agent in self._agents():
             root = agent_root(agent)
-            paths = [*ROOT_NOTES, *(p for p in extra if not _GLOB & set(p))]
-            paths += self._walk(root, NOTES_DIR, lambda p: p.endswith(".md"))
-            if any(_GLOB & set(p) for p in extra):
-                paths += self._walk(root, "", lambda p: is_note(p, extra))
-            for path in dict.fromkeys(paths):
-                stat = self._backend.stat(join(root, path))
-                if stat is not None and not stat.is_dir:
+            if globs:
+                files = self._backend.files(root)
+            else:
+                files = {join(NOTES_DIR, p): st for p, st in
+                         self._backend.files(join(root, NOTES_DIR)).items()}  # fmt: skip
+                for path in (*ROOT_NOTES, *extra):
+                    if (stat := self._backend.stat(join(root, path))) and not stat.is_dir:
+                        files[path] = stat
+            for path, stat in files.items():
+                if is_note(path, extra) and path.split("/", 1)[0] not in _SKIP_DIRS:
                     found[(agent, path)] = (stat.mtime_ns, stat.size)
         return found
 
     def _agents(self) -> list[str]:
         listing = self._backend.list(AGENTS_DIR)
         return listing.directories if listing else []
-
-    def _walk(self, root: str, folder: str, wanted: Callable[[str], bool]) -> list[str]:
-        listing = self._backend.list(join(root, folder))
-        if listing is None:
-            return []
-        found = [join(folder, f) for f in listing.files if wanted(join(folder, f))]
-        for sub in listing.directories:
-            if folder or sub not in _SKIP_DIRS:
-                found += self._walk(root, join(folder, sub), wanted)
-        return found
 
     # -- the full build -----------------------------------------------------------------
     def _start_build(self) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from gsv_core.errors import InvalidParams, NotFound
-from gsv_core.memory.query import fts_query
+from gsv_core.memory.query import query_terms
 from gsv_core.memory.search import MemoryScope, SearchRequest
 from gsv_core.storage.sessions import SessionRecord, SessionStore
 from tests.memory.conftest import Memory, message
@@ -20,7 +20,7 @@ ALL = MemoryScope.everything()
 
 
 async def find(memory: Memory, text: str, scope: MemoryScope = ALL, **kw: Any) -> list[dict]:
-    return await memory.service.search(SearchRequest(fts_query(text), **kw), scope)
+    return await memory.service.search(SearchRequest(query_terms(text), **kw), scope)
 
 
 async def test_stored_messages_are_found_with_where_they_came_from(memory: Memory) -> None:
@@ -216,5 +216,27 @@ async def test_a_ref_of_the_wrong_kind_or_gone_is_not_found(memory: Memory) -> N
 )
 async def test_fts_syntax_in_a_query_runs_as_words(memory: Memory, text: str) -> None:
     """Text that would be FTS5 syntax searches as plain words against SQLite."""
-    await memory.say("k", "say hi col umn star x a b NEAR")
+    await memory.say("k", "say hi col umn star x a b NEAR not")
     assert len(await find(memory, text)) == 1
+
+
+async def test_a_symlink_under_memory_is_not_followed(memory: Memory, tmp_path: Any) -> None:
+    """A link out of the workspace is no note, whatever it points at."""
+    outside = tmp_path / "secret.md"
+    outside.write_text("outside secret walrus\n")
+    memory.note("memory/real.md", "inside walrus\n")
+    (memory.workspace / "agents/main/memory/link.md").symlink_to(outside)
+    assert [h["path"] for h in await find(memory, "walrus")] == ["memory/real.md"]
+
+
+async def test_very_common_words_do_not_drown_the_rare_ones(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A word in most pieces is left out when a rarer one remains; alone it is kept."""
+    from gsv_core.memory import search as search_module
+
+    monkeypatch.setattr(search_module, "COMMON_MIN", 5)
+    await memory.say("k", *[f"common filler {i}" for i in range(40)], "common axolotl")
+    hits = await find(memory, "common axolotl", limit=3)
+    assert [h["snippet"] for h in hits] == ["common **axolotl**"]
+    assert len(await find(memory, "common", limit=50)) == 41

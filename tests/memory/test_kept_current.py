@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
-from gsv_core.memory.query import fts_query
+from gsv_core.memory.query import query_terms
 from gsv_core.memory.search import MemoryScope, SearchRequest
 from tests.agent.conftest import KEY, EventLog, send
 from tests.fakes.provider import FakeProvider
 
 
 async def hits(gw: RunningGateway, text: str) -> list[dict]:
-    request = SearchRequest(fts_query(text), limit=20)
+    request = SearchRequest(query_terms(text), limit=20)
     return await gw.gateway.memory.search(request, MemoryScope.everything())
 
 

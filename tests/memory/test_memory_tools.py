@@ -16,7 +16,7 @@ from gsv_core.client import GatewayClient
 from gsv_core.gateway.memory_reach import memory_scope
 from gsv_core.gateway.server import RunningGateway
 from gsv_core.gateway.spawn_origins import SpawnOrigin
-from gsv_core.memory.query import fts_query
+from gsv_core.memory.query import query_terms
 from gsv_core.memory.search import MemoryScope, SearchRequest
 from gsv_core.routing import RoutingSettings
 from tests.agent.conftest import EventLog, send
@@ -122,7 +122,7 @@ async def test_a_guest_finds_their_own_conversation_only(
         worker, fake, "bob", "gsv__MemorySearch", {"query": "passport", "scope": "notes"}
     )
     assert json.loads(notes)["count"] == 0
-    request = SearchRequest(fts_query("Lola"))
+    request = SearchRequest(query_terms("Lola"))
     owner_hits = await gw.gateway.memory.search(request, MemoryScope.everything())
     result = await calls(worker, fake, "bob", "gsv__MemoryGet", {"ref": owner_hits[0]["ref"]})
     assert result.startswith("Error") and "no memory" in result and "Lola" not in result
