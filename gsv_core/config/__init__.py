@@ -319,7 +319,19 @@ class MemoryConfig(_Section):
 
     # more notes than MEMORY.md, USER.md and memory/**/*.md: paths or glob patterns
     # relative to each agent's folder, e.g. ["journal/*.txt", "TODO.md"]
-    notes: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list, max_length=100)
+
+    @field_validator("notes")
+    @classmethod
+    def _inside(cls, entries: list[str]) -> list[str]:
+        for entry in entries:
+            parts = entry.split("/")
+            if not entry.strip() or entry.startswith(("/", "~")) or "\\" in entry or ".." in parts:
+                raise ValueError(
+                    f"{entry!r} is not a path inside the agent's folder: give one relative "
+                    'to it, e.g. "journal/*.md"'
+                )
+        return entries
 
 
 class UsageConfig(_Section):

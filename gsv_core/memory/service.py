@@ -17,12 +17,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gsv_core.errors import InvalidParams
 from gsv_core.memory import index as ix
 from gsv_core.memory.notes import NOTES_DIR, ROOT_NOTES, is_note
 from gsv_core.memory.search import MemoryScope, SearchRequest, around, search
 from gsv_core.storage.archive import parse_archive
 from gsv_core.storage.db import Database
-from gsv_core.workspace.backend import StorageBackend
+from gsv_core.workspace.backend import Stat, StorageBackend
 from gsv_core.workspace.paths import AGENTS_DIR, agent_root, join
 
 log = logging.getLogger(__name__)
@@ -149,7 +150,10 @@ class MemoryService:
         await self._db.write(lambda c: ix.replace_note(c, agent, path, None, None))
 
     async def _reindex_note(self, agent: str, path: str) -> None:
-        found = await asyncio.to_thread(self._backend.read, join(agent_root(agent), path))
+        try:
+            found = await asyncio.to_thread(self._backend.read, join(agent_root(agent), path))
+        except InvalidParams:  # it became a link out of the workspace: no note
+            found = None
         if found is None:
             stat, text = None, None
         else:
@@ -171,12 +175,19 @@ class MemoryService:
                 files = {join(NOTES_DIR, p): st for p, st in
                          self._backend.files(join(root, NOTES_DIR)).items()}  # fmt: skip
                 for path in (*ROOT_NOTES, *extra):
-                    if (stat := self._backend.stat(join(root, path))) and not stat.is_dir:
+                    if (stat := self._stat(join(root, path))) and not stat.is_dir:
                         files[path] = stat
             for path, stat in files.items():
                 if is_note(path, extra) and path.split("/", 1)[0] not in _SKIP_DIRS:
                     found[(agent, path)] = (stat.mtime_ns, stat.size)
         return found
+
+    def _stat(self, key: str) -> Stat | None:
+        """A note's stat; None for one that leads out of its workspace (a symlink)."""
+        try:
+            return self._backend.stat(key)
+        except InvalidParams:
+            return None
 
     def _agents(self) -> list[str]:
         listing = self._backend.list(AGENTS_DIR)

@@ -240,3 +240,14 @@ async def test_very_common_words_do_not_drown_the_rare_ones(
     hits = await find(memory, "common axolotl", limit=3)
     assert [h["snippet"] for h in hits] == ["common **axolotl**"]
     assert len(await find(memory, "common", limit=50)) == 41
+
+
+async def test_a_root_note_linked_out_of_the_workspace_is_skipped(
+    memory: Memory, tmp_path: Any
+) -> None:
+    """MEMORY.md as a symlink leading outside neither breaks a search nor is read."""
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("narwhal outside\n")
+    memory.note("USER.md", "narwhal inside\n")
+    (memory.workspace / "agents/main/MEMORY.md").symlink_to(outside)
+    assert [h["path"] for h in await find(memory, "narwhal")] == ["USER.md"]

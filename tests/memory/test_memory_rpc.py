@@ -78,3 +78,20 @@ async def test_memory_methods_need_a_connected_client(gw: RunningGateway) -> Non
         await handshake(ws, mode="node", client_id="laptop", tools=TOOLS, token=token)
         reply = await request(ws, "memory.search", {"query": "x"})
         assert reply["error"]["code"] == 403
+
+
+@pytest.mark.parametrize("entry", ["/etc/passwd", "../other/x.md", "a/../../b", "~/x", "", "a\\b"])
+async def test_memory_notes_outside_the_agent_folder_are_refused(
+    client: GatewayClient, entry: str
+) -> None:
+    """memory.notes takes paths inside the agent's folder only."""
+    with pytest.raises(InvalidParams, match="inside the agent's folder"):
+        await client.call("config.set", {"path": "memory.notes", "value": [entry]})
+
+
+async def test_memory_notes_add_files_to_search(client: GatewayClient) -> None:
+    """A listed path is a note at the next search."""
+    await client.call("config.set", {"path": "memory.notes", "value": ["journal/*.txt"]})
+    await client.call("workspace.write", {"path": "journal/mon.txt", "content": "ate a quince\n"})
+    found = await client.call("memory.search", {"query": "quince"})
+    assert [h["path"] for h in found["results"]] == ["journal/mon.txt"]
