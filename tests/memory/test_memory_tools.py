@@ -204,3 +204,23 @@ def test_cron_and_heartbeat_runs_see_everything() -> None:
         ctx("agent:main:cron:job:run", {"cron": {"id": "j"}}), None, RoutingSettings()
     )
     assert scope == scope.everything()
+
+
+async def test_a_sub_agent_of_a_group_session_finds_that_group_only(
+    client: GatewayClient, log: EventLog, fake: FakeProvider
+) -> None:
+    """A group's session, even the owner's run in it, and its sub-agent see the group's
+    conversation only: not another session, not a note."""
+    group = "agent:main:mychat:group:g1"
+    await client.call("workspace.write", {"path": "MEMORY.md", "content": "otter in the notes\n"})
+    await log.ended((await send(client, "otter elsewhere", key="agent:main:dm:zed"))["runId"])
+    await log.ended((await send(client, "the group's otter", key=group))["runId"])
+    fake.enqueue(call("gsv__Spawn", {"task": "look for otters"}))
+    fake.enqueue(call("gsv__MemorySearch", {"query": "otter"}))
+    fake.enqueue("child done")
+    fake.enqueue("done")
+    before = len(tool_results(fake))
+    await log.ended((await send(client, "ask a helper", key=group))["runId"])
+    found = json.loads(tool_results(fake)[before])
+    assert found["searched"] == "this conversation only"
+    assert {h["sessionKey"] for h in found["results"]} == {group}
