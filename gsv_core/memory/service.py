@@ -9,7 +9,6 @@ and again on `memory.reindex`. `status()` says how far the build got.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 import sqlite3
@@ -67,8 +66,7 @@ class MemoryService:
     async def close(self) -> None:
         if self._build is not None:
             self._build.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._build
+            await asyncio.wait({self._build})  # its end, not ours: a cancel of us still raises
 
     async def reindex(self) -> dict[str, Any]:
         """Forget the index and build it again in the background."""
@@ -80,8 +78,7 @@ class MemoryService:
     async def wait_built(self) -> None:
         """Until the running build (if any) ends."""
         if self._build is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.shield(self._build)
+            await asyncio.wait({self._build})
 
     async def status(self) -> dict[str, Any]:
         def read(conn: sqlite3.Connection) -> dict[str, Any]:
