@@ -25,7 +25,7 @@ def search(
     scope: Annotated[str, typer.Option("--scope", help="all, notes or sessions.")] = "all",
     since: Annotated[str | None, typer.Option("--since", help=f"From: {TIME_HELP}.")] = None,
     until: Annotated[str | None, typer.Option("--until", help=f"To: {TIME_HELP}.")] = None,
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=50, help="Hits.")] = 10,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=50, help="How many hits.")] = 10,
     json_output: JsonOpt = False,
 ) -> None:
     """Find notes and messages (archived ones too) by their words, best first."""
