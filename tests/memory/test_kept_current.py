@@ -57,3 +57,14 @@ async def test_a_note_written_through_the_workspace_is_found(
     assert hit["path"] == "memory/people.md"
     await client.call("workspace.delete", {"path": "memory/people.md"})
     assert await hits(gw, "dentist") == []
+
+
+async def test_appends_and_edits_through_the_workspace_are_found(gw: RunningGateway) -> None:
+    """What compaction appends to the day's memory file, and an edit of it, are searchable."""
+    workspace = gw.gateway.workspace
+    await workspace.append("main", "memory/2026-01-02.md", "### Extracted\n\nlikes marzipan\n")
+    [hit] = await hits(gw, "marzipan")
+    assert hit["path"] == "memory/2026-01-02.md"
+    await workspace.edit("main", "memory/2026-01-02.md", "marzipan", "nougat")
+    assert await hits(gw, "marzipan") == []
+    assert len(await hits(gw, "nougat")) == 1
