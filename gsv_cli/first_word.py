@@ -42,6 +42,7 @@ SHORT_HELP = {
     "mcp": "MCP servers whose tools the agent can use.",
     "sessions": "List and manage the agent's sessions.",
     "workspace": "Read and change the agent's workspace files.",
+    "memory": "Search notes and every past conversation.",
     "skills": "Skills: which ones the agent can use on...",
     "cron": "Scheduled jobs: add, list, run and remove...",
     "heartbeat": "Heartbeats: periodic check-ins where the...",

@@ -60,6 +60,7 @@ ENTRIES = (
     Entry("sessions", "sessions"),
     Entry("session", "sessions", hidden=True),
     Entry("workspace", "workspace"),
+    Entry("memory", "memory"),
     Entry("skills", "skills"),
     Entry("cron", "cron"),
     Entry("heartbeat", "heartbeat"),

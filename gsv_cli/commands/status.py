@@ -67,7 +67,18 @@ def render(url: str, found: dict[str, Any]) -> str:
     ]
     if found.get("budget"):  # a gateway older than budgets has none
         lines.append(_budget(found["budget"]))
+    if found.get("memory"):  # a gateway older than the memory index has none
+        lines.append(_memory(found["memory"]))
     return "\n".join(lines) + "\n"
+
+
+def _memory(memory: dict[str, Any]) -> str:
+    """The memory index: ready, or how far its background build got."""
+    if memory.get("error"):
+        return f"memory    {memory['error']} (gsv memory reindex to try again)"
+    if memory["state"] == "building":
+        return f"memory    building the index: {memory['done']} of {memory['total']}"
+    return "memory    index ready (gsv memory search QUERY)"
 
 
 def _budget(budget: dict[str, Any]) -> str:

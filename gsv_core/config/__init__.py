@@ -314,6 +314,26 @@ class ToolsConfig(_Section):
     inlineLimit: int = Field(default=40, ge=1, le=1000)
 
 
+class MemoryConfig(_Section):
+    """The memory index (gsv_core/memory, docs/memory.md)."""
+
+    # more notes than MEMORY.md, USER.md and memory/**/*.md: paths or glob patterns
+    # relative to each agent's folder, e.g. ["journal/*.txt", "TODO.md"]
+    notes: list[str] = Field(default_factory=list, max_length=100)
+
+    @field_validator("notes")
+    @classmethod
+    def _inside(cls, entries: list[str]) -> list[str]:
+        for entry in entries:
+            parts = entry.split("/")
+            if not entry.strip() or entry.startswith(("/", "~")) or "\\" in entry or ".." in parts:
+                raise ValueError(
+                    f"{entry!r} is not a path inside the agent's folder: give one relative "
+                    'to it, e.g. "journal/*.md"'
+                )
+        return entries
+
+
 class UsageConfig(_Section):
     # the ledger of model calls keeps this many days (gsv usage, usage.get)
     retentionDays: int = Field(default=400, ge=1, le=3650)
@@ -361,6 +381,7 @@ class GsvConfig(_Section):
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     webFetch: WebFetchConfig = Field(default_factory=WebFetchConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)
     userTimezone: str = "UTC"
 

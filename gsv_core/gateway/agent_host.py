@@ -11,6 +11,7 @@ import asyncio
 import datetime as dt
 import gzip
 import json
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
 
 # (provider name, effective config, llm timeout) -> Provider; tests inject a fake here
 ProviderFactory = Callable[[str, dict[str, Any], float], Provider]
+
+log = logging.getLogger(__name__)
 
 
 class GatewayAgentHost(GatewayHost):
@@ -120,7 +123,13 @@ class GatewayAgentHost(GatewayHost):
         self, agent_id: str, name: str, messages: list[dict[str, Any]], meta: dict[str, Any]
     ) -> str:
         data = await asyncio.to_thread(_archive_bytes, messages, meta)
-        return await self.workspace.write_bytes(agent_id, f"sessions/{name}.jsonl.gz", data)
+        path = f"sessions/{name}.jsonl.gz"
+        key = await self.workspace.write_bytes(agent_id, path, data)
+        try:
+            await self._gateway.memory.archived(agent_id, path, messages, meta)
+        except Exception:  # the archive is written; a reset must not fail for the index
+            log.exception("indexing the archive %s of agent %s failed", path, agent_id)
+        return key
 
     async def remember(self, agent_id: str, memories: str) -> None:
         now = self._local_now(self.config().get("userTimezone"))

@@ -31,6 +31,7 @@ from gsv_core.gateway.handlers import connect as connect_handlers
 from gsv_core.gateway.handlers import cron as cron_handlers
 from gsv_core.gateway.handlers import heartbeat as heartbeat_handlers
 from gsv_core.gateway.handlers import mcp as mcp_handlers
+from gsv_core.gateway.handlers import memory as memory_handlers
 from gsv_core.gateway.handlers import models as model_handlers
 from gsv_core.gateway.handlers import nodes as node_handlers
 from gsv_core.gateway.handlers import pairing as pairing_handlers
@@ -47,6 +48,7 @@ from gsv_core.gateway.heartbeat_host import GatewayHeartbeatHost, last_channel_c
 from gsv_core.gateway.native import (
     cron_tools,
     gateway_tools,
+    memory_tools,
     message_tools,
     session_tools,
     spawn_tools,
@@ -60,6 +62,7 @@ from gsv_core.gateway.state import Gateway, wall_clock_ms
 from gsv_core.gateway.tool_router import GatewayToolRouter
 from gsv_core.gateway.transfers import TransferService, WorkspacePath
 from gsv_core.heartbeat.service import HeartbeatService
+from gsv_core.memory.service import MemoryService
 from gsv_core.pairing import PairingService
 from gsv_core.skills import SkillService
 from gsv_core.storage.channels import ChannelStore
@@ -101,11 +104,12 @@ HANDLER_MODULES = (
     usage_handlers,
     mcp_handlers,
     web_handlers,
+    memory_handlers,
 )
 # native tools are listed in this order (as in docs/tools.md): workspace, gateway, cron, sessions
 NATIVE_TOOL_MODULES = (
     workspace_tools, gateway_tools, cron_tools, message_tools, session_tools, transfer_tools,
-    web_tools, spawn_tools,
+    web_tools, spawn_tools, memory_tools,
 )  # fmt: skip
 
 
@@ -147,7 +151,11 @@ async def build_gateway(
     host = GatewayAgentHost(
         gateway, tools, MediaStore(data_dir / "media"), gateway.workspace, provider_factory
     )
-    gateway.sessions = SessionManager(SessionStore(db), host)
+    gateway.memory = MemoryService(
+        db, gateway.workspace.backend, lambda: gateway.config.setting("memory.notes")
+    )
+    gateway.workspace.listeners.append(gateway.memory.file_changed)
+    gateway.sessions = SessionManager(SessionStore(db, gateway.memory.index), host)
     gateway.cron = CronService(
         CronStore(db), gateway.sessions, lambda: gateway.config.effective, gateway.now_ms,
         lambda agent_id: last_channel_context(gateway, agent_id),
@@ -155,6 +163,7 @@ async def build_gateway(
     )  # fmt: skip
     await gateway.cron.load()
     await gateway.usage.prune()
+    await gateway.memory.start()  # builds in the background when never built
     beats = GatewayHeartbeatHost(gateway)
     gateway.heartbeat = HeartbeatService(beats)
     gateway.budget_notices = BudgetNotices(

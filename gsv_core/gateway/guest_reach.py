@@ -7,6 +7,8 @@ A run started by a guest (gsv_core/authority.py) is offered, and may call, only:
   gsv__WebFetch, saving there only;
 * gsv__Message back to its own conversation;
 * gsv__ToolSearch (which finds only these);
+* gsv__MemorySearch and gsv__MemoryGet, which find its own conversation only
+  (gateway/memory_reach.py);
 * node and MCP tools the owner grants it in `channels.<name>.guestTools` (name patterns,
   `laptop__Read`, `mcp_weather__*`; none by default).
 
@@ -29,8 +31,10 @@ from gsv_core.workspace.paths import join, normalise_path
 WORKSPACE_TOOLS = frozenset({"gsv__ReadFile", "gsv__WriteFile", "gsv__EditFile", "gsv__DeleteFile"})
 MESSAGE_TOOL = "gsv__Message"
 WEB_FETCH = "gsv__WebFetch"
+# scoped to the guest's own conversation by the tools themselves (memory_reach.py)
+MEMORY_TOOLS = frozenset({"gsv__MemorySearch", "gsv__MemoryGet"})
 # the gateway's own tools a guest may call, their paths confined to the guest's folder
-GUEST_NATIVE = WORKSPACE_TOOLS | {MESSAGE_TOOL, WEB_FETCH, SEARCH_TOOL}
+GUEST_NATIVE = WORKSPACE_TOOLS | MEMORY_TOOLS | {MESSAGE_TOOL, WEB_FETCH, SEARCH_TOOL}
 NOT_FOR_GUESTS = "is not available to a guest of the owner"
 
 

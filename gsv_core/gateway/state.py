@@ -30,6 +30,7 @@ from gsv_core.gateway.transfers import TransferService
 from gsv_core.gateway.web_sessions import WebSessionService
 from gsv_core.heartbeat.service import HeartbeatService
 from gsv_core.mcp.supervisor import McpSupervisor
+from gsv_core.memory.service import MemoryService
 from gsv_core.protocol.frames import FrameError
 from gsv_core.rpc.context import Peer
 from gsv_core.rpc.dispatch import Router
@@ -78,6 +79,7 @@ class Gateway:
     budget: Budget = field(init=False)
     budget_notices: BudgetNotices = field(init=False)
     mcp: McpSupervisor = field(init=False)
+    memory: MemoryService = field(init=False)
     version: str = __version__
     # events this gateway really emits; method families add theirs when they register
     events: set[str] = field(default_factory=set)
@@ -141,4 +143,5 @@ class Gateway:
         await self.channels.close()
         await self.mcp.close()  # its stdio servers are child processes
         await self.sessions.close()
+        await self.memory.close()
         await self.db.close()

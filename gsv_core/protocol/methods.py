@@ -48,6 +48,10 @@ MODELS_LIST: Final = "models.list"
 MODELS_TEST: Final = "models.test"  # one tiny live call (`gsv onboard`, `gsv models test`)
 # gsv addition: the usage ledger by source, session, model or day (`gsv usage`)
 USAGE_GET: Final = "usage.get"
+# gsv addition: search over notes and every past conversation (`gsv memory`, docs/memory.md)
+MEMORY_SEARCH: Final = "memory.search"
+MEMORY_REINDEX: Final = "memory.reindex"
+MEMORY_STATUS: Final = "memory.status"
 # gsv addition: MCP servers whose tools the agent is offered (`gsv mcp ...`, docs/mcp.md)
 MCP_LIST: Final = "mcp.list"
 MCP_ADD: Final = "mcp.add"
@@ -193,6 +197,9 @@ METHODS: Final[dict[str, MethodSpec]] = {
         _spec(MODELS_TEST, CLIENT),
         _spec(GATEWAY_STATUS, CLIENT),
         _spec(USAGE_GET, CLIENT),
+        _spec(MEMORY_SEARCH, CLIENT),
+        _spec(MEMORY_REINDEX, CLIENT),
+        _spec(MEMORY_STATUS, CLIENT),
         _spec(MCP_LIST, CLIENT),
         _spec(MCP_ADD, CLIENT),
         _spec(MCP_REMOVE, CLIENT),

@@ -22,8 +22,19 @@ def write_archive(path: Path, messages: list[dict[str, Any]], meta: dict[str, An
 
 def read_archive(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(meta, messages) of an archive file."""
-    with gzip.open(path, "rt", encoding="utf-8") as fh:
-        lines = [json.loads(line) for line in fh if line.strip()]
-    if not lines or "meta" not in lines[0]:
-        raise ValueError(f"{path} is not a gsv transcript archive")
-    return lines[0]["meta"], lines[1:]
+    try:
+        return parse_archive(path.read_bytes())
+    except ValueError as exc:
+        raise ValueError(f"{path} is not a gsv transcript archive") from exc
+
+
+def parse_archive(data: bytes) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(meta, messages) of an archive's bytes; ValueError when it is none."""
+    try:
+        text = gzip.decompress(data).decode("utf-8")
+        lines = [json.loads(line) for line in text.splitlines() if line.strip()]
+    except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"not a gsv transcript archive: {exc}") from None
+    if not lines or not isinstance(lines[0], dict) or "meta" not in lines[0]:
+        raise ValueError("not a gsv transcript archive")
+    return lines[0]["meta"], [m for m in lines[1:] if isinstance(m, dict)]

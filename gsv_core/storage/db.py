@@ -214,6 +214,48 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE join_codes ADD COLUMN may_replace INTEGER NOT NULL DEFAULT 0;
     """,
+    # 10: the memory index (gsv_core/memory, docs/memory.md): one row per indexed piece
+    # (a message of a session, live or archived, or a chunk of a note), its words in an
+    # FTS5 table over that row's text; the notes' stat when indexed, the archives already
+    # read and the state of the background build. Filled by that build, not here.
+    """
+    CREATE TABLE memory_docs (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        session_key TEXT,
+        msg_idx INTEGER,
+        role TEXT,
+        at INTEGER,
+        archive TEXT,
+        path TEXT,
+        line_start INTEGER,
+        line_end INTEGER,
+        text TEXT NOT NULL
+    );
+    CREATE INDEX memory_docs_by_session ON memory_docs (session_key, id);
+    CREATE INDEX memory_docs_by_path ON memory_docs (agent_id, path, id);
+    CREATE VIRTUAL TABLE memory_fts USING fts5(
+        text, content='memory_docs', content_rowid='id',
+        tokenize='porter unicode61 remove_diacritics 2'
+    );
+    CREATE TABLE memory_files (
+        agent_id TEXT NOT NULL,
+        path TEXT NOT NULL,
+        mtime_ns INTEGER NOT NULL,
+        size INTEGER NOT NULL,
+        PRIMARY KEY (agent_id, path)
+    );
+    CREATE TABLE memory_archives (
+        agent_id TEXT NOT NULL,
+        path TEXT NOT NULL,
+        PRIMARY KEY (agent_id, path)
+    );
+    CREATE TABLE memory_state (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );
+    """,
 ]
 
 _STOP = object()

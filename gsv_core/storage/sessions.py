@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from gsv_core.protocol.messages import Usage, empty_usage
 from gsv_core.storage.db import Database
@@ -97,7 +97,21 @@ def _save_session(conn: sqlite3.Connection, record: SessionRecord) -> None:
     )
 
 
-def _append(conn: sqlite3.Connection, key: str, messages: list[dict[str, Any]]) -> None:
+class HistoryIndex(Protocol):
+    """What keeps a search index of histories current (gsv_core/memory/index.py), called
+    in the writer thread inside the transaction that changes the history."""
+
+    def appended(
+        self, conn: sqlite3.Connection, key: str, first_idx: int, messages: list[dict[str, Any]]
+    ) -> None: ...
+
+    def cleared(self, conn: sqlite3.Connection, key: str) -> None:
+        """The live history of `key` was deleted (what was archived is kept)."""
+        ...
+
+
+def _append(conn: sqlite3.Connection, key: str, messages: list[dict[str, Any]]) -> int:
+    """Append to the history; the index of the first appended message."""
     (last,) = conn.execute(
         "SELECT COALESCE(MAX(idx), -1) FROM messages WHERE session_key = ?", (key,)
     ).fetchone()
@@ -105,6 +119,7 @@ def _append(conn: sqlite3.Connection, key: str, messages: list[dict[str, Any]]) 
         "INSERT INTO messages (session_key, idx, data) VALUES (?, ?, ?)",
         [(key, last + 1 + i, json.dumps(m, ensure_ascii=False)) for i, m in enumerate(messages)],
     )
+    return int(last) + 1
 
 
 # a session somebody used: it holds messages, was reset, labelled, given settings, or
@@ -118,8 +133,14 @@ _IN_USE = (
 
 
 class SessionStore:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, index: HistoryIndex | None = None) -> None:
         self._db = db
+        self.index = index  # set by the gateway; None: histories are not indexed
+
+    def _append(self, conn: sqlite3.Connection, key: str, messages: list[dict[str, Any]]) -> None:
+        first = _append(conn, key, messages)
+        if self.index is not None and messages:
+            self.index.appended(conn, key, first, messages)
 
     # -- reads --------------------------------------------------------------------------
     async def get(self, key: str) -> SessionRecord | None:
@@ -213,7 +234,7 @@ class SessionStore:
 
         def write(conn: sqlite3.Connection) -> None:
             _save_session(conn, record)
-            _append(conn, record.session_key, [message])
+            self._append(conn, record.session_key, [message])
             conn.execute(
                 "INSERT INTO runs (run_id, session_key, started_at) VALUES (?, ?, ?)",
                 (run_id, record.session_key, now),
@@ -250,7 +271,7 @@ class SessionStore:
             conn.execute("DELETE FROM queue WHERE seq = ?", (seq,))
             _save_session(conn, record)
             if message is not None:
-                _append(conn, record.session_key, [message])
+                self._append(conn, record.session_key, [message])
             conn.execute(
                 "INSERT INTO runs (run_id, session_key, started_at) VALUES (?, ?, ?)",
                 (run_id, record.session_key, now),
@@ -275,7 +296,7 @@ class SessionStore:
 
         def write(conn: sqlite3.Connection) -> None:
             _save_session(conn, record)
-            _append(conn, record.session_key, messages)
+            self._append(conn, record.session_key, messages)
 
         await self._db.write(write)
 
@@ -287,7 +308,7 @@ class SessionStore:
         def write(conn: sqlite3.Connection) -> None:
             _save_session(conn, record)
             if messages:
-                _append(conn, record.session_key, messages)
+                self._append(conn, record.session_key, messages)
             conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
 
         await self._db.write(write)
@@ -298,6 +319,8 @@ class SessionStore:
         def write(conn: sqlite3.Connection) -> None:
             _save_session(conn, record)
             conn.execute("DELETE FROM messages WHERE session_key = ?", (record.session_key,))
-            _append(conn, record.session_key, messages)
+            if self.index is not None:
+                self.index.cleared(conn, record.session_key)
+            self._append(conn, record.session_key, messages)
 
         await self._db.write(write)

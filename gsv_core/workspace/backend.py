@@ -59,6 +59,11 @@ class StorageBackend(Protocol):
         """Create or replace the file atomically, with any missing parent folders."""
         ...
 
+    def files(self, key: str) -> dict[str, Stat]:
+        """Every file under the folder, at any depth, by its path relative to it, with its
+        stat, in one pass (symlinks are left out); empty when it is no folder."""
+        ...
+
     def delete(self, key: str) -> bool:
         """Remove the file; False when there is none. Folders are refused."""
         ...
@@ -92,6 +97,26 @@ class FilesystemBackend:
         except (FileNotFoundError, NotADirectoryError):
             return None
         return Listing(sorted(files), sorted(directories))
+
+    def files(self, key: str) -> dict[str, Stat]:
+        found: dict[str, Stat] = {}
+        folders = [("", self.real_path(key))]
+        while folders:
+            relative, folder = folders.pop()
+            try:
+                entries = list(os.scandir(folder))
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            for entry in entries:
+                if entry.name.startswith(TEMP_PREFIX) or entry.is_symlink():
+                    continue
+                path = f"{relative}/{entry.name}" if relative else entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append((path, entry.path))
+                elif entry.is_file(follow_symlinks=False):
+                    st = entry.stat(follow_symlinks=False)
+                    found[path] = Stat(False, st.st_size, st.st_mtime_ns)
+        return found
 
     def read(self, key: str) -> tuple[bytes, Stat] | None:
         try:

@@ -53,6 +53,9 @@ class Workspace:
         self._locks = KeyLocks()
         # agent -> {key: (mtime_ns, size, text)}: prompt files re-read only when changed
         self._prompt_cache: dict[str, dict[str, tuple[int, int, str]]] = {}
+        # told (agent id, path) after every write, edit, append and delete through here
+        # (the memory index re-reads a changed note: gsv_core/memory/service.py)
+        self.listeners: list[Callable[[str, str], None]] = []
 
     # -- the API ------------------------------------------------------------------------
     async def list(self, agent_id: str, path: str = "") -> dict[str, Any]:
@@ -74,6 +77,7 @@ class Workspace:
         data = _encode(content)
         async with self._locks.hold(target.key):
             stat = await self._in_thread(agent_id, lambda: self.backend.write(target.key, data))
+        self._changed(agent_id, norm)
         result: dict[str, Any] = {"path": norm, "size": stat.size, "written": True}
         if target.source == "agent":
             result.update(resolvedPath=target.key, resolvedSource=target.source)
@@ -88,14 +92,17 @@ class Workspace:
             raise InvalidParams("oldString must not be empty")
         norm, target = _target(agent_id, path)
         async with self._locks.hold(target.key):
-            return await self._in_thread(
+            result = await self._in_thread(
                 agent_id, lambda: self._edit(agent_id, norm, old, new, replace_all)
             )
+        self._changed(agent_id, norm)
+        return result
 
     async def delete(self, agent_id: str, path: str) -> dict[str, Any]:
         norm, target = _target(agent_id, path)
         async with self._locks.hold(target.key):
             await self._in_thread(agent_id, lambda: self._delete(norm, target))
+        self._changed(agent_id, norm)
         return {"path": norm, "deleted": True}
 
     async def append(self, agent_id: str, path: str, block: str) -> None:
@@ -109,6 +116,7 @@ class Workspace:
 
         async with self._locks.hold(target.key):
             await self._in_thread(agent_id, append)
+        self._changed(agent_id, norm)
 
     async def write_bytes(self, agent_id: str, path: str, data: bytes) -> str:
         """Store binary data (transcript archives); returns its workspace-root key."""
@@ -125,6 +133,10 @@ class Workspace:
         paths = prompt_file_paths(main_session, today, guest)
         files = await self._in_thread(agent_id, lambda: self._prompt_texts(agent_id, paths))
         return PromptFiles(agent_id, today, files)
+
+    def _changed(self, agent_id: str, path: str) -> None:
+        for listener in self.listeners:
+            listener(agent_id, path)
 
     # -- in the thread ------------------------------------------------------------------
     async def _in_thread(self, agent_id: str, work: Callable[[], T]) -> T:

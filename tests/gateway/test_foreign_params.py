@@ -82,6 +82,9 @@ REQUIRED: dict[str, tuple[set[str], str | None]] = {
     "transfer.meta": ({"transferId"}, TRANSFER_ID),
     "transfer.request": ({"source", "destination"}, None),
     "usage.get": (set(), None),
+    "memory.search": ({"query"}, None),
+    "memory.reindex": (set(), None),
+    "memory.status": (set(), None),
     "mcp.list": (set(), None),
     "mcp.add": ({"name"}, None),
     "mcp.remove": ({"name"}, None),
@@ -96,7 +99,7 @@ REQUIRED: dict[str, tuple[set[str], str | None]] = {
 READ_ONLY = [
     "auth.list", "channels.list", "config.get", "cron.list", "cron.runs", "cron.status",
     "gateway.status", "heartbeat.status", "nodes.list", "pair.list", "sessions.list",
-    "usage.get", "mcp.list",
+    "usage.get", "mcp.list", "memory.status",
     "skills.status", "tool.approvals", "tools.list", "workspace.list",
 ]  # fmt: skip
 # A good value for each required field, so that one field at a time can be left out.
@@ -107,7 +110,7 @@ GOOD = {
     "spec": {"mode": "systemEvent", "text": "t"}, "transferId": 1, "eventId": "e",
     "sessionId": "s", "event": "started", "probeId": "p", "ok": True, "nodeId": "n1",
     "senderId": "s", "approvalId": "a", "decision": "allow", "source": "n1:/a",
-    "destination": "gsv:workspace/b", "content": "x",
+    "destination": "gsv:workspace/b", "content": "x", "query": "word",
 }  # fmt: skip
 # where one method wants another shape under the same name
 GOOD_IN = {("channel.inbound", "message"): {"id": "m1", "text": "hi"}}

@@ -84,6 +84,8 @@ async def bare_node(gw: RunningGateway) -> ClientConnection:
 GSV_ADDITIONS = [
     "gsv__WebFetch",
     "gsv__Spawn",
+    "gsv__MemorySearch",
+    "gsv__MemoryGet",
 ]  # native tools the original did not have (docs/tools.md)
 
 

@@ -30,6 +30,7 @@ def register(router: Router, gateway: Gateway) -> None:
             "pendingApprovals": len(gateway.approvals.pending()),
             "pendingPairings": len(pairs),
             "budget": {**await gateway.budget.status(), "lastNotice": gateway.budget_notices.last},
+            "memory": gateway.memory.build_status(),
         }
 
     router.add(m.GATEWAY_STATUS, gateway_status)

@@ -1,0 +1,169 @@
+"""What writes the memory index, always in the database's writer thread (inside the
+transaction that changes what it mirrors): messages as the session store appends or
+clears them (`MemoryIndex`, the store's `HistoryIndex`), archives as they are written,
+note chunks as files change, and the pieces of a full build.
+
+Rows live in `memory_docs`; `memory_fts` is an external-content FTS5 table over their
+text, so every delete goes through FTS5's 'delete' command with the old text first.
+A live message row has no `archive`; when its history is cleared (reset, compaction)
+the row goes, and the archive written just before holds the same message as an
+archived row, pointing at its archive file.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from gsv_core.memory.notes import chunks
+from gsv_core.protocol.messages import text_of
+from gsv_core.routing import agent_id_of
+
+MESSAGE, NOTE = "message", "note"
+INDEXED_ROLES = frozenset({"user", "assistant"})
+MAX_TEXT_CHARS = 20_000  # of one message: the rest is rarely what a search wants
+BUILT = "built"  # memory_state key: "1" once the full build finished
+_COLUMNS = (
+    "kind, agent_id, session_key, msg_idx, role, at, archive, path, line_start, line_end, text"
+)
+DocRow = tuple[str, str, str | None, int | None, str | None, int | None, str | None,
+               str | None, int | None, int | None, str]  # fmt: skip
+
+
+def message_rows(
+    key: str, first_idx: int, messages: Sequence[dict[str, Any]], archive: str | None = None
+) -> list[DocRow]:
+    """Rows for the user and assistant messages with text (tool traffic is left out)."""
+    agent = agent_id_of(key)
+    rows: list[DocRow] = []
+    for offset, message in enumerate(messages):
+        role = message.get("role") if isinstance(message, dict) else None
+        if role not in INDEXED_ROLES:
+            continue
+        text = text_of(message).strip()
+        if not text:
+            continue
+        at = message.get("timestamp")
+        at = int(at) if isinstance(at, int | float) and not isinstance(at, bool) else None
+        rows.append((MESSAGE, agent, key, first_idx + offset, role, at, archive,
+                     None, None, None, text[:MAX_TEXT_CHARS]))  # fmt: skip
+    return rows
+
+
+def insert(conn: sqlite3.Connection, rows: Sequence[DocRow]) -> None:
+    if not rows:
+        return
+    (last,) = conn.execute("SELECT COALESCE(MAX(id), 0) FROM memory_docs").fetchone()
+    marks = ", ".join("?" * len(rows[0]))
+    conn.executemany(f"INSERT INTO memory_docs ({_COLUMNS}) VALUES ({marks})", rows)
+    conn.execute(
+        "INSERT INTO memory_fts (rowid, text) SELECT id, text FROM memory_docs WHERE id > ?",
+        (last,),
+    )
+
+
+def delete(conn: sqlite3.Connection, where: str, args: Sequence[Any]) -> None:
+    conn.execute(
+        "INSERT INTO memory_fts (memory_fts, rowid, text) "
+        f"SELECT 'delete', id, text FROM memory_docs WHERE {where}",
+        args,
+    )
+    conn.execute(f"DELETE FROM memory_docs WHERE {where}", args)
+
+
+_LIVE = "kind = 'message' AND session_key = ? AND archive IS NULL"
+
+
+class MemoryIndex:
+    """Keeps the live history rows current (gsv_core.storage.sessions.HistoryIndex)."""
+
+    def appended(
+        self, conn: sqlite3.Connection, key: str, first_idx: int, messages: list[dict[str, Any]]
+    ) -> None:
+        insert(conn, message_rows(key, first_idx, messages))
+
+    def cleared(self, conn: sqlite3.Connection, key: str) -> None:
+        delete(conn, _LIVE, (key,))
+
+
+def index_session(conn: sqlite3.Connection, key: str) -> None:
+    """Index a session's live history afresh (the build; idempotent)."""
+    delete(conn, _LIVE, (key,))
+    rows = conn.execute(
+        "SELECT idx, data FROM messages WHERE session_key = ? ORDER BY idx", (key,)
+    ).fetchall()
+    found: list[DocRow] = []
+    for idx, data in rows:
+        found += message_rows(key, idx, [json.loads(data)])
+    insert(conn, found)
+
+
+def index_sessions(conn: sqlite3.Connection, keys: Sequence[str]) -> None:
+    for key in keys:
+        index_session(conn, key)
+
+
+def index_archive(
+    conn: sqlite3.Connection,
+    agent_id: str,
+    path: str,
+    meta: dict[str, Any],
+    messages: Sequence[dict[str, Any]],
+) -> bool:
+    """Index an archive's messages once (`path` relative to the agent's folder); False
+    when it was indexed before."""
+    seen = conn.execute(
+        "SELECT 1 FROM memory_archives WHERE agent_id = ? AND path = ?", (agent_id, path)
+    ).fetchone()
+    if seen:
+        return False
+    key = str(meta.get("sessionKey") or f"agent:{agent_id}:archive")
+    insert(conn, message_rows(key, 0, messages, archive=path))
+    conn.execute("INSERT INTO memory_archives (agent_id, path) VALUES (?, ?)", (agent_id, path))
+    return True
+
+
+def replace_note(
+    conn: sqlite3.Connection,
+    agent_id: str,
+    path: str,
+    stat: tuple[int, int] | None,
+    text: str | None,
+) -> None:
+    """Index a note's chunks afresh, with its (mtime_ns, size); a None text: it is gone."""
+    delete(conn, "kind = 'note' AND agent_id = ? AND path = ?", (agent_id, path))
+    if text is None or stat is None:
+        conn.execute("DELETE FROM memory_files WHERE agent_id = ? AND path = ?", (agent_id, path))
+        return
+    at = stat[0] // 1_000_000
+    insert(conn, [(NOTE, agent_id, None, None, None, at, None, path, c.line_start, c.line_end,
+                   c.text) for c in chunks(text)])  # fmt: skip
+    conn.execute(
+        "INSERT OR REPLACE INTO memory_files (agent_id, path, mtime_ns, size) VALUES (?, ?, ?, ?)",
+        (agent_id, path, stat[0], stat[1]),
+    )
+
+
+def note_stats(conn: sqlite3.Connection) -> dict[tuple[str, str], tuple[int, int]]:
+    """(agent, path) -> (mtime_ns, size) of every note as last indexed."""
+    rows = conn.execute("SELECT agent_id, path, mtime_ns, size FROM memory_files").fetchall()
+    return {(a, p): (m, s) for a, p, m, s in rows}
+
+
+def wipe(conn: sqlite3.Connection) -> None:
+    """Forget everything indexed (a rebuild follows)."""
+    conn.execute("DELETE FROM memory_docs")
+    conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('delete-all')")
+    for table in ("memory_files", "memory_archives", "memory_state"):
+        conn.execute(f"DELETE FROM {table}")
+
+
+def get_state(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM memory_state WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def set_state(conn: sqlite3.Connection, key: str, value: str) -> None:
+    conn.execute("INSERT OR REPLACE INTO memory_state (key, value) VALUES (?, ?)", (key, value))
