@@ -37,10 +37,12 @@ from gsv_core.approval.protected import (
 )
 from gsv_core.approval.shell import (
     ASSIGNMENT,
+    PATTERN_CHARS,
     ShellParse,
     SimpleCommand,
     Word,
     expand_braces,
+    is_pattern,
     parse_script,
     words_of,
 )
@@ -56,7 +58,6 @@ NETWORK_FILES = ("/dev/tcp/", "/dev/udp/")  # bash opens a connection for these
 UNSURE = frozenset({"eval", "source", ".", "exec", "alias"})
 MAX_UNWRAP = 8
 _RUN = re.compile(r"[^\s'\"`;&|()<>{},=:]+")  # a path-like run of a line's characters
-_PATTERN = re.compile(r"[*?\[]")
 SUMMARY_CHARS = 1000  # of a line too long to read: the prompt shows its start
 
 
@@ -157,7 +158,7 @@ def _names_a_secret(script: str, check: SecretCheck) -> bool:
     """A line read without confidence may hide commands from the reader (a heredoc body
     holding a quote, say): any run of characters in it naming a secret refuses it."""
     for run in _RUN.findall(script):
-        pattern = bool(_PATTERN.search(run))
+        pattern = is_pattern(run)
         folded = run.casefold()
         named = pattern or "proc" in run or any(name in folded for name in check.names)
         if named and check.touches(run, pattern):  # (only these can touch: kept fast)
@@ -370,11 +371,11 @@ def _contained(
 
 
 MAX_INLINE_DEPTH = 3
-_UNNAMED = re.compile(r"[$`*?\[{]")  # a program word bash would change first
+_UNNAMED = PATTERN_CHARS | set("$`{")  # in a program word: bash changes it first
 
 
 def _layer_contained(argv: tuple[str, ...], inside: Callable[[str], bool], depth: int) -> bool:
-    if _UNNAMED.search(argv[0]):
+    if not _UNNAMED.isdisjoint(argv[0]):
         return False
     program = os.path.basename(argv[0])
     if still_asks((program, *argv[1:])) is not None:
