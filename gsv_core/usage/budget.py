@@ -19,7 +19,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from gsv_core.config import setting
-from gsv_core.storage.usage import BACKGROUND_NAMES, BACKGROUND_PREFIXES, ON_BEHALF, UsageStore
+from gsv_core.storage.usage import UsageStore, is_background
 from gsv_core.timezones import user_zone
 
 DAILY, MONTHLY, BACKGROUND = "daily", "monthly", "background"
@@ -28,13 +28,6 @@ RAISE = {
     MONTHLY: "/budget monthly USD, or gsv config set budget.monthly USD",
     BACKGROUND: "/budget background USD, or gsv config set budget.background USD",
 }
-
-
-def is_background(source: str) -> bool:
-    """Cron jobs, heartbeats, sessions they message (`sessionSend@<their source>`), and
-    compaction inside their runs (`compaction@<source>`): the rule BACKGROUND_WHERE is."""
-    source = source.removeprefix(ON_BEHALF)
-    return source.startswith(BACKGROUND_PREFIXES) or source in BACKGROUND_NAMES
 
 
 def _limit(value: Any) -> float | None:
