@@ -98,7 +98,7 @@ async def test_background_beats_skip_once_spent_and_the_owner_is_told_once(
 
 async def test_slash_budget_shows_and_sets(client: GatewayClient, fake: FakeProvider) -> None:
     shown = await client.call("chat.send", {"sessionKey": "agent:main:main", "message": "/budget"})
-    assert "background: limit $1.00, $0.0000 spent background, today" in shown["response"]
+    assert "background: limit $1.00, $0.0000 spent by background work today" in shown["response"]
     set_ = await client.call(
         "chat.send", {"sessionKey": "agent:main:main", "message": "/budget daily 5"}
     )
