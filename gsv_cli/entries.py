@@ -22,9 +22,9 @@ class Entry(NamedTuple):
     """
 
     name: str
+    short_help: str | None
     module: str
     attribute: str = "app"
-    short_help: str | None = None
     hidden: bool = False
 
     @property
@@ -36,38 +36,36 @@ class Entry(NamedTuple):
 
 # in `gsv --help` order; a hidden alias accepts the other spelling
 ENTRIES = (
-    Entry("chat", "chat", "chat", "Send MESSAGE to the agent and stream the..."),
-    Entry("up", "up", "up", "Make sure a local gateway and a node for..."),
-    Entry("down", "up", "down", "Stop the gateway and node that `gsv up`..."),
-    Entry("status", "status", "status", "Show the gateway, model, nodes, channels,..."),
-    Entry("doctor", "doctor", "doctor", "Find what is broken and say how to fix it..."),
-    Entry("onboard", "onboard", "onboard", "Set up a model: provider, key, model, a..."),
-    Entry("usage", "usage", "usage", "Show tokens and cost of the agent's model..."),
-    Entry("web", "web", short_help="The web chat: open it signed in; list or..."),
-    Entry("gateway", "gateway", short_help="Run the gateway: foreground, background or..."),
-    Entry("node", "node", short_help="Run this machine as a node: its tools..."),
-    Entry("nodes", "nodes", short_help="Nodes the gateway knows, online or not."),
-    Entry("tools", "tools", short_help="List the agent's tools, or call one by hand."),
-    Entry("mcp", "mcp", short_help="MCP servers whose tools the agent can use."),
-    Entry("sessions", "sessions", short_help="List and manage the agent's sessions."),
-    Entry("session", "sessions", hidden=True),
-    Entry("workspace", "workspace", short_help="Read and change the agent's workspace files."),
-    Entry("skills", "skills", short_help="Skills: which ones the agent can use on..."),
-    Entry("cron", "cron", short_help="Scheduled jobs: add, list, run and remove..."),
-    Entry("heartbeat", "heartbeat", short_help="Heartbeats: periodic check-ins where the..."),
-    Entry("channels", "channels", short_help="Messenger channels: start, stop, status,..."),
-    Entry("channel", "channels", hidden=True),
-    Entry("pairing", "channels", "pairing_app", "Senders waiting for your approval."),
-    Entry("pair", "channels", "pairing_app", hidden=True),
-    Entry("approvals", "approvals", short_help="Tool calls waiting for your approval; the..."),
-    Entry("security", "security", short_help="Check (and repair) how safe this gsv is."),
-    Entry("models", "models", short_help="The models your providers offer."),
-    Entry("transfer", "transfer", "transfer", "Copy a file; the command ends when the..."),
-    Entry("logs", "nodes", "logs", "Show the last lines of a node's log,..."),
-    Entry("config", "config", short_help="Read and change the gateway configuration."),
-    Entry(
-        "local-config", "local_config", short_help="This machine's local config (config.toml)..."
-    ),
-    Entry("completions", "completions", short_help="Shell completions for bash, zsh and fish."),
-    Entry("init", "init", "init", "Write the local config (config.toml) and..."),
+    Entry("chat", "Send MESSAGE to the agent and stream the...", "chat", "chat"),
+    Entry("up", "Make sure a local gateway and a node for...", "up", "up"),
+    Entry("down", "Stop the gateway and node that `gsv up`...", "up", "down"),
+    Entry("status", "Show the gateway, model, nodes, channels,...", "status", "status"),
+    Entry("doctor", "Find what is broken and say how to fix it...", "doctor", "doctor"),
+    Entry("onboard", "Set up a model: provider, key, model, a...", "onboard", "onboard"),
+    Entry("usage", "Show tokens and cost of the agent's model...", "usage", "usage"),
+    Entry("web", "The web chat: open it signed in; list or...", "web"),
+    Entry("gateway", "Run the gateway: foreground, background or...", "gateway"),
+    Entry("node", "Run this machine as a node: its tools...", "node"),
+    Entry("nodes", "Nodes the gateway knows, online or not.", "nodes"),
+    Entry("tools", "List the agent's tools, or call one by hand.", "tools"),
+    Entry("mcp", "MCP servers whose tools the agent can use.", "mcp"),
+    Entry("sessions", "List and manage the agent's sessions.", "sessions"),
+    Entry("session", None, "sessions", hidden=True),
+    Entry("workspace", "Read and change the agent's workspace files.", "workspace"),
+    Entry("skills", "Skills: which ones the agent can use on...", "skills"),
+    Entry("cron", "Scheduled jobs: add, list, run and remove...", "cron"),
+    Entry("heartbeat", "Heartbeats: periodic check-ins where the...", "heartbeat"),
+    Entry("channels", "Messenger channels: start, stop, status,...", "channels"),
+    Entry("channel", None, "channels", hidden=True),
+    Entry("pairing", "Senders waiting for your approval.", "channels", "pairing_app"),
+    Entry("pair", None, "channels", "pairing_app", hidden=True),
+    Entry("approvals", "Tool calls waiting for your approval; the...", "approvals"),
+    Entry("security", "Check (and repair) how safe this gsv is.", "security"),
+    Entry("models", "The models your providers offer.", "models"),
+    Entry("transfer", "Copy a file; the command ends when the...", "transfer", "transfer"),
+    Entry("logs", "Show the last lines of a node's log,...", "nodes", "logs"),
+    Entry("config", "Read and change the gateway configuration.", "config"),
+    Entry("local-config", "This machine's local config (config.toml)...", "local_config"),
+    Entry("completions", "Shell completions for bash, zsh and fish.", "completions"),
+    Entry("init", "Write the local config (config.toml) and...", "init", "init"),
 )
