@@ -22,7 +22,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from websockets.asyncio.client import ClientConnection
+from websockets.asyncio.client import ClientConnection, connect
 from websockets.asyncio.server import ServerConnection, serve
 
 
@@ -64,14 +64,15 @@ async def gateway(until_closed: Any) -> None:
 
 
 async def node(url: str, workspace: str, until_closed: Any) -> None:
-    """Connect to the floor gateway at `url` and answer Read calls on `workspace`."""
-    from bench._servers import raw_socket
+    """Connect to the floor gateway at `url` and answer Read calls on `workspace`.
 
-    async with raw_socket(url) as ws:
-        await ws.send(_frame(type="req", id="hello", method="connect", params={}))  # type: ignore[attr-defined]
-        await ws.recv()  # type: ignore[attr-defined]
+    It connects with websockets itself, as bench._servers.raw_socket does (no compression,
+    no proxy, no size limit): that module runs this one, so this one imports nothing of it."""
+    async with connect(url, compression=None, proxy=None, max_size=None) as ws:
+        await ws.send(_frame(type="req", id="hello", method="connect", params={}))
+        await ws.recv()
         print(url, flush=True)  # server_process waits for a first line
-        answering = asyncio.create_task(_answer_calls(ws, Path(workspace)))  # type: ignore[arg-type]
+        answering = asyncio.create_task(_answer_calls(ws, Path(workspace)))
         await until_closed()
         answering.cancel()
 

@@ -2,10 +2,11 @@
 
 Any command name may follow `gsv`, so typer answers this by building every command group
 (about 4x `import typer`, bench/cli_startup.py). The names are known without that: the
-ENTRIES table of gsv_cli.main lists them, and SHORT_HELP below holds the help shown beside
-each. `answer()` reads the request as typer's completion classes read it and prints the
-names as they print them (typer/_completion_classes.py: BashComplete, ZshComplete and
-FishComplete, their get_completion_args, format_completion and complete). It answers a
+ENTRIES table of gsv_cli.entries lists them with the help shown beside each (it lives
+there, not in gsv_cli.main, so this module never imports main). `answer()` reads the
+request as typer's completion classes read it and prints the names as they print them
+(typer/_completion_classes.py: BashComplete, ZshComplete and FishComplete, their
+get_completion_args, format_completion and complete). It answers a
 command name in first place only: an option, a later word, quoting, another shell or a
 name without recorded help get None, and the full app answers.
 tests/cli/test_first_word_completion.py runs both ways and holds their output equal.
@@ -18,43 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from gsv_cli.main import Entry
-
-# The help click shows beside a name (get_short_help_str: the first sentence of the
-# command's help, cut to 45 characters), by name. A test compares it with the commands;
-# a name not (yet) in ENTRIES is never offered.
-SHORT_HELP = {
-    "chat": "Send MESSAGE to the agent and stream the...",
-    "up": "Make sure a local gateway and a node for...",
-    "down": "Stop the gateway and node that `gsv up`...",
-    "status": "Show the gateway, model, nodes, channels,...",
-    "doctor": "Find what is broken and say how to fix it...",
-    "onboard": "Set up a model: provider, key, model, a...",
-    "usage": "Show tokens and cost of the agent's model...",
-    "web": "The web chat: open it signed in; list or...",
-    "transfer": "Copy a file; the command ends when the...",
-    "logs": "Show the last lines of a node's log,...",
-    "init": "Write the local config (config.toml) and...",
-    "gateway": "Run the gateway: foreground, background or...",
-    "node": "Run this machine as a node: its tools...",
-    "nodes": "Nodes the gateway knows, online or not.",
-    "tools": "List the agent's tools, or call one by hand.",
-    "mcp": "MCP servers whose tools the agent can use.",
-    "sessions": "List and manage the agent's sessions.",
-    "workspace": "Read and change the agent's workspace files.",
-    "memory": "Search notes and every past conversation.",
-    "skills": "Skills: which ones the agent can use on...",
-    "cron": "Scheduled jobs: add, list, run and remove...",
-    "heartbeat": "Heartbeats: periodic check-ins where the...",
-    "channels": "Messenger channels: start, stop, status,...",
-    "pairing": "Senders waiting for your approval.",
-    "approvals": "Tool calls waiting for your approval; the...",
-    "security": "Check (and repair) how safe this gsv is.",
-    "models": "The models your providers offer.",
-    "config": "Read and change the gateway configuration.",
-    "local-config": "This machine's local config (config.toml)...",
-    "completions": "Shell completions for bash, zsh and fish.",
-}
+    from gsv_cli.entries import Entry
 
 # a line click's shlex split splits as str.split() does: no quoting, only its whitespace
 _PLAIN_WORDS = re.compile(r"(?:[^\s\"'\\]|[ \t\r\n])*")
@@ -81,7 +46,7 @@ def candidates(entries: Iterable[Entry]) -> list[Candidate]:
     """The visible names in click's order: typer adds an app's commands before its groups."""
     visible = [entry for entry in entries if not entry.hidden]
     ordered = [e for e in visible if not e.group] + [e for e in visible if e.group]
-    return [Candidate(entry.name, SHORT_HELP.get(entry.name)) for entry in ordered]
+    return [Candidate(entry.name, entry.short_help) for entry in ordered]
 
 
 def completion_args(shell: str, env: Mapping[str, str]) -> tuple[list[str], str] | None:

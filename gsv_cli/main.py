@@ -3,11 +3,11 @@
 A run builds only what it needs: `gsv sessions list` imports and builds the sessions
 group alone (typer turns every registered command into a click command on each run, so
 registering all of them made every group's `--help` pay for all groups), under a plain
-root when the line gives no root option that takes a value (build_app). `gsv --help`,
-completion of the first word when the ENTRIES table cannot answer it (gsv_cli.first_word)
-and anything not recognised get the whole app, as do tests that import `app`. Command
-modules stay light all the same: heavy imports live inside command bodies
-(tests/test_import_hygiene.py holds this).
+root when the line gives no root option that takes a value (build_app). The commands and
+groups are listed in gsv_cli.entries. `gsv --help`, completion of the first word when that
+table cannot answer it (gsv_cli.first_word) and anything not recognised get the whole
+app, as do tests that import `app`. Command modules stay light all the same: heavy
+imports live inside command bodies (tests/test_import_hygiene.py holds this).
 """
 
 from __future__ import annotations
@@ -17,67 +17,15 @@ import importlib
 import os
 import sys
 from collections.abc import Mapping
-from typing import Annotated, NamedTuple
+from typing import Annotated
 
 import typer
 
 from gsv_cli.apps import plain_app
+from gsv_cli.entries import ENTRIES, Entry
 from gsv_cli.global_options import after_command, declared_in, hoist
 from gsv_cli.state import CliState
 
-
-class Entry(NamedTuple):
-    """A command or group: its name, and where it lives (a module of gsv_cli.commands and
-    the attribute there: a Typer app for a group, a function for a command)."""
-
-    name: str
-    module: str
-    attribute: str = "app"
-    hidden: bool = False
-
-    @property
-    def group(self) -> bool:
-        """Whether it is a group: a group's attribute is `app` or ends in `_app` (a test
-        holds every entry to this)."""
-        return self.attribute == "app" or self.attribute.endswith("_app")
-
-
-# in `gsv --help` order; a hidden alias accepts the other spelling
-ENTRIES = (
-    Entry("chat", "chat", "chat"),
-    Entry("up", "up", "up"),
-    Entry("down", "up", "down"),
-    Entry("status", "status", "status"),
-    Entry("doctor", "doctor", "doctor"),
-    Entry("onboard", "onboard", "onboard"),
-    Entry("usage", "usage", "usage"),
-    Entry("web", "web"),
-    Entry("gateway", "gateway"),
-    Entry("node", "node"),
-    Entry("nodes", "nodes"),
-    Entry("tools", "tools"),
-    Entry("mcp", "mcp"),
-    Entry("sessions", "sessions"),
-    Entry("session", "sessions", hidden=True),
-    Entry("workspace", "workspace"),
-    Entry("memory", "memory"),
-    Entry("skills", "skills"),
-    Entry("cron", "cron"),
-    Entry("heartbeat", "heartbeat"),
-    Entry("channels", "channels"),
-    Entry("channel", "channels", hidden=True),
-    Entry("pairing", "channels", "pairing_app"),
-    Entry("pair", "channels", "pairing_app", hidden=True),
-    Entry("approvals", "approvals"),
-    Entry("security", "security"),
-    Entry("models", "models"),
-    Entry("transfer", "transfer", "transfer"),
-    Entry("logs", "nodes", "logs"),
-    Entry("config", "config"),
-    Entry("local-config", "local_config"),
-    Entry("completions", "completions"),
-    Entry("init", "init", "init"),
-)
 # global options that take a value: the word after them is not a command
 VALUE_OPTIONS = ("--url", "-u", "--token", "-t")
 # global flags a plain root takes (build_app)

@@ -14,6 +14,7 @@ import typer
 from gsv_cli import output
 from gsv_cli.options import JsonOpt
 from gsv_cli.state import CliState
+from gsv_core.usage.spend import PERIODS, usd
 
 # a gateway that answers but does not take this CLI's token: another's, or another home's
 TOKEN_HINT = (
@@ -82,14 +83,14 @@ def _memory(memory: dict[str, Any]) -> str:
 
 
 def _budget(budget: dict[str, Any]) -> str:
-    """Spend against each budget set, e.g. `background $0.42 of $1.00 today (REACHED)`."""
-    period = {"daily": "today", "monthly": "this month", "background": "background today"}
+    """Spend against each budget set, e.g. `$0.42 of $1.00 by background work today
+    (REACHED)`."""
     parts = []
     for name, limit in budget["limits"].items():
         if limit is None:
             continue
         reached = " (REACHED)" if name in budget["reached"] else ""
-        parts.append(f"${budget['spent'][name]:.2f} of ${limit:.2f} {period[name]}{reached}")
+        parts.append(f"{usd(budget['spent'][name])} of {usd(limit)} {PERIODS[name]}{reached}")
     shown = "; ".join(parts) if parts else "no limits: gsv config set budget.daily USD"
     return f"{'budget':<10}{shown}"
 

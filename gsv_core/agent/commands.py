@@ -25,7 +25,7 @@ from gsv_core.agent.levels import (
 )
 from gsv_core.errors import InvalidParams
 from gsv_core.protocol.commands import COMMANDS, DEFAULT_COMPACT_KEEP
-from gsv_core.usage.budget import BACKGROUND, DAILY, MONTHLY
+from gsv_core.usage.spend import BACKGROUND, CALL_PLACES, DAILY, MONTHLY, PERIODS, usd
 
 COMPACT_USAGE_ERROR = "Invalid count. Usage: /compact [N]"
 
@@ -157,7 +157,7 @@ def _sums(sums: dict[str, Any] | None) -> str:
     if not sums or not sums["calls"]:
         return "no model calls"
     cost = sums["costUsd"]
-    spend = "cost unknown" if cost is None else f"${cost:.4f}"
+    spend = "cost unknown" if cost is None else usd(cost, CALL_PLACES)
     if cost is not None and sums["unpricedCalls"]:
         spend += f" (+{sums['unpricedCalls']} calls of unpriced models)"
     cached = f", {sums['cacheRead']:,} read from cache" if sums["cacheRead"] else ""
@@ -191,13 +191,12 @@ def parse_budget_arg(args: str) -> tuple[str, float | None]:
 
 def format_budget(status: dict[str, Any]) -> str:
     """`/budget`: each budget with its limit and what was spent against it."""
-    period = {"daily": "today", "monthly": "this month", "background": "background, today"}
     lines = ["Budgets (USD):"]
     for name in BUDGETS:
         limit, spent = status["limits"][name], status["spent"][name]
-        cap = "no limit" if limit is None else f"limit ${limit:.2f}"
+        cap = "no limit" if limit is None else f"limit {usd(limit)}"
         mark = " (reached)" if name in status["reached"] else ""
-        lines.append(f"{name}: {cap}, ${spent:.4f} spent {period[name]}{mark}")
+        lines.append(f"{name}: {cap}, {usd(spent, CALL_PLACES)} spent {PERIODS[name]}{mark}")
     return "\n".join(lines)
 
 

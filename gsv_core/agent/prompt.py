@@ -32,6 +32,7 @@ ON_DEMAND = {
     "ConfigGet": "the gateway's config",
     "LogsGet": "a node's logs",
 }
+ON_DEMAND_NAMES = frozenset(NATIVE_PREFIX + name for name in ON_DEMAND)  # as tools are named
 # said once here rather than in every path parameter of every node's tools
 NODE_FAMILIES = "shell, files and search on that machine; relative paths start in its workspace"
 

@@ -27,7 +27,7 @@ from gsv_core.agent.compaction import (
     needs_compaction,
 )
 from gsv_core.agent.host import AgentHost
-from gsv_core.agent.prompt import NATIVE_PREFIX, ON_DEMAND, PromptInputs
+from gsv_core.agent.prompt import NATIVE_PREFIX, ON_DEMAND, ON_DEMAND_NAMES, PromptInputs
 from gsv_core.agent.tools import (
     SEARCH_TOOL,
     SPAWN_TOOL,
@@ -156,7 +156,7 @@ class RunLoop:
         reached = await self.host.budget_reached(self.session.agent_id, self.run.source)
         if reached is not None:
             raise RunFailed(reached.message())
-        await self._find_named_tools()
+        self._find_named_tools()
         limit = int(self._setting("agent.maxToolSteps"))
         for _ in range(limit):  # each pass that does not return is a step calling tools
             assistant = await self._call_model()
@@ -172,15 +172,14 @@ class RunLoop:
                 await self._run_batch(batch)
         raise RunFailed(too_many_steps(limit))
 
-    async def _find_named_tools(self) -> None:
+    def _find_named_tools(self) -> None:
         """A run given on-demand gateway tools by name (a sub-agent told to use them) has
         them from its first step: they are found for it, as a search by the model would."""
         patterns = self.run.overrides.get("tools")
         named = [p for p in patterns if isinstance(p, str)] if isinstance(patterns, list) else []
-        ctx = self._tool_context("")
-        for name in named:
-            if name.startswith(NATIVE_PREFIX) and name.removeprefix(NATIVE_PREFIX) in ON_DEMAND:
-                await self.host.tools.execute(SEARCH_TOOL, {"query": name, "limit": 1}, ctx)
+        on_demand = [n for n in named if n in ON_DEMAND_NAMES]
+        if on_demand:
+            self.host.tools.find(on_demand, self._tool_context(""))
 
     def _setting(self, path: str) -> Any:
         return setting(self.host.config(), path)

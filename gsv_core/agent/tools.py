@@ -51,6 +51,11 @@ class ToolExecutor(Protocol):
         whether or not it is in the request now (tools found on demand)."""
         ...
 
+    def find(self, names: list[str], ctx: ToolCallContext) -> None:
+        """Offer the tools `names` to this run from its next step, as if a search had
+        found them (those it may not call, or that do not exist, are not offered)."""
+        ...
+
     async def execute(self, name: str, args: dict[str, Any], ctx: ToolCallContext) -> Any:
         """Run one tool; return its raw result or raise a GsvError (its message is what the
         model reads). Unknown tools raise NotFound."""

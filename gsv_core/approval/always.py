@@ -31,6 +31,7 @@ from gsv_core.approval.allowlist import (
     program_name,
     refused_option,
 )
+from gsv_core.approval.shell import PATTERN_CHARS
 from gsv_core.approval.wrappers import WRAPPERS
 from gsv_core.config import MAX_RULE_WORDS, RULE_WORD
 
@@ -45,7 +46,7 @@ NO_RULE = frozenset({"find", "tar", *SCRIPT_FIRST}) | WRAPPERS
 # (`make test -f /dev/stdin`, `make test SHELL=...`), no pattern that could expand to one
 OPERANDS_ONLY = frozenset({"make", "gmake", "find", "tar", *SCRIPT_FIRST})
 # what makes a word expand to other words (a pattern, or `{-f,x}` brace expansion)
-GLOB_CHARS = frozenset("*?[{")
+GLOB_CHARS = PATTERN_CHARS | {"{"}
 # git subcommands that run programs or change what git runs: allow once only
 GIT_NO_RULE = frozenset({"config", "submodule", "bisect", "difftool", "mergetool", "hook",
     "filter-branch", "send-email", "daemon", "instaweb", "credential", "web--browse"})  # fmt: skip

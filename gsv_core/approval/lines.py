@@ -37,10 +37,12 @@ from gsv_core.approval.protected import (
 )
 from gsv_core.approval.shell import (
     ASSIGNMENT,
+    PATTERN_CHARS,
     ShellParse,
     SimpleCommand,
     Word,
     expand_braces,
+    is_pattern,
     parse_script,
     words_of,
 )
@@ -56,7 +58,6 @@ NETWORK_FILES = ("/dev/tcp/", "/dev/udp/")  # bash opens a connection for these
 UNSURE = frozenset({"eval", "source", ".", "exec", "alias"})
 MAX_UNWRAP = 8
 _RUN = re.compile(r"[^\s'\"`;&|()<>{},=:]+")  # a path-like run of a line's characters
-_PATTERN = re.compile(r"[*?\[]")
 SUMMARY_CHARS = 1000  # of a line too long to read: the prompt shows its start
 
 
@@ -94,17 +95,18 @@ def judge_line(script: str, ctx: LineContext) -> Decision:
         reason = f"too long to read ({size} bytes; toolApproval.maxCommandBytes is {ctx.max_bytes})"
         return Decision(ASK, reason, None, script[:SUMMARY_CHARS] + "...")
     parsed = parse_script(script)
-    denied = _protection(parsed, ctx)
+    stacked = _stacked(parsed)
+    denied = _protection(stacked, ctx)
     if denied is None and not parsed.confident and _names_a_secret(script, ctx.secrets):
         denied = SECRETS
     if denied is not None:
         return Decision(DENY, denied, "gsv-protected", script)
     if ctx.mode == DENYLIST:
-        outcome = _denylist(parsed, ctx)
+        outcome = _denylist(parsed, stacked, ctx)
     elif ctx.mode == OFF:
-        outcome = _off(parsed, ctx)
+        outcome = _off(stacked, ctx)
     else:
-        outcome = _allowlist(parsed, ctx)
+        outcome = _allowlist(parsed, stacked, ctx)
     return replace(outcome, summary=script)
 
 
@@ -127,16 +129,26 @@ def layers(command: SimpleCommand) -> Iterator[Layer]:
     yield Layer(argv, privileged, blind, problem="too many wrappers")
 
 
+# a command and its layers, unwrapped once per line: every check of every mode reads them
+Stacked = list[tuple[SimpleCommand, list[Layer]]]
+
+
+def _stacked(parsed: ShellParse) -> Stacked:
+    return [(command, list(layers(command))) for command in parsed.commands]
+
+
 # -- protections (every mode) ---------------------------------------------------------
-def _protection(parsed: ShellParse, ctx: LineContext) -> str | None:
+def _protection(stacked: Stacked, ctx: LineContext) -> str | None:
     check = ctx.secrets
-    for command in map(expand_braces, parsed.commands):  # `{secrets,x}.toml` is two files
-        stack = list(layers(command))
+    for written, stack in stacked:
+        command = expand_braces(written)  # `{secrets,x}.toml` is two files
+        if command is not written:  # other words: unwrapped as they are
+            stack = list(layers(command))
         if any(layer.argv and kills_gsv(layer.argv, ctx.pids) for layer in stack):
             return KILLS
         if command.joined != "&&":
             check.chain_ends()
-        if _touches(command, check):
+        if _touches(command, stack[-1].argv, check):
             return SECRETS
         _follow_cd(command, stack, check)
     return None
@@ -146,7 +158,7 @@ def _names_a_secret(script: str, check: SecretCheck) -> bool:
     """A line read without confidence may hide commands from the reader (a heredoc body
     holding a quote, say): any run of characters in it naming a secret refuses it."""
     for run in _RUN.findall(script):
-        pattern = bool(_PATTERN.search(run))
+        pattern = is_pattern(run)
         folded = run.casefold()
         named = pattern or "proc" in run or any(name in folded for name in check.names)
         if named and check.touches(run, pattern):  # (only these can touch: kept fast)
@@ -173,7 +185,8 @@ def _is_cd(word: str) -> bool:
     return allowlist.program_name(word) in ("cd", "pushd", "popd")
 
 
-def _touches(command: SimpleCommand, check: SecretCheck) -> bool:
+def _touches(command: SimpleCommand, final: tuple[str, ...], check: SecretCheck) -> bool:
+    """Whether the command names a secret; `final` is the program its wrappers run."""
     paths = [*command.writes, *command.reads]
     if any(check.touches(p) for p in paths):
         return True
@@ -185,7 +198,6 @@ def _touches(command: SimpleCommand, check: SecretCheck) -> bool:
     # `dd if=/proc/1/environ`, `--file=/x`: the path after the `=` is read as any other
     if any(check.touches(p, w.glob) for w in command.words[1:] for p in _values(w.text)):
         return True
-    final = list(layers(command))[-1].argv
     name = allowlist.program_name(final[0]) if final else None
     if name in NAMES_ONLY and (name != "find" or allowlist.judge(command, final) is None):
         return False
@@ -223,11 +235,11 @@ def _implicit_cwd(argv: tuple[str, ...]) -> bool:
 
 
 # -- allowlist --------------------------------------------------------------------------
-def _allowlist(parsed: ShellParse, ctx: LineContext) -> Decision:
+def _allowlist(parsed: ShellParse, stacked: Stacked, ctx: LineContext) -> Decision:
     found: Decision | None = None
     offers: list[str | None] = []
-    for command in parsed.commands:
-        judged, offer = _allowlist_command(command, ctx)
+    for command, stack in stacked:
+        judged, offer = _allowlist_command(command, stack, ctx)
         if judged.verdict != ALLOW:
             offers.append(offer)
         found = combined(found, judged)
@@ -247,10 +259,11 @@ def _asking(ctx: LineContext) -> str:
     return DENY if ctx.default == DENY else ASK
 
 
-def _allowlist_command(command: SimpleCommand, ctx: LineContext) -> tuple[Decision, str | None]:
+def _allowlist_command(
+    command: SimpleCommand, stack: list[Layer], ctx: LineContext
+) -> tuple[Decision, str | None]:
     """The decision for one simple command, and the rule the prompt may offer for it."""
     ask = _asking(ctx)
-    stack = list(layers(command))
     configured = None if command.dynamic else _configured(stack, command, ctx)
     if configured is not None and configured.verdict != ALLOW:
         return configured, None
@@ -358,11 +371,11 @@ def _contained(
 
 
 MAX_INLINE_DEPTH = 3
-_UNNAMED = re.compile(r"[$`*?\[{]")  # a program word bash would change first
+_UNNAMED = PATTERN_CHARS | set("$`{")  # in a program word: bash changes it first
 
 
 def _layer_contained(argv: tuple[str, ...], inside: Callable[[str], bool], depth: int) -> bool:
-    if _UNNAMED.search(argv[0]):
+    if not _UNNAMED.isdisjoint(argv[0]):
         return False
     program = os.path.basename(argv[0])
     if still_asks((program, *argv[1:])) is not None:
@@ -381,7 +394,7 @@ def _script_contained(script: str, inside: Callable[[str], bool], depth: int) ->
     contained (read-only ones are)."""
     parsed = parse_script(script)
     return parsed.confident and all(
-        _contained(command, list(layers(command)), inside, depth) for command in parsed.commands
+        _contained(command, stack, inside, depth) for command, stack in _stacked(parsed)
     )
 
 
@@ -393,20 +406,20 @@ def _unsafe_assignment(assignments: tuple[Word, ...]) -> str | None:
 
 
 # -- off and denylist -------------------------------------------------------------------
-def _off(parsed: ShellParse, ctx: LineContext) -> Decision:
+def _off(stacked: Stacked, ctx: LineContext) -> Decision:
     found: Decision | None = None
-    for command in parsed.commands:
-        for layer in layers(command):
+    for command, stack in stacked:
+        for layer in stack:
             if layer.argv:
                 decided = ctx.rule(SimpleCommand(words_of(layer.argv), command.writes))
                 found = combined(found, decided or Decision(ALLOW))
     return found or Decision(ALLOW)
 
 
-def _denylist(parsed: ShellParse, ctx: LineContext) -> Decision:
+def _denylist(parsed: ShellParse, stacked: Stacked, ctx: LineContext) -> Decision:
     """Rules and the preset, command by command; doubts ask (the pre-issue-29 policy)."""
     commands: list[SimpleCommand] = []
-    _expand_all(parsed, commands, 0)
+    _expand_all(parsed, stacked, commands, 0)
     found: Decision | None = None
     for command in commands:
         found = combined(found, ctx.rule(command) or Decision(ctx.default, "default decision"))
@@ -419,10 +432,12 @@ def _denylist(parsed: ShellParse, ctx: LineContext) -> Decision:
     return outcome
 
 
-def _expand_all(parsed: ShellParse, into: list[SimpleCommand], depth: int) -> None:
+def _expand_all(
+    parsed: ShellParse, stacked: Stacked, into: list[SimpleCommand], depth: int
+) -> None:
     """Every command, what wrappers run and what `sh -c` runs; unsure ones doubt."""
-    for command in parsed.commands:
-        for layer in layers(command):
+    for command, stack in stacked:
+        for layer in stack:
             if not layer.argv:
                 continue
             into.append(SimpleCommand(words_of(layer.argv), command.writes))
@@ -439,7 +454,7 @@ def _look_inside(
         script = _inline_script(argv)
         if script is not None and depth < 4:
             inner = parse_script(script)
-            _expand_all(inner, into, depth + 1)
+            _expand_all(inner, _stacked(inner), into, depth + 1)
             for doubt in inner.doubts:
                 parsed.doubt(doubt)
         elif script is None and len(argv) > 1 and not argv[1].startswith("-"):

@@ -37,9 +37,7 @@ from gsv_core.approval.lines import (
 from gsv_core.approval.protected import SECRETS, Disk, Protected, SecretCheck
 from gsv_core.approval.shell import SimpleCommand
 from gsv_core.protocol.schemas.nodes import MCP_PREFIX
-from gsv_core.workspace.prompt import AGENTS, BOOTSTRAP, HEARTBEAT, IDENTITY, SOUL, TOOLS, USER
-
-INSTRUCTION_FILES = (AGENTS, SOUL, IDENTITY, USER, TOOLS, HEARTBEAT, BOOTSTRAP)
+from gsv_core.workspace.prompt import INSTRUCTION_FILES
 
 __all__ = ["ALLOW", "ALLOWLIST", "ASK", "DENY", "DENYLIST", "OFF", "SEVERITY", "ApprovalPolicy",
            "CallFacts", "Decision", "Protected", "Rule", "node_may_ask",

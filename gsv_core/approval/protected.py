@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from gsv_core.approval.shell import is_pattern
 from gsv_core.paths import GsvPaths
 
 SECRETS = "touches gsv's secret files (secret store, database, config)"
@@ -44,7 +45,6 @@ PROC_LINKS = ("root", "cwd", "fd", "map_files", "environ", "mem")
 # `/proc/thread-self` is `PID/task/TID`, so a `..` after them climbs from there
 # (`/proc/net/../environ` is the reader's own environment)
 PROC_DIR_LINKS = ("net", "thread-self")
-_MAYBE_PROC = re.compile(r"proc|[*?\[]")  # a path `_norm` reads part by part
 _WILDCARDS = re.compile(r"\[[^]]*\]|[*?]")
 MAX_PLACES = 8  # directories a line's shell may be in; beyond, one of them is unknown
 # tails matched anywhere in a word, whatever the root (a node's paths may differ)
@@ -241,7 +241,8 @@ def _norm(path: str) -> str:
     is `/home/u`, not `/proc/self/home/u`), and a `..` after another link (a process's
     `cwd` or `fd/N`, `/proc/net`, `/proc/thread-self`, or a pattern that may name one) is
     kept: where it climbs to is not on the line, so the path stays one through /proc."""
-    if not path.startswith("/") or not _MAYBE_PROC.search(path):
+    # only a path naming /proc, or a pattern that may, is read part by part
+    if not path.startswith("/") or not ("proc" in path or is_pattern(path)):
         return posixpath.normpath(path) if path else path
     parts: list[str] = []
     for part in path.split("/"):

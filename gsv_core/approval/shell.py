@@ -32,7 +32,9 @@ _PREFIXES = frozenset({"{", "!", "if", "then", "elif", "else", "while", "until",
 ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 # a run of characters with no meaning to the shell; read in one step (what keeps it fast)
 _PLAIN = re.compile(r"[^ \t\n'\"\\$`;&|()<>*?\[{]+")
-_GLOB = re.compile(r"[*?\[]")
+# the characters that make a word a pathname pattern bash expands (`*.py`, `a?`, `[ab]`):
+# the approval reader's one list of them (always.py, lines.py and protected.py read it)
+PATTERN_CHARS = frozenset("*?[")
 _DOUBLE_PLAIN = re.compile(r'[^"\\$`]+')
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
 # bash separates words with space and tab only: a carriage return, a form feed or a
@@ -109,11 +111,14 @@ def expand_braces(command: SimpleCommand) -> SimpleCommand:
     words = tuple(
         made
         for w in command.words
-        for made in (
-            [Word(b, w.dynamic, bool(_GLOB.search(b))) for b in w.braces] if w.braces else [w]
-        )
+        for made in ([Word(b, w.dynamic, is_pattern(b)) for b in w.braces] if w.braces else [w])
     )
     return replace(command, words=words)
+
+
+def is_pattern(text: str) -> bool:
+    """Whether `text` holds a pattern character (quoting aside: for words already read)."""
+    return not PATTERN_CHARS.isdisjoint(text)
 
 
 def words_of(argv: list[str] | tuple[str, ...]) -> tuple[Word, ...]:

@@ -109,15 +109,16 @@ class Authenticator:
         self._join_failures: dict[str, deque[float]] = {}  # address -> times of failures
 
     async def admit(
-        self, params: ConnectParams, remote: str, browser: str | None = None
+        self, params: ConnectParams, remote: str, host: str, browser: str | None = None
     ) -> Admission:
         """Check the connect's credential for its mode; raises Unauthorized (401),
         Forbidden (403, a real credential used for a role it was not issued for) or
-        RateLimited (429, too many wrong join codes from this address). `remote` is the
-        peer's "host:port"; `browser` is the web credential of the socket's cookie, used
-        when `connect` names no token."""
+        RateLimited (429, too many wrong join codes from this host). `remote` is the
+        peer's "host:port" (for the log), `host` its host (gateway/peer_address.py);
+        `browser` is the web credential of the socket's cookie, used when `connect` names
+        no token."""
         try:
-            return await self._admit(params, browser, remote.rpartition(":")[0] or remote)
+            return await self._admit(params, browser, host)
         except (Unauthorized, Forbidden, RateLimited) as exc:
             client = params.client
             log.warning("refused connect from %s as %s %r: %s", remote, client.mode, client.id, exc)

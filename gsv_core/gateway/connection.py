@@ -24,6 +24,7 @@ from websockets.frames import CloseCode
 
 from gsv_core.errors import ConnectionClosed as ConnectionClosedError
 from gsv_core.errors import InvalidConnectParams, InvalidParams
+from gsv_core.gateway.peer_address import describe, host_of
 from gsv_core.protocol.frames import (
     FrameError,
     RequestFrame,
@@ -60,8 +61,9 @@ class Connection:
         self.connected = False
         self.mode: str | None = None
         self.peer_id: str | None = None
-        # for logs of refused connects: "host:port" of the socket's other end
-        self.remote = _describe_address(ws.remote_address)
+        # the socket's other end: "host:port" for logs, the host to count wrong codes by
+        self.remote = describe(ws.remote_address)
+        self.host = host_of(ws.remote_address)
         # a browser's web credential: the upgrade's cookie, when its Origin was allowed
         # (`WebFront.browser_credential`, docs/web.md)
         self.browser = browser
@@ -188,9 +190,3 @@ class Connection:
         self._send(await self._gateway.router.handle(ctx, frame.method, frame.params))
         if ctx.close_after_reply is not None:
             self.close(*ctx.close_after_reply)
-
-
-def _describe_address(address: object) -> str:
-    if isinstance(address, tuple) and len(address) >= 2:
-        return f"{address[0]}:{address[1]}"
-    return str(address) if address else "unknown"

@@ -134,6 +134,13 @@ class GatewayToolRouter:
                  for hit in hits]  # fmt: skip
         return {"tools": tools, "count": len(tools)}
 
+    def find(self, names: list[str], ctx: ToolCallContext) -> None:
+        """One look at the tools on offer for all the names (a sub-agent's named on-demand
+        tools), not one whole search each."""
+        native, rest = self._all_specs(self._guest(ctx))
+        wanted = set(names)
+        self._found.add(ctx.run_id, [s.name for s in (*native, *rest) if s.name in wanted])
+
     async def execute(self, name: str, args: dict[str, Any], ctx: ToolCallContext) -> Any:
         if name == SEARCH_TOOL:  # reads tool descriptions only: nothing for a policy to judge
             return self._search(args, ctx)

@@ -17,14 +17,13 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 
-from gsv_core.agent.prompt import NATIVE_PREFIX, ON_DEMAND
+from gsv_core.agent.prompt import NATIVE_PREFIX, ON_DEMAND, ON_DEMAND_NAMES
 from gsv_core.agent.tools import SEARCH_TOOL
 from gsv_core.protocol.schemas.nodes import TOOL_SEPARATOR, is_mcp_name
 from gsv_core.providers.base import ToolSpec
 
 DEFAULT_LIMIT = 5
 RUNS_KEPT = 256  # runs whose found tools are remembered (older ones are forgotten)
-ON_DEMAND_NAMES = frozenset(NATIVE_PREFIX + name for name in ON_DEMAND)
 _WORDS = re.compile(r"[a-z0-9]+")
 # words of a query that say nothing about a tool (and, short, are inside most names)
 _FILLER = frozenset({

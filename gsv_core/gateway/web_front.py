@@ -27,6 +27,7 @@ from websockets.asyncio.server import ServerConnection
 from websockets.http11 import Request, Response
 
 from gsv_core.gateway.auth import Authenticator
+from gsv_core.gateway.peer_address import host_of
 from gsv_core.gateway.web_assets import WebAssets
 from gsv_core.gateway.web_signin import browser_credential, sign_in
 
@@ -55,7 +56,8 @@ class WebFront:
         if path == "/health":
             return _json(connection, 200, {"status": "healthy"})
         if path == "/auth":
-            return await sign_in(request, _host_of(connection), self.auth, self.pages, self.tls)
+            host = host_of(connection.remote_address)
+            return await sign_in(request, host, self.auth, self.pages, self.tls)
         if self.pages.wants(path):
             return self.pages.respond(request, path)
         return _json(connection, 404, {"error": "not found"})
@@ -105,9 +107,3 @@ def _json(connection: ServerConnection, status: int, body: dict[str, str]) -> Re
     response = connection.respond(status, json.dumps(body) + "\n")
     response.headers["Content-Type"] = "application/json"
     return response
-
-
-def _host_of(connection: ServerConnection) -> str:
-    """The peer's address without its port (what wrong sign-in codes are counted by)."""
-    address = connection.remote_address
-    return str(address[0]) if isinstance(address, tuple) and address else "unknown"

@@ -24,8 +24,9 @@ TRANSFER_END: Final = "transfer.end"
 TRANSFER_PROGRESS: Final = "transfer.progress"
 CHANNEL_OUTBOUND: Final = "channel.outbound"
 CHANNEL_TYPING: Final = "channel.typing"
-# gsv addition: another client's `config.set` changed the gateway config (`{path}`, never
-# the value), so a client showing a setting (the chat's model) loads it again
+# gsv addition: a write changed the gateway config (`{path}`, never the value): another
+# client's `config.set`, `/budget`, an approval's "always", ...; so a client showing a
+# setting (the chat's model) loads it again
 CONFIG_CHANGED: Final = "config.changed"
 
 EVENTS: Final[frozenset[str]] = frozenset(

@@ -16,6 +16,7 @@ class Peer(Protocol):
     mode: str | None
     peer_id: str | None
     remote: str  # the other end's address, for logs
+    host: str  # the other end's host without its port: what wrong codes are counted by
     browser: str | None  # the web credential of a browser's cookie, if any
     credential_id: str | None  # the credential `connect` admitted, if not the owner token
     sign_in_ends: int | None  # a browser's socket: when its sign-in ends (epoch ms)

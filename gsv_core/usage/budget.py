@@ -19,22 +19,15 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from gsv_core.config import setting
-from gsv_core.storage.usage import BACKGROUND_NAMES, BACKGROUND_PREFIXES, ON_BEHALF, UsageStore
+from gsv_core.storage.usage import UsageStore, is_background
 from gsv_core.timezones import user_zone
+from gsv_core.usage.spend import BACKGROUND, DAILY, MONTHLY, PERIODS, usd
 
-DAILY, MONTHLY, BACKGROUND = "daily", "monthly", "background"
 RAISE = {
     DAILY: "/budget daily USD, or gsv config set budget.daily USD",
     MONTHLY: "/budget monthly USD, or gsv config set budget.monthly USD",
     BACKGROUND: "/budget background USD, or gsv config set budget.background USD",
 }
-
-
-def is_background(source: str) -> bool:
-    """Cron jobs, heartbeats, sessions they message (`sessionSend@<their source>`), and
-    compaction inside their runs (`compaction@<source>`): the rule BACKGROUND_WHERE is."""
-    source = source.removeprefix(ON_BEHALF)
-    return source.startswith(BACKGROUND_PREFIXES) or source in BACKGROUND_NAMES
 
 
 def _limit(value: Any) -> float | None:
@@ -51,10 +44,9 @@ class Reached:
     spent: float
 
     def message(self) -> str:
-        period = {DAILY: "today", MONTHLY: "this month", BACKGROUND: "by background work today"}
         return (
-            f"The {self.budget} budget of ${self.limit:.2f} is reached "
-            f"(${self.spent:.2f} spent {period[self.budget]}), so no model was called. "
+            f"The {self.budget} budget of {usd(self.limit)} is reached "
+            f"({usd(self.spent)} spent {PERIODS[self.budget]}), so no model was called. "
             f"Raise it with {RAISE[self.budget]}."
         )
 

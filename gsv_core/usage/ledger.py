@@ -15,8 +15,7 @@ from typing import Any
 
 from gsv_core.config import setting
 from gsv_core.protocol.messages import Usage
-from gsv_core.storage.usage import DAY_MS, ON_BEHALF, UsageRow, UsageStore
-from gsv_core.usage.budget import is_background
+from gsv_core.storage.usage import DAY_MS, ON_BEHALF, UsageRow, UsageStore, is_background
 from gsv_core.usage.prices import cost_of
 
 log = logging.getLogger(__name__)

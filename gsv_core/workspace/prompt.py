@@ -24,6 +24,10 @@ TOOLS = "TOOLS.md"
 HEARTBEAT = "HEARTBEAT.md"
 BOOTSTRAP = "BOOTSTRAP.md"
 HEARTBEAT_OK = "HEARTBEAT_OK"
+# the files that tell the agent who it is and how to work, injected into every prompt
+# (MEMORY.md and the daily memory files are its notes, not instructions): each has a
+# template (templates.py), and writing one unasked is a policy matter (approval/policy.py)
+INSTRUCTION_FILES = (AGENTS, SOUL, IDENTITY, USER, TOOLS, HEARTBEAT, BOOTSTRAP)
 # one huge file must not crowd out the conversation; the agent can read the rest
 MAX_INJECTED_CHARS = 20_000
 
@@ -67,7 +71,7 @@ def prompt_file_paths(main_session: bool, today: dt.date, guest: bool = False) -
     guest's run (gsv_core/authority.py) GUEST_FILES only."""
     if guest:
         return list(GUEST_FILES)
-    paths = [AGENTS, SOUL, IDENTITY, USER, TOOLS, HEARTBEAT, BOOTSTRAP]
+    paths = list(INSTRUCTION_FILES)
     if main_session:
         paths.append(MEMORY)
     yesterday = today - dt.timedelta(days=1)

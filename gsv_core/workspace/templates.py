@@ -10,15 +10,9 @@ from collections.abc import Mapping
 from importlib import resources
 from types import MappingProxyType
 
-TEMPLATE_FILES = (
-    "AGENTS.md",
-    "SOUL.md",
-    "IDENTITY.md",
-    "USER.md",
-    "TOOLS.md",
-    "HEARTBEAT.md",
-    "BOOTSTRAP.md",
-)
+from gsv_core.workspace.prompt import INSTRUCTION_FILES
+
+TEMPLATE_FILES = INSTRUCTION_FILES  # every instruction file starts from its template
 
 
 @functools.cache

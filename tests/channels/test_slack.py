@@ -310,6 +310,33 @@ async def test_a_rejected_app_token_is_a_clear_error(
     assert "channels.slack.appToken" in failed["error"]
 
 
+async def test_an_account_keeps_one_web_api_connection_and_stop_closes_it(
+    client: GatewayClient, slack: FakeSlack, fake: FakeProvider
+) -> None:
+    """auth.test, apps.connections.open and the replies share one HTTP connection (no new
+    connection and TLS handshake per call); `channel.stop` closes it."""
+    await start(client, slack, dmPolicy="open")
+    fake.enqueue("hi")
+    await slack.send_event(slack.message("hello"))
+    await slack.wait_for(lambda: slack.posted)
+    assert len(slack.calls) >= 3 and len(slack.api_connections) == 1
+    await client.call("channel.stop", {"channel": "slack"})
+    await until(lambda: slack.open_api_connections() == 0, "the connection to close")
+
+
+@pytest.mark.parametrize("wrong", [{"botToken": "xoxb-0000-wrong"}, {"appToken": "xapp-1-wrong"}])
+async def test_a_start_refused_at_first_connect_leaves_no_connection_open(
+    client: GatewayClient, slack: FakeSlack, wrong: dict[str, str]
+) -> None:
+    """A rejected token ends `channel.start` with nothing left running: the account's
+    Web API client is closed, not left to hold its connection until garbage collection."""
+    await configure(client, slack, **wrong)
+    with pytest.raises(Unauthorized):
+        await client.call("channel.start", {"channel": "slack"})
+    assert slack.api_connections
+    await until(lambda: slack.open_api_connections() == 0, "the connection to close")
+
+
 @pytest.mark.parametrize(
     ("settings", "message"),
     [

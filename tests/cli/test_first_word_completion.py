@@ -13,8 +13,9 @@ import typer
 import typer.main
 
 from gsv_cli.commands.completions import COMPLETE_VAR
-from gsv_cli.first_word import SHORT_HELP, Candidate, answer, completion_args
-from gsv_cli.main import ENTRIES, Entry, build_app
+from gsv_cli.entries import ENTRIES, Entry
+from gsv_cli.first_word import Candidate, answer, completion_args
+from gsv_cli.main import build_app
 
 # each run writes, after its own output, the command modules it imported (stderr's last line)
 RUN = """
@@ -75,11 +76,11 @@ def test_first_word_completion_prints_what_the_full_app_prints(shell: str, line:
         assert "gsv_cli.commands.chat" in built  # the app's options: the full app answered
     else:
         # only the module where COMPLETE_VAR lives: the table answered, not the app
-        assert built == {"gsv_cli.commands.completions"}, "a name missing from SHORT_HELP?"
+        assert built == {"gsv_cli.commands.completions"}, "an entry without short_help?"
 
 
 def test_every_visible_command_has_its_short_help_recorded() -> None:
-    """SHORT_HELP holds, for every name completion offers, the help click shows beside it."""
+    """ENTRIES holds, for every name completion offers, the help click shows beside it."""
     group = typer.main.get_command(build_app())
     assert isinstance(group, typer.main.TyperGroup)
     shown = {
@@ -87,8 +88,10 @@ def test_every_visible_command_has_its_short_help_recorded() -> None:
         for name in group.list_commands(typer.Context(group))
         if (command := group.get_command(typer.Context(group), name)) and not command.hidden
     }
-    recorded = {name: SHORT_HELP.get(name) for name in shown}
-    assert recorded == shown, "copy the help completion shows into gsv_cli.first_word.SHORT_HELP"
+    recorded = {entry.name: entry.short_help for entry in ENTRIES if entry.name in shown}
+    assert recorded == shown, (
+        "copy the help completion shows into Entry.short_help (gsv_cli.entries)"
+    )
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=lambda entry: entry.name)
@@ -99,7 +102,7 @@ def test_entry_group_says_whether_it_names_a_group(entry: Entry) -> None:
 
 
 def test_a_name_without_recorded_help_is_left_to_the_full_app() -> None:
-    """A new command missing from SHORT_HELP is answered by the app, not printed bare."""
+    """A new command without short_help is answered by the app, not printed bare."""
     env = {"COMP_WORDS": "gsv w", "COMP_CWORD": "1"}
     offered = [Candidate("web", None), Candidate("workspace", "Files.")]
     assert answer("complete_bash", env, offered) is None

@@ -11,7 +11,8 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from gsv_cli.main import ENTRIES, build_app, plain_root
+from gsv_cli.entries import ENTRIES
+from gsv_cli.main import build_app, plain_root
 from gsv_core.gateway.server import RunningGateway
 from tests.test_import_hygiene import HEAVY, HELP
 

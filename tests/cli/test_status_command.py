@@ -27,7 +27,7 @@ def test_a_fresh_gateway_says_what_is_missing(live: RunningGateway) -> None:
     assert lines[3] == "channels  none running"
     assert lines[4].startswith("cron      0 jobs, 0 due")
     assert lines[5] == "waiting   0 approvals, 0 pairing requests"
-    assert lines[6] == "budget    $0.00 of $1.00 background today"  # on by default
+    assert lines[6] == "budget    $0.00 of $1.00 by background work today"  # on by default
 
 
 def test_the_budget_line_shows_each_limit_and_what_is_reached(live: RunningGateway) -> None:

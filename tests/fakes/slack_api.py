@@ -72,6 +72,8 @@ class FakeSlack:
         self._tickets: set[str] = set()
         self._socket: web.WebSocketResponse | None = None
         self._transport: asyncio.BaseTransport | None = None
+        # the HTTP connections Web API calls came on: a client that reuses one shows one
+        self.api_connections: list[asyncio.BaseTransport] = []
         self._changed = asyncio.Condition()
         self._ts = itertools.count(1)
         self.port = port
@@ -174,6 +176,10 @@ class FakeSlack:
         assert self._transport is not None
         self._transport.abort()
 
+    def open_api_connections(self) -> int:
+        """How many of the Web API's HTTP connections the client still holds open."""
+        return sum(not transport.is_closing() for transport in self.api_connections)
+
     def next_ts(self) -> str:
         return f"1700000{next(self._ts):03d}.000100"
 
@@ -208,6 +214,8 @@ class FakeSlack:
                 params.update(dict(await request.post()))
         token = _bearer(request)
         self.calls.append(Call(method, params, token))
+        if request.transport is not None and request.transport not in self.api_connections:
+            self.api_connections.append(request.transport)
         handler = getattr(self, "_" + method.replace(".", "_"), None)
         if handler is None:
             return web.json_response({"ok": False, "error": "unknown_method"})

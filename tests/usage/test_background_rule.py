@@ -1,6 +1,7 @@
-"""What counts as background spending is one rule, read in Python (the budget's check
-before a run) and in SQL (the spend it sums): the two agree on every kind of source, and
-compaction inside a cron job's or heartbeat's run is that run's background spending."""
+"""What counts as background spending is one rule (storage.usage.is_background), read by
+the budget's check before a run and by the spend it sums: the two agree on every kind of
+source, and compaction inside a cron job's or heartbeat's run is that run's background
+spending."""
 
 from __future__ import annotations
 
@@ -9,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from gsv_core.storage.db import Database
-from gsv_core.storage.usage import UsageRow, UsageStore
-from gsv_core.usage.budget import is_background
+from gsv_core.storage.usage import UsageRow, UsageStore, is_background
 from gsv_core.usage.ledger import compaction_source
 
 SOURCES = {
@@ -27,7 +27,7 @@ def test_python_reads_the_rule(source: str, background: bool) -> None:
     assert is_background(source) is background
 
 
-async def test_sql_sums_exactly_what_python_calls_background(tmp_path: Path) -> None:
+async def test_the_spend_sums_exactly_what_the_rule_calls_background(tmp_path: Path) -> None:
     db = await Database.open(tmp_path / "gsv.db")
     try:
         store = UsageStore(db)

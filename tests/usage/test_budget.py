@@ -98,7 +98,7 @@ async def test_background_beats_skip_once_spent_and_the_owner_is_told_once(
 
 async def test_slash_budget_shows_and_sets(client: GatewayClient, fake: FakeProvider) -> None:
     shown = await client.call("chat.send", {"sessionKey": "agent:main:main", "message": "/budget"})
-    assert "background: limit $1.00, $0.0000 spent background, today" in shown["response"]
+    assert "background: limit $1.00, $0.0000 spent by background work today" in shown["response"]
     set_ = await client.call(
         "chat.send", {"sessionKey": "agent:main:main", "message": "/budget daily 5"}
     )
@@ -110,6 +110,27 @@ async def test_slash_budget_shows_and_sets(client: GatewayClient, fake: FakeProv
     )
     assert "background: no limit" in off["response"]
     assert fake.requests == []  # commands never call the model
+
+
+async def test_slash_budget_announces_the_change_to_every_client(
+    gw: RunningGateway, client: GatewayClient
+) -> None:
+    """`/budget daily 5` is a config write like `config.set`: clients hear `config.changed`
+    with its path, the one that typed it included (it asked in a chat, not by config.set)."""
+    async with GatewayClient(gw.url, token=gw.token) as watcher:
+        await client.call(
+            "chat.send", {"sessionKey": "agent:main:main", "message": "/budget daily 5"}
+        )
+        heard = await asyncio.wait_for(_next_config_change(watcher), 5)
+        own = await asyncio.wait_for(_next_config_change(client), 5)
+    assert heard.payload == {"path": "budget.daily"} and own.payload == heard.payload
+
+
+async def _next_config_change(client: GatewayClient) -> Any:
+    async for frame in client.events():
+        if frame.event == "config.changed":
+            return frame
+    raise AssertionError("the event stream ended")
 
 
 @pytest.mark.parametrize(

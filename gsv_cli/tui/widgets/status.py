@@ -12,6 +12,7 @@ from textual.widgets import Static
 
 from gsv_cli.safe_text import plain_content
 from gsv_cli.tui.widgets.messages import SPIN_SECONDS, SPINNER
+from gsv_core.usage.spend import usd
 
 CONNECTION_SYMBOLS = {
     "connecting": "○ connecting",
@@ -27,10 +28,6 @@ def format_tokens(count: int) -> str:
     if count < 1_000_000:
         return f"{count / 1000:.1f}k"
     return f"{count / 1_000_000:.1f}M"
-
-
-def _usd(amount: float | None) -> str:
-    return "$?" if amount is None else f"${amount:.2f}"
 
 
 @dataclass
@@ -57,7 +54,7 @@ class Status:
         )
         if self.nodes is not None:
             details.append(f"{self.nodes} node{'' if self.nodes == 1 else 's'}")
-        spend = f" · {_usd(self.spent_today)} today" if self.spent_today is not None else ""
+        spend = f" · {usd(self.spent_today)} today" if self.spent_today is not None else ""
         return f"{where} · {session}{spend}\n" + " · ".join(details)
 
 

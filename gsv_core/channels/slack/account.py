@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from slack_sdk.web.async_client import AsyncWebClient
 
 DEFAULT_API = "https://slack.com/api/"
+WEB_TIMEOUT = 30  # seconds for a Web API call
 # errors that mean "this token will never work": stop instead of retrying forever
 AUTH_ERRORS = frozenset({"invalid_auth", "not_authed", "account_inactive", "token_revoked",
                          "token_expired", "not_allowed_token_type"})  # fmt: skip
@@ -69,9 +70,22 @@ def load_settings(config: dict[str, Any], account_id: str) -> Settings:
 
 
 def web_client(settings: Settings) -> AsyncWebClient:
+    """The account's Web API client over one HTTP session, so its calls share connections
+    (without a session slack-sdk opens one per call: a TCP and TLS handshake each). The
+    session is the account's to close: `close_web`, when it stops or its start fails."""
+    import aiohttp
     from slack_sdk.web.async_client import AsyncWebClient
 
-    return AsyncWebClient(token=settings.bot_token, base_url=settings.api_base, timeout=30)
+    session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=WEB_TIMEOUT))
+    return AsyncWebClient(
+        token=settings.bot_token, base_url=settings.api_base, timeout=WEB_TIMEOUT, session=session
+    )
+
+
+async def close_web(web: AsyncWebClient) -> None:
+    """Close the client's session (a call made after this opens a session of its own)."""
+    if web.session is not None:
+        await web.session.close()
 
 
 def network_errors() -> tuple[type[BaseException], ...]:

@@ -11,7 +11,13 @@ from gsv_core.channels.base import (
     Capabilities,
     ChannelSink,
 )
-from gsv_core.channels.slack.account import Account, load_settings, setting_key, web_client
+from gsv_core.channels.slack.account import (
+    Account,
+    close_web,
+    load_settings,
+    setting_key,
+    web_client,
+)
 from gsv_core.channels.slack.connection import SlackSocket
 from gsv_core.channels.slack.formatting import MAX_TEXT
 from gsv_core.channels.slack.sending import SlackSending
@@ -34,10 +40,14 @@ class SlackChannel(SlackSending, SlackSocket):
         settings = load_settings(config, account_id)
         await self.stop(account_id)
         status = self._new_status(account_id, "socket")
-        account = Account(status, sink, settings, web_client(settings))
-        url = await self._connect(account)
-        self._accounts[account_id] = account
+        web = web_client(settings)
+        account = Account(status, sink, settings, web)
+        # a refused token raises here: _admit closes the client first
+        url = await self._admit(account, self._connect(account), lambda: close_web(web))
         self._spawn(account, self._run(account, url))
+
+    async def _close(self, account: Account) -> None:
+        await close_web(account.web)
 
     def _connected_as(self, account: Account) -> str:
         team = account.status.extra.get("team", "its workspace")

@@ -123,7 +123,8 @@ def _check_mode(params: ConnectParams) -> NodeShape | None:
 
 async def _admit(ctx: RequestContext, params: ConnectParams, gateway: Gateway) -> Admission:
     try:
-        return await gateway.auth.admit(params, ctx.peer.remote, ctx.peer.browser)
+        peer = ctx.peer
+        return await gateway.auth.admit(params, peer.remote, peer.host, peer.browser)
     except (Unauthorized, Forbidden, RateLimited):
         ctx.close_after_reply = CLOSE_UNAUTHORIZED
         raise

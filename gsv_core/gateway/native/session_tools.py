@@ -19,7 +19,7 @@ from gsv_core.errors import InvalidParams
 from gsv_core.gateway.native_registry import NativeArgs, NativeTool, NativeToolRegistry
 from gsv_core.protocol.messages import text_of
 from gsv_core.routing import canonicalize_session_key, main_session_key, validate_session_key
-from gsv_core.usage.budget import is_background
+from gsv_core.storage.usage import is_background
 from gsv_core.usage.ledger import SESSION_SEND
 
 if TYPE_CHECKING:
