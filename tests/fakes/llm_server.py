@@ -242,7 +242,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _send_raw(self, status: int, text: str, headers: dict[str, str]) -> None:
         data = text.encode()
         self.send_response(status)
-        self.send_header("content-type", "application/json")
+        lowered = {name.lower() for name in headers}
+        if "content-type" not in lowered:  # a proxy's HTML error page brings its own
+            self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))
         for name, value in headers.items():
             self.send_header(name, value)
