@@ -27,6 +27,7 @@ from gsv_core.agent.compaction import (
     needs_compaction,
 )
 from gsv_core.agent.host import AgentHost
+from gsv_core.agent.model_choice import fallback_models
 from gsv_core.agent.prompt import NATIVE_PREFIX, ON_DEMAND, PromptInputs
 from gsv_core.agent.shown_text import Shown, ShownText
 from gsv_core.agent.tools import (
@@ -276,7 +277,7 @@ class RunLoop:
 
     def _fallbacks(self, model: tuple[str, str]) -> list[tuple[str, str]]:
         """The models tried after `model` when it cannot answer (model_choice.py)."""
-        return []
+        return fallback_models(self.session.record, self.host.config(), model)
 
     async def _request(self, model_id: str, model: tuple[str, str]) -> ModelRequest:
         ctx = self._tool_context("")

@@ -31,6 +31,7 @@ from pydantic import (
 from gsv_core.config.explain import explain, field_of
 from gsv_core.config.mask import keep_masked
 from gsv_core.config.mcp import McpConfig
+from gsv_core.config.model_refs import check_fallbacks
 from gsv_core.config.tree import deep_merge, get_path, put_path, remove_path, split_path
 from gsv_core.errors import InvalidParams
 
@@ -52,6 +53,13 @@ class ModelConfig(_Section):
     contextWindow: int | None = Field(default=None, ge=1024)
     # the model channel voice notes are transcribed with (OpenAI-compatible endpoints)
     transcriptionModel: str | None = None
+    # tried in order when the model cannot answer (docs/models.md#fallbacks)
+    fallbacks: list[dict[str, str]] | None = None
+
+    @field_validator("fallbacks", mode="before")
+    @classmethod
+    def _fallbacks(cls, value: Any) -> list[dict[str, str]] | None:
+        return None if value is None else check_fallbacks(value, "model.fallbacks")
 
 
 class ApiKeysConfig(_OpenSection):
@@ -233,6 +241,14 @@ class AgentsConfig(_Section):
     defaultHeartbeat: HeartbeatConfig = Field(default_factory=HeartbeatConfig)
     # sub-agents (gsv__Spawn) running at once across the gateway; more wait their turn
     maxConcurrentSpawns: int = Field(default=4, ge=1, le=64)
+
+    @field_validator("agent_list")
+    @classmethod
+    def _agent_fallbacks(cls, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for index, entry in enumerate(value):
+            if "fallbacks" in entry:
+                check_fallbacks(entry["fallbacks"], f"agents.list[{index}].fallbacks")
+        return value
 
 
 class CompactionConfig(_Section):

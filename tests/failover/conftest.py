@@ -11,10 +11,14 @@ import pytest
 
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
+from gsv_core.providers.base import Provider
+from gsv_core.providers.registry import resolve_provider
+from gsv_core.providers.retry import RetryPolicy
 from tests.agent.conftest import client, log
 from tests.fakes.llm_server import FakeLLMServer, fake_llm_server
 from tests.gateway.conftest import owner
 from tests.gateway.test_foreign_channel import channel
+from tests.providers import NoSleep
 
 # shared fixtures: a client and its event log, an owner socket, the example channel
 __all__ = ["channel", "client", "log", "owner"]
@@ -27,8 +31,22 @@ def llm() -> Iterator[FakeLLMServer]:
 
 
 @pytest.fixture
-async def gw(tmp_path: Path) -> AsyncIterator[RunningGateway]:
-    async with serve(ServerConfig(database=tmp_path / "data" / "gsv.db"), port=0) as running:
+def waits() -> NoSleep:
+    """The retry waits the gateway's providers asked for, recorded instead of slept."""
+    return NoSleep()
+
+
+@pytest.fixture
+async def gw(tmp_path: Path, waits: NoSleep) -> AsyncIterator[RunningGateway]:
+    """Providers resolved from the config as in production, with a retry policy that
+    records its waits instead of sleeping them."""
+    policy = RetryPolicy(sleep=waits, jitter=lambda: 0.0)
+
+    def providers(name: str, config: dict[str, Any], timeout: float) -> Provider:
+        return resolve_provider(config, name, llm_timeout=timeout, retry=policy)
+
+    config = ServerConfig(database=tmp_path / "data" / "gsv.db", provider_factory=providers)
+    async with serve(config, port=0) as running:
         yield running
 
 
