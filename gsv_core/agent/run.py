@@ -242,10 +242,11 @@ class RunLoop:
         switched: Switched | None = None
         models = [model, *self._fallbacks(model)]
 
-        def resolve(name: str) -> Provider:
-            return provider if name == model[0] else self.host.provider(name, timeout)
+        def resolve(name: str) -> list[Provider]:
+            return self.host.providers(name, timeout)
 
-        async for event in stream_with_failover(models, request, resolve, timeout):
+        chain = stream_with_failover(models, request, resolve, timeout, self.host.key_failed)
+        async for event in chain:
             if isinstance(event, Restart | Switched):
                 if isinstance(event, Switched):
                     switched = event

@@ -63,10 +63,12 @@ class ModelConfig(_Section):
 
 
 class ApiKeysConfig(_OpenSection):
-    anthropic: str | None = None
-    openai: str | None = None
-    google: str | None = None
-    openrouter: str | None = None
+    """A key, or a pool of keys tried in turn (docs/models.md#key-pools)."""
+
+    anthropic: str | list[str] | None = None
+    openai: str | list[str] | None = None
+    google: str | list[str] | None = None
+    openrouter: str | list[str] | None = None
 
 
 class TimeoutsConfig(_Section):
@@ -272,7 +274,8 @@ class ProviderConfig(_Section):
 
     api: Literal["openai", "anthropic"] = "openai"
     baseUrl: str | None = None
-    apiKey: str | None = None  # secret (masked); apiKeys.<name> works as well
+    # secret (masked), or a pool of keys; apiKeys.<name> works as well
+    apiKey: str | list[str] | None = None
     contextWindow: int | None = Field(default=None, ge=1024)
     # send OpenAI's `prompt_cache_key` (one per session) so a conversation's requests
     # meet the same cache; unset: only to api.openai.com (other servers may refuse it)

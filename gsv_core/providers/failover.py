@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, replace
 
@@ -55,8 +55,12 @@ class Switched:
 
 
 FailoverEvent = StreamEvent | Restart | Switched
-# a provider name -> the provider (raises ProviderFailed when it is not configured)
-Resolve = Callable[[str], Provider]
+# a provider name -> the provider once per key that may be tried now, in turn (raises
+# ProviderFailed when it is not configured or every key is set aside: providers/keys.py)
+Resolve = Callable[[str], Sequence[Provider]]
+# (the provider, with its key, that failed; the error) -> whether the key was set aside,
+# so that the provider's next key may answer
+KeyFailed = Callable[[Provider, GsvError], Awaitable[bool]]
 
 
 def failure_reason(error: GsvError) -> str:
@@ -67,8 +71,10 @@ def failure_reason(error: GsvError) -> str:
     if isinstance(error, TimedOut):
         return "timed out"
     for words, reason in (
+        ("is set aside", "no usable key"),  # providers/keys.py: every key refused lately
         ("overloaded", "overloaded"),
         ("quota", "out of quota"),
+        ("http 402", "out of quota"),
         ("rejected the api key", "key rejected"),
         ("refused access", "access refused"),
         ("cannot reach", "unreachable"),
@@ -87,17 +93,20 @@ async def stream_with_failover(
     request: ModelRequest,
     resolve: Resolve,
     timeout: float,
+    key_failed: KeyFailed | None = None,
 ) -> AsyncIterator[FailoverEvent]:
     """The events of the first model of `models` ((provider, model id) pairs) that
-    answers `request`, with `Restart` and `Switched` markers (module docstring)."""
+    answers `request`, with `Restart` and `Switched` markers (module docstring). A key
+    `key_failed` sets aside hands the turn to the provider's next key first."""
     failures: list[tuple[str, GsvError]] = []  # (model id, why it could not answer)
     for index, (provider_name, model_id) in enumerate(models):
         if index:
             why = ", ".join(f"{m} {failure_reason(e)}" for m, e in failures)
             yield Switched(provider_name, model_id, why)
         try:
-            provider = resolve(provider_name)
-            async for event in _one_model(provider, replace(request, model=model_id), timeout):
+            async for event in _one_model_keys(
+                resolve(provider_name), replace(request, model=model_id), timeout, key_failed
+            ):
                 yield event
             return
         except ContextOverflow:
@@ -115,6 +124,27 @@ def _chain_failed(failures: list[tuple[str, GsvError]]) -> GsvError:
         return failures[0][1]
     said = "; ".join(f"{model}: {error.message}" for model, error in failures)
     return ProviderFailed(f"no model could answer ({said})")
+
+
+async def _one_model_keys(
+    providers: Sequence[Provider],
+    request: ModelRequest,
+    timeout: float,
+    key_failed: KeyFailed | None,
+) -> AsyncIterator[FailoverEvent]:
+    """One model's events, through its provider's keys in turn while a key is refused."""
+    for number, provider in enumerate(providers, start=1):
+        try:
+            async for event in _one_model(provider, request, timeout):
+                yield event
+            return
+        except ContextOverflow:
+            raise
+        except (ProviderFailed, RateLimited, TimedOut) as exc:
+            set_aside = key_failed is not None and await key_failed(provider, exc)
+            if not set_aside or number == len(providers):
+                raise
+            log.info("%s: trying its next API key", provider.name)
 
 
 async def _one_model(

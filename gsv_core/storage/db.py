@@ -214,6 +214,19 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE join_codes ADD COLUMN may_replace INTEGER NOT NULL DEFAULT 0;
     """,
+    # 10: provider API keys set aside: rejected, or cooling down until `until` (epoch ms);
+    # by a fingerprint, never the key (gsv_core/providers/keys.py)
+    """
+    CREATE TABLE provider_keys (
+        provider TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        state TEXT NOT NULL,
+        until INTEGER,
+        reason TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        PRIMARY KEY (provider, fingerprint)
+    );
+    """,
 ]
 
 _STOP = object()

@@ -11,8 +11,6 @@ import pytest
 
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
-from gsv_core.providers.base import Provider
-from gsv_core.providers.registry import resolve_provider
 from gsv_core.providers.retry import RetryPolicy
 from tests.agent.conftest import client, log
 from tests.fakes.llm_server import FakeLLMServer, fake_llm_server
@@ -40,14 +38,13 @@ def waits() -> NoSleep:
 async def gw(tmp_path: Path, waits: NoSleep) -> AsyncIterator[RunningGateway]:
     """Providers resolved from the config as in production, with a retry policy that
     records its waits instead of sleeping them."""
-    policy = RetryPolicy(sleep=waits, jitter=lambda: 0.0)
-
-    def providers(name: str, config: dict[str, Any], timeout: float) -> Provider:
-        return resolve_provider(config, name, llm_timeout=timeout, retry=policy)
-
-    config = ServerConfig(database=tmp_path / "data" / "gsv.db", provider_factory=providers)
-    async with serve(config, port=0) as running:
+    async with serve(gateway_config(tmp_path, waits), port=0) as running:
         yield running
+
+
+def gateway_config(tmp_path: Path, waits: NoSleep) -> ServerConfig:
+    policy = RetryPolicy(sleep=waits, jitter=lambda: 0.0)
+    return ServerConfig(database=tmp_path / "data" / "gsv.db", retry=policy)
 
 
 async def configure(client: GatewayClient, values: dict[str, Any]) -> None:

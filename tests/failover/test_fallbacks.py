@@ -125,20 +125,20 @@ async def test_agent_and_session_fallbacks_replace_the_global_list(
     empty list means none."""
     await chain(client, llm, BETA)
     await configure(client, {"agents.list": [{"id": "main", "fallbacks": ["gamma/g-agent"]}]})
-    llm.enqueue(real.ANTHROPIC_BAD_KEY, reply("agent's"))
+    llm.enqueue(real.ANTHROPIC_NO_MODEL, reply("agent's"))
     run, _ = await run_turn(client, log)
-    assert notices(log, run) == ["answered by g-agent: alpha-1 key rejected"]
+    assert notices(log, run) == ["answered by g-agent: alpha-1 model not found"]
 
     patch = {"sessionKey": KEY, "settings": {"fallbacks": [{"provider": "beta", "id": "b-s"}]}}
     await client.call("session.patch", patch)
-    llm.enqueue(real.ANTHROPIC_BAD_KEY, reply("session's"))
+    llm.enqueue(real.ANTHROPIC_NO_MODEL, reply("session's"))
     run, _ = await run_turn(client, log)
-    assert notices(log, run) == ["answered by b-s: alpha-1 key rejected"]
+    assert notices(log, run) == ["answered by b-s: alpha-1 model not found"]
 
     await client.call("session.patch", {"sessionKey": KEY, "settings": {"fallbacks": []}})
-    llm.enqueue(real.ANTHROPIC_BAD_KEY, reply("unused"))
+    llm.enqueue(real.ANTHROPIC_NO_MODEL, reply("unused"))
     _, ended = await run_turn(client, log)
-    assert ended["state"] == "error" and "rejected the API key" in ended["error"]
+    assert ended["state"] == "error" and "404 not found" in ended["error"]
 
 
 @pytest.mark.parametrize(

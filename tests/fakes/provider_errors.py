@@ -45,6 +45,7 @@ ANTHROPIC_PROMPT_TOO_LONG = _anthropic(
     400, "invalid_request_error", "prompt is too long: 208310 tokens > 200000 maximum"
 )
 ANTHROPIC_BAD_KEY = _anthropic(401, "authentication_error", "invalid x-api-key")
+ANTHROPIC_NO_MODEL = _anthropic(404, "not_found_error", "model: alpha-1")
 # the `error` event Anthropic sends inside a 200 stream
 ANTHROPIC_STREAM_OVERLOADED = StreamError("Overloaded", "overloaded_error")
 

@@ -30,6 +30,8 @@ def register(router: Router, gateway: Gateway) -> None:
             "pendingApprovals": len(gateway.approvals.pending()),
             "pendingPairings": len(pairs),
             "budget": {**await gateway.budget.status(), "lastNotice": gateway.budget_notices.last},
+            # API keys set aside (rejected, cooling down), by fingerprint: providers/keys.py
+            "providerKeys": gateway.keys.status(),
         }
 
     router.add(m.GATEWAY_STATUS, gateway_status)
