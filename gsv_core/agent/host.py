@@ -40,10 +40,13 @@ class AgentHost(Protocol):
         it up when it is unknown or has no key."""
         ...
 
-    def providers(self, name: str, llm_timeout: float) -> list[Provider]:
+    def providers(
+        self, name: str, llm_timeout: float, *, last_resort: bool = True
+    ) -> list[Provider]:
         """The provider called `name` once per API key that may be tried now, in turn
         (docs/models.md#key-pools); ProviderFailed as `provider()`, or when every key is
-        set aside."""
+        set aside. Only the last key of the last model (`last_resort`) gets the whole
+        retry policy; before another key or model, one retry."""
         ...
 
     async def key_failed(self, provider: Provider, error: GsvError) -> bool:

@@ -242,8 +242,8 @@ class RunLoop:
         switched: Switched | None = None
         models = [model, *self._fallbacks(model)]
 
-        def resolve(name: str) -> list[Provider]:
-            return self.host.providers(name, timeout)
+        def resolve(name: str, more_follow: bool) -> list[Provider]:
+            return self.host.providers(name, timeout, last_resort=not more_follow)
 
         chain = stream_with_failover(models, request, resolve, timeout, self.host.key_failed)
         async for event in chain:

@@ -71,7 +71,9 @@ class GatewayAgentHost(GatewayHost):
 
         return resolve_provider(self.config(), name, llm_timeout=llm_timeout, retry=self._retry)
 
-    def providers(self, name: str, llm_timeout: float) -> list[Provider]:
+    def providers(
+        self, name: str, llm_timeout: float, *, last_resort: bool = True
+    ) -> list[Provider]:
         if self._provider_factory is not None:
             return [self._provider_factory(name, self.config(), llm_timeout)]
         from gsv_core.providers.registry import provider_settings, resolve_provider
@@ -79,10 +81,11 @@ class GatewayAgentHost(GatewayHost):
         config = self.config()
         keys = self._gateway.keys.usable(name, provider_settings(config, name).api_keys)
         policy = self._retry or RetryPolicy()
-        # with another key left, a refused key gets one retry (one retry-after honoured)
-        # before the next key is tried
+        # with another key or model left, a refusal gets one retry (one retry-after
+        # honoured) before the next is tried
         return [resolve_provider(config, name, llm_timeout=llm_timeout, key=key,
-                                 retry=policy if n == len(keys) else replace(policy, retries=1))
+                                 retry=policy if last_resort and n == len(keys)
+                                 else replace(policy, retries=1))
                 for n, key in enumerate(keys, start=1)]  # fmt: skip
 
     async def key_failed(self, provider: Provider, error: GsvError) -> bool:

@@ -55,9 +55,10 @@ class Switched:
 
 
 FailoverEvent = StreamEvent | Restart | Switched
-# a provider name -> the provider once per key that may be tried now, in turn (raises
-# ProviderFailed when it is not configured or every key is set aside: providers/keys.py)
-Resolve = Callable[[str], Sequence[Provider]]
+# (a provider name, whether another model follows it) -> the provider once per key that
+# may be tried now, in turn (raises ProviderFailed when it is not configured or every key
+# is set aside: providers/keys.py). With a model after it, a provider retries less.
+Resolve = Callable[[str, bool], Sequence[Provider]]
 # (the provider, with its key, that failed; the error) -> whether the key was set aside,
 # so that the provider's next key may answer
 KeyFailed = Callable[[Provider, GsvError], Awaitable[bool]]
@@ -105,7 +106,10 @@ async def stream_with_failover(
             yield Switched(provider_name, model_id, why)
         try:
             async for event in _one_model_keys(
-                resolve(provider_name), replace(request, model=model_id), timeout, key_failed
+                resolve(provider_name, index + 1 < len(models)),
+                replace(request, model=model_id),
+                timeout,
+                key_failed,
             ):
                 yield event
             return
