@@ -393,3 +393,13 @@ async def test_a_key_pool_is_kept_key_by_key_in_the_store_and_masked(
     assert [memory_keyring.store[name] for name in names] == keys
     async with gateway_at(db_dir / "gsv.db") as again:
         assert again.gateway.config.setting("apiKeys.openai") == keys
+
+
+async def test_a_pool_written_back_with_masks_keeps_its_keys(
+    tmp_path: Path, memory_keyring: MemoryKeyring
+) -> None:
+    """Writing back `["***", new]` (a read, edited) keeps the masked key and adds the new."""
+    async with gateway_at(tmp_path / "gsv.db") as gw, GatewayClient(gw.url, token=gw.token) as c:
+        await c.call("config.set", {"path": "apiKeys.openai", "value": ["sk-one", "sk-two"]})
+        await c.call("config.set", {"path": "apiKeys.openai", "value": ["***", "sk-three"]})
+        assert gw.gateway.config.setting("apiKeys.openai") == ["sk-one", "sk-three"]
