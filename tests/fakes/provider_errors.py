@@ -103,3 +103,10 @@ OPENAI_BAD_KEY = _openai(
 )
 # the error chunk OpenAI-compatible servers (OpenRouter, vLLM) send inside a 200 stream
 OPENAI_STREAM_ERROR = StreamError("Upstream provider overloaded", "server_error")
+# OpenRouter (OpenAI-compatible) out of credit: HTTP 402 with a numeric code
+OPENROUTER_NO_CREDIT = ErrorReply(
+    402,
+    "Insufficient credits",
+    body=json.dumps({"error": {"message": "Insufficient credits. Add more using "
+                               "https://openrouter.ai/settings/credits", "code": 402}}),
+)  # fmt: skip

@@ -70,6 +70,9 @@ SHAPES = {
     "openai 429 rate_limit_exceeded + retry-after": Shape(
         "openai", real.OPENAI_RATE_LIMIT, RateLimited, True, [2.0], "HTTP 429"
     ),
+    "openrouter 402 insufficient credits": Shape(
+        "openai", real.OPENROUTER_NO_CREDIT, ProviderFailed, False, [], "HTTP 402"
+    ),
     "openai 429 insufficient_quota": Shape(
         "openai", real.OPENAI_NO_QUOTA, ProviderFailed, False, [], "quota exhausted"
     ),
