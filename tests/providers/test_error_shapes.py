@@ -13,10 +13,11 @@ import pytest
 
 from gsv_core.errors import ContextOverflow, GsvError, ProviderFailed, RateLimited, TimedOut
 from gsv_core.providers.anthropic import AnthropicProvider
+from gsv_core.providers.keys import fingerprint
 from gsv_core.providers.openai_compat import OpenAICompatProvider
 from gsv_core.providers.sdk import SdkProvider
 from tests.fakes import provider_errors as real
-from tests.fakes.llm_server import FakeLLMServer, Hang, Turn, fake_llm_server, reply
+from tests.fakes.llm_server import ErrorReply, FakeLLMServer, Hang, Turn, fake_llm_server, reply
 from tests.providers import ask, collect, no_sleep_policy
 
 
@@ -147,3 +148,18 @@ async def test_read_timeout_is_timed_out_and_retryable(server: FakeLLMServer, ap
     with pytest.raises(TimedOut) as caught:
         await collect(made, ask())
     assert caught.value.retryable and waits == [] and len(server.requests) == 1
+
+
+@pytest.mark.parametrize("api", ["anthropic", "openai"])
+async def test_a_server_quoting_the_key_it_refused_never_passes_it_on(
+    server: FakeLLMServer, api: str
+) -> None:
+    """An error message holding the key shows its fingerprint instead."""
+    key = "sk-live-0123456789abcdef"
+    server.enqueue(ErrorReply(401, f"Incorrect API key provided: {key}"))
+    base = server.anthropic_base_url if api == "anthropic" else server.openai_base_url
+    kind = AnthropicProvider if api == "anthropic" else OpenAICompatProvider
+    made = kind(api, base_url=base, api_key=key, llm_timeout=10.0)
+    with pytest.raises(ProviderFailed) as caught:
+        await collect(made, ask())
+    assert key not in caught.value.message and fingerprint(key) in caught.value.message
