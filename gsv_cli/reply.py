@@ -26,6 +26,10 @@ REDRAW_S = 0.05  # a terminal redraw at most this often while a reply streams
 class ReplyWriter(Protocol):
     def add(self, text: str) -> None: ...
 
+    def replace(self, text: str) -> None:
+        """The message starts over with `text` (the model answered it again otherwise)."""
+        ...
+
     def end(self) -> None: ...
 
 
@@ -44,6 +48,12 @@ class RawReply:
         if text:
             output.write_text(text)
             self.at_line_start = text.endswith("\n")
+
+    def replace(self, text: str) -> None:
+        """What was written stays (a stream cannot take it back): the new text follows
+        on a line of its own."""
+        self.end()
+        self.add(text)
 
     def end(self) -> None:
         if not self.at_line_start:
@@ -72,6 +82,10 @@ class MarkdownReply:
             self.live = self._start()
         if time.monotonic() - self.drawn_at >= REDRAW_S:
             self._draw(self.live)
+
+    def replace(self, text: str) -> None:
+        self.text = ""
+        self.add(text)
 
     def end(self) -> None:
         if self.live is not None:

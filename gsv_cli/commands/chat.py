@@ -181,7 +181,13 @@ class _Printer:
             self._tool(payload.get("tool") or {})
             return None
         state = payload.get("state")
-        if state == events.CHAT_DELTA:
+        if frame.event == events.SESSION_NOTICE:
+            self.reply.end()
+            output.print_hint(str(payload.get("text", "")))  # e.g. which model answered
+            return None
+        if state == events.CHAT_DELTA and payload.get("replace"):
+            self.reply.replace(str(payload.get("text", "")))
+        elif state == events.CHAT_DELTA:
             self.reply.add(str(payload.get("text", "")))
         elif state in (events.CHAT_PARTIAL, events.CHAT_FINAL, events.CHAT_ERROR):
             self.reply.end()

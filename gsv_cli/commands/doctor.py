@@ -74,6 +74,7 @@ def _gateway_checks(state: CliState) -> list[Check]:
         Check("gateway", True, f"reachable at {url} (gsv {found['version']})"),
         Check("token", True, "accepted"),
         _model(found["model"]),
+        *_keys(found.get("providerKeys") or []),
     ]
     if found["model"]["ready"]:
         checks.append(_provider(state, found["model"]["provider"]))
@@ -89,6 +90,18 @@ def _model(model: dict[str, Any]) -> Check:
     if model["ready"]:
         return Check("model", True, f"{name}, ready")
     return Check("model", False, f"{name} cannot be used", str(model.get("problem")))
+
+
+def _keys(marks: list[dict[str, Any]]) -> list[Check]:
+    """API keys set aside, by fingerprint: a rejected one fails (the owner must act), a
+    cooling one only says until when (docs/models.md#key-pools)."""
+    from gsv_cli.commands.status import key_lines
+
+    return [
+        Check("key", mark["state"] != "rejected", line.removeprefix("keys").strip(),
+              f"gsv config set apiKeys.{mark['provider']} NEW_KEY (or gsv models test)")
+        for mark, line in zip(marks, key_lines(marks), strict=True)
+    ]  # fmt: skip
 
 
 def _provider(state: CliState, provider: str) -> Check:

@@ -70,6 +70,7 @@ def render(url: str, found: dict[str, Any]) -> str:
         lines.append(_budget(found["budget"]))
     if found.get("memory"):  # a gateway older than the memory index has none
         lines.append(_memory(found["memory"]))
+    lines.extend(key_lines(found.get("providerKeys") or []))
     return "\n".join(lines) + "\n"
 
 
@@ -80,6 +81,29 @@ def _memory(memory: dict[str, Any]) -> str:
     if memory["state"] == "building":
         return f"memory    building the index: {memory['done']} of {memory['total']}"
     return "memory    index ready (gsv memory search QUERY)"
+
+
+def key_lines(marks: list[dict[str, Any]]) -> list[str]:
+    """An API key set aside, by fingerprint, e.g. `keys      openai key-3fa2b1c9 rate
+    limited, cooling down until 16:05`; the owner clears it by setting or testing it."""
+    lines = []
+    for mark in marks:
+        if mark["state"] == "rejected":
+            what = "not tried until you set it again or `gsv models test`"
+        else:
+            what = f"cooling down until {_clock(mark['until'])}"
+        lines.append(f"{'keys':<10}{mark['provider']} {mark['key']} {mark['reason']}, {what}")
+    return lines
+
+
+def _clock(epoch_ms: int | None) -> str:
+    import datetime as dt
+
+    if epoch_ms is None:
+        return "?"
+    when = dt.datetime.fromtimestamp(epoch_ms / 1000).astimezone()
+    today = dt.datetime.now().astimezone().date()
+    return when.strftime("%H:%M" if when.date() == today else "%Y-%m-%d %H:%M")
 
 
 def _budget(budget: dict[str, Any]) -> str:

@@ -56,7 +56,8 @@ class EventFeed(ChatBase):
     async def _on_chat(self, payload: dict[str, Any]) -> None:
         run_id, state = str(payload.get("runId")), payload.get("state")
         if state == events.CHAT_DELTA:
-            await self.chat.on_delta(run_id, str(payload.get("text", "")))
+            replace = payload.get("replace") is True
+            await self.chat.on_delta(run_id, str(payload.get("text", "")), replace)
         elif state == events.CHAT_PARTIAL:
             await self.chat.on_partial(run_id, payload.get("message") or {})
         elif state == events.CHAT_FINAL:

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 from gsv_core.agent.prompt import PromptInputs
 from gsv_core.agent.tools import ToolExecutor
+from gsv_core.errors import GsvError
 from gsv_core.providers.base import Provider
 from gsv_core.storage.media import MediaStore
 from gsv_core.usage.budget import Reached
@@ -37,6 +38,20 @@ class AgentHost(Protocol):
     def provider(self, name: str, llm_timeout: float) -> Provider:
         """The provider called `name`; raises ProviderFailed telling the user how to set
         it up when it is unknown or has no key."""
+        ...
+
+    def providers(
+        self, name: str, llm_timeout: float, *, last_resort: bool = True
+    ) -> list[Provider]:
+        """The provider called `name` once per API key that may be tried now, in turn
+        (docs/models.md#key-pools); ProviderFailed as `provider()`, or when every key is
+        set aside. Only the last key of the last model (`last_resort`) gets the whole
+        retry policy; before another key or model, one retry."""
+        ...
+
+    async def key_failed(self, provider: Provider, error: GsvError) -> bool:
+        """Set the key `provider` used aside when `error` is about it (rejected, rate
+        limited, out of quota); True when it was."""
         ...
 
     async def system_prompt(self, inputs: PromptInputs) -> str: ...

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gsv_core.config import agent_model, setting
+from gsv_core.config import agent_entry, agent_model, setting
+from gsv_core.config.model_refs import fallback_list
 from gsv_core.storage.sessions import SessionRecord
 
 
@@ -33,3 +34,21 @@ def next_model(record: SessionRecord, config: dict[str, Any]) -> tuple[str, str]
     if isinstance(pending, dict) and pending.get("provider") and pending.get("id"):
         return str(pending["provider"]), str(pending["id"])
     return effective_model(record, config)
+
+
+def fallback_models(
+    record: SessionRecord, config: dict[str, Any], model: tuple[str, str]
+) -> list[tuple[str, str]]:
+    """The models tried in order after `model` when it cannot answer: the session's
+    `settings.fallbacks` > the agent's `fallbacks` in `agents.list` > `model.fallbacks`
+    (the first level that sets a list, even an empty one, decides); `model` itself and
+    repeats are left out."""
+    for chosen in (
+        record.settings.get("fallbacks"),
+        agent_entry(config, record.agent_id).get("fallbacks"),
+        setting(config, "model.fallbacks"),
+    ):
+        models = fallback_list(chosen)
+        if models is not None:
+            return [m for i, m in enumerate(models) if m != model and m not in models[:i]]
+    return []

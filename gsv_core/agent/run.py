@@ -27,7 +27,9 @@ from gsv_core.agent.compaction import (
     needs_compaction,
 )
 from gsv_core.agent.host import AgentHost
+from gsv_core.agent.model_choice import fallback_models
 from gsv_core.agent.prompt import NATIVE_PREFIX, ON_DEMAND, ON_DEMAND_NAMES, PromptInputs
+from gsv_core.agent.shown_text import Shown, ShownText
 from gsv_core.agent.tools import (
     SEARCH_TOOL,
     SPAWN_TOOL,
@@ -39,7 +41,7 @@ from gsv_core.agent.tools import (
 )
 from gsv_core.authority import guest_area, is_guest
 from gsv_core.config import agent_entry, setting
-from gsv_core.errors import ContextOverflow, GsvError, ProviderFailed, TimedOut, ToolFailed
+from gsv_core.errors import ContextOverflow, GsvError, ProviderFailed, ToolFailed
 from gsv_core.protocol import events
 from gsv_core.protocol.messages import (
     AssistantMessage,
@@ -54,6 +56,7 @@ from gsv_core.protocol.messages import (
 )
 from gsv_core.protocol.schemas.nodes import split_tool_name
 from gsv_core.providers.base import AssistantBuilder, ModelRequest, Provider, TextDelta
+from gsv_core.providers.failover import Restart, Switched, stream_with_failover
 from gsv_core.storage.sessions import SessionRecord
 from gsv_core.usage.ledger import CHAT, ModelCall
 
@@ -231,21 +234,50 @@ class RunLoop:
     async def _stream(
         self, provider: Provider, request: ModelRequest, model: tuple[str, str], timeout: float
     ) -> AssistantMessage:
+        """The step's answer from the first model of the chain that gives one; the chat
+        sees each word once however many attempts it took (shown_text.py)."""
         builder = AssistantBuilder(*model)
-        try:
-            async with asyncio.timeout(timeout):
-                async for event in provider.stream(request):
-                    builder.add(event)
-                    if isinstance(event, TextDelta) and event.text:
-                        self.session.emit_chat(self.run, "delta", text=event.text)
-        except TimeoutError:
-            raise TimedOut(
-                f"The model did not finish within {timeout:g}s (timeouts.llmMs)."
-            ) from None
+        shown = ShownText()
+        switched: Switched | None = None
+        models = [model, *self._fallbacks(model)]
+
+        def resolve(name: str, more_follow: bool) -> list[Provider]:
+            return self.host.providers(name, timeout, last_resort=not more_follow)
+
+        chain = stream_with_failover(models, request, resolve, timeout, self.host.key_failed)
+        async for event in chain:
+            if isinstance(event, Restart | Switched):
+                if isinstance(event, Switched):
+                    switched = event
+                    builder = AssistantBuilder(event.provider, event.model)
+                else:
+                    builder = AssistantBuilder(builder.provider, builder.model)
+                shown.restart()
+                continue
+            builder.add(event)
+            if isinstance(event, TextDelta) and event.text:
+                self._show(shown.add(event.text))
+        self._show(shown.finish())
         message = builder.message(self.host.now_ms())
         if not message["content"]:
             raise ProviderFailed("The model returned an empty response.")
+        if switched is not None:
+            self.session.emit(events.SESSION_NOTICE, self.run, kind="failover",
+                              text=switched.line(), details={"provider": switched.provider,
+                              "model": switched.model, "reason": switched.reason})  # fmt: skip
         return message
+
+    def _show(self, shown: Shown | None) -> None:
+        if shown is None:
+            return
+        if shown.replace:
+            self.session.emit_chat(self.run, "delta", text=shown.text, replace=True)
+        else:
+            self.session.emit_chat(self.run, "delta", text=shown.text)
+
+    def _fallbacks(self, model: tuple[str, str]) -> list[tuple[str, str]]:
+        """The models tried after `model` when it cannot answer (model_choice.py)."""
+        return fallback_models(self.session.record, self.host.config(), model)
 
     async def _request(self, model_id: str, model: tuple[str, str]) -> ModelRequest:
         ctx = self._tool_context("")

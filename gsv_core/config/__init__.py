@@ -31,6 +31,7 @@ from pydantic import (
 from gsv_core.config.explain import explain, field_of
 from gsv_core.config.mask import keep_masked
 from gsv_core.config.mcp import McpConfig
+from gsv_core.config.model_refs import check_fallbacks
 from gsv_core.config.tree import deep_merge, get_path, put_path, remove_path, split_path
 from gsv_core.errors import InvalidParams
 
@@ -52,13 +53,22 @@ class ModelConfig(_Section):
     contextWindow: int | None = Field(default=None, ge=1024)
     # the model channel voice notes are transcribed with (OpenAI-compatible endpoints)
     transcriptionModel: str | None = None
+    # tried in order when the model cannot answer (docs/models.md#fallbacks)
+    fallbacks: list[dict[str, str]] | None = None
+
+    @field_validator("fallbacks", mode="before")
+    @classmethod
+    def _fallbacks(cls, value: Any) -> list[dict[str, str]] | None:
+        return None if value is None else check_fallbacks(value, "model.fallbacks")
 
 
 class ApiKeysConfig(_OpenSection):
-    anthropic: str | None = None
-    openai: str | None = None
-    google: str | None = None
-    openrouter: str | None = None
+    """A key, or a pool of keys tried in turn (docs/models.md#key-pools)."""
+
+    anthropic: str | list[str] | None = None
+    openai: str | list[str] | None = None
+    google: str | list[str] | None = None
+    openrouter: str | list[str] | None = None
 
 
 class TimeoutsConfig(_Section):
@@ -234,6 +244,14 @@ class AgentsConfig(_Section):
     # sub-agents (gsv__Spawn) running at once across the gateway; more wait their turn
     maxConcurrentSpawns: int = Field(default=4, ge=1, le=64)
 
+    @field_validator("agent_list")
+    @classmethod
+    def _agent_fallbacks(cls, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for index, entry in enumerate(value):
+            if "fallbacks" in entry:
+                check_fallbacks(entry["fallbacks"], f"agents.list[{index}].fallbacks")
+        return value
+
 
 class CompactionConfig(_Section):
     enabled: bool = True
@@ -256,7 +274,8 @@ class ProviderConfig(_Section):
 
     api: Literal["openai", "anthropic"] = "openai"
     baseUrl: str | None = None
-    apiKey: str | None = None  # secret (masked); apiKeys.<name> works as well
+    # secret (masked), or a pool of keys; apiKeys.<name> works as well
+    apiKey: str | list[str] | None = None
     contextWindow: int | None = Field(default=None, ge=1024)
     # send OpenAI's `prompt_cache_key` (one per session) so a conversation's requests
     # meet the same cache; unset: only to api.openai.com (other servers may refuse it)

@@ -55,6 +55,9 @@ def keep_masked(new: Any, current: Any, path: tuple[str, ...]) -> Any:
         shown = mask_args(current, MASK)  # an arg's mask depends on the one before it
         return [current[i] if i < len(current) and v == shown[i] != current[i] else v
                 for i, v in enumerate(new)]  # fmt: skip
+    if isinstance(new, list) and isinstance(current, list) and name and is_secret_key(name, parent):
+        # a key pool: each "***" stands for the key it masks at that place
+        return [current[i] if v == MASK and i < len(current) else v for i, v in enumerate(new)]
     if isinstance(new, list) and isinstance(current, list):
         return [keep_masked(v, current[i], (*path, str(i))) if i < len(current) else v
                 for i, v in enumerate(new)]  # fmt: skip

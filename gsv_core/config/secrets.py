@@ -93,6 +93,8 @@ def _take(path: list[str], value: Any, split: _Splitter) -> Any:
     dotted = ".".join(path)
     if value is None:
         return None
+    if isinstance(value, list) and value and may_pool(path):  # `apiKeys.openai = [k1, k2]`
+        return [_take([*path, str(i)], item, split) for i, item in enumerate(value)]
     storable_path = all(p.strip() and "." not in p for p in path)  # names are dotted
     if not isinstance(value, str) or not value.strip() or not storable_path:
         split.split.invalid.append(dotted)
@@ -100,6 +102,14 @@ def _take(path: list[str], value: Any, split: _Splitter) -> Any:
     name = split.name_of(dotted)
     split.split.secrets[name] = value.strip()
     return marker(name)
+
+
+def may_pool(path: list[str]) -> bool:
+    """Whether a secret path may hold a pool of keys: a provider's API key
+    (`apiKeys.<name>`, `providers.<name>.apiKey`), not a channel's token."""
+    return (len(path) == 2 and path[0] == "apiKeys") or (
+        len(path) == 3 and path[0] == "providers" and path[2] == "apiKey"
+    )
 
 
 def plaintext_paths(stored: Mapping[str, Any], name_of: NameOf = secret_name) -> list[str]:
@@ -173,6 +183,14 @@ def _markers(
         path = ".".join([*at, key])
         if is_secret_key(key, parent) and is_marker(value):
             yield path, name_of(path) if value[MARKER_KEY] == name_of(path) else None
+        elif is_secret_key(key, parent) and isinstance(value, list):  # a key pool
+            for i, item in enumerate(value):
+                if is_marker(item):
+                    at_item = f"{path}.{i}"
+                    yield (
+                        at_item,
+                        name_of(at_item) if item[MARKER_KEY] == name_of(at_item) else None,
+                    )
         else:
             yield from _markers(value, [*at, key], key, name_of)
 
@@ -188,6 +206,10 @@ def _join(tree: Any, at: list[str], parent: str | None, value_at: Callable[[str]
             found = value_at(".".join([*at, key]))
             if found is not None:
                 result[key] = found
+        elif is_secret_key(key, parent) and isinstance(value, list) and any(map(is_marker, value)):
+            pool = [value_at(".".join([*at, key, str(i)])) if is_marker(item) else item
+                    for i, item in enumerate(value)]  # fmt: skip
+            result[key] = [item for item in pool if item is not None]
         else:
             result[key] = _join(value, [*at, key], key, value_at)
     return result

@@ -13,15 +13,17 @@ import gzip
 import json
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from gsv_core.agent.host import ExecSink
 from gsv_core.agent.prompt import PromptInputs, build_system_prompt
-from gsv_core.errors import InvalidParams
+from gsv_core.errors import GsvError, InvalidParams
 from gsv_core.gateway.host import GatewayHost
 from gsv_core.gateway.tool_router import GatewayToolRouter
 from gsv_core.heartbeat.settings import settings_for
 from gsv_core.providers.base import Provider
+from gsv_core.providers.retry import RetryPolicy
 from gsv_core.storage.media import MediaStore
 from gsv_core.timezones import zone
 from gsv_core.usage.budget import Reached
@@ -46,8 +48,10 @@ class GatewayAgentHost(GatewayHost):
         media: MediaStore,
         workspace: Workspace,
         provider_factory: ProviderFactory | None = None,
+        retry: RetryPolicy | None = None,
     ) -> None:
         super().__init__(gateway)
+        self._retry = retry  # tests record the waits instead of sleeping them
         self.tools = tools
         self.media = media
         self.workspace = workspace
@@ -68,7 +72,30 @@ class GatewayAgentHost(GatewayHost):
             return self._provider_factory(name, self.config(), llm_timeout)
         from gsv_core.providers.registry import resolve_provider  # the SDKs load lazily
 
-        return resolve_provider(self.config(), name, llm_timeout=llm_timeout)
+        return resolve_provider(self.config(), name, llm_timeout=llm_timeout, retry=self._retry)
+
+    def providers(
+        self, name: str, llm_timeout: float, *, last_resort: bool = True
+    ) -> list[Provider]:
+        if self._provider_factory is not None:
+            return [self._provider_factory(name, self.config(), llm_timeout)]
+        from gsv_core.providers.registry import provider_settings, resolve_provider
+
+        config = self.config()
+        keys = self._gateway.keys.usable(name, provider_settings(config, name).api_keys)
+        policy = self._retry or RetryPolicy()
+        # with another key or model left, a refusal gets one retry (one retry-after
+        # honoured) before the next is tried
+        return [resolve_provider(config, name, llm_timeout=llm_timeout, key=key,
+                                 retry=policy if last_resort and n == len(keys)
+                                 else replace(policy, retries=1))
+                for n, key in enumerate(keys, start=1)]  # fmt: skip
+
+    async def key_failed(self, provider: Provider, error: GsvError) -> bool:
+        key = getattr(provider, "api_key", None)
+        if self._provider_factory is not None or not isinstance(key, str):
+            return False
+        return await self._gateway.keys.report(provider.name, key, error)
 
     async def system_prompt(self, inputs: PromptInputs) -> str:
         guest = inputs.guest_area is not None

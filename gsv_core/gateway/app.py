@@ -64,6 +64,7 @@ from gsv_core.gateway.transfers import TransferService, WorkspacePath
 from gsv_core.heartbeat.service import HeartbeatService
 from gsv_core.memory.service import MemoryService
 from gsv_core.pairing import PairingService
+from gsv_core.providers.retry import RetryPolicy
 from gsv_core.skills import SkillService
 from gsv_core.storage.channels import ChannelStore
 from gsv_core.storage.config_store import ConfigStore
@@ -113,10 +114,18 @@ NATIVE_TOOL_MODULES = (
 )  # fmt: skip
 
 
+def keys_changed(gateway: Gateway, path: str) -> None:
+    """The owner set a provider's keys: the ones set aside may be tried again."""
+    clearing = gateway.keys.config_changed(path)
+    if clearing is not None:
+        gateway.spawn(clearing)
+
+
 async def build_gateway(
     database: Path,
     provider_factory: ProviderFactory | None = None,
     now_ms: Callable[[], int] | None = None,
+    retry: RetryPolicy | None = None,
 ) -> Gateway:
     """Open the database at `database` and assemble a gateway around it. The workspace and
     the media store live next to the database (the data directory)."""
@@ -149,8 +158,10 @@ async def build_gateway(
         lambda node_id: node.approval_key if (node := gateway.nodes.online(node_id)) else None,
     )
     host = GatewayAgentHost(
-        gateway, tools, MediaStore(data_dir / "media"), gateway.workspace, provider_factory
-    )
+        gateway, tools, MediaStore(data_dir / "media"), gateway.workspace, provider_factory,
+        retry,
+    )  # fmt: skip
+    await gateway.keys.load()
     gateway.memory = MemoryService(
         db, gateway.workspace.backend, lambda: gateway.config.setting("memory.notes")
     )
@@ -173,6 +184,7 @@ async def build_gateway(
     )
     gateway.config.listeners.append(lambda _path: gateway.heartbeat.wake())
     gateway.config.listeners.append(gateway.mcp.config_changed)
+    gateway.config.listeners.append(lambda path: keys_changed(gateway, path))
     gateway.channels = ChannelManager(
         ChannelStore(db), PairingService(PairingStore(db)), GatewayChannelHost(gateway),
         channel_adapters(), OutboxStore(db),

@@ -43,6 +43,7 @@ from gsv_core.gateway.web_front import WebFront
 from gsv_core.localconfig import generate_token, stored_secret
 from gsv_core.loopback import is_loopback
 from gsv_core.protocol.frames import WRITE_LIMIT
+from gsv_core.providers.retry import RetryPolicy
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +70,8 @@ class ServerConfig:
     provider_factory: ProviderFactory | None = None
     # tests move time; None: the wall clock (epoch milliseconds)
     now_ms: Callable[[], int] | None = None
+    # tests record retry waits instead of sleeping them; None: the default RetryPolicy
+    retry: RetryPolicy | None = None
     # the web chat's files; None: the ones shipped in the package (gsv_core/web/static)
     web_root: Path | None = None
 
@@ -103,7 +106,9 @@ async def serve(
     config: ServerConfig, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT
 ) -> AsyncIterator[RunningGateway]:
     """Build a gateway and serve it until the block exits."""
-    gateway = await build_gateway(config.database, config.provider_factory, config.now_ms)
+    gateway = await build_gateway(
+        config.database, config.provider_factory, config.now_ms, config.retry
+    )
     front = HttpFront(gateway)  # webhooks (POST /channels/{name}/webhook) on this port
     pages = WebAssets(config.web_root or PACKAGED_PAGE)
     web = WebFront(pages, gateway.auth, _origins_setting(gateway), config.tls is not None)

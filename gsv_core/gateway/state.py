@@ -32,11 +32,13 @@ from gsv_core.heartbeat.service import HeartbeatService
 from gsv_core.mcp.supervisor import McpSupervisor
 from gsv_core.memory.service import MemoryService
 from gsv_core.protocol.frames import FrameError
+from gsv_core.providers.keys import KeyPool
 from gsv_core.rpc.context import Peer
 from gsv_core.rpc.dispatch import Router
 from gsv_core.skills import SkillService
 from gsv_core.storage.credentials import CredentialStore
 from gsv_core.storage.db import Database
+from gsv_core.storage.provider_keys import ProviderKeyStore
 from gsv_core.storage.usage import UsageStore
 from gsv_core.usage.budget import Budget, Reached
 from gsv_core.usage.ledger import UsageLedger
@@ -93,6 +95,7 @@ class Gateway:
         )
         self.web_sessions = WebSessionService(self.registry, self.now_ms)
         usage = UsageStore(self.db)
+        self.keys = KeyPool(ProviderKeyStore(self.db), self.now_ms)
         self.usage = UsageLedger(usage, lambda: self.config.effective, self.now_ms)
         self.budget = Budget(usage, lambda: self.config.effective, self.now_ms)
         self._jobs: set[asyncio.Task[None]] = set()

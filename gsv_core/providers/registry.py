@@ -72,8 +72,9 @@ class ProviderSettings:
     name: str
     api: str
     base_url: str
-    api_key: str
+    api_key: str  # the first of `api_keys`
     prompt_cache_key: bool = False  # OpenAI's per-conversation cache routing
+    api_keys: tuple[str, ...] = ()  # the key pool, tried in turn (providers/keys.py)
 
 
 def resolve_provider(
@@ -83,11 +84,13 @@ def resolve_provider(
     llm_timeout: float,
     env: Mapping[str, str] | None = None,
     retry: RetryPolicy | None = None,
+    key: str | None = None,
 ) -> Provider:
     """The provider `provider_name` stands for in the effective gateway `config`.
 
     `llm_timeout` (seconds) bounds each wait on the provider; `retry` overrides the
-    default retry policy (tests pass one that does not sleep).
+    default retry policy (tests pass one that does not sleep); `key` picks a key of its
+    pool (default: the first).
     """
     settings = provider_settings(config, provider_name, env)
     provider_class: type[SdkProvider]
@@ -102,7 +105,7 @@ def resolve_provider(
     return provider_class(
         settings.name,
         base_url=settings.base_url,
-        api_key=settings.api_key,
+        api_key=key or settings.api_key,
         llm_timeout=llm_timeout,
         retry=retry or RetryPolicy(),
         prompt_cache_key=settings.prompt_cache_key,
@@ -132,17 +135,17 @@ def provider_settings(
             f'provider "{name}" has no baseUrl: run gsv config set '
             f"providers.{name}.baseUrl http://HOST:PORT/v1"
         )
-    key = _api_key(config, name, custom, builtin, os.environ if env is None else env)
-    if not key:
+    keys = _api_keys(config, name, custom, builtin, os.environ if env is None else env)
+    if not keys:
         if not _needs_key(api, base_url, builtin):
-            key = PLACEHOLDER_KEY
+            keys = [PLACEHOLDER_KEY]
         else:
             raise _no_key(name, builtin)
     cache_key = custom.get("promptCacheKey")
     if not isinstance(cache_key, bool):
         cache_key = urlsplit(base_url).hostname == OPENAI_HOST
-    return ProviderSettings(name=name, api=api, base_url=base_url, api_key=key,
-                            prompt_cache_key=cache_key)  # fmt: skip
+    return ProviderSettings(name=name, api=api, base_url=base_url, api_key=keys[0],
+                            prompt_cache_key=cache_key, api_keys=tuple(keys))  # fmt: skip
 
 
 def _custom(config: dict[str, Any], name: str) -> dict[str, Any] | None:
@@ -151,19 +154,23 @@ def _custom(config: dict[str, Any], name: str) -> dict[str, Any] | None:
     return entry if isinstance(entry, dict) else None
 
 
-def _api_key(
+def _api_keys(
     config: dict[str, Any],
     name: str,
     custom: dict[str, Any],
     builtin: Endpoint | None,
     env: Mapping[str, str],
-) -> str | None:
+) -> list[str]:
+    """The first of `providers.<name>.apiKey`, `apiKeys.<name>` and the environment that
+    holds a key; a list there is a pool (docs/models.md#key-pools)."""
     keys = config.get("apiKeys")
     configured = keys.get(name) if isinstance(keys, dict) else None
     for candidate in (custom.get("apiKey"), configured, env.get(key_env_var(name, builtin))):
-        if isinstance(candidate, str) and candidate.strip():
-            return candidate.strip()
-    return None
+        pool = candidate if isinstance(candidate, list) else [candidate]
+        found = [k.strip() for k in pool if isinstance(k, str) and k.strip()]
+        if found:
+            return list(dict.fromkeys(found))
+    return []
 
 
 def key_env_var(name: str, builtin: Endpoint | None = None) -> str:

@@ -13,6 +13,7 @@ from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterab
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Protocol
 
+from gsv_core.errors import GsvError
 from gsv_core.providers.base import ModelRequest, StreamEvent
 from gsv_core.providers.retry import (
     RetryPolicy,
@@ -49,8 +50,17 @@ class SdkProvider(ABC):
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         params = self.request_params(request)
-        async for event in stream_with_retries(lambda: self._attempt(params), self.retry):
-            yield event
+        try:
+            async for event in stream_with_retries(lambda: self._attempt(params), self.retry):
+                yield event
+        except GsvError as exc:
+            if len(self.api_key) < 8 or self.api_key not in exc.message:
+                raise
+            # a proxy or server that quotes the key it refused: never pass it on
+            from gsv_core.providers.keys import fingerprint
+
+            message = exc.message.replace(self.api_key, fingerprint(self.api_key))
+            raise type(exc)(message, details=exc.details, retryable=exc.retryable) from None
 
     @abstractmethod
     def request_params(self, request: ModelRequest) -> dict[str, Any]:

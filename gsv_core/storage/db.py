@@ -256,6 +256,19 @@ MIGRATIONS: list[str] = [
         value TEXT NOT NULL
     );
     """,
+    # 11: provider API keys set aside: rejected, or cooling down until `until` (epoch ms);
+    # by a fingerprint, never the key (gsv_core/providers/keys.py)
+    """
+    CREATE TABLE provider_keys (
+        provider TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        state TEXT NOT NULL,
+        until INTEGER,
+        reason TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        PRIMARY KEY (provider, fingerprint)
+    );
+    """,
 ]
 
 _STOP = object()

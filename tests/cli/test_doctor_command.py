@@ -133,3 +133,14 @@ def test_no_gateway_and_a_damaged_database() -> None:
     assert "FAIL  gateway" in result.stdout and "fix: gsv up" in result.stdout
     assert "FAIL  database" in result.stdout and ".recover" in result.stdout
     assert "Traceback" not in result.output
+
+
+def test_a_rejected_key_fails_the_doctor_and_a_cooling_one_is_told() -> None:
+    """Keys set aside are checks by fingerprint: rejected fails with the fix, cooling passes."""
+    from gsv_cli.commands.doctor import _keys
+    from tests.cli.test_status_command import KEY_MARKS
+
+    rejected, cooling = _keys(KEY_MARKS)
+    assert not rejected.ok and rejected.message.startswith("openai key-3fa2b1c9 key rejected")
+    assert rejected.fix.startswith("gsv config set apiKeys.openai NEW_KEY")
+    assert cooling.ok and "cooling down until" in cooling.message

@@ -92,3 +92,24 @@ def test_each_node_is_shown_with_its_sandbox_and_an_unsandboxed_one_with_the_fix
     )
     assert "sudo apt install bubblewrap" in lines[3]
     assert len([line for line in lines if "WARNING" in line]) == 1  # not the offline one
+
+
+# a rejected key and a cooling one, as gateway.status lists them (docs/models.md#key-pools)
+KEY_MARKS = [
+    {"provider": "openai", "key": "key-3fa2b1c9", "state": "rejected",
+     "reason": "key rejected", "until": None, "since": 0},
+    {"provider": "openai", "key": "key-91c0d2aa", "state": "cooling",
+     "reason": "rate limited", "until": 4_102_444_800_000, "since": 0},
+]  # fmt: skip
+
+
+def test_keys_set_aside_are_listed_by_fingerprint_with_how_long() -> None:
+    """A rejected key says how to bring it back; a cooling one until when."""
+    from gsv_cli.commands.status import key_lines
+
+    first, second = key_lines(KEY_MARKS)
+    assert first == (
+        "keys      openai key-3fa2b1c9 key rejected, not tried until you set it again "
+        "or `gsv models test`"
+    )
+    assert second.startswith("keys      openai key-91c0d2aa rate limited, cooling down until 2")

@@ -43,7 +43,7 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -97,6 +97,8 @@ class FakeLLMServer:
     def __init__(self) -> None:
         self.requests: list[RecordedRequest] = []
         self.default_reply: Reply = reply("This is the fake model's default reply.")
+        # set: answers what the queue does not, per request (the failover bench's chaos)
+        self.choose: Callable[[RecordedRequest], Turn] | None = None
         # what GET .../models lists (both APIs); with `api_key` set, other keys get 401
         self.models: list[str] = ["fake-small", "fake-large"]
         self.api_key: str | None = None
@@ -143,7 +145,9 @@ class FakeLLMServer:
     def _record_and_pop(self, request: RecordedRequest) -> Turn:
         with self._lock:
             self.requests.append(request)
-            return self._queue.popleft() if self._queue else self.default_reply
+            if self._queue:
+                return self._queue.popleft()
+        return self.choose(request) if self.choose is not None else self.default_reply
 
 
 @contextmanager
@@ -242,7 +246,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _send_raw(self, status: int, text: str, headers: dict[str, str]) -> None:
         data = text.encode()
         self.send_response(status)
-        self.send_header("content-type", "application/json")
+        lowered = {name.lower() for name in headers}
+        if "content-type" not in lowered:  # a proxy's HTML error page brings its own
+            self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))
         for name, value in headers.items():
             self.send_header(name, value)

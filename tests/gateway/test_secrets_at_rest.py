@@ -375,3 +375,31 @@ async def test_a_failed_migration_does_not_stop_the_gateway(
     finally:
         await db.close()
     assert any("could not move plain-text secrets" in r.getMessage() for r in caplog.records)
+
+
+async def test_a_key_pool_is_kept_key_by_key_in_the_store_and_masked(
+    gsv_home: Path, tmp_path: Path, memory_keyring: MemoryKeyring
+) -> None:
+    """`apiKeys.openai` as a list: each key its own store entry, no file holds one, reads
+    show one mask a key, and a restarted gateway has the pool back in order."""
+    keys = [f"sk-pool-{uuid.uuid4().hex}" for _ in range(3)]
+    db_dir = tmp_path / "gw"
+    async with gateway_at(db_dir / "gsv.db") as gw, GatewayClient(gw.url, token=gw.token) as client:
+        await client.call("config.set", {"path": "apiKeys.openai", "value": keys})
+        shown = await client.call("config.get", {"path": "apiKeys.openai"})
+        assert shown["value"] == ["***", "***", "***"]
+        assert leaks(keys, [gsv_home, db_dir]) == []
+    names = [(keyring_service(), f"config.apiKeys.openai.{i}") for i in range(3)]
+    assert [memory_keyring.store[name] for name in names] == keys
+    async with gateway_at(db_dir / "gsv.db") as again:
+        assert again.gateway.config.setting("apiKeys.openai") == keys
+
+
+async def test_a_pool_written_back_with_masks_keeps_its_keys(
+    tmp_path: Path, memory_keyring: MemoryKeyring
+) -> None:
+    """Writing back `["***", new]` (a read, edited) keeps the masked key and adds the new."""
+    async with gateway_at(tmp_path / "gsv.db") as gw, GatewayClient(gw.url, token=gw.token) as c:
+        await c.call("config.set", {"path": "apiKeys.openai", "value": ["sk-one", "sk-two"]})
+        await c.call("config.set", {"path": "apiKeys.openai", "value": ["***", "sk-three"]})
+        assert gw.gateway.config.setting("apiKeys.openai") == ["sk-one", "sk-three"]

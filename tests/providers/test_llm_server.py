@@ -39,3 +39,22 @@ async def test_non_streaming_requests_get_complete_answers() -> None:
     assert (message.usage.input_tokens, message.usage.output_tokens) == (3, 2)
     assert [r.api for r in server.requests] == ["openai", "anthropic"]
     assert server.requests[1].body["max_tokens"] == 10
+
+
+async def test_choose_answers_what_the_queue_does_not() -> None:
+    """With `choose` set, a request the queue has no turn for is answered by it, after
+    the queued turns."""
+    from gsv_core.providers.base import TextDelta
+    from gsv_core.providers.openai_compat import OpenAICompatProvider
+    from tests.providers import ask, collect
+
+    with fake_llm_server() as server:
+        server.enqueue(reply("queued"))
+        server.choose = lambda request: reply(f"chosen for {request.body['model']}")
+        provider = OpenAICompatProvider(
+            "fake", base_url=server.openai_base_url, api_key="k", llm_timeout=10
+        )
+        first = await collect(provider, ask())
+        second = await collect(provider, ask())
+    assert TextDelta("queued") in first
+    assert TextDelta("chosen for fake-model") in second

@@ -96,3 +96,17 @@ async def test_a_link_in_a_reply_shows_its_target_before_anything_opens(
         toast = str(app.screen.query("Toast").first().render())
         assert "http://evil.example/␛[2J" in toast and "Click it again" in toast
         assert app.chat.shown_link == "http://evil.example/␛[2J"
+
+
+async def test_a_replace_delta_starts_the_reply_over(app: ChatApp) -> None:
+    """A `delta` with `replace` (a cut stream answered again otherwise) shows its text in
+    place of the reply's, and later deltas follow it."""
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, app.synced.is_set, "the session to load")
+        await app.chat.on_delta("r1", "Forty two")
+        await app.chat.on_delta("r1", "It is ", replace=True)
+        await app.chat.on_delta("r1", "42.")
+        await pilot.pause()
+        [reply] = app.query(AssistantMessage)
+        await reply.settle()
+        assert reply.streamed == reply.source == "It is 42."

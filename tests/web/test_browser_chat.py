@@ -154,3 +154,20 @@ async def test_stop_ends_a_run_while_it_streams(
         await send(page, "next")  # behind a run still held, this would wait for the hold
         await expect(messages(page, "assistant").last).to_contain_text("Ready for the next one.")
         await expect(page.get_by_test_id("transcript")).not_to_contain_text(HOLD)
+
+
+async def test_a_cut_stream_answered_otherwise_replaces_the_reply_text(
+    page: Page, web: WebGateway, llm: FakeLLMServer
+) -> None:
+    """The first attempt streams "Forty two" and is cut; the second words it otherwise:
+    while it still streams, the page shows its words in place of the first's."""
+    async with held_stream(llm.port, HOLD.encode()) as proxy:
+        await web.use_fake_model(f"http://127.0.0.1:{proxy.port}/v1")
+        llm.enqueue(reply("Forty", " two", end="aborted"), reply("It is ", f"{HOLD} 42."))
+        await send(page, "what is it?")
+        await proxy.wait_held()
+        answer = messages(page, "assistant").last.locator(".md")
+        await expect(answer).to_have_text("It is")
+        proxy.release()
+        await expect(answer).to_have_text(f"It is {HOLD} 42.")
+        await expect(messages(page, "assistant")).to_have_count(1)

@@ -161,12 +161,16 @@ class ChatView(VerticalScroll):
                 message.mark_queued(position)
 
     # -- events -------------------------------------------------------------------------
-    async def on_delta(self, run_id: str, text: str) -> None:
+    async def on_delta(self, run_id: str, text: str, replace: bool = False) -> None:
+        """A `delta`: the reply's next text, or with `replace` its text anew."""
         run = self._started(run_id)
         if run.reply is None:
             run.reply = AssistantMessage()
             await self.mount(run.reply)
-        await run.reply.write(text)
+        if replace:
+            await run.reply.replace(text)
+        else:
+            await run.reply.write(text)
 
     async def on_partial(self, run_id: str, message: dict[str, Any]) -> None:
         """The reply before its tool calls: settle its text (the next turn is a new reply)."""

@@ -79,6 +79,15 @@ class AssistantMessage(Markdown):
         self.streamed += text
         await self._stream.write(neutralise(text))
 
+    async def replace(self, text: str) -> None:
+        """Start the reply over with `text` (the model answered again in other words)."""
+        if self._stream is not None:
+            await self._stream.stop()
+            self._stream = None
+        self.streamed = ""
+        await self.update("")
+        await self.write(text)
+
     async def settle(self, final_text: str | None = None) -> None:
         """End the stream; show `final_text` instead when the deltas were missed."""
         if self._stream is not None:

@@ -47,4 +47,6 @@ def register(router: Router, gateway: Gateway) -> None:
         started = time.monotonic()
         reply = await test_call(config, provider, model, timeout=60)
         took = int((time.monotonic() - started) * 1000)
+        if not params.settings:  # the configured keys answered: none stays set aside
+            await gateway.keys.clear(provider)
         return ModelsTestResult(provider=provider, model=model, reply=reply, ms=took)

@@ -31,6 +31,8 @@ def register(router: Router, gateway: Gateway) -> None:
             "pendingPairings": len(pairs),
             "budget": {**await gateway.budget.status(), "lastNotice": gateway.budget_notices.last},
             "memory": gateway.memory.build_status(),
+            # API keys set aside (rejected, cooling down), by fingerprint: providers/keys.py
+            "providerKeys": gateway.keys.status(),
         }
 
     router.add(m.GATEWAY_STATUS, gateway_status)

@@ -33,8 +33,15 @@ class ModelSetting(WireModel):
     id: str | None = Field(default=None, min_length=1, max_length=200)
 
 
+class ModelRef(WireModel):
+    provider: str = Field(min_length=1, max_length=64)
+    id: str = Field(min_length=1, max_length=200)
+
+
 class SettingsPatch(WireModel):
     model: ModelSetting | None = None
+    # replaces the session's whole list; [] means no fallbacks (docs/models.md#fallbacks)
+    fallbacks: list[ModelRef] | None = Field(default=None, max_length=8)
     thinkingLevel: THINKING | None = None
     systemPrompt: str | None = Field(default=None, max_length=100_000)
     maxTokens: int | None = Field(default=None, ge=1, le=1_000_000)

@@ -152,7 +152,7 @@ export class ChatView {
   }
 
   // -- events ---------------------------------------------------------------------------
-  onDelta(runId, text) {
+  onDelta(runId, text, replace = false) {
     const run = this.started(runId);
     if (!run.reply) {
       run.reply = new Reply();
@@ -161,7 +161,7 @@ export class ChatView {
       this.add(run.reply.el);
     }
     const follow = this.atBottom();
-    run.reply.write(text, () => follow && this.scrollToEnd());
+    run.reply.write(text, () => follow && this.scrollToEnd(), replace);
   }
 
   onPartial(runId, message) {

@@ -156,7 +156,7 @@ export class Conversation {
       return;
     }
     if (!known) this.showPrompt(view.anchor(), this.key);
-    if (payload.state === "delta") view.onDelta(runId, String(payload.text ?? ""));
+    if (payload.state === "delta") view.onDelta(runId, String(payload.text ?? ""), payload.replace === true);
     else if (payload.state === "partial") view.onPartial(runId, payload.message || {});
     else if (payload.state === "final") {
       this.remoteBusy = false;

@@ -17,8 +17,9 @@ export class Reply {
     this.render();
   }
 
-  write(delta, afterRender) {
-    this.text += delta;
+  /** More text; with `replace` the reply starts over with it (a cut stream answered again). */
+  write(delta, afterRender, replace = false) {
+    this.text = replace ? delta : this.text + delta;
     if (this.frame) return;
     this.frame = requestAnimationFrame(() => {
       this.frame = 0;
