@@ -125,6 +125,14 @@ def index_archive(
     return True
 
 
+def first_archived_ref(conn: sqlite3.Connection, agent_id: str, archive: str) -> str | None:
+    (first,) = conn.execute(
+        "SELECT MIN(id) FROM memory_docs WHERE kind = 'message' AND agent_id = ? AND archive = ?",
+        (agent_id, archive),
+    ).fetchone()
+    return None if first is None else f"m:{first}"
+
+
 def replace_note(
     conn: sqlite3.Connection,
     agent_id: str,

@@ -126,6 +126,11 @@ class MemoryService:
         changed, hits = await asyncio.gather(self.refresh_notes(), searched())
         return await searched() if changed else hits
 
+    async def first_ref(self, agent_id: str, archive: str) -> str | None:
+        """The ref of the first message of an indexed archive (`archive` relative to the
+        agent's folder), for a note to point at; None when it is not indexed."""
+        return await self._db.read(lambda c: ix.first_archived_ref(c, agent_id, archive))
+
     async def around(self, ref: str, before: int, after: int, scope: MemoryScope) -> dict[str, Any]:
         return await self._db.read(lambda c: around(c, ref, before, after, scope))
 
