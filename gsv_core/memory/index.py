@@ -70,6 +70,11 @@ def delete(conn: sqlite3.Connection, where: str, args: Sequence[Any]) -> None:
         f"SELECT 'delete', id, text FROM memory_docs WHERE {where}",
         args,
     )
+    # ids are reused once the last rows go: a vector must never outlive its piece
+    conn.execute(
+        f"DELETE FROM memory_vectors WHERE doc_id IN (SELECT id FROM memory_docs WHERE {where})",
+        args,
+    )
     conn.execute(f"DELETE FROM memory_docs WHERE {where}", args)
 
 
@@ -164,7 +169,7 @@ def wipe(conn: sqlite3.Connection) -> None:
     """Forget everything indexed (a rebuild follows)."""
     conn.execute("DELETE FROM memory_docs")
     conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('delete-all')")
-    for table in ("memory_files", "memory_archives", "memory_state"):
+    for table in ("memory_vectors", "memory_files", "memory_archives", "memory_state"):
         conn.execute(f"DELETE FROM {table}")
 
 
