@@ -86,6 +86,8 @@ class MemoryService:
             await asyncio.wait({self._build})
 
     async def status(self) -> dict[str, Any]:
+        endpoint = self.embedder.endpoint()
+
         def read(conn: sqlite3.Connection) -> dict[str, Any]:
             counts = dict(conn.execute("SELECT kind, COUNT(*) FROM memory_docs GROUP BY kind"))
             (archived,) = conn.execute(
@@ -94,7 +96,8 @@ class MemoryService:
             (files,) = conn.execute("SELECT COUNT(*) FROM memory_files").fetchone()
             return {"messages": counts.get(ix.MESSAGE, 0), "archivedMessages": archived,
                     "noteChunks": counts.get(ix.NOTE, 0), "notes": files,
-                    "bytes": _index_bytes(conn)}  # fmt: skip
+                    "bytes": _index_bytes(conn),
+                    "embeddings": _embeddings(conn, endpoint, self.embedder.error)}  # fmt: skip
 
         return self.build_status() | await self._db.read(read)
 
@@ -259,6 +262,22 @@ class MemoryService:
             log.warning("memory index: skipped %s/%s: %s", agent, path, exc)
             return
         await self._db.write(lambda c: ix.index_archive(c, agent, path, meta, messages))
+
+
+def _embeddings(
+    conn: sqlite3.Connection, endpoint: EmbeddingsEndpoint | None, error: str | None
+) -> dict[str, Any] | None:
+    """The semantic ranking's state: None when off; else its model, how many pieces have
+    its vectors and the last error of the background embedding, if any."""
+    if endpoint is None:
+        return None
+    (vectors,) = conn.execute(
+        "SELECT COUNT(*) FROM memory_vectors WHERE model = ?", (endpoint.model,)
+    ).fetchone()
+    found: dict[str, Any] = {"model": endpoint.model, "vectors": vectors}
+    if error:
+        found["error"] = error
+    return found
 
 
 def _index_bytes(conn: sqlite3.Connection) -> int | None:

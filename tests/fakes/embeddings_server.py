@@ -2,7 +2,8 @@
 a stdlib `ThreadingHTTPServer` in a daemon thread. Its vectors are made of meanings:
 words listed together in SYNONYMS share a dimension, so `automobile` is near `car`
 though no word is shared; any other word lands in a dimension picked from its letters.
-`fail` makes it answer 500; `requests` holds every body it was sent."""
+`fail` makes it answer 500; `requests` holds every body it was sent, `headers` their
+Authorization."""
 
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ def vector(text: str) -> list[float]:
 class FakeEmbeddingsServer:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
+        self.headers: list[str] = []  # the Authorization header of each request
         self.fail = False
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
@@ -75,6 +77,7 @@ def _handler_for(server: FakeEmbeddingsServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
             server.requests.append(body)
+            server.headers.append(self.headers.get("Authorization", ""))
             if server.fail or not self.path.endswith("/v1/embeddings"):
                 self._send(500, {"error": {"message": "embeddings are down"}})
                 return

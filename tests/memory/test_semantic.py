@@ -10,12 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from gsv_core.client import GatewayClient
+from gsv_core.gateway.server import RunningGateway
 from gsv_core.memory.embeddings import EmbeddingsEndpoint, fuse
 from gsv_core.memory.search import MemoryScope, search_request
 from gsv_core.memory.service import MemoryService
 from gsv_core.storage.db import Database
 from gsv_core.storage.sessions import SessionStore
 from gsv_core.workspace.backend import FilesystemBackend
+from tests.agent.conftest import EventLog, send
 from tests.fakes.embeddings_server import FakeEmbeddingsServer, fake_embeddings_server
 from tests.memory.conftest import Memory
 
@@ -61,6 +64,8 @@ async def test_a_search_by_meaning_finds_what_shares_no_word(
     await semantic.say("agent:main:other", "the weather is fine today", at=NOW - DAY)
     await embedded(semantic)
     assert len(embeddings.texts()) == 2 and embeddings.requests[0]["model"] == "fake-embed"
+    status = await semantic.service.status()
+    assert status["embeddings"] == {"model": "fake-embed", "vectors": 2}
     [first, *_] = await find(semantic, "automobile")
     assert first["sessionKey"] == "agent:main:main" and "car is parked" in first["snippet"]
 
@@ -69,6 +74,7 @@ async def test_bm25_alone_cannot_find_it(memory: Memory) -> None:
     """Without an endpoint the same search finds nothing: no word is shared."""
     await memory.say("agent:main:main", "my car is parked on level three")
     assert await find(memory, "automobile") == []
+    assert (await memory.service.status())["embeddings"] is None
 
 
 async def test_a_hit_found_both_ways_ranks_first(semantic: Memory) -> None:
@@ -106,6 +112,27 @@ async def test_a_failing_endpoint_leaves_bm25(
     await semantic.say("agent:main:main", "my car is red")
     await embedded(semantic)
     assert semantic.service.embedder.error is not None
+    status = await semantic.service.status()
+    assert status["embeddings"]["vectors"] == 0 and "500" in status["embeddings"]["error"]
     [hit] = await find(semantic, "car")
     assert hit["sessionKey"] == "agent:main:main"
     assert await find(semantic, "automobile") == []
+
+
+async def test_a_gateway_with_embeddings_finds_by_meaning(
+    gw: RunningGateway,
+    client: GatewayClient,
+    log: EventLog,
+    embeddings: FakeEmbeddingsServer,
+) -> None:
+    """memory.embeddings set through config.set: after a search has the chat embedded,
+    memory.search finds the car by `automobile`; the key goes to the endpoint."""
+    value = {"baseUrl": embeddings.base_url, "model": "fake-embed", "apiKey": "sk-gw"}
+    await client.call("config.set", {"path": "memory.embeddings", "value": value})
+    run_id = (await send(client, "my car is parked on level three"))["runId"]
+    await log.ended(run_id)
+    await client.call("memory.search", {"query": "parked"})  # stored since: embedded next
+    await gw.gateway.memory.embedder.idle()
+    found = await client.call("memory.search", {"query": "automobile"})
+    assert any("car is parked" in hit["snippet"] for hit in found["results"])
+    assert embeddings.headers[-1] == "Bearer sk-gw"
