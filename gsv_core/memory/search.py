@@ -140,7 +140,7 @@ def search_fused(
         (match, *args, em.CANDIDATES)).fetchall()]  # fmt: skip
     rows = conn.execute(
         "SELECT v.doc_id, v.vec FROM memory_vectors v JOIN memory_docs d ON d.id = v.doc_id "
-        f"WHERE v.model = ?{where}", (model, *args)).fetchall()  # fmt: skip
+        f"WHERE v.model = ?{where} ORDER BY v.doc_id", (model, *args)).fetchall()  # fmt: skip
     near = em.nearest(rows, vector, em.CANDIDATES)
     if not bm25 and not near:
         return []

@@ -12,7 +12,15 @@ import pytest
 
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
-from gsv_core.memory.embeddings import EmbeddingsEndpoint, fuse
+from gsv_core.memory.embeddings import (
+    EmbeddingsEndpoint,
+    fuse,
+    nearest,
+    nearest_numpy,
+    nearest_python,
+    pack,
+    unpack,
+)
 from gsv_core.memory.search import MemoryScope, search_request
 from gsv_core.memory.service import MemoryService
 from gsv_core.storage.db import Database
@@ -136,3 +144,14 @@ async def test_a_gateway_with_embeddings_finds_by_meaning(
     found = await client.call("memory.search", {"query": "automobile"})
     assert any("car is parked" in hit["snippet"] for hit in found["results"])
     assert embeddings.headers[-1] == "Bearer sk-gw"
+
+
+def test_the_numpy_and_python_scans_agree() -> None:
+    """Both scans give the same ids in the same order, ties in row order."""
+    vectors = [[1, 0, 0], [0, 1, 0], [1, 1, 0], [1, 0, 0], [0, 0, 1], [3, 1, 0]]
+    rows = [(n + 10, pack(v)) for n, v in enumerate(vectors)]
+    unit = unpack(pack([1, 0.2, 0]))
+    expected = nearest_python(rows, unit, 4)
+    assert expected[:2] == [15, 10] and expected[2] == 13
+    assert nearest_numpy(rows, unit, 4) == expected
+    assert nearest([*rows, (99, pack([1, 0]))], [1, 0.2, 0], 4) == expected  # other size
