@@ -4,6 +4,8 @@ and a query without words are answered with a line."""
 
 from __future__ import annotations
 
+import re
+
 from playwright.async_api import Page, expect
 
 from tests.fakes.llm_server import FakeLLMServer, reply
@@ -30,6 +32,25 @@ async def test_a_hit_opens_its_session(pages: Pages, web: WebGateway, llm: FakeL
     await expect(page.get_by_test_id("current-session")).to_contain_text(KITCHEN)
     answer = messages(page, "assistant").filter(has_text="The spare key is under the fridge.")
     await expect(answer).to_have_count(1)
+    await expect(answer).to_have_class(re.compile(r"\bfound\b"))
+
+
+async def test_an_archived_hit_says_where_it_is(
+    pages: Pages, web: WebGateway, llm: FakeLLMServer
+) -> None:
+    """After a reset the hit's session opens without it, and the page says so."""
+    llm.enqueue(reply("The boat is moored at pier nine."))
+    await web.chat(KITCHEN, "where is the boat?")
+    await web.call("session.reset", {"sessionKey": KITCHEN})
+    page = await pages.new()
+    await sign_in(page, web)
+    await send(page, "/search moored")
+    hit = page.get_by_test_id("search-results").last.get_by_test_id("search-hit")
+    await expect(hit).to_contain_text("(archived)")
+    await hit.click()
+    await expect(page.get_by_test_id("current-session")).to_contain_text(KITCHEN)
+    notice = messages(page, "system").filter(has_text="no longer in this session's history")
+    await expect(notice).to_contain_text("archived in sessions/")
 
 
 async def test_hostile_snippets_are_text(page: Page, web: WebGateway, llm: FakeLLMServer) -> None:

@@ -87,7 +87,15 @@ async function search(query) {
     view.addNotice(`Cannot search: ${err.message}`, "error");
     return;
   }
-  view.addNotice(searchResults(query, found.results || [], (key) => conversation.open(key)));
+  view.addNotice(searchResults(query, found.results || [], openHit));
+}
+
+/** A search hit's session, scrolled to the message when it is still in the history. */
+async function openHit(hit) {
+  await conversation.open(String(hit.sessionKey));
+  if (conversation.key !== String(hit.sessionKey) || conversation.reveal(hit.at)) return;
+  const where = hit.archived ? ` It is archived in ${hit.archive}.` : "";
+  view.addNotice(`That message is no longer in this session's history.${where}`);
 }
 
 function showPairingCount(count) {

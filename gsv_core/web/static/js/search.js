@@ -19,7 +19,7 @@ export function hitLine(hit) {
   return `${hit.sessionKey ?? "?"} · ${when}${hit.archived ? " (archived)" : ""}  ${snippet}`;
 }
 
-/** The notice's content: a count and the hits; `open(key)` switches to a session. */
+/** The notice's content: a count and the hits; `open(hit)` opens a hit's session. */
 export function searchResults(query, hits, open) {
   if (!hits.length) return `No hits for “${query}”.`;
   const items = hits.map((hit) => {
@@ -27,7 +27,7 @@ export function searchResults(query, hits, open) {
     const item = hit.source === "note" || !hit.sessionKey
       ? h("span", { class: "search-hit", testid: "search-hit" }, line)
       : h("button", { type: "button", class: "search-hit", testid: "search-hit",
-        dataset: { key: String(hit.sessionKey) }, onclick: () => open(String(hit.sessionKey)) }, line);
+        dataset: { key: String(hit.sessionKey) }, onclick: () => open(hit) }, line);
     return h("li", {}, item);
   });
   const count = `${hits.length} hit${hits.length === 1 ? "" : "s"} for “${query}”:`;
