@@ -81,6 +81,7 @@ def test_the_schema_s_secret_fields_are_exactly_the_credentials() -> None:
         ("openrouter", "apiKeys"),
         ("token", "auth"),
         ("apiKey", "providers"),  # providers.<name>.apiKey
+        ("apiKey", "embeddings"),  # memory.embeddings.apiKey
     }
 
 

@@ -80,11 +80,16 @@ def status(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     if found.get("error"):
         state_line += f": {found['error']}"
     size = "?" if found.get("bytes") is None else f"{found['bytes'] / 1e6:.1f} MB"
+    meaning = "off (BM25 alone)"
+    if isinstance(embedded := found.get("embeddings"), dict):
+        meaning = f"{embedded.get('model')}: {embedded.get('vectors', 0):,} pieces embedded"
+        meaning += f"; last error: {embedded['error']}" if embedded.get("error") else ""
     output.write_text(
         f"state     {state_line}\n"
         f"messages  {found['messages']:,} ({found['archivedMessages']:,} archived)\n"
         f"notes     {found['notes']:,} files, {found['noteChunks']:,} chunks\n"
         f"size      {size}\n"
+        f"meaning   {meaning}\n"
     )
 
 

@@ -24,6 +24,7 @@ from textual.widgets import Footer
 from gsv_cli.tui import commands, session_info
 from gsv_cli.tui.model_actions import ModelActions
 from gsv_cli.tui.screens.help import HelpScreen
+from gsv_cli.tui.screens.search import SearchScreen
 from gsv_cli.tui.screens.sessions import SessionPicker
 from gsv_cli.tui.widgets.approval import ApprovalPrompt
 from gsv_cli.tui.widgets.chat_view import ChatView
@@ -125,6 +126,8 @@ class ChatApp(ModelActions):
                 await self.chat.add_notice("Usage: /switch KEY (or Ctrl+S to pick)", "error")
         elif command.name == "rename":
             await self.rename(command.args)
+        elif command.name == "search":
+            await self.search(command.args)
         elif command.name == "setup":
             self.action_setup()
 
@@ -138,6 +141,17 @@ class ChatApp(ModelActions):
         self.show_status_bar()
         text = f"Session labelled “{label}”." if label else "Session label removed."
         await self.chat.add_notice(text, "dim")
+
+    async def search(self, query: str) -> None:
+        if not query:
+            await self.chat.add_notice("Usage: /search QUERY", "error")
+            return
+
+        def picked(key: str | None) -> None:
+            if key and key != self.session_key:
+                self.run_worker(self.switch_session(key), group="link-sync", exit_on_error=False)
+
+        self.push_screen(SearchScreen(self.client, query), picked)
 
     async def switch_session(self, key: str) -> None:
         previous = self.session_key

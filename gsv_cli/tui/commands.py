@@ -40,6 +40,9 @@ LOCAL_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("switch", "KEY", "Switch to the session KEY", local=True),
     SlashCommand("rename", "LABEL", "Label this session", local=True),
     SlashCommand(
+        "search", "QUERY", "Search past conversations and notes; Enter opens a session", local=True
+    ),
+    SlashCommand(
         "setup", "", "Set up a model here: provider, key, model, test (also F2)", local=True
     ),
     SlashCommand("quit", "", "Leave the chat (also Ctrl+Q)", ("exit",), local=True),

@@ -288,6 +288,33 @@ def summary_message(text: str, compacted: int, archived_to: str | None, now: int
     return message
 
 
+@dataclass(frozen=True)
+class CompactionNote:
+    """What a compaction took out of a session, for the agent's daily memory file."""
+
+    session_key: str
+    summary: str
+    memories: str
+    compacted: int
+    archive: str | None  # relative to the agent's folder (sessions/<id>-part<n>.jsonl.gz)
+
+
+def compaction_note_text(note: CompactionNote, clock: str, first_ref: str | None) -> str:
+    """The block appended to memory/<date>.md: the summary's facts and decisions and the
+    memories found, with where the full transcript is (its file and the search ref of its
+    first message, which gsv__MemoryGet opens)."""
+    lines = [f"### Compaction of {note.session_key} ({clock})", ""]
+    if note.archive:
+        where = f"Transcript of the {note.compacted} earlier messages: `{note.archive}`"
+        lines.append(where + (f" (gsv__MemoryGet ref `{first_ref}`)." if first_ref else "."))
+    else:
+        lines.append(f"The {note.compacted} earlier messages could not be archived.")
+    lines += ["", "Summary:", "", note.summary.strip()]
+    if note.memories.strip():
+        lines += ["", "Memories:", "", note.memories.strip()]
+    return "\n".join(lines) + "\n"
+
+
 def as_model_message(message: dict[str, Any]) -> dict[str, Any]:
     """A stored summary as the model reads it: a user message saying what it is."""
     return {

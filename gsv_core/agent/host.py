@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from gsv_core.agent.compaction import CompactionNote
 from gsv_core.agent.prompt import PromptInputs
 from gsv_core.agent.tools import ToolExecutor
 from gsv_core.errors import GsvError
@@ -63,9 +64,9 @@ class AgentHost(Protocol):
         in the workspace; returns that workspace path."""
         ...
 
-    async def remember(self, agent_id: str, memories: str) -> None:
-        """Append extracted memories to the agent's daily memory file (today, in the
-        user's timezone)."""
+    async def remember(self, agent_id: str, note: CompactionNote) -> str:
+        """Append what a compaction summarised to the agent's daily memory file (today,
+        in the user's timezone), with where the transcript is archived; that file's path."""
         ...
 
     def watch_exec(self, node_id: str, process_id: str, sink: ExecSink, call_id: str) -> None:

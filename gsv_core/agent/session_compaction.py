@@ -7,15 +7,26 @@ The caller holds the session's lock or is its one run (the only writer meanwhile
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
-from gsv_core.agent.compaction import compaction_cut, message_cut, summarise, summary_message
+from gsv_core.agent.compaction import (
+    CompactionNote,
+    Summary,
+    compaction_cut,
+    message_cut,
+    summarise,
+    summary_message,
+)
 from gsv_core.agent.history import SessionHistory
 from gsv_core.config import setting
 from gsv_core.protocol import events
 from gsv_core.protocol.messages import add_usage
 from gsv_core.providers.base import Provider
+from gsv_core.routing import parse_session_key
 from gsv_core.usage.ledger import ModelCall, compaction_source
+
+log = logging.getLogger(__name__)
 
 
 async def compact(history: SessionHistory, keep: int) -> dict[str, Any]:
@@ -49,6 +60,9 @@ async def auto_compact(
     removed = messages[:cut]
     archived_to = await history.archive(removed, f"-part{host.now_ms()}")
     summary = await summarise(provider, model, removed, window)
+    noted = None
+    if setting(config, "compaction.extractMemories") and _notes_may_hold(history.key):
+        noted = await _note(history, summary, len(removed), archived_to)
     now = host.now_ms()
     kept = [summary_message(summary.text, len(removed), archived_to, now), *messages[cut:]]
     record.usage = add_usage(record.usage, summary.usage)
@@ -60,8 +74,6 @@ async def auto_compact(
     record.last_compacted_at = record.updated_at = now
     record.last_input_tokens = None  # the next request's size is unknown again
     await history.replace(kept)
-    if summary.memories and setting(config, "compaction.extractMemories"):
-        await host.remember(record.agent_id, summary.memories)
     details = {
         "compactedMessages": len(removed),
         "keptMessages": len(kept) - 1,
@@ -69,10 +81,44 @@ async def auto_compact(
         "tier": summary.tier,
         "usage": summary.usage,
     }
+    text = f"Compacted {len(removed)} earlier messages into a summary "
+    text += f"(the originals are archived at {archived_to})."
+    if noted:
+        details["notedIn"] = noted
+        text += f" The summary and a link to the transcript were written to {noted}."
     host.emit(
         events.SESSION_NOTICE,
-        {"sessionKey": history.key, "kind": "compaction", "details": details,
-         "text": f"Compacted {len(removed)} earlier messages into a summary "
-                 f"(the originals are archived at {archived_to})."},
-    )  # fmt: skip
+        {"sessionKey": history.key, "kind": "compaction", "details": details, "text": text},
+    )
     return details
+
+
+async def _note(
+    history: SessionHistory, summary: Summary, compacted: int, archived_to: str | None
+) -> str | None:
+    """Write the summary to the daily memory file before the history is replaced; None
+    (logged) when the disk refused: the archive already holds every message."""
+    agent_id = history.record.agent_id
+    note = CompactionNote(history.key, summary.text, summary.memories, compacted,
+                          _agent_path(agent_id, archived_to))  # fmt: skip
+    try:
+        return await history.host.remember(agent_id, note)
+    except OSError:
+        log.exception("writing the compaction note of %s failed", history.key)
+        return None
+
+
+def _notes_may_hold(key: str) -> bool:
+    """Whether a compaction of session `key` is written to the agent's notes. Not a
+    messenger conversation's (a per-peer DM, a group): it may hold a stranger's words,
+    and the daily notes reach the main session's prompt every turn. Its archive stays
+    searchable by the owner and by that conversation (docs/memory.md#compaction)."""
+    return parse_session_key(key) is None
+
+
+def _agent_path(agent_id: str, archived_to: str | None) -> str | None:
+    """An archive's workspace key (agents/<id>/sessions/...) as a path in the agent's
+    folder, the way the memory index and the agent's tools name it."""
+    if archived_to is None:
+        return None
+    return archived_to.removeprefix(f"agents/{agent_id}/")

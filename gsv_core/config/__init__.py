@@ -333,8 +333,19 @@ class ToolsConfig(_Section):
     inlineLimit: int = Field(default=40, ge=1, le=1000)
 
 
+class EmbeddingsConfig(_Section):
+    """An OpenAI-compatible embeddings endpoint for semantic ranking (docs/memory.md)."""
+
+    baseUrl: str = Field(min_length=1, max_length=2000, pattern=r"^https?://")  # up to /v1
+    model: str = Field(min_length=1, max_length=200)
+    apiKey: str | None = None  # secret (masked)
+
+
 class MemoryConfig(_Section):
     """The memory index (gsv_core/memory, docs/memory.md)."""
+
+    # when set, pieces are embedded in the background and searches fuse BM25 with meaning
+    embeddings: EmbeddingsConfig | None = None
 
     # more notes than MEMORY.md, USER.md and memory/**/*.md: paths or glob patterns
     # relative to each agent's folder, e.g. ["journal/*.txt", "TODO.md"]

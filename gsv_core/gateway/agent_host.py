@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from gsv_core.agent.compaction import CompactionNote, compaction_note_text
 from gsv_core.agent.host import ExecSink
 from gsv_core.agent.prompt import PromptInputs, build_system_prompt
 from gsv_core.errors import GsvError, InvalidParams
@@ -158,10 +159,15 @@ class GatewayAgentHost(GatewayHost):
             log.exception("indexing the archive %s of agent %s failed", path, agent_id)
         return key
 
-    async def remember(self, agent_id: str, memories: str) -> None:
+    async def remember(self, agent_id: str, note: CompactionNote) -> str:
         now = self._local_now(self.config().get("userTimezone"))
-        block = f"### Extracted from context compaction ({now:%H:%M})\n\n{memories.strip()}\n"
-        await self.workspace.append(agent_id, daily_memory_path(now.date()), block)
+        first_ref = None
+        if note.archive:
+            first_ref = await self._gateway.memory.first_ref(agent_id, note.archive)
+        path = daily_memory_path(now.date())
+        block = compaction_note_text(note, f"{now:%H:%M}", first_ref)
+        await self.workspace.append(agent_id, path, block)
+        return path
 
     def _local_now(self, timezone: str | None) -> dt.datetime:
         """Now in the user's timezone: daily memory files are named by the user's date."""

@@ -62,6 +62,7 @@ from gsv_core.gateway.state import Gateway, wall_clock_ms
 from gsv_core.gateway.tool_router import GatewayToolRouter
 from gsv_core.gateway.transfers import TransferService, WorkspacePath
 from gsv_core.heartbeat.service import HeartbeatService
+from gsv_core.memory.embeddings import EmbeddingsEndpoint
 from gsv_core.memory.service import MemoryService
 from gsv_core.pairing import PairingService
 from gsv_core.providers.retry import RetryPolicy
@@ -163,7 +164,12 @@ async def build_gateway(
     )  # fmt: skip
     await gateway.keys.load()
     gateway.memory = MemoryService(
-        db, gateway.workspace.backend, lambda: gateway.config.setting("memory.notes")
+        db,
+        gateway.workspace.backend,
+        lambda: gateway.config.setting("memory.notes"),
+        lambda: EmbeddingsEndpoint.from_config(
+            (gateway.config.effective.get("memory") or {}).get("embeddings")
+        ),
     )
     gateway.workspace.listeners.append(gateway.memory.file_changed)
     gateway.sessions = SessionManager(SessionStore(db, gateway.memory.index), host)

@@ -70,6 +70,11 @@ def delete(conn: sqlite3.Connection, where: str, args: Sequence[Any]) -> None:
         f"SELECT 'delete', id, text FROM memory_docs WHERE {where}",
         args,
     )
+    # ids are reused once the last rows go: a vector must never outlive its piece
+    conn.execute(
+        f"DELETE FROM memory_vectors WHERE doc_id IN (SELECT id FROM memory_docs WHERE {where})",
+        args,
+    )
     conn.execute(f"DELETE FROM memory_docs WHERE {where}", args)
 
 
@@ -125,6 +130,14 @@ def index_archive(
     return True
 
 
+def first_archived_ref(conn: sqlite3.Connection, agent_id: str, archive: str) -> str | None:
+    (first,) = conn.execute(
+        "SELECT MIN(id) FROM memory_docs WHERE kind = 'message' AND agent_id = ? AND archive = ?",
+        (agent_id, archive),
+    ).fetchone()
+    return None if first is None else f"m:{first}"
+
+
 def replace_note(
     conn: sqlite3.Connection,
     agent_id: str,
@@ -156,7 +169,7 @@ def wipe(conn: sqlite3.Connection) -> None:
     """Forget everything indexed (a rebuild follows)."""
     conn.execute("DELETE FROM memory_docs")
     conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('delete-all')")
-    for table in ("memory_files", "memory_archives", "memory_state"):
+    for table in ("memory_vectors", "memory_files", "memory_archives", "memory_state"):
         conn.execute(f"DELETE FROM {table}")
 
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from gsv_core.errors import InvalidParams, NotFound
+from gsv_core.memory import embeddings as em
 from gsv_core.memory.index import NOTE
 from gsv_core.memory.query import fts_match, iso, parse_time, query_terms
 
@@ -61,6 +63,8 @@ class SearchRequest:
     since: int | None = None  # epoch ms
     until: int | None = None
     limit: int = 10
+    text: str = ""  # the words as asked (what a semantic ranking embeds)
+    now: int | None = None  # epoch ms, for the recency boost of a semantic ranking
 
 
 def search_request(
@@ -75,7 +79,7 @@ def search_request(
     start, end = parse_time(since, now_ms, "since"), parse_time(until, now_ms, "until")
     if start is not None and end is not None and start > end:
         raise InvalidParams("since is after until: nothing can be found between them")
-    return SearchRequest(query_terms(query), kind, start, end, limit)
+    return SearchRequest(query_terms(query), kind, start, end, limit, query.strip(), now_ms)
 
 
 # a word in more than this share of the indexed pieces (and more than COMMON_MIN of them)
@@ -113,6 +117,56 @@ def search(
     rows = {r[0]: r for r in conn.execute(
         f"SELECT {_SOURCE} FROM memory_docs WHERE id IN ({marks})", ids).fetchall()}  # fmt: skip
     return [_hit(rows[i], snippets.get(i, ""), score) for i, score in ranked if i in rows]
+
+
+def search_fused(
+    conn: sqlite3.Connection,
+    request: SearchRequest,
+    scope: MemoryScope,
+    vector: Sequence[float],
+    model: str,
+) -> list[dict[str, Any]]:
+    """Like search(), ranked by reciprocal-rank fusion of BM25 and the similarity of each
+    piece's vector (by `model`) to the query's `vector`, recent pieces raised a little
+    (gsv_core/memory/embeddings.py). A hit found by meaning alone has the start of its
+    text as snippet."""
+    where, args = _filters(request, scope)
+    if where is None:
+        return []
+    match = fts_match(_rarer(conn, request.terms))
+    bm25 = [i for (i,) in conn.execute(
+        "SELECT d.id FROM memory_fts JOIN memory_docs d ON d.id = memory_fts.rowid "
+        f"WHERE memory_fts MATCH ?{where} ORDER BY bm25(memory_fts) LIMIT ?",
+        (match, *args, em.CANDIDATES)).fetchall()]  # fmt: skip
+    rows = conn.execute(
+        "SELECT v.doc_id, v.vec FROM memory_vectors v JOIN memory_docs d ON d.id = v.doc_id "
+        f"WHERE v.model = ?{where} ORDER BY v.doc_id", (model, *args)).fetchall()  # fmt: skip
+    near = em.nearest(rows, vector, em.CANDIDATES)
+    if not bm25 and not near:
+        return []
+    marks = ", ".join("?" * len(set(bm25) | set(near)))
+    found = {r[0]: r for r in conn.execute(
+        f"SELECT {_SOURCE}, text FROM memory_docs WHERE id IN ({marks})",
+        [*set(bm25) | set(near)]).fetchall()}  # fmt: skip
+    at = {doc_id: row[6] for doc_id, row in found.items()}
+    ranked = em.fuse(bm25, near, at, request.now or 0)[: request.limit]
+    kept = [doc_id for doc_id, _ in ranked]
+    snippets = dict(conn.execute(
+        f"SELECT rowid, {_SNIPPET} FROM memory_fts WHERE memory_fts MATCH ? "
+        f"AND rowid IN ({', '.join('?' * len(kept))})", (match, *kept)).fetchall())  # fmt: skip
+    return [
+        _hit(found[i][:11], snippets.get(i) or _opening(found[i][11]), -score)
+        for i, score in ranked
+        if i in found
+    ]
+
+
+def _opening(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= OPENING_CHARS else flat[:OPENING_CHARS] + "…"
+
+
+OPENING_CHARS = 160
 
 
 def _rarer(conn: sqlite3.Connection, terms: tuple[str, ...]) -> tuple[str, ...]:

@@ -18,8 +18,9 @@ from typing import Any
 
 from gsv_core.errors import InvalidParams
 from gsv_core.memory import index as ix
+from gsv_core.memory.embeddings import Embedder, EmbeddingsEndpoint
 from gsv_core.memory.notes import NOTES_DIR, ROOT_NOTES, is_note
-from gsv_core.memory.search import MemoryScope, SearchRequest, around, search
+from gsv_core.memory.search import MemoryScope, SearchRequest, around, search, search_fused
 from gsv_core.storage.archive import parse_archive
 from gsv_core.storage.db import Database
 from gsv_core.workspace.backend import Stat, StorageBackend
@@ -47,6 +48,7 @@ class MemoryService:
         db: Database,
         backend: StorageBackend,
         extra_notes: Callable[[], Sequence[str]] = tuple,
+        embeddings: Callable[[], EmbeddingsEndpoint | None] = lambda: None,
     ) -> None:
         self._db = db
         self._backend = backend
@@ -56,14 +58,17 @@ class MemoryService:
         self._build: asyncio.Task[None] | None = None
         self._dirty: set[tuple[str, str]] = set()
         self._notes_lock = asyncio.Lock()
+        self.embedder = Embedder(db, embeddings)  # memory.embeddings: off unless configured
 
     # -- life ---------------------------------------------------------------------------
     async def start(self) -> None:
         """Build in the background when the index was never built (an older install)."""
         if await self._db.read(lambda c: ix.get_state(c, ix.BUILT)) != "1":
             self._start_build()
+        self.embedder.kick()
 
     async def close(self) -> None:
+        await self.embedder.close()
         if self._build is not None:
             self._build.cancel()
             await asyncio.wait({self._build})  # its end, not ours: a cancel of us still raises
@@ -81,6 +86,8 @@ class MemoryService:
             await asyncio.wait({self._build})
 
     async def status(self) -> dict[str, Any]:
+        endpoint = self.embedder.endpoint()
+
         def read(conn: sqlite3.Connection) -> dict[str, Any]:
             counts = dict(conn.execute("SELECT kind, COUNT(*) FROM memory_docs GROUP BY kind"))
             (archived,) = conn.execute(
@@ -89,7 +96,8 @@ class MemoryService:
             (files,) = conn.execute("SELECT COUNT(*) FROM memory_files").fetchone()
             return {"messages": counts.get(ix.MESSAGE, 0), "archivedMessages": archived,
                     "noteChunks": counts.get(ix.NOTE, 0), "notes": files,
-                    "bytes": _index_bytes(conn)}  # fmt: skip
+                    "bytes": _index_bytes(conn),
+                    "embeddings": _embeddings(conn, endpoint, self.embedder.error)}  # fmt: skip
 
         return self.build_status() | await self._db.read(read)
 
@@ -112,19 +120,32 @@ class MemoryService:
     ) -> None:
         """An archive was written (`path` relative to the agent's folder)."""
         await self._db.write(lambda c: ix.index_archive(c, agent_id, path, meta, messages))
+        self.embedder.kick()
 
     # -- reading ------------------------------------------------------------------------
     async def search(self, request: SearchRequest, scope: MemoryScope) -> list[dict[str, Any]]:
         """Notes are checked for changes while the index is searched (both mostly wait on
         the disk); when some changed, the search runs again on the index brought up to date."""
 
+        self.embedder.kick()  # what was stored since the last search is embedded next
+        endpoint = self.embedder.endpoint()
+        vector = await self.embedder.query_vector(request.text) if endpoint else None
+
         async def searched() -> list[dict[str, Any]]:
+            if endpoint is not None and vector is not None:
+                model = endpoint.model
+                return await self._db.read(lambda c: search_fused(c, request, scope, vector, model))
             return await self._db.read(lambda c: search(c, request, scope))
 
         if not scope.notes or request.kind == "sessions":
             return await searched()
         changed, hits = await asyncio.gather(self.refresh_notes(), searched())
         return await searched() if changed else hits
+
+    async def first_ref(self, agent_id: str, archive: str) -> str | None:
+        """The ref of the first message of an indexed archive (`archive` relative to the
+        agent's folder), for a note to point at; None when it is not indexed."""
+        return await self._db.read(lambda c: ix.first_archived_ref(c, agent_id, archive))
 
     async def around(self, ref: str, before: int, after: int, scope: MemoryScope) -> dict[str, Any]:
         return await self._db.read(lambda c: around(c, ref, before, after, scope))
@@ -241,6 +262,22 @@ class MemoryService:
             log.warning("memory index: skipped %s/%s: %s", agent, path, exc)
             return
         await self._db.write(lambda c: ix.index_archive(c, agent, path, meta, messages))
+
+
+def _embeddings(
+    conn: sqlite3.Connection, endpoint: EmbeddingsEndpoint | None, error: str | None
+) -> dict[str, Any] | None:
+    """The semantic ranking's state: None when off; else its model, how many pieces have
+    its vectors and the last error of the background embedding, if any."""
+    if endpoint is None:
+        return None
+    (vectors,) = conn.execute(
+        "SELECT COUNT(*) FROM memory_vectors WHERE model = ?", (endpoint.model,)
+    ).fetchone()
+    found: dict[str, Any] = {"model": endpoint.model, "vectors": vectors}
+    if error:
+        found["error"] = error
+    return found
 
 
 def _index_bytes(conn: sqlite3.Connection) -> int | None:

@@ -269,6 +269,16 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (provider, fingerprint)
     );
     """,
+    # 12: optional semantic ranking (gsv_core/memory/embeddings.py): one unit float32
+    # vector per indexed piece, by the model that made it (deleted with its piece by
+    # gsv_core/memory/index.py)
+    """
+    CREATE TABLE memory_vectors (
+        doc_id INTEGER PRIMARY KEY,
+        model TEXT NOT NULL,
+        vec BLOB NOT NULL
+    );
+    """,
 ]
 
 _STOP = object()

@@ -45,6 +45,7 @@ def test_reindex_then_status(live: RunningGateway) -> None:
     assert done.exit_code == 0 and "rebuilding" in done.stdout
     status = gsv(live.url, "memory", "status")
     assert status.exit_code == 0 and "messages" in status.stdout and "notes" in status.stdout
+    assert "meaning   off (BM25 alone)" in status.stdout
     data = json.loads(gsv(live.url, "memory", "status", "--json").stdout)
     assert data["state"] in ("building", "ready")
 

@@ -95,3 +95,27 @@ async def test_memory_notes_add_files_to_search(client: GatewayClient) -> None:
     await client.call("workspace.write", {"path": "journal/mon.txt", "content": "ate a quince\n"})
     found = await client.call("memory.search", {"query": "quince"})
     assert [h["path"] for h in found["results"]] == ["journal/mon.txt"]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"baseUrl": "ftp://x/v1", "model": "m"},
+        {"baseUrl": "", "model": "m"},
+        {"baseUrl": "http://127.0.0.1:1/v1"},
+        {"baseUrl": "http://127.0.0.1:1/v1", "model": "m", "extra": 1},
+        "http://127.0.0.1:1/v1",
+    ],
+)
+async def test_bad_embeddings_settings_are_refused(client: GatewayClient, value: object) -> None:
+    """memory.embeddings needs an http(s) baseUrl and a model, nothing else."""
+    with pytest.raises(InvalidParams):
+        await client.call("config.set", {"path": "memory.embeddings", "value": value})
+
+
+async def test_the_embeddings_key_is_masked(client: GatewayClient) -> None:
+    """memory.embeddings.apiKey is a secret: config.get shows it masked."""
+    value = {"baseUrl": "http://127.0.0.1:1/v1", "model": "m", "apiKey": "sk-very-secret"}
+    await client.call("config.set", {"path": "memory.embeddings", "value": value})
+    shown = await client.call("config.get", {"path": "memory.embeddings"})
+    assert "sk-very-secret" not in str(shown)

@@ -173,9 +173,12 @@ async def test_daily_memory_follows_the_users_timezone(
         await run_turn(client, events, "morning")
         await events.close()
     system = fake.requests[0].system
-    assert "### Yesterday (2025-01-31)\nuser's yesterday" in system
-    assert "### Today (2025-02-01)\nuser's today" in system
-    assert "too old" not in system and "## Long-Term Memory\nlikes tea" in system
+    assert (
+        '### Yesterday (2025-01-31)\n<note source="memory/2025-01-31.md">\nuser\'s yesterday'
+        in system
+    )
+    assert '### Today (2025-02-01)\n<note source="memory/2025-02-01.md">\nuser\'s today' in system
+    assert "too old" not in system and '<note source="MEMORY.md">\nlikes tea\n</note>' in system
     assert "Today's notes go in memory/2025-02-01.md" in system
 
 

@@ -18,6 +18,7 @@ export const LOCAL_COMMANDS = [
   { name: "sessions", aliases: [], usage: "", help: "Show the sessions list", local: true },
   { name: "switch", aliases: [], usage: "KEY", help: "Switch to the session KEY", local: true },
   { name: "rename", aliases: [], usage: "LABEL", help: "Label this session", local: true },
+  { name: "search", aliases: [], usage: "QUERY", help: "Search past conversations and notes; click a hit to open its session", local: true },
 ];
 
 export const COMMANDS = [...GATEWAY_COMMANDS, ...LOCAL_COMMANDS];

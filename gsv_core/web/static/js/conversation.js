@@ -36,6 +36,16 @@ export class Conversation {
 
   // -- loading --------------------------------------------------------------------------
   /** Show session `key`; false (and a notice) when the gateway refuses it. */
+  /** Scroll to the shown message stored at `at` (epoch ms) and mark it; false when it is
+   * not shown (archived, compacted, or older than the history loaded). */
+  reveal(at) {
+    const found = (this.placed || []).find(({ item }) => item.ts === at && item.kind !== "notice");
+    if (!found) return false;
+    found.el.classList.add("found");
+    found.el.scrollIntoView({ block: "center" });
+    return true;
+  }
+
   async open(key) {
     const previous = this.key;
     this.key = key.trim();
@@ -102,6 +112,7 @@ export class Conversation {
     this.header.showModel(got);
     const messages = preview.messages || [];
     const placed = this.view.load(historyItems(messages));
+    this.placed = placed;
     this.remoteBusy = processing;
     for (const approval of approvals) this.view.onApproval(approval);
     const hidden = (preview.messageCount || messages.length) - messages.length;

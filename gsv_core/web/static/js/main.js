@@ -10,6 +10,7 @@ import { Tabs } from "./tabs.js";
 import { ChatView } from "./chat.js";
 import { Composer } from "./composer.js";
 import { Conversation } from "./conversation.js";
+import { searchResults } from "./search.js";
 import { Attachments, isImage, uploadToWorkspace } from "./uploads.js";
 import { SessionsPanel } from "./panels/sessions.js";
 import { NodesPanel } from "./panels/nodes.js";
@@ -23,6 +24,8 @@ const $ = (id) => document.getElementById(id);
 
 const gateway = new Gateway();
 const header = new Header();
+const SEARCH_LIMIT = 20;
+
 initTheme(document.querySelector('[data-testid="theme-toggle"]'));
 
 let conversation; // the view answers approvals through it
@@ -58,11 +61,14 @@ const panels = {
 };
 tabs = new Tabs({ nav: $("nav"), menuButton: document.querySelector('[data-testid="menu-button"]'), panels });
 
-/** The commands the page answers itself (`/sessions`, `/switch KEY`, `/rename LABEL`). */
+/** The commands the page answers itself (`/sessions`, `/switch KEY`, `/rename LABEL`,
+ * `/search QUERY`). */
 async function runLocal({ name, args }) {
   if (name === "sessions") tabs.select("sessions");
   else if (name === "switch" && !args) view.addNotice("Usage: /switch KEY (or pick one under Sessions)", "error");
   else if (name === "switch") await conversation.open(args);
+  else if (name === "search" && !args) view.addNotice("Usage: /search QUERY", "error");
+  else if (name === "search") await search(args);
   else if (name === "rename") {
     try {
       await conversation.rename(args);
@@ -71,6 +77,25 @@ async function runLocal({ name, args }) {
       view.addNotice(`Cannot rename: ${err.message}`, "error");
     }
   }
+}
+
+async function search(query) {
+  let found;
+  try {
+    found = await gateway.call("memory.search", { query, limit: SEARCH_LIMIT });
+  } catch (err) {
+    view.addNotice(`Cannot search: ${err.message}`, "error");
+    return;
+  }
+  view.addNotice(searchResults(query, found.results || [], openHit));
+}
+
+/** A search hit's session, scrolled to the message when it is still in the history. */
+async function openHit(hit) {
+  await conversation.open(String(hit.sessionKey));
+  if (conversation.key !== String(hit.sessionKey) || conversation.reveal(hit.at)) return;
+  const where = hit.archived ? ` It is archived in ${hit.archive}.` : "";
+  view.addNotice(`That message is no longer in this session's history.${where}`);
 }
 
 function showPairingCount(count) {
