@@ -112,7 +112,7 @@ def _notes_may_hold(key: str) -> bool:
     """Whether a compaction of session `key` is written to the agent's notes. Not a
     messenger conversation's (a per-peer DM, a group): it may hold a stranger's words,
     and the daily notes reach the main session's prompt every turn. Its archive stays
-    searchable by the owner and by that conversation (docs/memory.md#compaction)."""
+    searchable by the owner and by that conversation (docs/memory.md#at-compaction)."""
     return parse_session_key(key) is None
 
 
