@@ -1,0 +1,192 @@
+"""Idle nodes cost nothing: the gateway's CPU and memory with N connected idle nodes, and
+`tools.list` at that size, beside the same gateway's figures with no node, in one run.
+
+    python -m bench.idle_nodes [-n 1000] [--seconds 20]
+
+The gateway runs in its own process (bench._servers gateway). N light nodes in this
+process each join with a one-time code (`auth.invite`) and connect in `node` mode with
+the seven tools and the runtime info a real `gsv node run` sends; like a real node they
+ping every 20 s and otherwise stay silent. Figures (issue 41, point 3): the gateway's idle
+CPU over `--seconds` (target under 1%), its RSS (target within 110 MB at 1,000 nodes) and
+`tools.list` p50/p99 from a client (target under 100 ms), beside an idle `config.get`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench._servers import gateway_child, loop_name
+from bench.rpc_latency import percentile
+
+MAX_NODES = 5000
+MAX_SECONDS = 300.0
+CONNECT_BATCH = 50  # nodes joining at once: a crowd, not a stampede
+NODE_PING_INTERVAL = 20.0  # gsv_core/node/daemon.py NodeSettings.ping_interval
+CALLS = 20  # tools.list / config.get samples per figure
+
+
+def _ticks(pid: int) -> int:
+    """utime + stime of `pid`, in clock ticks (/proc/PID/stat fields 14 and 15)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS in /proc status")
+
+
+async def idle_cpu_percent(pid: int, seconds: float) -> float:
+    """The share of one core `pid` used while we only wait."""
+    hz = os.sysconf("SC_CLK_TCK")
+    start_ticks, start = _ticks(pid), time.monotonic()
+    await asyncio.sleep(seconds)
+    used = (_ticks(pid) - start_ticks) / hz
+    return 100.0 * used / (time.monotonic() - start)
+
+
+def node_hello() -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The tools and runtime info a real node on this machine advertises."""
+    from gsv_core.node.daemon import runtime_info
+    from gsv_core.node.tools import build_toolset
+
+    workspace = Path(tempfile.gettempdir())
+    toolset = build_toolset(workspace)
+    return toolset.definitions(), runtime_info(toolset, workspace)
+
+
+class RawPeer:
+    """A websocket speaking frames by hand: `call` sends a req and waits for its res."""
+
+    def __init__(self, ws: Any) -> None:
+        self.ws = ws
+        self._ids = 0
+
+    async def call(self, method: str, params: Any = None) -> Any:
+        self._ids += 1
+        frame_id = str(self._ids)
+        frame: dict[str, Any] = {"type": "req", "id": frame_id, "method": method}
+        if params is not None:
+            frame["params"] = params
+        await self.ws.send(json.dumps(frame))
+        while True:
+            reply = json.loads(await self.ws.recv())
+            if reply.get("type") == "res" and reply.get("id") == frame_id:
+                if not reply["ok"]:
+                    raise RuntimeError(f"{method} refused: {reply['error']}")
+                return reply.get("payload")
+
+
+def _connect_params(mode: str, peer_id: str, auth: dict[str, str]) -> dict[str, Any]:
+    client = {"id": peer_id, "version": "bench", "platform": "linux", "mode": mode}
+    return {"minProtocol": 1, "maxProtocol": 1, "client": client, "auth": auth}
+
+
+async def open_peer(url: str, ping_interval: float | None = None) -> RawPeer:
+    from websockets.asyncio.client import connect
+
+    ws = await connect(
+        url, compression=None, proxy=None, max_size=None, ping_interval=ping_interval
+    )
+    return RawPeer(ws)
+
+
+async def owner(url: str, token: str) -> RawPeer:
+    peer = await open_peer(url)
+    await peer.call("connect", _connect_params("client", "bench-owner", {"token": token}))
+    return peer
+
+
+async def join_node(url: str, code: str, node_id: str, hello: tuple[list[Any], Any]) -> RawPeer:
+    tools, runtime = hello
+    peer = await open_peer(url, NODE_PING_INTERVAL)
+    params = _connect_params("node", node_id, {"joinCode": code})
+    await peer.call("connect", {**params, "tools": tools, "nodeRuntime": runtime})
+    return peer
+
+
+async def connect_nodes(url: str, admin: RawPeer, count: int) -> list[RawPeer]:
+    hello = node_hello()
+    nodes: list[RawPeer] = []
+    for first in range(0, count, CONNECT_BATCH):
+        ids = [f"idle{n:05d}" for n in range(first, min(count, first + CONNECT_BATCH))]
+        codes = [
+            (await admin.call("auth.invite", {"role": "node", "subject": node_id}))["code"]
+            for node_id in ids
+        ]
+        joins = (join_node(url, code, node_id, hello) for code, node_id in zip(codes, ids))
+        nodes += await asyncio.gather(*joins)
+    return nodes
+
+
+async def latencies(peer: RawPeer, method: str, calls: int = CALLS) -> tuple[list[float], Any]:
+    samples = []
+    answer = None
+    for _ in range(calls):
+        start = time.perf_counter()
+        answer = await peer.call(method, {})
+        samples.append(time.perf_counter() - start)
+    return samples, answer
+
+
+def _ms(samples: list[float]) -> str:
+    return f"p50 {percentile(samples, 0.5) * 1e3:8.2f} ms   p99 {percentile(samples, 0.99) * 1e3:8.2f} ms"
+
+
+async def measure(pid: int, url: str, token: str, count: int, seconds: float) -> None:
+    admin = await owner(url, token)
+    await asyncio.sleep(1.0)  # the gateway's start-up work settles
+    base_cpu = await idle_cpu_percent(pid, seconds)
+    base_rss = rss_mb(pid)
+    base_get, _ = await latencies(admin, "config.get")
+    base_list, _ = await latencies(admin, "tools.list")
+    started = time.monotonic()
+    nodes = await connect_nodes(url, admin, count)
+    joined = time.monotonic() - started
+    await asyncio.sleep(2.0)  # the joins' writes settle
+    cpu = await idle_cpu_percent(pid, seconds)
+    rss = rss_mb(pid)
+    crowd_get, _ = await latencies(admin, "config.get")
+    crowd_list, listed = await latencies(admin, "tools.list")
+    size = len(json.dumps(listed, separators=(",", ":")))
+    node_tools = sum(1 for tool in listed["tools"] if tool["name"].startswith("idle"))
+    for node in nodes:
+        await node.ws.close()
+    await admin.ws.close()
+    print(f"gateway on {loop_name()}; {count} idle nodes joined in {joined:.1f} s; "
+          f"CPU over {seconds:.0f} s of idleness")  # fmt: skip
+    print(f"{'':<24}{'no node':>14}{f'{count} nodes':>14}{'ratio':>10}")
+    print(f"{'idle CPU %':<24}{base_cpu:>14.2f}{cpu:>14.2f}")
+    print(f"{'RSS MB':<24}{base_rss:>14.1f}{rss:>14.1f}{rss / base_rss:>9.2f}x")
+    print(f"config.get, no node      {_ms(base_get)}")
+    print(f"config.get, {count} nodes {_ms(crowd_get)}")
+    print(f"tools.list, no node      {_ms(base_list)}")
+    print(f"tools.list, {count} nodes {_ms(crowd_list)}   "
+          f"({len(listed['tools'])} tools, {node_tools} from nodes, {size / 1e6:.2f} MB)")  # fmt: skip
+    ratio = percentile(crowd_list, 0.5) / percentile(base_get, 0.5)
+    print(f"tools.list at {count} nodes p50 / idle config.get p50: {ratio:.0f}x")
+    print(f"RSS per node: {(rss - base_rss) * 1024 / max(1, count):.1f} KB")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", "--nodes", type=int, default=1000)
+    parser.add_argument("--seconds", type=float, default=20.0, help="idle CPU window")
+    args = parser.parse_args(argv)
+    count = max(1, min(args.nodes, MAX_NODES))
+    seconds = max(1.0, min(args.seconds, MAX_SECONDS))
+    with tempfile.TemporaryDirectory() as tmp, gateway_child(tmp) as (pid, url, token):
+        asyncio.run(asyncio.wait_for(measure(pid, url, token, count, seconds), 600))
+
+
+if __name__ == "__main__":
+    main()
