@@ -12,7 +12,9 @@ peer leaves the registry.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import time
 import uuid
 from collections.abc import Awaitable
 from dataclasses import dataclass
@@ -37,6 +39,7 @@ from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.websocket import close_reading, dispatch_messages
 
 if TYPE_CHECKING:
+    from gsv_core.gateway.keepalive import Keepalive
     from gsv_core.gateway.state import Gateway
 
 log = logging.getLogger(__name__)
@@ -54,9 +57,19 @@ class _Close:
 class Connection:
     """A connected peer (implements `gsv_core.rpc.context.Peer`)."""
 
-    def __init__(self, ws: ServerConnection, gateway: Gateway, browser: str | None = None) -> None:
+    def __init__(
+        self,
+        ws: ServerConnection,
+        gateway: Gateway,
+        browser: str | None = None,
+        keepalive: Keepalive | None = None,
+    ) -> None:
         self._ws = ws
         self._gateway = gateway
+        self._keepalive = keepalive
+        # when the peer last sent anything: the keepalive pings only peers silent a while
+        self.heard = time.monotonic()
+        self._silent: str | None = None  # why the keepalive dropped it, once it has
         self.connection_id = str(uuid.uuid4())
         self.connected = False
         self.mode: str | None = None
@@ -105,6 +118,20 @@ class Connection:
             return False
         return True
 
+    # -- Watched (the keepalive) ------------------------------------------------------
+    async def ping(self) -> Awaitable[float]:
+        return await self._ws.ping()
+
+    def lost(self, reason: str) -> None:
+        """No pong in time: the peer is gone for us now. Its reader stops at once, so it
+        leaves the registry (calls failed, tools withdrawn) before the socket is closed;
+        nothing queued is written to a peer that stopped reading."""
+        if self._silent is None:
+            self._silent = reason
+            self._closing = True
+            if self._reader is not None:
+                self._reader.cancel()
+
     def close(self, code: int = CloseCode.NORMAL_CLOSURE, reason: str = "") -> None:
         """Close after everything already queued has been written."""
         if not self._closing:
@@ -139,13 +166,17 @@ class Connection:
         reader = self._reader = asyncio.create_task(
             dispatch_messages(self._ws, self._on_message), name=f"gsv-reader-{self.connection_id}"
         )
+        if self._keepalive is not None:
+            self._keepalive.watch(self)
         try:
             await asyncio.wait({reader, writer}, return_when=asyncio.FIRST_COMPLETED)
-            if self._closing and not writer.done():
+            if self._closing and self._silent is None and not writer.done():
                 # our close cancelled the reader: let the writer finish the handshake
                 # (websockets bounds it with its close_timeout)
                 await asyncio.wait({writer})
         finally:
+            if self._keepalive is not None:
+                self._keepalive.forget(self)
             self._closing = True
             self._drained.set()  # senders waiting for room give up now
             for task in (reader, writer, *self._tasks):
@@ -154,9 +185,23 @@ class Connection:
             if self._ws.close_code == CloseCode.MESSAGE_TOO_BIG:
                 log.warning("connection %s: frame too large, closed", self.connection_id)
             await self._gateway.on_disconnect(self)
+            if self._silent is not None:
+                await self._close_silent(self._silent)
             log.debug("connection %s closed (%s %s)", self.connection_id, self.mode, self.peer_id)
 
+    async def _close_silent(self, reason: str) -> None:
+        """Close a peer that stopped answering: it will not answer our close frame
+        either, so websockets gives up after its close_timeout; the bound here guards a
+        socket whose buffer is full (writing the close frame would wait): once it is
+        spent, websockets closes the socket as the handler returns."""
+        log.info("connection %s (%s %s): %s, closed", self.connection_id, self.mode,
+                 self.peer_id, reason)  # fmt: skip
+        with contextlib.suppress(TimeoutError, ConnectionClosed):
+            async with asyncio.timeout(self._keepalive.close_timeout if self._keepalive else 0):
+                await self._ws.close(CloseCode.INTERNAL_ERROR, reason)
+
     def _on_message(self, message: str | bytes) -> Awaitable[None] | None:
+        self.heard = time.monotonic()
         if isinstance(message, bytes):
             # awaited: while the destination is slow we stop reading this socket
             return self._gateway.on_binary(self, message)

@@ -32,6 +32,7 @@ from gsv_core.errors import (
 )
 from gsv_core.protocol import events
 from gsv_core.protocol.close_codes import CloseCode
+from gsv_core.protocol.frames import encode_json
 from gsv_core.protocol.schemas.connect import ToolDefinition
 from gsv_core.protocol.schemas.nodes import (
     BIN_NAME,
@@ -68,9 +69,21 @@ class OnlineNode:
 
     def __post_init__(self) -> None:
         self._names = frozenset(tool.name for tool in self.tools)  # looked up per call
+        self._json: str | None = None
 
     def has_tool(self, name: str) -> bool:
         return name in self._names
+
+    def tools_json(self, node_id: str) -> str:
+        """This node's tools as `tools.list` items, encoded once per connection (a node
+        that changes its tools reconnects: a new entry)."""
+        if self._json is None:
+            self._json = encode_json([
+                {"name": f"{node_id}{TOOL_SEPARATOR}{tool.name}",
+                 "description": tool.description, "inputSchema": tool.inputSchema}
+                for tool in self.tools
+            ])[1:-1]  # fmt: skip
+        return self._json
 
 
 @dataclass
@@ -89,6 +102,9 @@ class NodeService:
         self._store = store
         self._now = now_ms
         self._online: dict[str, OnlineNode] = {}
+        # built once per change of who is online, not per tools.list or per turn
+        self._definitions: list[ToolDefinition] | None = None
+        self._json: str | None = None
         self._catalog: dict[str, NodeRecord] = {}
         self._calls: dict[str, _Call] = {}
         self._abandoned: OrderedDict[str, tuple[str, str]] = OrderedDict()
@@ -154,6 +170,7 @@ class NodeService:
             old.peer.close(CloseCode.GOING_AWAY, "Silent; the node reconnected")
             log.info("node %s reconnected; its silent old connection is closed", node_id)
         self._online[node_id] = OnlineNode(peer, tools, runtime)
+        self._online_changed()
         now = self._now()
         previous = self._catalog.get(node_id)
         record = NodeRecord(
@@ -180,6 +197,7 @@ class NodeService:
         ):
             return  # not a node, or a stale socket already replaced
         del self._online[node_id]
+        self._online_changed()
         self._fail_calls(node_id, f"Node disconnected: {node_id}")
         now = self._now()
         if (record := self._catalog.get(node_id)) is not None:
@@ -196,6 +214,7 @@ class NodeService:
         disconnected = False
         if entry is not None:
             del self._online[node_id]
+            self._online_changed()
             entry.peer.close(CloseCode.NORMAL_CLOSURE, "Forgotten from node registry")
             disconnected = True
         self._fail_calls(node_id, f"Node removed from registry: {node_id}")
@@ -204,13 +223,26 @@ class NodeService:
         return NodeForgetResult(nodeId=node_id, removed=removed, disconnected=disconnected)
 
     # -- inventory ----------------------------------------------------------------------
+    def _online_changed(self) -> None:
+        self._definitions = self._json = None
+
     def tool_definitions(self) -> list[ToolDefinition]:
         """Tools of connected nodes, nodes sorted by id, named `{nodeId}__{tool}`."""
-        return [
-            tool.model_copy(update={"name": f"{node_id}{TOOL_SEPARATOR}{tool.name}"})
-            for node_id in sorted(self._online)
-            for tool in self._online[node_id].tools
-        ]
+        if self._definitions is None:
+            self._definitions = [
+                tool.model_copy(update={"name": f"{node_id}{TOOL_SEPARATOR}{tool.name}"})
+                for node_id in sorted(self._online)
+                for tool in self._online[node_id].tools
+            ]
+        return list(self._definitions)
+
+    def tools_json(self) -> str:
+        """`tool_definitions()` as `tools.list` items, encoded and comma-joined ("" when
+        no node offers a tool): each node's part is encoded once per connection."""
+        if self._json is None:
+            parts = (self._online[node_id].tools_json(node_id) for node_id in sorted(self._online))
+            self._json = ",".join(part for part in parts if part)
+        return self._json
 
     def inventory(self) -> list[NodeInfo]:
         """Every known node (online or from the catalog), sorted by id."""

@@ -36,6 +36,7 @@ from gsv_core.gateway.app import build_gateway
 from gsv_core.gateway.audit import MIN_TOKEN_LENGTH
 from gsv_core.gateway.connection import Connection
 from gsv_core.gateway.http_front import HttpFront
+from gsv_core.gateway.keepalive import Keepalive
 from gsv_core.gateway.listening import Listening
 from gsv_core.gateway.state import Gateway
 from gsv_core.gateway.web_assets import PACKAGED_PAGE, WebAssets
@@ -61,7 +62,8 @@ class ServerConfig:
     tls: ssl.SSLContext | None = None
     insecure_no_tls: bool = False
     # keepalive: a silent peer (a frozen node, a dropped network) is closed, its calls
-    # failed and its tools withdrawn within ping_interval + ping_timeout + close_timeout (15 s)
+    # failed and its tools withdrawn within ping_interval + ping_timeout + close_timeout (15 s).
+    # A peer is pinged only after ping_interval without a word from it (gateway/keepalive.py)
     ping_interval: float | None = 5.0
     ping_timeout: float | None = 8.0
     # a peer that stopped answering will not answer our close frame either
@@ -112,13 +114,15 @@ async def serve(
     front = HttpFront(gateway)  # webhooks (POST /channels/{name}/webhook) on this port
     pages = WebAssets(config.web_root or PACKAGED_PAGE)
     web = WebFront(pages, gateway.auth, _origins_setting(gateway), config.tls is not None)
+    keepalive = _keepalive(config)
     try:
         _check_exposure(host, config)
         await _ensure_owner_token(gateway)
         gateway.config.token_required = True
 
         async def handler(ws: ServerConnection) -> None:
-            await Connection(ws, gateway, web.browser_credential(ws.request)).run()
+            browser = web.browser_credential(ws.request)
+            await Connection(ws, gateway, browser, keepalive).run()
 
         async with ws_serve(
             handler,
@@ -130,8 +134,7 @@ async def serve(
             max_size=config.max_size,
             compression=None,
             write_limit=WRITE_LIMIT,
-            ping_interval=config.ping_interval,
-            ping_timeout=config.ping_timeout,
+            ping_interval=None,  # one keepalive for all (`keepalive`), not a task per peer
             close_timeout=config.close_timeout,
             server_header=f"gsv/{gateway.version}",
         ) as server:
@@ -147,12 +150,22 @@ async def serve(
             await gateway.channels.restore()
             gateway.mcp.start()  # each server connects in its own task
             gateway.web_sessions.start()  # browsers' sockets end with their sign-in
+            if keepalive is not None:
+                keepalive.start()
             yield RunningGateway(gateway, server, host, bound, tls=config.tls is not None)
             server.close()
             await server.wait_closed()
     finally:
+        if keepalive is not None:
+            await keepalive.close()
         await front.close()
         await gateway.close()
+
+
+def _keepalive(config: ServerConfig) -> Keepalive | None:
+    if config.ping_interval is None or config.ping_timeout is None:
+        return None  # no keepalive: a silent peer stays until the OS notices
+    return Keepalive(config.ping_interval, config.ping_timeout, config.close_timeout)
 
 
 def _bound_port(server: Server, requested: int) -> int:

@@ -156,6 +156,19 @@ def _dumps(data: dict[str, Any]) -> str:
     return _ENCODER.encode(data)
 
 
+def encode_json(value: Any) -> str:
+    """JSON text as every frame writes it (for a payload kept encoded: `EncodedJson`)."""
+    return _ENCODER.encode(value)
+
+
+@dataclass(frozen=True)
+class EncodedJson:
+    """A response payload already encoded (`encode_json`), written into the frame as it is:
+    a large answer that rarely changes is encoded once, not on every call."""
+
+    text: str
+
+
 def encode_request(frame_id: FrameId, method: str, params: Any = None) -> str:
     data: dict[str, Any] = {"type": "req", "id": frame_id, "method": method}
     if params is not None:
@@ -165,6 +178,8 @@ def encode_request(frame_id: FrameId, method: str, params: Any = None) -> str:
 
 def encode_response(frame_id: FrameId, payload: Any = None) -> str:
     data: dict[str, Any] = {"type": "res", "id": frame_id, "ok": True}
+    if isinstance(payload, EncodedJson):
+        return f'{_dumps(data)[:-1]},"payload":{payload.text}}}'
     if payload is not None:
         data["payload"] = payload
     return _dumps(data)
