@@ -3,6 +3,7 @@
     python -m bench._servers echo          # raw websockets echo (text and binary)
     python -m bench._servers gateway DIR   # a real gsv gateway with its database in DIR
     python -m bench._servers peer URL      # a raw websockets client echoing what URL sends
+    python -m bench._servers blob SIZE     # raw websockets: any text is answered with SIZE bytes
     python -m bench._servers floor-gateway # the protocol floor's gateway (bench._protocol_floor)
     python -m bench._servers floor-node URL DIR   # ... and its node, reading files in DIR
 
@@ -55,6 +56,23 @@ async def _sink() -> None:
                 await ws.send(str(received))
 
     async with serve(sink, "127.0.0.1", 0, compression=None, max_size=None) as server:
+        port = next(iter(server.sockets)).getsockname()[1]
+        print(f"ws://127.0.0.1:{port}/", flush=True)
+        await _until_stdin_closes()
+
+
+async def _blob(size: int) -> None:
+    """Large-answer baseline: any text frame is answered with a text frame of `size`
+    characters, made once (a floor for a big answer such as tools.list at many nodes)."""
+    from websockets.asyncio.server import ServerConnection, serve
+
+    answer = "x" * size
+
+    async def blob(ws: ServerConnection) -> None:
+        async for _ in ws:
+            await ws.send(answer)
+
+    async with serve(blob, "127.0.0.1", 0, compression=None, max_size=None) as server:
         port = next(iter(server.sockets)).getsockname()[1]
         print(f"ws://127.0.0.1:{port}/", flush=True)
         await _until_stdin_closes()
@@ -220,6 +238,8 @@ if __name__ == "__main__":
         _run(_sink())
     elif kind == "relay":
         _run(_relay())
+    elif kind == "blob":
+        _run(_blob(int(sys.argv[2])))
     elif kind == "peer":
         _run(_peer(sys.argv[2]))
     elif kind == "gateway":

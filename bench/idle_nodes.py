@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench._servers import gateway_child, loop_name
+from bench._servers import gateway_child, loop_name, server_process
 from bench.rpc_latency import percentile
 
 MAX_NODES = 5000
@@ -149,6 +149,19 @@ def _ms(samples: list[float]) -> str:
     return f"p50 {p50 * 1e3:8.2f} ms   p99 {p99 * 1e3:8.2f} ms"
 
 
+async def blob_rtts(url: str, calls: int = CALLS) -> list[float]:
+    """The floor for a big answer: a raw websockets server sending as many bytes."""
+    peer = await open_peer(url)
+    samples = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        await peer.ws.send("{}")
+        await peer.ws.recv()
+        samples.append(time.perf_counter() - start)
+    await peer.ws.close()
+    return samples
+
+
 async def measure(pid: int, url: str, token: str, count: int, seconds: float) -> None:
     admin = await owner(url, token)
     await asyncio.sleep(1.0)  # the gateway's start-up work settles
@@ -163,8 +176,11 @@ async def measure(pid: int, url: str, token: str, count: int, seconds: float) ->
     cpu = await idle_cpu_percent(pid, seconds)
     rss = rss_mb(pid)
     crowd_get, _ = await latencies(admin, "config.get")
+    first, _ = await latencies(admin, "tools.list", 1)  # encodes what the crowd brought
     crowd_list, listed = await latencies(admin, "tools.list")
-    size = len(json.dumps(listed, separators=(",", ":")))
+    size = len(json.dumps(listed, separators=(",", ":"), ensure_ascii=False))
+    with server_process("blob", str(size)) as blob_url:
+        floor = await blob_rtts(blob_url)
     node_tools = sum(1 for tool in listed["tools"] if tool["name"].startswith("idle"))
     for node in nodes:
         await node.ws.close()
@@ -177,11 +193,13 @@ async def measure(pid: int, url: str, token: str, count: int, seconds: float) ->
     print(f"config.get, no node      {_ms(base_get)}")
     print(f"config.get, {count} nodes {_ms(crowd_get)}")
     print(f"tools.list, no node      {_ms(base_list)}")
+    print(f"tools.list, first after the crowd joined {first[0] * 1e3:8.2f} ms")
     tools = len(listed["tools"])
     print(f"tools.list, {count} nodes {_ms(crowd_list)}   "
           f"({tools} tools, {node_tools} from nodes, {size / 1e6:.2f} MB)")  # fmt: skip
-    ratio = percentile(crowd_list, 0.5) / percentile(base_get, 0.5)
-    print(f"tools.list at {count} nodes p50 / idle config.get p50: {ratio:.0f}x")
+    print(f"raw websockets, same size  {_ms(floor)}   (a server answering {size / 1e6:.2f} MB)")
+    ratio = percentile(crowd_list, 0.5) / percentile(floor, 0.5)
+    print(f"tools.list at {count} nodes p50 / the same size's raw p50: {ratio:.2f}x")
     print(f"RSS per node: {(rss - base_rss) * 1024 / max(1, count):.1f} KB")
 
 

@@ -156,6 +156,9 @@ class Connection:
                     self._queued_bytes -= len(item)
                     if self._queued_bytes <= BINARY_LOW_WATER:
                         self._drained.set()
+                # not held while we wait for the next one: an idle peer would keep the
+                # last frame written to it (a node: its hello-ok) for ever
+                del item
         except ConnectionClosed:
             return
 

@@ -30,9 +30,9 @@ from gsv_core.errors import (
     ToolFailed,
     Unavailable,
 )
+from gsv_core.gateway.node_tools import SharedTool, ToolShelf
 from gsv_core.protocol import events
 from gsv_core.protocol.close_codes import CloseCode
-from gsv_core.protocol.frames import encode_json
 from gsv_core.protocol.schemas.connect import ToolDefinition
 from gsv_core.protocol.schemas.nodes import (
     BIN_NAME,
@@ -62,28 +62,18 @@ ABANDONED_KEEP = 4096
 @dataclass
 class OnlineNode:
     peer: Peer
-    tools: list[ToolDefinition]
+    # the definitions kept once for every node offering them (node_tools.py)
+    shared: list[SharedTool]
     runtime: NodeRuntime
     # signs approval bindings for this connection (sent to the node in hello-ok)
     approval_key: str = field(default_factory=new_key)
 
     def __post_init__(self) -> None:
+        self.tools = [tool.definition for tool in self.shared]
         self._names = frozenset(tool.name for tool in self.tools)  # looked up per call
-        self._json: str | None = None
 
     def has_tool(self, name: str) -> bool:
         return name in self._names
-
-    def tools_json(self, node_id: str) -> str:
-        """This node's tools as `tools.list` items, encoded once per connection (a node
-        that changes its tools reconnects: a new entry)."""
-        if self._json is None:
-            self._json = encode_json([
-                {"name": f"{node_id}{TOOL_SEPARATOR}{tool.name}",
-                 "description": tool.description, "inputSchema": tool.inputSchema}
-                for tool in self.tools
-            ])[1:-1]  # fmt: skip
-        return self._json
 
 
 @dataclass
@@ -105,6 +95,7 @@ class NodeService:
         # built once per change of who is online, not per tools.list or per turn
         self._definitions: list[ToolDefinition] | None = None
         self._json: str | None = None
+        self._shelf = ToolShelf()
         self._catalog: dict[str, NodeRecord] = {}
         self._calls: dict[str, _Call] = {}
         self._abandoned: OrderedDict[str, tuple[str, str]] = OrderedDict()
@@ -169,13 +160,14 @@ class NodeService:
             self._fail_calls(node_id, f"Node reconnected during {{kind}} request: {node_id}")
             old.peer.close(CloseCode.GOING_AWAY, "Silent; the node reconnected")
             log.info("node %s reconnected; its silent old connection is closed", node_id)
-        self._online[node_id] = OnlineNode(peer, tools, runtime)
+        shared = self._shelf.share(tools)
+        self._online[node_id] = OnlineNode(peer, shared, runtime)
         self._online_changed()
         now = self._now()
         previous = self._catalog.get(node_id)
         record = NodeRecord(
             node_id=node_id,
-            tools=[tool.to_wire() for tool in tools],
+            tools=[tool.wire for tool in shared],
             runtime=runtime.to_wire(),
             platform=client[0],
             version=client[1],
@@ -238,10 +230,13 @@ class NodeService:
 
     def tools_json(self) -> str:
         """`tool_definitions()` as `tools.list` items, encoded and comma-joined ("" when
-        no node offers a tool): each node's part is encoded once per connection."""
+        no node offers a tool): only the names are encoded again after a change."""
         if self._json is None:
-            parts = (self._online[node_id].tools_json(node_id) for node_id in sorted(self._online))
-            self._json = ",".join(part for part in parts if part)
+            self._json = ",".join(
+                tool.item(node_id)
+                for node_id in sorted(self._online)
+                for tool in self._online[node_id].shared
+            )
         return self._json
 
     def inventory(self) -> list[NodeInfo]:

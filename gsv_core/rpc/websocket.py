@@ -38,6 +38,9 @@ async def dispatch_messages(
         async for message in ws:
             try:
                 pending = handler(message)
+                # not held while we wait for the next one: an idle peer would keep its
+                # last message (a node: its connect frame, with every tool) for ever
+                del message
                 if pending is not None:
                     await pending
             except Exception:

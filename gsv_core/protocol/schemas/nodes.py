@@ -5,6 +5,7 @@ params of the node-facing methods (`tool.*`, `logs.*`, `node.*`, docs/protocol.m
 from __future__ import annotations
 
 import re
+import sys
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, ValidationError
@@ -96,7 +97,9 @@ def validate_node_runtime(node_id: str, tools: list[ToolDefinition], raw: Any) -
                 "which hostCapabilities does not list"
             )
         per_tool[name] = caps
-    env = sorted({name.strip() for name in runtime.hostEnv if name.strip()})
+    # interned: a crowd of nodes on alike machines names the same variables (and
+    # capabilities): each name is kept once, not once per node
+    env = sorted({sys.intern(name.strip()) for name in runtime.hostEnv if name.strip()})
     bins = {name: ok for name, ok in runtime.hostBinStatus.items() if BIN_NAME.match(name)}
     return runtime.model_copy(
         update={
@@ -109,7 +112,7 @@ def validate_node_runtime(node_id: str, tools: list[ToolDefinition], raw: Any) -
 
 
 def _capability_list(values: list[str], where: str) -> list[str]:
-    cleaned = sorted({value.strip() for value in values})
+    cleaned = sorted({sys.intern(value.strip()) for value in values})
     if not cleaned:
         raise InvalidConnectParams(f"Invalid nodeRuntime: {where} must not be empty")
     unknown = [value for value in cleaned if value not in CAPABILITY_IDS]
