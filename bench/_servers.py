@@ -30,16 +30,11 @@ async def _until_stdin_closes() -> None:
 
 
 async def _echo() -> None:
-    from websockets.asyncio.server import ServerConnection, serve
-
-    async def echo(ws: ServerConnection) -> None:
+    async def echo(ws: Any) -> None:
         async for message in ws:
             await ws.send(message)
 
-    async with serve(echo, "127.0.0.1", 0, compression=None, max_size=None) as server:
-        port = next(iter(server.sockets)).getsockname()[1]
-        print(f"ws://127.0.0.1:{port}/", flush=True)
-        await _until_stdin_closes()
+    await _serve_raw(echo)
 
 
 async def _sink() -> None:
@@ -64,15 +59,20 @@ async def _sink() -> None:
 async def _blob(size: int) -> None:
     """Large-answer baseline: any text frame is answered with a text frame of `size`
     characters, made once (a floor for a big answer such as tools.list at many nodes)."""
-    from websockets.asyncio.server import ServerConnection, serve
-
     answer = "x" * size
 
-    async def blob(ws: ServerConnection) -> None:
+    async def blob(ws: Any) -> None:
         async for _ in ws:
             await ws.send(answer)
 
-    async with serve(blob, "127.0.0.1", 0, compression=None, max_size=None) as server:
+    await _serve_raw(blob)
+
+
+async def _serve_raw(handler: Any) -> None:
+    """A raw websockets server on 127.0.0.1 until stdin closes; its URL first on stdout."""
+    from websockets.asyncio.server import serve
+
+    async with serve(handler, "127.0.0.1", 0, compression=None, max_size=None) as server:
         port = next(iter(server.sockets)).getsockname()[1]
         print(f"ws://127.0.0.1:{port}/", flush=True)
         await _until_stdin_closes()
