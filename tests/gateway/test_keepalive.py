@@ -154,3 +154,26 @@ async def test_a_node_that_stops_reading_is_closed_and_its_tools_withdrawn(
         assert node.close_code == 1011 and node.close_reason == "keepalive ping timeout"
         assert (await request(client, "config.get"))["ok"]  # the client is still served
         await client.close()
+
+
+async def test_a_node_that_stops_reading_mid_write_is_dropped_and_its_call_fails(
+    tmp_path: Path,
+) -> None:
+    """The gateway is writing a call larger than the socket buffers to a node that
+    stopped reading: the writer waits, a ping cannot even be written, yet the one
+    keepalive goes on and drops the node, and the caller hears it is gone."""
+    config = ServerConfig(database=tmp_path / "gsv.db", ping_interval=0.2, ping_timeout=0.4)
+    async with serve(config, port=0) as gw:
+        node = await node_socket(gw, "stuck")
+        client = await client_socket(gw)
+        node.transport.pause_reading()
+        huge = {"tool": "stuck__Read", "args": {"path": "x" * (20 * 1024 * 1024)}}
+        reply = await request(client, "tool.invoke", huge)
+        assert not reply["ok"] and reply["error"]["code"] == 503
+        assert "Node disconnected: stuck" in reply["error"]["message"]
+        assert gw.gateway.nodes.online("stuck") is None
+        other = await node_socket(gw, "other")  # the keepalive serves others on
+        assert gw.gateway.nodes.online("other") is not None
+        node.transport.abort()
+        await other.close()
+        await client.close()
