@@ -29,7 +29,8 @@ MAX_NODES = 5000
 MAX_SECONDS = 300.0
 CONNECT_BATCH = 50  # nodes joining at once: a crowd, not a stampede
 NODE_PING_INTERVAL = 20.0  # gsv_core/node/daemon.py NodeSettings.ping_interval
-CALLS = 20  # tools.list / config.get samples per figure
+CALLS = 20  # config.get / tools.list samples per figure
+BIG_CALLS = 50  # tools.list at the crowd, and as many of its floor
 
 
 def _ticks(pid: int) -> int:
@@ -149,17 +150,23 @@ def _ms(samples: list[float]) -> str:
     return f"p50 {p50 * 1e3:8.2f} ms   p99 {p99 * 1e3:8.2f} ms"
 
 
-async def blob_rtts(url: str, calls: int = CALLS) -> list[float]:
-    """The floor for a big answer: a raw websockets server sending as many bytes."""
-    peer = await open_peer(url)
-    samples = []
-    for _ in range(calls):
-        start = time.perf_counter()
-        await peer.ws.send("{}")
-        await peer.ws.recv()
-        samples.append(time.perf_counter() - start)
-    await peer.ws.close()
-    return samples
+async def big_answers(admin: RawPeer, calls: int) -> tuple[list[float], list[float], Any]:
+    """tools.list and, in turns with it, its floor: a raw websockets server sending an
+    answer of the same size (in turns, so a burst of noise hits both alike)."""
+    _, listed = await latencies(admin, "tools.list", 1)
+    size = len(json.dumps(listed, separators=(",", ":"), ensure_ascii=False))
+    ours: list[float] = []
+    floor: list[float] = []
+    with server_process("blob", str(size)) as blob_url:
+        raw = await open_peer(blob_url)
+        for _ in range(calls):
+            ours += (await latencies(admin, "tools.list", 1))[0]
+            start = time.perf_counter()
+            await raw.ws.send("{}")
+            await raw.ws.recv()
+            floor.append(time.perf_counter() - start)
+        await raw.ws.close()
+    return ours, floor, listed
 
 
 async def measure(pid: int, url: str, token: str, count: int, seconds: float) -> None:
@@ -177,10 +184,8 @@ async def measure(pid: int, url: str, token: str, count: int, seconds: float) ->
     rss = rss_mb(pid)
     crowd_get, _ = await latencies(admin, "config.get")
     first, _ = await latencies(admin, "tools.list", 1)  # encodes what the crowd brought
-    crowd_list, listed = await latencies(admin, "tools.list")
+    crowd_list, floor, listed = await big_answers(admin, BIG_CALLS)
     size = len(json.dumps(listed, separators=(",", ":"), ensure_ascii=False))
-    with server_process("blob", str(size)) as blob_url:
-        floor = await blob_rtts(blob_url)
     node_tools = sum(1 for tool in listed["tools"] if tool["name"].startswith("idle"))
     for node in nodes:
         await node.ws.close()
@@ -207,10 +212,14 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", "--nodes", type=int, default=1000)
     parser.add_argument("--seconds", type=float, default=20.0, help="idle CPU window")
+    parser.add_argument("--tree", type=Path, help="run the gateway of this checkout (before/after)")
     args = parser.parse_args(argv)
     count = max(1, min(args.nodes, MAX_NODES))
     seconds = max(1.0, min(args.seconds, MAX_SECONDS))
-    with tempfile.TemporaryDirectory() as tmp, gateway_child(tmp) as (pid, url, token):
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        gateway_child(tmp, tree=args.tree) as (pid, url, token),
+    ):
         asyncio.run(asyncio.wait_for(measure(pid, url, token, count, seconds), 600))
 
 
