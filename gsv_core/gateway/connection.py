@@ -26,6 +26,7 @@ from websockets.frames import CloseCode
 
 from gsv_core.errors import ConnectionClosed as ConnectionClosedError
 from gsv_core.errors import InvalidConnectParams, InvalidParams
+from gsv_core.gateway.http_front import FrontDoorConnection
 from gsv_core.gateway.peer_address import describe, host_of
 from gsv_core.protocol.frames import (
     FrameError,
@@ -67,8 +68,10 @@ class Connection:
         self._ws = ws
         self._gateway = gateway
         self._keepalive = keepalive
-        # when the peer last sent anything: the keepalive pings only peers silent a while
-        self.heard = time.monotonic()
+        # when the peer last sent a message: the keepalive pings only peers silent a while
+        self._heard = time.monotonic()
+        # when writing the frame now being written began (None: nothing is waiting)
+        self._sending_since: float | None = None
         self._silent: str | None = None  # why the keepalive dropped it, once it has
         self.connection_id = str(uuid.uuid4())
         self.connected = False
@@ -119,6 +122,22 @@ class Connection:
         return True
 
     # -- Watched (the keepalive) ------------------------------------------------------
+    @property
+    def heard(self) -> float:
+        """When the peer last sent anything: a message, or (through the front door,
+        which sees every byte) a pong or a ping of its own."""
+        wire = self._ws.heard if isinstance(self._ws, FrontDoorConnection) else 0.0
+        heard = max(self._heard, wire)
+        # while a frame waits for the peer to read it, what it sends meanwhile does not
+        # count: a peer that talks but stops reading is pinged, and dropped
+        if self._sending_since is not None:
+            return min(heard, self._sending_since)
+        return heard
+
+    @heard.setter
+    def heard(self, when: float) -> None:
+        self._heard = when
+
     async def ping(self) -> Awaitable[float]:
         return await self._ws.ping()
 
@@ -151,7 +170,9 @@ class Connection:
                     self._drained.set()  # wake blocked senders: they will see the close
                     await close_reading(self._ws, self._reader, item.code, item.reason)
                     return
+                self._sending_since = time.monotonic()
                 await self._ws.send(item)
+                self._sending_since = None
                 if not isinstance(item, str):  # a binary frame: bytes or a view of a buffer
                     self._queued_bytes -= len(item)
                     if self._queued_bytes <= BINARY_LOW_WATER:
@@ -204,7 +225,7 @@ class Connection:
                 await self._ws.close(CloseCode.INTERNAL_ERROR, reason)
 
     def _on_message(self, message: str | bytes) -> Awaitable[None] | None:
-        self.heard = time.monotonic()
+        self._heard = time.monotonic()
         if isinstance(message, bytes):
             # awaited: while the destination is slow we stop reading this socket
             return self._gateway.on_binary(self, message)

@@ -29,6 +29,7 @@ import http
 import json
 import logging
 import re
+import time
 from collections.abc import Coroutine
 from typing import Any, ClassVar
 from urllib.parse import parse_qs
@@ -113,6 +114,9 @@ class FrontDoorConnection(ServerConnection):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # when bytes last came from the peer: a message, a pong, its own ping (the one
+        # keepalive pings only peers silent a while, gateway/keepalive.py)
+        self.heard = time.monotonic()
         self._held = bytearray()  # bytes before the request line is complete
         self._passthrough = False
         self._http: h11.Connection | None = None  # a webhook request, read by h11
@@ -129,6 +133,7 @@ class FrontDoorConnection(ServerConnection):
 
     def data_received(self, data: bytes) -> None:
         if self._passthrough:
+            self.heard = time.monotonic()
             super().data_received(data)
         elif self._drain:
             self._drain = max(0, self._drain - len(data))

@@ -81,6 +81,7 @@ class Keepalive:
         self._slots: dict[int, set[_Entry]] = {}
         self._swept = self._slot_of(clock()) - 1  # the last slot swept
         self._task: asyncio.Task[None] | None = None
+        self.pings_sent = 0  # how many pings the silent peers have needed (status, tests)
 
     def start(self) -> None:
         if self._task is None:
@@ -158,6 +159,7 @@ class Keepalive:
             self._schedule(entry, peer.heard + self.interval)  # heard lately: no ping
             return
         entry.waiting, entry.pinged_at = True, now
+        self.pings_sent += 1
         self._schedule(entry, now + self.timeout)
         try:
             pong = await self._ping(peer)

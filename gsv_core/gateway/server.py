@@ -85,6 +85,7 @@ class RunningGateway:
     host: str
     port: int
     tls: bool = False
+    keepalive: Keepalive | None = None  # None: `ServerConfig` turned it off
 
     @property
     def url(self) -> str:
@@ -152,7 +153,8 @@ async def serve(
             gateway.web_sessions.start()  # browsers' sockets end with their sign-in
             if keepalive is not None:
                 keepalive.start()
-            yield RunningGateway(gateway, server, host, bound, tls=config.tls is not None)
+            tls = config.tls is not None
+            yield RunningGateway(gateway, server, host, bound, tls=tls, keepalive=keepalive)
             server.close()
             await server.wait_closed()
     finally:

@@ -14,7 +14,7 @@ from gsv_core.gateway.keepalive import Keepalive
 from gsv_core.gateway.server import ServerConfig, serve
 from tests.gateway.test_nodes import client_socket, node_socket
 from tests.waiting import until
-from tests.wire import request
+from tests.wire import open_raw, request
 
 INTERVAL, TIMEOUT, TICK = 5.0, 8.0, 0.5
 STEP = 0.1  # the test clock moves by this much between sweeps
@@ -177,3 +177,21 @@ async def test_a_node_that_stops_reading_mid_write_is_dropped_and_its_call_fails
         node.transport.abort()
         await other.close()
         await client.close()
+
+
+async def test_a_peer_that_pings_the_gateway_itself_is_not_pinged(tmp_path: Path) -> None:
+    """Any bytes count as heard, its own pings too: a peer pinging every 0.1 s is never
+    silent for the 2 s that earn it a ping; one that sends nothing is pinged, answers,
+    and stays."""
+    config = ServerConfig(database=tmp_path / "gsv.db", ping_interval=2.0, ping_timeout=2.0)
+    async with serve(config, port=0) as gw:
+        assert gw.keepalive is not None
+        talker = await open_raw(gw.url, ping_interval=0.1)
+        await asyncio.sleep(4.0)  # two intervals
+        assert gw.keepalive.pings_sent == 0
+        quiet = await open_raw(gw.url, ping_interval=None)
+        await until(lambda: gw.keepalive is not None and gw.keepalive.pings_sent >= 1)
+        await until(lambda: gw.keepalive is not None and gw.keepalive.pings_sent >= 2)
+        assert len(gw.keepalive) == 2  # the quiet one answered: both still watched
+        await quiet.close()
+        await talker.close()
