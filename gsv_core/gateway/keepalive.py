@@ -170,11 +170,12 @@ class Keepalive:
             pong.add_done_callback(lambda answer: self._answered(entry, answer))
 
     async def _ping(self, peer: Watched) -> Awaitable[float] | None:
-        """Send a ping without letting one peer hold up the sweep: writing waits only
-        while the socket's buffer is full, which a peer that stopped reading causes. Not
-        written in time: no pong to wait for, and the timeout decides."""
+        """Send a ping without letting one peer hold up the sweep. Writing it waits only
+        while the socket's buffer is full (a peer that stopped reading): such a ping is
+        given up at once, so a crowd of stuck peers cannot stall the others; it has no
+        pong to wait for, and the timeout decides."""
         try:
-            async with asyncio.timeout(self._tick):
+            async with asyncio.timeout(0):  # fires only if the write has to wait
                 return await peer.ping()
         except TimeoutError:
             return None
