@@ -55,7 +55,13 @@ from gsv_core.protocol.messages import (
     tool_calls,
 )
 from gsv_core.protocol.schemas.nodes import split_tool_name
-from gsv_core.providers.base import AssistantBuilder, ModelRequest, Provider, TextDelta
+from gsv_core.providers.base import (
+    AssistantBuilder,
+    ModelRequest,
+    Provider,
+    TextDelta,
+    TextRetracted,
+)
 from gsv_core.providers.failover import Restart, Switched, stream_with_failover
 from gsv_core.storage.sessions import SessionRecord
 from gsv_core.usage.ledger import CHAT, ModelCall
@@ -197,7 +203,8 @@ class RunLoop:
         provider_name, model_id = self.session.effective_model(self.run)
         timeout = max(1000, int(self._setting("timeouts.llmMs"))) / 1000
         provider = self.host.provider(provider_name, timeout)
-        window = context_window(self.host.config(), provider_name, model_id)
+        reported = await self.host.reported_window(provider_name, model_id)
+        window = context_window(self.host.config(), provider_name, model_id, reported)
         request = await self._request(model_id, (provider_name, model_id))
         if self._compaction_enabled() and self._over_budget(request, window):
             await self.session.auto_compact(provider, model_id, window, self.run.source)
@@ -257,6 +264,8 @@ class RunLoop:
             builder.add(event)
             if isinstance(event, TextDelta) and event.text:
                 self._show(shown.add(event.text))
+            elif isinstance(event, TextRetracted):
+                self._show(shown.retract())
         self._show(shown.finish())
         message = builder.message(self.host.now_ms())
         if not message["content"]:
