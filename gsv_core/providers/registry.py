@@ -149,7 +149,8 @@ def provider_settings(
     cache_key = custom.get("promptCacheKey")
     if not isinstance(cache_key, bool):
         cache_key = urlsplit(base_url).hostname == OPENAI_HOST
-    mode = custom.get("toolCalls", NATIVE)
+    mode = custom.get("toolCalls")
+    mode = NATIVE if mode is None else mode  # None: unset, as every key here
     if mode not in TOOL_CALL_MODES:  # the config refuses it; a partial config may not
         raise ProviderNotConfigured(
             f'provider "{name}" has toolCalls "{mode}"; use native, text or off: '

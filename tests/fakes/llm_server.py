@@ -104,9 +104,10 @@ class FakeLLMServer:
         self.models: list[str] = ["fake-small", "fake-large"]
         self.api_key: str | None = None
         # Ollama's POST /api/show: model name -> the JSON answered (404 for other names);
-        # `show_requests` are the bodies asked
+        # `show_requests` are the bodies asked, `show_headers` their headers
         self.show: dict[str, Any] = {}
         self.show_requests: list[dict[str, Any]] = []
+        self.show_headers: list[dict[str, str]] = []
         # set: Anthropic usage comes from the request's cache breakpoints (prompt_cache.py)
         self.prompt_cache: PromptCache | None = None
         self._queue: deque[Turn] = deque()
@@ -254,6 +255,7 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(length) or b"{}")
         with self.owner._lock:
             self.owner.show_requests.append(body)
+            self.owner.show_headers.append(dict(self.headers))
         answer = self.owner.show.get(str(body.get("model")))
         if answer is None:
             self._send_json(404, {"error": f"model '{body.get('model')}' not found"})
