@@ -125,7 +125,9 @@ def _keys_at(path: str, root: type[BaseModel]) -> list[str]:
             named = False
             continue
         field = model.model_fields.get(part) if _is_model(model) else None
-        model = _model_in(field.annotation) if field is not None else None
+        if field is None:
+            return []
+        model = _model_in(field.annotation)
         if model is None:
             return []
         named = getattr(field.annotation, "__origin__", None) is dict  # e.g. providers
