@@ -63,6 +63,7 @@ from gsv_core.providers.base import (
     TextRetracted,
 )
 from gsv_core.providers.failover import Restart, Switched, stream_with_failover
+from gsv_core.providers.tool_call_modes import OFF
 from gsv_core.storage.sessions import SessionRecord
 from gsv_core.usage.ledger import CHAT, ModelCall
 
@@ -290,7 +291,8 @@ class RunLoop:
 
     async def _request(self, model_id: str, model: tuple[str, str]) -> ModelRequest:
         ctx = self._tool_context("")
-        specs = [spec for spec in self.host.tools.specs(ctx) if self._allowed(spec.name)]
+        tools = self._offers_tools(model[0])
+        specs = [s for s in self.host.tools.specs(ctx) if self._allowed(s.name)] if tools else []
         inputs = PromptInputs(
             agent_id=self.session.agent_id,
             session_key=self.session.key,
@@ -306,7 +308,8 @@ class RunLoop:
             on_demand=[
                 name
                 for name in ON_DEMAND
-                if self._allowed(NATIVE_PREFIX + name)
+                if tools
+                and self._allowed(NATIVE_PREFIX + name)
                 and self.host.tools.offers(NATIVE_PREFIX + name, ctx)
             ],
             guest_area=self._guest_area(),
@@ -326,6 +329,12 @@ class RunLoop:
             max_tokens=int(max_tokens) if isinstance(max_tokens, int) else None,
             cache_key=self.session.record.session_id,  # a uuid: new after a reset
         )
+
+    def _offers_tools(self, provider_name: str) -> bool:
+        """False for a provider set to `toolCalls: off`: its models get no tools and a
+        prompt that lists none (providers/tool_call_modes.py)."""
+        entry = (self.host.config().get("providers") or {}).get(provider_name)
+        return not (isinstance(entry, dict) and entry.get("toolCalls") == OFF)
 
     def _guest_area(self) -> str | None:
         """A guest's run: its folder (the prompt tells it nothing of the owner's)."""
