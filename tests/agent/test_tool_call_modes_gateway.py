@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from gsv_core.client import GatewayClient
-from gsv_core.gateway.server import RunningGateway
 from tests.agent.conftest import EventLog, send
 from tests.failover.conftest import configure, fake_provider, gw, llm, waits
 from tests.fakes.llm_server import FakeLLMServer, reply
