@@ -154,8 +154,10 @@ def test_the_tool_call_mode_reaches_the_provider(mode: str) -> None:
     entry = {"api": "openai", "baseUrl": "http://127.0.0.1:1/v1", "toolCalls": mode}
     made = resolve_provider(config(providers={"x": entry}), "x", llm_timeout=5)
     assert isinstance(made, OpenAICompatProvider) and made.tool_calls == mode
-    assert provider_settings(config(providers={"x": {**entry, "toolCalls": None}}), "x").tool_calls \
+    assert (
+        provider_settings(config(providers={"x": {**entry, "toolCalls": None}}), "x").tool_calls
         == "native"
+    )
 
 
 @pytest.mark.parametrize("mode", ["json", "", 1, True, "NATIVE"])
