@@ -1,8 +1,9 @@
 """Which provider a name in the config stands for: its API, endpoint and key.
 
 Built-in names need only a key: `anthropic`, `openai`, `openrouter` and `google` (Gemini's
-OpenAI-compatible endpoint). `providers.<name> = {api, baseUrl, apiKey}` overrides a
-built-in or adds any endpoint (Ollama, vLLM, LM Studio, a proxy). The key is looked up in
+OpenAI-compatible endpoint). `providers.<name> = {api, baseUrl, apiKey, toolCalls}`
+overrides a built-in or adds any endpoint (Ollama, vLLM, LM Studio, a proxy); `toolCalls`
+is how its models get tools (tool_call_modes.py). The key is looked up in
 `providers.<name>.apiKey`, then `apiKeys.<name>`, then the environment. A local endpoint
 needs no key.
 
