@@ -80,5 +80,6 @@ def test_model(
     reported = " (reported by the server)" if result.get("contextWindowReported") else ""
     output.write_text(f"context window: {window} tokens{reported}\n")
     if calls in MODE_HINTS:
-        output.print_hint(f"set it: gsv config set providers.{result['provider']}.toolCalls "
-                          f"{MODE_HINTS[calls]}")  # fmt: skip
+        mode, name = MODE_HINTS[calls], result["provider"]
+        output.print_hint(f"this model suits toolCalls {mode}: "
+                          f"gsv config set providers.{name}.toolCalls {mode}")  # fmt: skip
