@@ -43,8 +43,11 @@ KNOWN_WINDOWS: tuple[tuple[str, int], ...] = (
 )
 
 
-def context_window(config: dict[str, Any], provider: str, model_id: str) -> int:
-    """The context window of a model, in tokens."""
+def context_window(
+    config: dict[str, Any], provider: str, model_id: str, reported: int | None = None
+) -> int:
+    """The context window of a model, in tokens: the config's, else the one its server
+    `reported` (Ollama: providers/ollama.py), else known by its id, else the default."""
     configured = (config.get("providers") or {}).get(provider, {}).get("contextWindow")
     if isinstance(configured, int) and configured > 0:
         return configured
@@ -53,6 +56,8 @@ def context_window(config: dict[str, Any], provider: str, model_id: str) -> int:
     same_model = default_model.get("provider") == provider and default_model.get("id") == model_id
     if same_model and isinstance(override, int) and override > 0:
         return override
+    if reported:
+        return reported
     lowered = model_id.lower().rsplit("/", 1)[-1]
     for prefix, window in KNOWN_WINDOWS:
         if lowered.startswith(prefix):

@@ -55,6 +55,10 @@ class AgentHost(Protocol):
         limited, out of quota); True when it was."""
         ...
 
+    async def reported_window(self, provider: str, model: str) -> int | None:
+        """The context window `provider`'s server reports for `model` (Ollama), or None."""
+        ...
+
     async def system_prompt(self, inputs: PromptInputs) -> str: ...
 
     async def archive(

@@ -55,8 +55,15 @@ from gsv_core.protocol.messages import (
     tool_calls,
 )
 from gsv_core.protocol.schemas.nodes import split_tool_name
-from gsv_core.providers.base import AssistantBuilder, ModelRequest, Provider, TextDelta
+from gsv_core.providers.base import (
+    AssistantBuilder,
+    ModelRequest,
+    Provider,
+    TextDelta,
+    TextRetracted,
+)
 from gsv_core.providers.failover import Restart, Switched, stream_with_failover
+from gsv_core.providers.tool_call_modes import OFF
 from gsv_core.storage.sessions import SessionRecord
 from gsv_core.usage.ledger import CHAT, ModelCall
 
@@ -197,7 +204,8 @@ class RunLoop:
         provider_name, model_id = self.session.effective_model(self.run)
         timeout = max(1000, int(self._setting("timeouts.llmMs"))) / 1000
         provider = self.host.provider(provider_name, timeout)
-        window = context_window(self.host.config(), provider_name, model_id)
+        reported = await self.host.reported_window(provider_name, model_id)
+        window = context_window(self.host.config(), provider_name, model_id, reported)
         request = await self._request(model_id, (provider_name, model_id))
         if self._compaction_enabled() and self._over_budget(request, window):
             await self.session.auto_compact(provider, model_id, window, self.run.source)
@@ -257,6 +265,8 @@ class RunLoop:
             builder.add(event)
             if isinstance(event, TextDelta) and event.text:
                 self._show(shown.add(event.text))
+            elif isinstance(event, TextRetracted):
+                self._show(shown.retract())
         self._show(shown.finish())
         message = builder.message(self.host.now_ms())
         if not message["content"]:
@@ -281,7 +291,8 @@ class RunLoop:
 
     async def _request(self, model_id: str, model: tuple[str, str]) -> ModelRequest:
         ctx = self._tool_context("")
-        specs = [spec for spec in self.host.tools.specs(ctx) if self._allowed(spec.name)]
+        tools = self._offers_tools(model[0])
+        specs = [s for s in self.host.tools.specs(ctx) if self._allowed(s.name)] if tools else []
         inputs = PromptInputs(
             agent_id=self.session.agent_id,
             session_key=self.session.key,
@@ -297,7 +308,8 @@ class RunLoop:
             on_demand=[
                 name
                 for name in ON_DEMAND
-                if self._allowed(NATIVE_PREFIX + name)
+                if tools
+                and self._allowed(NATIVE_PREFIX + name)
                 and self.host.tools.offers(NATIVE_PREFIX + name, ctx)
             ],
             guest_area=self._guest_area(),
@@ -317,6 +329,12 @@ class RunLoop:
             max_tokens=int(max_tokens) if isinstance(max_tokens, int) else None,
             cache_key=self.session.record.session_id,  # a uuid: new after a reset
         )
+
+    def _offers_tools(self, provider_name: str) -> bool:
+        """False for a provider set to `toolCalls: off`: its models get no tools and a
+        prompt that lists none (providers/tool_call_modes.py)."""
+        entry = (self.host.config().get("providers") or {}).get(provider_name)
+        return not (isinstance(entry, dict) and entry.get("toolCalls") == OFF)
 
     def _guest_area(self) -> str | None:
         """A guest's run: its folder (the prompt tells it nothing of the owner's)."""

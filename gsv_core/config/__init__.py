@@ -280,6 +280,9 @@ class ProviderConfig(_Section):
     # send OpenAI's `prompt_cache_key` (one per session) so a conversation's requests
     # meet the same cache; unset: only to api.openai.com (other servers may refuse it)
     promptCacheKey: bool | None = None
+    # how its models get tools (gsv_core/providers/tool_call_modes.py): native, as JSON
+    # text described in the system prompt (small local models), or none at all
+    toolCalls: Literal["native", "text", "off"] = "native"
 
 
 class CronConfig(_Section):

@@ -98,6 +98,15 @@ class GatewayAgentHost(GatewayHost):
             return False
         return await self._gateway.keys.report(provider.name, key, error)
 
+    async def reported_window(self, provider: str, model: str) -> int | None:
+        from gsv_core.providers.registry import ProviderNotConfigured, provider_settings
+
+        try:
+            settings = provider_settings(self.config(), provider)
+        except ProviderNotConfigured:
+            return None  # the model call says what is missing
+        return await self._gateway.windows.get(settings, model)
+
     async def system_prompt(self, inputs: PromptInputs) -> str:
         guest = inputs.guest_area is not None
         offered = {tool.name.partition("__")[0] for tool in inputs.tools}

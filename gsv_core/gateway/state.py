@@ -33,6 +33,7 @@ from gsv_core.mcp.supervisor import McpSupervisor
 from gsv_core.memory.service import MemoryService
 from gsv_core.protocol.frames import FrameError
 from gsv_core.providers.keys import KeyPool
+from gsv_core.providers.ollama import ReportedWindows
 from gsv_core.rpc.context import Peer
 from gsv_core.rpc.dispatch import Router
 from gsv_core.skills import SkillService
@@ -82,6 +83,8 @@ class Gateway:
     budget_notices: BudgetNotices = field(init=False)
     mcp: McpSupervisor = field(init=False)
     memory: MemoryService = field(init=False)
+    # context windows Ollama servers report (providers/ollama.py)
+    windows: ReportedWindows = field(default_factory=ReportedWindows)
     version: str = __version__
     # events this gateway really emits; method families add theirs when they register
     events: set[str] = field(default_factory=set)

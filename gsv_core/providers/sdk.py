@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable
+from contextlib import aclosing
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Protocol
 
@@ -21,6 +22,7 @@ from gsv_core.providers.retry import (
     malformed_reason,
     stream_with_retries,
 )
+from gsv_core.providers.tool_call_modes import NATIVE, TEXT, adapt_request, text_calls
 
 
 class StreamReader(Protocol):
@@ -47,8 +49,18 @@ class SdkProvider(ABC):
     # send the conversation's cache key where the API takes one (OpenAI's
     # prompt_cache_key); Anthropic marks cache breakpoints instead and ignores this
     prompt_cache_key: bool = False
+    # native | text | off: how the model is given tools (tool_call_modes.py)
+    tool_calls: str = NATIVE
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        events = self._stream(adapt_request(request, self.tool_calls))
+        if self.tool_calls == TEXT:
+            events = text_calls(events, [tool.name for tool in request.tools])
+        async with aclosing(events) as closing:
+            async for event in closing:
+                yield event
+
+    async def _stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         params = self.request_params(request)
         try:
             async for event in stream_with_retries(lambda: self._attempt(params), self.retry):
