@@ -122,6 +122,7 @@ def print_credentials(found: list[dict[str, Any]], role: str, empty: str | None 
         ],
         rows,
         empty=empty or f"no {role} credentials: `gsv {role}s invite` makes a join code",
+        whole=("credential",),
     )
 
 
