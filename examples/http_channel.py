@@ -5,7 +5,8 @@
 Its "messenger" is a local HTTP test channel, like the original's test channel:
 
     POST /inbound   {"peer": "alice", "text": "hi", "id": "m1"?}  -> the gateway's answer
-    GET  /messages  -> every outbound message so far: [{"peer", "text", "replyToId"?, "linkPreviews"?}]
+    GET  /messages  -> every outbound message so far:
+                       [{"peer", "text", "replyToId"?, "linkPreviews"?}]
 
 Run it with the channel credential (docs/channels.md: `gsv channels invite httptest`):
 
