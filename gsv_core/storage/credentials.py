@@ -227,9 +227,10 @@ def _check_join(
         return JoinCheck.TAKEN
     # a node seen before credentials existed (or whose rows were lost) keeps its id too:
     # its approval rules and skills are keyed by it, and a stranger's code must not inherit them
-    seen = role == NODE and conn.execute(
-        "SELECT 1 FROM nodes WHERE node_id = ?", (subject,)
-    ).fetchone()
+    seen = (
+        role == NODE
+        and conn.execute("SELECT 1 FROM nodes WHERE node_id = ?", (subject,)).fetchone()
+    )
     return JoinCheck.KNOWN if seen else JoinCheck.OK
 
 
