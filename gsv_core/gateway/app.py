@@ -66,6 +66,7 @@ from gsv_core.memory.embeddings import EmbeddingsEndpoint
 from gsv_core.memory.service import MemoryService
 from gsv_core.pairing import PairingService
 from gsv_core.providers.retry import RetryPolicy
+from gsv_core.routing import RoutingSettings
 from gsv_core.skills import SkillService
 from gsv_core.storage.channels import ChannelStore
 from gsv_core.storage.config_store import ConfigStore
@@ -77,7 +78,7 @@ from gsv_core.storage.outbox import OutboxStore
 from gsv_core.storage.pairing import PairingStore
 from gsv_core.storage.sessions import SessionStore
 from gsv_core.transfer import PartJournal
-from gsv_core.usage.ledger import cron_source
+from gsv_core.usage.ledger import cron_source, embeddings_call
 from gsv_core.usage.notices import BudgetNotices
 from gsv_core.workspace import FilesystemBackend, Workspace
 from gsv_core.workspace.paths import normalise_path, validate_agent_id, write_location
@@ -169,6 +170,11 @@ async def build_gateway(
         lambda: gateway.config.setting("memory.notes"),
         lambda: EmbeddingsEndpoint.from_config(
             (gateway.config.effective.get("memory") or {}).get("embeddings")
+        ),
+        lambda model, tokens: gateway.usage.record(
+            embeddings_call(
+                RoutingSettings.from_config(gateway.config.effective).default_agent, model, tokens
+            )
         ),
     )
     gateway.workspace.listeners.append(gateway.memory.file_changed)

@@ -15,7 +15,7 @@ import math
 import operator
 import sqlite3
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,22 +47,42 @@ class EmbeddingsEndpoint:
         return cls(str(value["baseUrl"]).rstrip("/"), str(value["model"]), key or None)
 
 
+@dataclass(frozen=True)
+class Embedded:
+    vectors: list[list[float]]
+    tokens: int  # what the endpoint billed (its `usage`), else about 4 characters a token
+
+
+# what an embedding call cost: (model, input tokens); the gateway writes it to the ledger
+Spent = Callable[[str, int], Awaitable[None]]
+
+
 async def embed(
     client: httpx.AsyncClient, endpoint: EmbeddingsEndpoint, texts: Sequence[str]
-) -> list[list[float]]:
+) -> Embedded:
     """One vector per text, in order; raises httpx.HTTPError or ValueError on a bad answer."""
     headers = {"Authorization": f"Bearer {endpoint.api_key}"} if endpoint.api_key else {}
-    body = {"model": endpoint.model, "input": [t[:TEXT_CHARS] for t in texts]}
+    sent = [t[:TEXT_CHARS] for t in texts]
+    body = {"model": endpoint.model, "input": sent}
     answer = await client.post(f"{endpoint.base_url}/embeddings", json=body, headers=headers)
     answer.raise_for_status()
-    data = answer.json().get("data")
+    document = answer.json()
+    data = document.get("data") if isinstance(document, dict) else None
     if not isinstance(data, list) or len(data) != len(texts):
         raise ValueError("the embeddings endpoint answered without one vector per text")
     ordered = sorted(data, key=lambda item: int(item.get("index", 0)))
     vectors = [item.get("embedding") for item in ordered]
     if not all(isinstance(v, list) and v for v in vectors):
         raise ValueError("the embeddings endpoint answered an empty or malformed vector")
-    return [[float(x) for x in v] for v in vectors]
+    return Embedded([[float(x) for x in v] for v in vectors], _tokens(document, sent))
+
+
+def _tokens(document: dict[str, Any], sent: Sequence[str]) -> int:
+    usage = document.get("usage")
+    billed = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+    if isinstance(billed, int) and not isinstance(billed, bool) and billed >= 0:
+        return billed
+    return sum(len(text) for text in sent) // 4 + len(sent)
 
 
 def pack(vector: Sequence[float]) -> bytes:
@@ -146,9 +166,15 @@ class Embedder:
     """Embeds what is not embedded yet, in the background, whenever `kick()` is called
     (at start, after writes, before searches); one task at a time, cancelled by close()."""
 
-    def __init__(self, db: Database, endpoint: Callable[[], EmbeddingsEndpoint | None]) -> None:
+    def __init__(
+        self,
+        db: Database,
+        endpoint: Callable[[], EmbeddingsEndpoint | None],
+        spent: Spent | None = None,
+    ) -> None:
         self._db = db
         self.endpoint = endpoint
+        self._spent = spent  # every call's tokens go to the usage ledger
         self._task: asyncio.Task[None] | None = None
         self._again = False
         self.error: str | None = None
@@ -179,10 +205,20 @@ class Embedder:
             return None
         try:
             async with httpx.AsyncClient(timeout=TIMEOUT_S) as client:
-                return (await embed(client, endpoint, [text]))[0]
+                embedded = await embed(client, endpoint, [text])
         except (httpx.HTTPError, ValueError) as exc:
             log.warning("embedding a query failed (BM25 alone ranks): %s", exc)
             return None
+        await self._record(endpoint, embedded)
+        return embedded.vectors[0]
+
+    async def _record(self, endpoint: EmbeddingsEndpoint, embedded: Embedded) -> None:
+        if self._spent is None:
+            return
+        try:
+            await self._spent(endpoint.model, embedded.tokens)
+        except Exception:  # the vectors are made: a lost ledger row must not lose them
+            log.exception("could not record the usage of an embeddings call")
 
     async def _run(self) -> None:
         while True:
@@ -205,7 +241,8 @@ class Embedder:
         model = endpoint.model
         while batch := await self._db.read(lambda c: pending(c, model, BATCH)):
             ids = [doc_id for doc_id, _ in batch]
-            vectors = await embed(client, endpoint, [text for _, text in batch])
+            embedded = await embed(client, endpoint, [text for _, text in batch])
+            await self._record(endpoint, embedded)
             await self._db.write(
-                functools.partial(save_vectors, model=model, ids=ids, vectors=vectors)
+                functools.partial(save_vectors, model=model, ids=ids, vectors=embedded.vectors)
             )

@@ -104,7 +104,7 @@ def _group(row: tuple[Any, ...]) -> dict[str, Any]:
 
 
 BACKGROUND_PREFIXES = ("cron:", "sessionSend@")
-BACKGROUND_NAMES = ("heartbeat",)
+BACKGROUND_NAMES = ("heartbeat", "memory")  # memory: embedding notes and messages
 ON_BEHALF = "compaction@"  # a call made inside a run, counted as the run's
 
 

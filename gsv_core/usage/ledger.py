@@ -1,7 +1,8 @@
 """The usage ledger: every model call the agent makes, with its tokens, cost and source.
 
 Sources: `chat` (a client), `channel:<name>` (a messenger), `cron:<job name>`,
-`heartbeat`, `sessionSend` (one session writing to another) and `compaction`. A call is
+`heartbeat`, `sessionSend` (one session writing to another), `compaction` and `memory`
+(the embeddings of semantic memory search, provider `embeddings`). A call is
 recorded after it answered; recording never fails the run (a storage error is logged).
 Rows older than `usage.retentionDays` are pruned at start and then once a day.
 """
@@ -24,6 +25,14 @@ CHAT = "chat"
 HEARTBEAT = "heartbeat"
 SESSION_SEND = "sessionSend"
 COMPACTION = "compaction"
+MEMORY = "memory"
+EMBEDDINGS = "embeddings"  # the provider name of a memory embeddings call
+
+
+def embeddings_call(agent_id: str, model: str, tokens: int) -> ModelCall:
+    """An embeddings call of memory search: input tokens only."""
+    usage: Usage = {"input": tokens, "output": 0, "total": tokens}
+    return ModelCall(agent_id, "", MEMORY, EMBEDDINGS, model, usage)
 
 
 def compaction_source(run_source: str) -> str:
