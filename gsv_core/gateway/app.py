@@ -62,7 +62,7 @@ from gsv_core.gateway.state import Gateway, wall_clock_ms
 from gsv_core.gateway.tool_router import GatewayToolRouter
 from gsv_core.gateway.transfers import TransferService, WorkspacePath
 from gsv_core.heartbeat.service import HeartbeatService
-from gsv_core.memory.embeddings import EmbeddingsEndpoint
+from gsv_core.memory.embeddings import EmbeddingsEndpoint, Spending
 from gsv_core.memory.service import MemoryService
 from gsv_core.pairing import PairingService
 from gsv_core.providers.retry import RetryPolicy
@@ -78,7 +78,7 @@ from gsv_core.storage.outbox import OutboxStore
 from gsv_core.storage.pairing import PairingStore
 from gsv_core.storage.sessions import SessionStore
 from gsv_core.transfer import PartJournal
-from gsv_core.usage.ledger import cron_source, embeddings_call
+from gsv_core.usage.ledger import MEMORY, cron_source, embeddings_call
 from gsv_core.usage.notices import BudgetNotices
 from gsv_core.workspace import FilesystemBackend, Workspace
 from gsv_core.workspace.paths import normalise_path, validate_agent_id, write_location
@@ -171,11 +171,7 @@ async def build_gateway(
         lambda: EmbeddingsEndpoint.from_config(
             (gateway.config.effective.get("memory") or {}).get("embeddings")
         ),
-        lambda model, tokens: gateway.usage.record(
-            embeddings_call(
-                RoutingSettings.from_config(gateway.config.effective).default_agent, model, tokens
-            )
-        ),
+        memory_spending(gateway),
     )
     gateway.workspace.listeners.append(gateway.memory.file_changed)
     gateway.sessions = SessionManager(SessionStore(db, gateway.memory.index), host)
@@ -206,6 +202,23 @@ async def build_gateway(
     for module in HANDLER_MODULES:
         module.register(gateway.router, gateway)
     return gateway
+
+
+def memory_spending(gateway: Gateway) -> Spending:
+    """Embeddings are background work of the default agent: recorded in the ledger as
+    `memory`, and stopped while a budget for background work is reached."""
+
+    def agent() -> str:
+        return RoutingSettings.from_config(gateway.config.effective).default_agent
+
+    async def record(model: str, tokens: int) -> None:
+        await gateway.usage.record(embeddings_call(agent(), model, tokens))
+
+    async def held() -> str | None:
+        reached = await gateway.budget_hold(agent(), MEMORY)
+        return reached.message() if reached is not None else None
+
+    return Spending(record, held)
 
 
 async def cron_budget_hold(gateway: Gateway, job: CronJob) -> str | None:

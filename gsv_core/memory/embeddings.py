@@ -53,8 +53,13 @@ class Embedded:
     tokens: int  # what the endpoint billed (its `usage`), else about 4 characters a token
 
 
-# what an embedding call cost: (model, input tokens); the gateway writes it to the ledger
-Spent = Callable[[str, int], Awaitable[None]]
+@dataclass(frozen=True)
+class Spending:
+    """The gateway's money side of embedding: `record(model, tokens)` writes a call to
+    the usage ledger; `held()` names the reached budget that stops embedding, or None."""
+
+    record: Callable[[str, int], Awaitable[None]]
+    held: Callable[[], Awaitable[str | None]]
 
 
 async def embed(
@@ -170,11 +175,11 @@ class Embedder:
         self,
         db: Database,
         endpoint: Callable[[], EmbeddingsEndpoint | None],
-        spent: Spent | None = None,
+        spending: Spending | None = None,
     ) -> None:
         self._db = db
         self.endpoint = endpoint
-        self._spent = spent  # every call's tokens go to the usage ledger
+        self._spending = spending  # None: nothing records or limits (tests of the index)
         self._task: asyncio.Task[None] | None = None
         self._again = False
         self.error: str | None = None
@@ -201,7 +206,7 @@ class Embedder:
         """The query's vector, or None (logged) when there is no endpoint or it failed:
         the search then ranks by BM25 alone."""
         endpoint = self.endpoint()
-        if endpoint is None:
+        if endpoint is None or await self._held():
             return None
         try:
             async with httpx.AsyncClient(timeout=TIMEOUT_S) as client:
@@ -213,12 +218,16 @@ class Embedder:
         return embedded.vectors[0]
 
     async def _record(self, endpoint: EmbeddingsEndpoint, embedded: Embedded) -> None:
-        if self._spent is None:
-            return
-        try:
-            await self._spent(endpoint.model, embedded.tokens)
-        except Exception:  # the vectors are made: a lost ledger row must not lose them
-            log.exception("could not record the usage of an embeddings call")
+        if self._spending is not None:  # the ledger logs, never raises, a lost row
+            await self._spending.record(endpoint.model, embedded.tokens)
+
+    async def _held(self) -> bool:
+        """Whether a reached budget stops embedding now (said in `error`, and logged)."""
+        reason = await self._spending.held() if self._spending is not None else None
+        if reason is not None:
+            self.error = reason
+            log.info("embedding memory waits for the budget: %s", reason)
+        return reason is not None
 
     async def _run(self) -> None:
         while True:
@@ -228,7 +237,8 @@ class Embedder:
                 return
             try:
                 async with httpx.AsyncClient(timeout=TIMEOUT_S) as client:
-                    await self._embed_all(client, endpoint)
+                    if not await self._embed_all(client, endpoint):
+                        return  # a budget holds it: `error` says which; the next kick looks again
                 self.error = None
             except (httpx.HTTPError, ValueError) as exc:
                 self.error = str(exc)
@@ -237,12 +247,16 @@ class Embedder:
             if not self._again:
                 return
 
-    async def _embed_all(self, client: httpx.AsyncClient, endpoint: EmbeddingsEndpoint) -> None:
+    async def _embed_all(self, client: httpx.AsyncClient, endpoint: EmbeddingsEndpoint) -> bool:
+        """Embed every pending piece; False when a reached budget stopped it first."""
         model = endpoint.model
         while batch := await self._db.read(lambda c: pending(c, model, BATCH)):
+            if await self._held():
+                return False
             ids = [doc_id for doc_id, _ in batch]
             embedded = await embed(client, endpoint, [text for _, text in batch])
             await self._record(endpoint, embedded)
             await self._db.write(
                 functools.partial(save_vectors, model=model, ids=ids, vectors=embedded.vectors)
             )
+        return True

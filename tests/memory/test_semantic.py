@@ -153,6 +153,34 @@ async def test_a_gateway_with_embeddings_finds_by_meaning(
     assert memory["input"] == sum(embeddings.billed) and memory["output"] == 0
 
 
+async def test_a_reached_background_budget_stops_embedding(
+    gw: RunningGateway,
+    client: GatewayClient,
+    log: EventLog,
+    embeddings: FakeEmbeddingsServer,
+) -> None:
+    """budget.background 0: nothing is sent to the endpoint (memory.status says why, and
+    BM25 still finds words); raised, the next search embeds."""
+    await client.call("config.set", {"path": "budget.background", "value": 0})
+    value = {"baseUrl": embeddings.base_url, "model": "fake-embed"}
+    await client.call("config.set", {"path": "memory.embeddings", "value": value})
+    run_id = (await send(client, "my car is parked on level three"))["runId"]
+    await log.ended(run_id)
+    found = await client.call("memory.search", {"query": "parked"})
+    await gw.gateway.memory.embedder.idle()
+    assert any("car is **parked**" in hit["snippet"] for hit in found["results"])
+    assert embeddings.requests == []
+    status = await client.call("memory.status", {})
+    assert "background budget" in status["embeddings"]["error"]
+    await client.call("config.set", {"path": "budget.background", "value": 5})
+    await client.call("memory.search", {"query": "parked"})
+    await gw.gateway.memory.embedder.idle()
+    assert (
+        embeddings.requests
+        and "error" not in (await client.call("memory.status", {}))["embeddings"]
+    )
+
+
 async def test_an_endpoint_without_usage_is_billed_by_estimate(
     embeddings: FakeEmbeddingsServer,
 ) -> None:
