@@ -50,8 +50,8 @@ def register(router: Router, gateway: Gateway) -> None:
         started = time.monotonic()
         reply = await test_call(config, provider, model, timeout=60)
         took = int((time.monotonic() - started) * 1000)
-        if not params.settings:  # the configured keys answered: none stays set aside
-            await gateway.keys.clear(provider)
+        if not params.settings:  # the key the test used answered: it is no longer set aside
+            await gateway.keys.clear(provider, provider_settings(config, provider).api_key)
         calls = await probe_tool_calls(config, provider, model, timeout=60)
         reported = await gateway.windows.get(provider_settings(config, provider), model)
         window = context_window(config, provider, model, reported)
