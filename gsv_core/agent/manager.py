@@ -23,6 +23,7 @@ import logging
 import uuid
 from typing import Any
 
+from gsv_core.agent.ack_first import AckFirst
 from gsv_core.agent.history_cache import DEFAULT_LIMIT, HistoryCache
 from gsv_core.agent.host import AgentHost
 from gsv_core.agent.session import SessionActor
@@ -64,6 +65,8 @@ class SessionManager:
         self._actors: dict[str, SessionActor] = {}
         self._creating = asyncio.Lock()
         self.histories = HistoryCache(history_limit)
+        # messages being acknowledged go before the runs' work (ack_first.py)
+        self.acks = AckFirst()
 
     def routing(self) -> RoutingSettings:
         return RoutingSettings.from_config(self.host.config())
@@ -90,7 +93,7 @@ class SessionManager:
                     main = is_main_session_key(key, self.routing())
                     actor = SessionActor(
                         record, self.store, self.host, is_main=main,
-                        on_history_load=self.histories.used,
+                        on_history_load=self.histories.used, acks=self.acks,
                     )  # fmt: skip
                     self._actors[key] = actor
         self.histories.used(actor)

@@ -1,0 +1,217 @@
+"""A crowd of chats at once: does the `chat.send` ack wait behind the runs' work?
+
+    python -m bench.crowd [-n 100]
+
+The gateway runs in its own process with the instant fake LLM (tests/fakes/llm_server.py,
+driven by the real OpenAI SDK inside the gateway); the clients run here. Measured in one
+run: the idle `config.get` round trip (p50/p99); then `-n` connections, each sending one
+`chat.send` to its own session at the same moment: ack p50/p99 and time to `final`
+p50/p99; meanwhile a separate connection samples `config.get` (p99). Each figure is
+printed with its ratio to the idle `config.get` of the same run. Targets (issue 41):
+ack p99 and crowded `config.get` p99 each within 50x the idle `config.get` p99.
+Every wait is bounded (connect, ack, final, sampling).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import multiprocessing
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench._servers import gateway_process, loop_name
+from bench.rpc_latency import client_rtts, percentile
+from tests.fakes.llm_server import FakeLLMServer, fake_llm_server
+
+TARGET_RATIO = 50.0
+IDLE_SAMPLES = 500
+CROWD_TIMEOUT = 120.0  # seconds for the whole burst, from the first send to the last final
+SAMPLE_GAP = 0.005  # between the sampler's config.get calls: a steady trickle, not a flood
+
+
+@dataclass
+class Burst:
+    """What one burst measured, in seconds."""
+
+    acks: list[float] = field(default_factory=list)
+    finals: list[float] = field(default_factory=list)
+    crowded: list[float] = field(default_factory=list)  # config.get during the burst
+    failed: list[str] = field(default_factory=list)  # why, one line per failed chat
+
+
+async def configure(url: str, token: str, llm: FakeLLMServer) -> None:
+    """Point the gateway at the fake LLM and run one chat to the end, so the burst
+    measures a warm gateway (its provider SDK imported), as one that has served before."""
+    from gsv_core.client import GatewayClient
+
+    async with GatewayClient(url, token=token) as client:
+        provider = {"api": "openai", "baseUrl": llm.openai_base_url}
+        await client.call("config.set", {"path": "providers.fake", "value": provider})
+        await client.call("config.set", {"path": "model", "value": {"provider": "fake", "id": "m"}})
+        events = client.events()
+        params = {"sessionKey": "crowd-warm-up", "message": "hi", "runId": "warm-up"}
+        await client.call("chat.send", params)
+        async with asyncio.timeout(CROWD_TIMEOUT):
+            async for frame in events:
+                payload = frame.payload or {}
+                if payload.get("runId") == "warm-up" and payload.get("state") == "final":
+                    return
+
+
+class _Chatter:
+    """One connection sending one chat.send; notes when its ack and its final came."""
+
+    def __init__(self, url: str, token: str, index: int) -> None:
+        from gsv_core.client import GatewayClient
+
+        self.session = f"crowd-{index}"
+        self.run_id = f"crowd-run-{index}"
+        self.final = asyncio.get_running_loop().create_future()
+        self.client = GatewayClient(url, token=token, on_event=self._on_event)
+
+    def _on_event(self, frame: Any) -> None:
+        payload = frame.payload if isinstance(frame.payload, dict) else {}
+        if payload.get("runId") != self.run_id or self.final.done():
+            return
+        if payload.get("state") in ("final", "error", "aborted"):
+            self.final.set_result(payload.get("error") or payload["state"])
+
+    async def send(self, start: float, burst: Burst) -> None:
+        params = {"sessionKey": self.session, "message": "hi", "runId": self.run_id}
+        try:
+            await self.client.call("chat.send", params, timeout=CROWD_TIMEOUT)
+            burst.acks.append(time.perf_counter() - start)
+            state = await asyncio.wait_for(self.final, CROWD_TIMEOUT)
+        except Exception as exc:  # noqa: BLE001 - a failed chat is counted, not fatal
+            burst.failed.append(f"{type(exc).__name__}: {exc}")
+            return
+        if state == "final":
+            burst.finals.append(time.perf_counter() - start)
+        else:
+            burst.failed.append(str(state))
+
+
+async def _sample(url: str, token: str, ready: Any, done: Any) -> list[float]:
+    """config.get on its own connection until `done` is set (bounded in time)."""
+    from gsv_core.client import GatewayClient
+
+    samples: list[float] = []
+    async with GatewayClient(url, token=token) as client:
+        ready.set()
+        deadline = time.perf_counter() + CROWD_TIMEOUT
+        while not done.is_set() and time.perf_counter() < deadline:
+            start = time.perf_counter()
+            await client.call("config.get", {"path": "model"}, timeout=CROWD_TIMEOUT)
+            samples.append(time.perf_counter() - start)
+            await asyncio.sleep(SAMPLE_GAP)
+    return samples
+
+
+def _sampler_child(url: str, token: str, ready: Any, done: Any, out: Any) -> None:
+    """The sampler in a process of its own: the chatters here read every session's
+    events (clients see them all), which must not slow the sampler's own reading."""
+    out.send(asyncio.run(_sample(url, token, ready, done)))
+
+
+async def crowd(url: str, token: str, count: int) -> Burst:
+    """`count` connections, each sending one chat.send at the same moment, while another
+    process samples config.get."""
+    burst = Burst()
+    chatters = [_Chatter(url, token, i) for i in range(count)]
+    spawn = multiprocessing.get_context("spawn")
+    ready, done = spawn.Event(), spawn.Event()
+    receive, send = spawn.Pipe(duplex=False)
+    sampler = spawn.Process(target=_sampler_child, args=(url, token, ready, done, send))
+    sampler.start()
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            await asyncio.wait_for(
+                asyncio.gather(*(stack.enter_async_context(c.client) for c in chatters)), 60
+            )
+            if not await asyncio.to_thread(ready.wait, 60):
+                raise RuntimeError("the config.get sampler did not connect")
+            await asyncio.sleep(0.05)  # the sampler's first calls land before the burst
+            start = time.perf_counter()
+            await asyncio.gather(*(c.send(start, burst) for c in chatters))
+            done.set()
+            if await asyncio.to_thread(receive.poll, CROWD_TIMEOUT):
+                burst.crowded = receive.recv()
+    finally:
+        done.set()
+        sampler.join(30)
+        if sampler.is_alive():
+            sampler.kill()
+    return burst
+
+
+def _figure(name: str, value: float, idle: float) -> str:
+    return f"{name:<34} {value * 1e3:9.2f} ms   {value / idle:8.1f}x idle"
+
+
+def _verdict(name: str, value: float, idle: float) -> bool:
+    ok = value <= TARGET_RATIO * idle
+    print(f"{'PASS' if ok else 'FAIL'}  {name} within {TARGET_RATIO:.0f}x idle config.get p99")
+    return ok
+
+
+def report_burst(count: int, idle: list[float], burst: Burst) -> dict[str, float]:
+    """Print the burst section; returns its figures (seconds) for a caller to collect."""
+    idle50, idle99 = percentile(idle, 0.5), percentile(idle, 0.99)
+    figures = {
+        "idle_config_get_p50": idle50,
+        "idle_config_get_p99": idle99,
+        "ack_p50": percentile(burst.acks, 0.5) if burst.acks else float("inf"),
+        "ack_p99": percentile(burst.acks, 0.99) if burst.acks else float("inf"),
+        "final_p50": percentile(burst.finals, 0.5) if burst.finals else float("inf"),
+        "final_p99": percentile(burst.finals, 0.99) if burst.finals else float("inf"),
+        "crowded_config_get_p99": (
+            percentile(burst.crowded, 0.99) if burst.crowded else float("inf")
+        ),
+    }
+    print(f"{count} chats at once, one connection each, instant fake LLM, on {loop_name()}")
+    print(f"idle config.get                    p50 {idle50 * 1e3:7.2f} ms   p99 {idle99 * 1e3:7.2f} ms")
+    for name, key, base in (
+        ("chat.send ack p50", "ack_p50", idle50),
+        ("chat.send ack p99", "ack_p99", idle99),
+        ("final p50", "final_p50", idle50),
+        ("final p99", "final_p99", idle99),
+        (f"config.get p99 in crowd ({len(burst.crowded)})", "crowded_config_get_p99", idle99),
+    ):
+        print(_figure(name, figures[key], base))
+    if burst.failed:
+        print(f"{len(burst.failed)} of {count} chats failed or timed out, first: {burst.failed[0]}")
+    _verdict("ack p99", figures["ack_p99"], idle99)
+    _verdict("crowded config.get p99", figures["crowded_config_get_p99"], idle99)
+    return figures
+
+
+def burst_section(count: int) -> dict[str, float]:
+    """The burst: its own gateway process and fake LLM; prints and returns its figures.
+    Other sections (such as CPU per turn, bench/turn_profile.py) go beside it in main."""
+    with (
+        fake_llm_server() as llm,
+        tempfile.TemporaryDirectory() as tmp,
+        gateway_process(tmp) as (url, token),
+    ):
+        asyncio.run(configure(url, token, llm))
+        idle = asyncio.run(client_rtts(url, token, IDLE_SAMPLES))
+        burst = asyncio.run(crowd(url, token, count))
+    return report_burst(count, idle, burst)
+
+
+def main(argv: list[str] | None = None) -> dict[str, float]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", "--count", type=int, default=100, help="chats at once (1-1000)")
+    count = max(1, min(parser.parse_args(argv).count, 1000))  # bounded
+    figures = burst_section(count)
+    print(json.dumps({k: round(v * 1e3, 3) for k, v in figures.items()}))
+    return figures
+
+
+if __name__ == "__main__":
+    main()
