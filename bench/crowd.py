@@ -22,11 +22,12 @@ import multiprocessing
 import tempfile
 import time
 from dataclasses import dataclass, field
+from collections.abc import Iterator
 from typing import Any
 
 from bench._servers import gateway_process, loop_name
 from bench.rpc_latency import client_rtts, percentile
-from tests.fakes.llm_server import FakeLLMServer, fake_llm_server
+from tests.fakes.llm_server import fake_llm_server
 
 TARGET_RATIO = 50.0
 IDLE_SAMPLES = 500
@@ -44,13 +45,13 @@ class Burst:
     failed: list[str] = field(default_factory=list)  # why, one line per failed chat
 
 
-async def configure(url: str, token: str, llm: FakeLLMServer) -> None:
+async def configure(url: str, token: str, llm_base_url: str) -> None:
     """Point the gateway at the fake LLM and run one chat to the end, so the burst
     measures a warm gateway (its provider SDK imported), as one that has served before."""
     from gsv_core.client import GatewayClient
 
     async with GatewayClient(url, token=token) as client:
-        provider = {"api": "openai", "baseUrl": llm.openai_base_url}
+        provider = {"api": "openai", "baseUrl": llm_base_url}
         await client.call("config.set", {"path": "providers.fake", "value": provider})
         await client.call("config.set", {"path": "model", "value": {"provider": "fake", "id": "m"}})
         events = client.events()
@@ -190,15 +191,41 @@ def report_burst(count: int, idle: list[float], burst: Burst) -> dict[str, float
     return figures
 
 
+def _llm_child(url_out: Any, stop: Any) -> None:
+    with fake_llm_server() as llm:
+        url_out.send(llm.openai_base_url)
+        stop.wait(CROWD_TIMEOUT * 3)
+
+
+@contextlib.contextmanager
+def llm_process() -> Iterator[str]:
+    """The instant fake LLM in a process of its own (the chatters here read 100 x 100
+    events, and in one process with them it would answer late): yields its base URL."""
+    spawn = multiprocessing.get_context("spawn")
+    stop = spawn.Event()
+    receive, send = spawn.Pipe(duplex=False)
+    child = spawn.Process(target=_llm_child, args=(send, stop))
+    child.start()
+    try:
+        if not receive.poll(60):
+            raise RuntimeError("the fake LLM did not start")
+        yield receive.recv()
+    finally:
+        stop.set()
+        child.join(30)
+        if child.is_alive():
+            child.kill()
+
+
 def burst_section(count: int) -> dict[str, float]:
     """The burst: its own gateway process and fake LLM; prints and returns its figures.
     Other sections (such as CPU per turn, bench/turn_profile.py) go beside it in main."""
     with (
-        fake_llm_server() as llm,
+        llm_process() as llm_url,
         tempfile.TemporaryDirectory() as tmp,
         gateway_process(tmp) as (url, token),
     ):
-        asyncio.run(configure(url, token, llm))
+        asyncio.run(configure(url, token, llm_url))
         idle = asyncio.run(client_rtts(url, token, IDLE_SAMPLES))
         burst = asyncio.run(crowd(url, token, count))
     return report_burst(count, idle, burst)

@@ -72,6 +72,7 @@ class SessionActor:
         is_main: bool,
         on_history_load: Callable[[SessionActor], None] | None = None,
         acks: AckFirst | None = None,
+        fresh: bool = False,
     ) -> None:
         self.record = record
         self.store = store
@@ -79,8 +80,9 @@ class SessionActor:
         self.is_main = is_main
         told = on_history_load
         self._history = SessionHistory(
-            record, store, host, on_load=(lambda: told(self)) if told is not None else None
-        )
+            record, store, host, on_load=(lambda: told(self)) if told is not None else None,
+            fresh=fresh,
+        )  # fmt: skip
         self._acks = acks or AckFirst()
         self._run: RunState | None = None
         self._task: asyncio.Task[None] | None = None  # the latest run's, until it ended
