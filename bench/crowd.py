@@ -21,8 +21,8 @@ import json
 import multiprocessing
 import tempfile
 import time
-from dataclasses import dataclass, field
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from bench._servers import gateway_process, loop_name
@@ -88,7 +88,7 @@ class _Chatter:
             await self.client.call("chat.send", params, timeout=CROWD_TIMEOUT)
             burst.acks.append(time.perf_counter() - start)
             state = await asyncio.wait_for(self.final, CROWD_TIMEOUT)
-        except Exception as exc:  # noqa: BLE001 - a failed chat is counted, not fatal
+        except Exception as exc:
             burst.failed.append(f"{type(exc).__name__}: {exc}")
             return
         if state == "final":
@@ -150,8 +150,8 @@ async def crowd(url: str, token: str, count: int) -> Burst:
     return burst
 
 
-def _figure(name: str, value: float, idle: float) -> str:
-    return f"{name:<34} {value * 1e3:9.2f} ms   {value / idle:8.1f}x idle"
+def _figure(name: str, value: float, idle: float, which: str) -> str:
+    return f"{name:<34} {value * 1e3:9.2f} ms   {value / idle:8.1f}x idle {which}"
 
 
 def _verdict(name: str, value: float, idle: float) -> bool:
@@ -160,32 +160,37 @@ def _verdict(name: str, value: float, idle: float) -> bool:
     return ok
 
 
+def _p(samples: list[float], q: float) -> float:
+    return percentile(samples, q) if samples else float("inf")  # nothing came back
+
+
 def report_burst(count: int, idle: list[float], burst: Burst) -> dict[str, float]:
-    """Print the burst section; returns its figures (seconds) for a caller to collect."""
-    idle50, idle99 = percentile(idle, 0.5), percentile(idle, 0.99)
+    """Print the burst section; returns its figures (seconds) for a caller to collect.
+    A p50 is compared with the idle p50, a p99 with the idle p99."""
+    idle50, idle99 = _p(idle, 0.5), _p(idle, 0.99)
     figures = {
         "idle_config_get_p50": idle50,
         "idle_config_get_p99": idle99,
-        "ack_p50": percentile(burst.acks, 0.5) if burst.acks else float("inf"),
-        "ack_p99": percentile(burst.acks, 0.99) if burst.acks else float("inf"),
-        "final_p50": percentile(burst.finals, 0.5) if burst.finals else float("inf"),
-        "final_p99": percentile(burst.finals, 0.99) if burst.finals else float("inf"),
-        "crowded_config_get_p99": (
-            percentile(burst.crowded, 0.99) if burst.crowded else float("inf")
-        ),
+        "ack_p50": _p(burst.acks, 0.5),
+        "ack_p99": _p(burst.acks, 0.99),
+        "final_p50": _p(burst.finals, 0.5),
+        "final_p99": _p(burst.finals, 0.99),
+        "crowded_config_get_p99": _p(burst.crowded, 0.99),
     }
     print(f"{count} chats at once, one connection each, instant fake LLM, on {loop_name()}")
-    print(f"idle config.get                    p50 {idle50 * 1e3:7.2f} ms   p99 {idle99 * 1e3:7.2f} ms")
-    for name, key, base in (
-        ("chat.send ack p50", "ack_p50", idle50),
-        ("chat.send ack p99", "ack_p99", idle99),
-        ("final p50", "final_p50", idle50),
-        ("final p99", "final_p99", idle99),
-        (f"config.get p99 in crowd ({len(burst.crowded)})", "crowded_config_get_p99", idle99),
+    print(f"{'idle config.get p50':<34} {idle50 * 1e3:9.2f} ms")
+    print(f"{'idle config.get p99':<34} {idle99 * 1e3:9.2f} ms")
+    for name, key in (
+        ("chat.send ack p50", "ack_p50"),
+        ("chat.send ack p99", "ack_p99"),
+        ("final p50", "final_p50"),
+        ("final p99", "final_p99"),
+        (f"config.get p99 in crowd (n={len(burst.crowded)})", "crowded_config_get_p99"),
     ):
-        print(_figure(name, figures[key], base))
+        which = "p50" if key.endswith("p50") else "p99"
+        print(_figure(name, figures[key], idle50 if which == "p50" else idle99, which))
     if burst.failed:
-        print(f"{len(burst.failed)} of {count} chats failed or timed out, first: {burst.failed[0]}")
+        print(f"{len(burst.failed)} of {count} chats failed or timed out; first: {burst.failed[0]}")
     _verdict("ack p99", figures["ack_p99"], idle99)
     _verdict("crowded config.get p99", figures["crowded_config_get_p99"], idle99)
     return figures

@@ -25,8 +25,8 @@ from typing import Any
 
 from gsv_core.agent.ack_first import AckFirst
 from gsv_core.agent.history_cache import DEFAULT_LIMIT, HistoryCache
-from gsv_core.agent.key_locks import KeyLocks
 from gsv_core.agent.host import AgentHost
+from gsv_core.agent.key_locks import KeyLocks
 from gsv_core.agent.session import SessionActor
 from gsv_core.routing import (
     RoutingSettings,
