@@ -30,7 +30,7 @@ from bench.rpc_latency import client_rtts, percentile
 from tests.fakes.llm_server import fake_llm_server
 
 TARGET_RATIO = 50.0
-IDLE_SAMPLES = 500
+IDLE_SAMPLES = 2000
 CROWD_TIMEOUT = 120.0  # seconds for the whole burst, from the first send to the last final
 SAMPLE_GAP = 0.005  # between the sampler's config.get calls: a steady trickle, not a flood
 

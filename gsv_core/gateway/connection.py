@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 import uuid
 from collections.abc import Awaitable
 from dataclasses import dataclass
@@ -44,10 +43,6 @@ log = logging.getLogger(__name__)
 
 BINARY_HIGH_WATER = 4 * 1024 * 1024
 BINARY_LOW_WATER = 1024 * 1024
-# a writer with frames waiting sends for at most this long (seconds) before it yields the
-# event loop: every client sees every event, so a burst of runs ending together queues
-# thousands of frames at once, and sent in one go they would hold up every request
-WRITE_SLICE = 0.002
 
 
 @dataclass(frozen=True)
@@ -122,17 +117,9 @@ class Connection:
             self._outbox.put_nowait(data)
 
     async def _write_loop(self) -> None:
-        slice_start = time.perf_counter()
         try:
             while True:
-                if self._outbox.empty():
-                    item = await self._outbox.get()
-                    slice_start = time.perf_counter()
-                else:
-                    if time.perf_counter() - slice_start > WRITE_SLICE:
-                        await asyncio.sleep(0)  # let the others have the loop (see WRITE_SLICE)
-                        slice_start = time.perf_counter()
-                    item = self._outbox.get_nowait()
+                item = await self._outbox.get()
                 if isinstance(item, _Close):
                     self._drained.set()  # wake blocked senders: they will see the close
                     await close_reading(self._ws, self._reader, item.code, item.reason)

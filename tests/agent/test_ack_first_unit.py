@@ -108,3 +108,36 @@ async def test_a_key_lock_is_released_when_its_holder_fails() -> None:
     assert len(locks) == 0
     async with locks.hold("a"):
         assert len(locks) == 1
+
+
+async def test_runs_take_turns_a_few_per_pass_first_come_first_served() -> None:
+    acks = AckFirst(hold_limit=60, per_round=2)
+    passed: list[int] = []
+    counts: list[int] = []  # turns taken by the end of each pass of the loop
+
+    async def run(n: int) -> None:
+        await acks.turn()
+        passed.append(n)
+
+    tasks = [asyncio.create_task(run(n)) for n in range(7)]
+    for _ in range(40):
+        await asyncio.sleep(0)
+        counts.append(len(passed))
+    await asyncio.wait_for(asyncio.gather(*tasks), 5)
+    assert sorted(passed) == list(range(7))  # every run had its turn
+    assert passed[2:] == sorted(passed[2:])  # the waiters in the order they came
+    steps = [b - a for a, b in zip([0, *counts], counts, strict=False)]
+    assert max(steps) <= 2  # never more than a round's worth in one pass
+
+
+async def test_a_run_stopped_while_waiting_for_its_turn_gives_its_place_up() -> None:
+    acks = AckFirst(hold_limit=60, per_round=1)
+    first = asyncio.create_task(acks.turn())
+    stopped = asyncio.create_task(acks.turn())
+    last = asyncio.create_task(acks.turn())
+    while not first.done():
+        await asyncio.sleep(0)
+    assert not stopped.done()  # waiting for the next round's one turn
+    stopped.cancel()
+    await asyncio.wait_for(asyncio.gather(first, last), 5)  # the place goes to the next
+    assert stopped.cancelled()
