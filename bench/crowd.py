@@ -2,14 +2,16 @@
 
     python -m bench.crowd [-n 100]
 
-The gateway runs in its own process with the instant fake LLM (tests/fakes/llm_server.py,
-driven by the real OpenAI SDK inside the gateway); the clients run here. Measured in one
-run: the idle `config.get` round trip (p50/p99); then `-n` connections, each sending one
-`chat.send` to its own session at the same moment: ack p50/p99 and time to `final`
-p50/p99; meanwhile a separate connection samples `config.get` (p99). Each figure is
-printed with its ratio to the idle `config.get` of the same run. Targets (issue 41):
-ack p99 and crowded `config.get` p99 each within 50x the idle `config.get` p99.
-Every wait is bounded (connect, ack, final, sampling).
+The gateway, the instant fake LLM (tests/fakes/llm_server.py, driven by the real OpenAI
+SDK inside the gateway) and a `config.get` sampler each run in a process of their own;
+the chatting clients run here. Measured in one run: the idle `config.get` round trip
+(p50/p99); then `-n` connections, each sending one `chat.send` to its own session at the
+same moment: ack p50/p99 and time to `final` p50/p99, while the sampler's own connection
+measures `config.get` (p99). Each figure is printed with its ratio to the idle figure of
+the same percentile, then PASS or FAIL for the targets of issue 41: ack p99 and crowded
+`config.get` p99 each within 50x the idle `config.get` p99. Every wait is bounded
+(connect, ack, final, sampling). `burst_section` is one section; others (CPU per turn,
+bench/turn_profile.py) can be printed beside it from `main`.
 """
 
 from __future__ import annotations
