@@ -27,11 +27,15 @@ class SessionHistory:
         store: SessionStore,
         host: AgentHost,
         on_load: Callable[[], None] | None = None,
+        *,
+        fresh: bool = False,
     ) -> None:
         self.record = record
         self.store = store
         self.host = host
-        self._messages: list[dict[str, Any]] | None = None
+        # a session not stored yet has no messages: nothing to read (a crowd of first
+        # messages each spared a read before its ack)
+        self._messages: list[dict[str, Any]] | None = [] if fresh else None
         self._on_load = on_load  # told after each load (the manager bounds what is held)
 
     @property

@@ -141,6 +141,10 @@ class RunSession(Protocol):
 
     def emit(self, event: str, run: RunState, **fields: Any) -> None: ...
 
+    async def take_turn(self) -> None:
+        """Wait, briefly, while messages are being acknowledged (ack_first.py)."""
+        ...
+
     def emit_chat(self, run: RunState, state: str, **fields: Any) -> None: ...
 
     def effective_model(self, run: RunState | None = None) -> tuple[str, str]: ...
@@ -169,6 +173,7 @@ class RunLoop:
         self._find_named_tools()
         limit = int(self._setting("agent.maxToolSteps"))
         for _ in range(limit):  # each pass that does not return is a step calling tools
+            await self.session.take_turn()
             assistant = await self._call_model()
             await self.session.persist([assistant], usage=assistant["usage"])
             await self._record(assistant)
@@ -179,6 +184,7 @@ class RunLoop:
             if text_of(assistant).strip():
                 self.session.emit_chat(self.run, "partial", message=assistant)
             for batch in _batches(calls):
+                await self.session.take_turn()
                 await self._run_batch(batch)
         raise RunFailed(too_many_steps(limit))
 

@@ -113,7 +113,7 @@ class FakeLLMServer:
         self._queue: deque[Turn] = deque()
         self._lock = threading.Lock()
         self._closing = threading.Event()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd = _Server(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
         self.port: int = self._httpd.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
@@ -164,6 +164,12 @@ def fake_llm_server() -> Iterator[FakeLLMServer]:
         yield server
     finally:
         server.close()
+
+
+class _Server(ThreadingHTTPServer):
+    # the default backlog (5) resets connections when a crowd of runs calls at once
+    # (bench/crowd.py): a real API's front takes them all
+    request_queue_size = 256
 
 
 def _handler_for(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
