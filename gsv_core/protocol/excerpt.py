@@ -15,17 +15,22 @@ MIN_KEEP = 200  # characters kept of a cut text whatever the limit
 def excerpt(text: str, limit: int, why: str = "") -> str:
     """`text` itself when at most `limit` characters long, else its head and tail (about
     `limit` characters together) around a note naming how much was cut and `why`."""
+    return _excerpt(text, limit, why)[0]
+
+
+def _excerpt(text: str, limit: int, why: str) -> tuple[str, int]:
+    """(the excerpt, the characters cut out of `text`)."""
     keep = max(MIN_KEEP, limit)
     if len(text) <= keep:
-        return text
+        return text, 0
     head = int(keep * HEAD_SHARE)
     tail = keep - head
     cut = len(text) - head - tail
     reason = f": {why}" if why else ""
     note = f"[... {cut:,} of {len(text):,} characters cut here{reason} ...]"
     if cut <= len(note):  # cutting would not make it shorter
-        return text
-    return f"{text[:head]}\n\n{note}\n\n{text[len(text) - tail :]}"
+        return text, 0
+    return f"{text[:head]}\n\n{note}\n\n{text[len(text) - tail :]}", cut
 
 
 def cut_strings(value: Any, limit: int, why: str = "") -> tuple[Any, int]:
@@ -41,9 +46,8 @@ def cut_strings(value: Any, limit: int, why: str = "") -> tuple[Any, int]:
 
     def change(text: str) -> str:
         nonlocal cut
-        shorter = excerpt(text, cap, why)
-        if shorter is not text:
-            cut += len(text) - len(shorter)
+        shorter, removed = _excerpt(text, cap, why)
+        cut += removed
         return shorter
 
     changed = _map_strings(value, change)
