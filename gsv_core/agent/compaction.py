@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gsv_core.errors import GsvError
-from gsv_core.protocol.excerpt import excerpt
+from gsv_core.protocol.excerpt import excerpt, strings_length
 from gsv_core.protocol.messages import Usage, add_usage, empty_usage, text_of, tool_calls
 from gsv_core.providers.base import AssistantBuilder, ModelRequest, Provider
 
@@ -74,6 +74,43 @@ def estimate_tokens(message: Any) -> int:
     return math.ceil(len(json.dumps(message, ensure_ascii=False)) / 4 * 1.2) + images * IMAGE_TOKENS
 
 
+def text_parts(message: Any) -> list[Any]:
+    """What of a message may be cut to fit a window (oversized.py): its string content,
+    or per block the text of a text block, the arguments of a tool call, else None
+    (images, thinking blocks, whose signatures the provider checks)."""
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        return []
+    return [_part(block) for block in content]
+
+
+def _part(block: Any) -> Any:
+    if not isinstance(block, dict):
+        return None
+    if block.get("type") == "text":
+        return block.get("text")
+    if block.get("type") == "toolCall":
+        return block.get("arguments")
+    return None
+
+
+def estimate_capped(message: Any, cap: int | None) -> int:
+    """`estimate_tokens(message)`, at most `cap`; a message whose text alone is over the
+    cap is not encoded (its JSON is longer still): a 1 MB message costs no JSON
+    encoding each time it is counted."""
+    if cap is None:
+        return estimate_tokens(message)
+    if estimate_text_length(strings_length(text_parts(message))) > cap:
+        return cap
+    return min(estimate_tokens(message), cap)
+
+
+def estimate_text_length(chars: int) -> int:
+    return math.ceil(chars / 4 * 1.2)
+
+
 def estimate_text(text: str) -> int:
     return math.ceil(len(text) / 4 * 1.2)
 
@@ -107,7 +144,7 @@ def compaction_cut(
     counts at most `cap` tokens: what the model is sent of it (oversized.py)."""
     kept_tokens, cut = 0, len(history)
     while cut > 1:
-        cost = _capped(estimate_tokens(history[cut - 1]), cap)
+        cost = estimate_capped(history[cut - 1], cap)
         if kept_tokens + cost > keep_recent_tokens:
             break
         kept_tokens += cost
@@ -127,10 +164,6 @@ def _keep_calls_with_results(history: list[dict[str, Any]], cut: int) -> int:
     while 0 < cut < len(history) and history[cut].get("role") == "toolResult":
         cut -= 1
     return cut
-
-
-def _capped(tokens: int, cap: int | None) -> int:
-    return tokens if cap is None else min(tokens, cap)
 
 
 def serialise(message: dict[str, Any], max_chars: int | None = None) -> str:
@@ -201,7 +234,7 @@ def chunks(messages: list[dict[str, Any]], window: int) -> list[list[dict[str, A
     current: list[dict[str, Any]] = []
     size = 0
     for message in messages:
-        cost = min(estimate_tokens(message), limit)
+        cost = estimate_capped(message, limit)
         if current and size + cost > limit:
             groups.append(current)
             current, size = [], 0

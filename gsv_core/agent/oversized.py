@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gsv_core.agent.compaction import CHARS_PER_TOKEN, estimate_tokens
+from gsv_core.agent.compaction import CHARS_PER_TOKEN, estimate_capped, text_parts
 from gsv_core.protocol.excerpt import cut_strings
 from gsv_core.protocol.messages import text_of
 
@@ -42,31 +42,18 @@ def fit(message: dict[str, Any], limit: int, reason: str) -> tuple[dict[str, Any
     message itself, it fits). Only text and tool-call arguments are cut; the JSON of the
     arguments stays valid (each long string value becomes an excerpt) and thinking
     blocks, whose signatures the provider checks, are left whole."""
-    if estimate_tokens(message) <= limit:
+    if estimate_capped(message, limit + 1) <= limit:
         return message, 0
     budget = int(limit * CHARS_PER_TOKEN)
     content = message.get("content")
-    if isinstance(content, str):
-        shorter, cut = cut_strings(content, budget, reason)
-        return ({**message, "content": shorter}, cut) if cut else (message, 0)
-    if not isinstance(content, list):
-        return message, 0
-    parts = [_cuttable(block) for block in content]
+    parts = text_parts(message)
     shorter_parts, cut = cut_strings(parts, budget, reason)
     if not cut:
         return message, 0
+    if not isinstance(content, list):  # string content: its one part
+        return {**message, "content": shorter_parts[0]}, cut
     blocks = [_with(block, part) for block, part in zip(content, shorter_parts, strict=True)]
     return {**message, "content": blocks}, cut
-
-
-def _cuttable(block: Any) -> Any:
-    if not isinstance(block, dict):
-        return None
-    if block.get("type") == "text":
-        return block.get("text")
-    if block.get("type") == "toolCall":
-        return block.get("arguments")
-    return None
 
 
 def _with(block: Any, part: Any) -> Any:

@@ -54,6 +54,11 @@ def cut_strings(value: Any, limit: int, why: str = "") -> tuple[Any, int]:
     return (changed, cut) if cut > 0 else (value, 0)
 
 
+def strings_length(value: Any) -> int:
+    """The characters of all the strings in `value` (JSON-like)."""
+    return sum(len(s) for s in _strings(value))
+
+
 def _equal_share(lengths: list[int], limit: int) -> int | None:
     """The most each string may keep so that they add up to `limit` (the short ones
     whole), or None when they fit already. `lengths` is sorted."""
