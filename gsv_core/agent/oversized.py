@@ -17,14 +17,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from gsv_core.agent.compaction import CHARS_PER_TOKEN, estimate_capped, text_parts
-from gsv_core.protocol.excerpt import cut_strings
+from gsv_core.agent.compaction import (
+    CHARS_PER_TOKEN,
+    estimate_capped,
+    estimate_text_length,
+    text_parts,
+)
+from gsv_core.protocol.excerpt import cut_strings, strings_length
 from gsv_core.protocol.messages import text_of
 
 # one message may take at most this share of what the window leaves after the reserve:
 # the rest of the conversation and the answer need the other half
 MESSAGE_SHARE = 0.5
 MIN_MESSAGE_TOKENS = 1_000
+FAR_BELOW = 500  # tokens of JSON structure a message is allowed beyond twice its text
 
 
 def message_limit(window: int, reserve: int) -> int:
@@ -42,11 +48,14 @@ def fit(message: dict[str, Any], limit: int, reason: str) -> tuple[dict[str, Any
     message itself, it fits). Only text and tool-call arguments are cut; the JSON of the
     arguments stays valid (each long string value becomes an excerpt) and thinking
     blocks, whose signatures the provider checks, are left whole."""
-    if estimate_capped(message, limit + 1) <= limit:
+    parts = text_parts(message)
+    text_tokens = estimate_text_length(strings_length(parts))
+    # far below the limit (its JSON at most about twice its text): no encoding, since
+    # every message of every request passes here
+    if 2 * text_tokens + FAR_BELOW <= limit or estimate_capped(message, limit + 1) <= limit:
         return message, 0
     budget = int(limit * CHARS_PER_TOKEN)
     content = message.get("content")
-    parts = text_parts(message)
     shorter_parts, cut = cut_strings(parts, budget, reason)
     if not cut:
         return message, 0

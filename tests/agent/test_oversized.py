@@ -78,8 +78,16 @@ def test_fit_cuts_text_and_tool_arguments_but_never_thinking() -> None:
     assert sent["content"][0] is thinking
     command = sent["content"][1]["arguments"]["command"]
     assert HEAD in command and TAIL in command and MIDDLE not in command
+    result = {"role": "toolResult", "toolCallId": "c1", "toolName": "n__Read", "isError": False,
+              "content": [{"type": "text", "text": huge_log()}], "timestamp": 0}  # fmt: skip
+    sent, cut = fit(result, limit, "too long")
+    shown = sent["content"][0]["text"]
+    assert cut > 800_000 and HEAD in shown and TAIL in shown and MIDDLE not in shown
+    assert sent["toolCallId"] == "c1" and sent["toolName"] == "n__Read"
     small = {"role": "user", "content": "hello", "timestamp": 0}
     assert fit(small, limit, "x") == (small, 0)
+    near = {"role": "user", "content": "x" * int(limit * 3.2), "timestamp": 0}
+    assert fit(near, limit, "x") == (near, 0)  # just under the limit: encoded, and fits
 
 
 # --- a real gateway, the OpenAI SDK, the fake LLM server --------------------------------
