@@ -29,13 +29,18 @@ from gsv_core.protocol.messages import text_of
 # one message may take at most this share of what the window leaves after the reserve:
 # the rest of the conversation and the answer need the other half
 MESSAGE_SHARE = 0.5
+# after the provider said a request overflowed all the same (its tokenizer counts a dense
+# text, code or CJK, as more tokens than our estimate): a quarter of that, for the run
+TIGHTER = 4
 MIN_MESSAGE_TOKENS = 1_000
 FAR_BELOW = 500  # tokens of JSON structure a message is allowed beyond twice its text
 
 
-def message_limit(window: int, reserve: int) -> int:
-    """The most tokens one message may take in a request to a model with `window`."""
-    return max(MIN_MESSAGE_TOKENS, int((window - reserve) * MESSAGE_SHARE))
+def message_limit(window: int, reserve: int, tighter: bool = False) -> int:
+    """The most tokens one message may take in a request to a model with `window`
+    (`tighter`: after an overflow the estimate did not foresee)."""
+    limit = max(MIN_MESSAGE_TOKENS, int((window - reserve) * MESSAGE_SHARE))
+    return limit // TIGHTER if tighter else limit
 
 
 def why(window: int) -> str:

@@ -105,6 +105,7 @@ class RunState:
     tools_in_flight: int = 0
     compaction_attempted: bool = False
     cut_noticed: bool = False  # the user was told their message was cut for the model
+    tighter_cuts: bool = False  # an overflow came all the same: cut big messages more
     source: str = CHAT  # what started it, for the usage ledger (gsv_core/usage/ledger.py)
     # tool name -> why it could not run, for calls the model has not since made work
     # (docs/cron.md, "When a run fails")
@@ -156,6 +157,7 @@ class RunLoop:
         self.session = session
         self.run = run
         self.host = session.host
+        self._cut_in_request = False  # the last request sent a message as an excerpt
 
     # -- the loop -----------------------------------------------------------------------
     async def execute(self) -> AssistantMessage:
@@ -209,11 +211,18 @@ class RunLoop:
         try:
             return await self._stream(provider, request, (provider_name, model_id), timeout)
         except ContextOverflow:
-            # the provider's own count disagreed with our estimate: compact once, retry once
-            if not self._compaction_enabled() or self.run.compaction_attempted:
+            # the provider's own count disagreed with our estimate: once a run, cut big
+            # messages tighter (a dense text) and compact, then retry once
+            if self.run.compaction_attempted:
                 raise ProviderFailed(OVERFLOW_AFTER_COMPACTION) from None
             self.run.compaction_attempted = True
-            if await self.session.auto_compact(provider, model_id, window, self.run.source) is None:
+            self.run.tighter_cuts = retry = self._cut_in_request
+            if self._compaction_enabled():
+                compacted = await self.session.auto_compact(
+                    provider, model_id, window, self.run.source
+                )
+                retry = retry or compacted is not None
+            if not retry:
                 raise ProviderFailed(OVERFLOW_AFTER_COMPACTION) from None
             request = await self._request(model_id, (provider_name, model_id), window)
             try:
@@ -330,8 +339,10 @@ class RunLoop:
     async def _model_history(self, window: int) -> list[Message]:
         """The history as the model sees it: failed replies left out, a message too big
         for the window cut to an excerpt (oversized.py), images inlined."""
-        limit = message_limit(window, int(self._setting("compaction.reserveTokens")))
+        reserve = int(self._setting("compaction.reserveTokens"))
+        limit = message_limit(window, reserve, self.run.tighter_cuts)
         reason = why(window)
+        self._cut_in_request = False
         messages: list[Message] = []
         for message in await self.session.history():
             if message.get("role") == "assistant" and message.get("stopReason") == "error":
@@ -339,6 +350,7 @@ class RunLoop:
             if message.get("role") == SUMMARY_ROLE:
                 message = as_model_message(message)
             sent, cut = fit(message, limit, reason)
+            self._cut_in_request = self._cut_in_request or cut > 0
             if cut and message.get("runId") == self.run.run_id:
                 self._notice_cut(message, cut, window)
             messages.append(await self._hydrated(sent))

@@ -210,3 +210,29 @@ async def test_a_failed_summary_does_not_send_the_same_content_again(
         assert sum(marker in json.dumps(r.body) for r in summarised) == 1
     stored = await gw.gateway.sessions.store.messages(KEY)
     assert stored[0]["role"] == "summary" and stored[0]["content"] == "They talked."
+
+
+async def test_an_overflow_all_the_same_cuts_tighter_and_retries_once(
+    gw: RunningGateway, client: GatewayClient, llm: FakeLLMServer, log: EventLog
+) -> None:
+    """A model whose tokenizer counts more than our estimate (a dense text) refuses the
+    excerpt: the run cuts the message to a quarter of its share and tries once more,
+    in a fresh session where there is nothing to compact."""
+    await fake_model(client, llm)
+    await small_window(client)
+    dense_limit = 30_000  # bytes this model takes: less than the excerpt we send
+
+    def choose(request: RecordedRequest) -> Turn:
+        if request.size > dense_limit:
+            return ErrorReply(400, "prompt is too long", code="context_length_exceeded")
+        return reply("Read it.")
+
+    llm.choose = choose
+    run = (await send(client, huge_log()))["runId"]
+    ended = await log.ended(run)
+    assert ended["state"] == "final", ended
+    refused, answered = llm.requests
+    assert refused.size > dense_limit >= answered.size
+    for request in (refused, answered):
+        body = json.dumps(request.body)
+        assert HEAD in body and TAIL in body and MIDDLE not in body
