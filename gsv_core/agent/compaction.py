@@ -112,7 +112,7 @@ def estimate_text_length(chars: int) -> int:
 
 
 def estimate_text(text: str) -> int:
-    return math.ceil(len(text) / 4 * 1.2)
+    return estimate_text_length(len(text))
 
 
 def needs_compaction(
@@ -270,25 +270,44 @@ async def summarise(
     tier = "full"
     groups = chunks(messages, window)
     for done, group in enumerate(groups):
-        answer = None
-        for max_chars in (int(chunk_limit(window) * CHARS_PER_TOKEN), TOOL_TEXT_MAX):
-            conversation = "\n".join(line for m in group if (line := serialise(m, max_chars)))
-            try:
-                answer, used = await _complete(
-                    provider, model, summariser_prompt(summary, conversation, existing_memory)
-                )
-            except GsvError:
-                tier = "partial"
-                continue
-            usage = add_usage(usage, used)
-            break
-        if answer is None:
+        attempt = await _summarise_chunk(provider, model, group, window, summary, existing_memory)
+        if attempt is None:
             left = messages[sum(len(g) for g in groups[:done]) :]
             return _unsummarised(summary, left, "\n".join(memories), usage)
+        answer, used, retried = attempt
+        usage = add_usage(usage, used)
+        tier = "partial" if retried else tier
         summary, found = parse_summary(answer)
         if found:
             memories.append(found)
     return Summary(summary or "", "\n".join(memories), usage, tier)
+
+
+async def _summarise_chunk(
+    provider: Provider,
+    model: str,
+    group: list[dict[str, Any]],
+    window: int,
+    summary: str | None,
+    existing_memory: str | None,
+) -> tuple[str, Usage, bool] | None:
+    """The summariser's answer for one chunk, its usage, and whether it took the second
+    try; None when both failed. The second try sends each message as a short excerpt,
+    and is not made when that is the very text that just failed."""
+    failed: str | None = None
+    for max_chars in (int(chunk_limit(window) * CHARS_PER_TOKEN), TOOL_TEXT_MAX):
+        conversation = "\n".join(line for m in group if (line := serialise(m, max_chars)))
+        if conversation == failed:
+            return None
+        try:
+            answer, used = await _complete(
+                provider, model, summariser_prompt(summary, conversation, existing_memory)
+            )
+        except GsvError:
+            failed = conversation
+            continue
+        return answer, used, failed is not None
+    return None
 
 
 def _unsummarised(

@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from gsv_core.agent.compaction import SUMMARISER_SYSTEM
+from gsv_core.agent.compaction import SUMMARISER_SYSTEM, summarise
 from gsv_core.agent.oversized import fit, message_limit
 from gsv_core.client import GatewayClient
+from gsv_core.errors import ProviderFailed
 from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
 from gsv_core.protocol.excerpt import cut_strings, excerpt
 from tests.agent.conftest import KEY, EventLog, send
@@ -27,6 +28,7 @@ from tests.fakes.llm_server import (
     fake_llm_server,
     reply,
 )
+from tests.fakes.provider import Fail, FakeProvider
 
 WINDOW = 32_000  # tokens: small, so a few KB of conversation fill it
 WINDOW_BYTES = WINDOW * 4
@@ -88,6 +90,17 @@ def test_fit_cuts_text_and_tool_arguments_but_never_thinking() -> None:
     assert fit(small, limit, "x") == (small, 0)
     near = {"role": "user", "content": "x" * int(limit * 3.2), "timestamp": 0}
     assert fit(near, limit, "x") == (near, 0)  # just under the limit: encoded, and fits
+
+
+async def test_a_failed_chunk_is_not_sent_again_as_it_was() -> None:
+    """Short messages have no shorter excerpt: their failed chunk is not tried again
+    with the same text; a plain note stands in."""
+    fake = FakeProvider()
+    fake.by_system[SUMMARISER_SYSTEM] = [Fail(ProviderFailed("summariser down"))]
+    messages = [{"role": "user", "content": f"short {i}", "timestamp": 0} for i in range(5)]
+    summary = await summarise(fake, "m", messages, window=WINDOW)
+    assert len(fake.requests) == 1
+    assert summary.tier == "plaintext" and "5 earlier messages" in summary.text
 
 
 # --- a real gateway, the OpenAI SDK, the fake LLM server --------------------------------
