@@ -79,6 +79,7 @@ class RecordedRequest:
     headers: dict[str, str]
     body: dict[str, Any]
     cache_usage: CacheUsage | None = None  # with `prompt_cache` set: what it answered
+    size: int = 0  # the request body's bytes as sent (bench/huge_message.py adds them up)
 
 
 _OPENAI_FINISH = {"stop": "stop", "toolUse": "tool_calls", "length": "length"}
@@ -229,7 +230,7 @@ class _Handler(BaseHTTPRequestHandler):
                 usage = cache.usage(body)
             except TooManyBreakpoints as exc:
                 refused = ErrorReply(400, str(exc))
-        recorded = RecordedRequest(api, path, dict(self.headers), body, usage)
+        recorded = RecordedRequest(api, path, dict(self.headers), body, usage, length)
         turn = self.owner._record_and_pop(recorded)
         if refused is not None:
             turn = refused
