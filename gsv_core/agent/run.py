@@ -30,6 +30,7 @@ from gsv_core.agent.host import AgentHost
 from gsv_core.agent.model_choice import fallback_models
 from gsv_core.agent.prompt import NATIVE_PREFIX, ON_DEMAND, ON_DEMAND_NAMES, PromptInputs
 from gsv_core.agent.shown_text import Shown, ShownText
+from gsv_core.agent.token_estimates import TokenEstimates
 from gsv_core.agent.tools import (
     SEARCH_TOOL,
     SPAWN_TOOL,
@@ -125,6 +126,9 @@ class RunSession(Protocol):
 
     @property
     def is_main(self) -> bool: ...
+
+    @property
+    def token_estimates(self) -> TokenEstimates: ...
 
     async def history(self) -> list[dict[str, Any]]: ...
 
@@ -229,6 +233,7 @@ class RunLoop:
             reserve,
             record.last_input_tokens,
             estimate_text(request.system),
+            self.session.token_estimates.total(request.messages),
         )
 
     async def _stream(

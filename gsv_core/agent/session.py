@@ -26,6 +26,7 @@ from gsv_core.agent import model_choice, session_compaction, session_reset
 from gsv_core.agent.history import SessionHistory
 from gsv_core.agent.host import AgentHost
 from gsv_core.agent.run import RunFailed, RunLoop, RunState
+from gsv_core.agent.token_estimates import TokenEstimates
 from gsv_core.errors import Conflict, GsvError
 from gsv_core.protocol import events
 from gsv_core.protocol.messages import (
@@ -79,6 +80,8 @@ class SessionActor:
         self._history = SessionHistory(
             record, store, host, on_load=(lambda: told(self)) if told is not None else None
         )
+        # the history's token estimate, kept between its model calls (token_estimates.py)
+        self.token_estimates = TokenEstimates()
         self._run: RunState | None = None
         self._task: asyncio.Task[None] | None = None  # the latest run's, until it ended
         self._lock = asyncio.Lock()
@@ -123,6 +126,7 @@ class SessionActor:
         if not self.idle:
             return False
         self._history.release()
+        self.token_estimates.forget()
         return True
 
     @property

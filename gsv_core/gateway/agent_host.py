@@ -71,25 +71,25 @@ class GatewayAgentHost(GatewayHost):
     def provider(self, name: str, llm_timeout: float) -> Provider:
         if self._provider_factory is not None:
             return self._provider_factory(name, self.config(), llm_timeout)
-        from gsv_core.providers.registry import resolve_provider  # the SDKs load lazily
-
-        return resolve_provider(self.config(), name, llm_timeout=llm_timeout, retry=self._retry)
+        return self._gateway.providers.get(
+            self.config(), name, llm_timeout=llm_timeout, retry=self._retry or RetryPolicy()
+        )
 
     def providers(
         self, name: str, llm_timeout: float, *, last_resort: bool = True
     ) -> list[Provider]:
         if self._provider_factory is not None:
             return [self._provider_factory(name, self.config(), llm_timeout)]
-        from gsv_core.providers.registry import provider_settings, resolve_provider
+        from gsv_core.providers.registry import provider_settings
 
         config = self.config()
         keys = self._gateway.keys.usable(name, provider_settings(config, name).api_keys)
         policy = self._retry or RetryPolicy()
         # with another key or model left, a refusal gets one retry (one retry-after
         # honoured) before the next is tried
-        return [resolve_provider(config, name, llm_timeout=llm_timeout, key=key,
-                                 retry=policy if last_resort and n == len(keys)
-                                 else replace(policy, retries=1))
+        return [self._gateway.providers.get(config, name, llm_timeout=llm_timeout, key=key,
+                                            retry=policy if last_resort and n == len(keys)
+                                            else replace(policy, retries=1))
                 for n, key in enumerate(keys, start=1)]  # fmt: skip
 
     async def key_failed(self, provider: Provider, error: GsvError) -> bool:

@@ -33,6 +33,7 @@ from gsv_core.mcp.supervisor import McpSupervisor
 from gsv_core.memory.service import MemoryService
 from gsv_core.protocol.frames import FrameError
 from gsv_core.providers.keys import KeyPool
+from gsv_core.providers.pool import ProviderPool
 from gsv_core.rpc.context import Peer
 from gsv_core.rpc.dispatch import Router
 from gsv_core.skills import SkillService
@@ -82,6 +83,8 @@ class Gateway:
     budget_notices: BudgetNotices = field(init=False)
     mcp: McpSupervisor = field(init=False)
     memory: MemoryService = field(init=False)
+    # SDK clients kept between turns (providers/pool.py)
+    providers: ProviderPool = field(default_factory=ProviderPool)
     version: str = __version__
     # events this gateway really emits; method families add theirs when they register
     events: set[str] = field(default_factory=set)
@@ -146,5 +149,6 @@ class Gateway:
         await self.channels.close()
         await self.mcp.close()  # its stdio servers are child processes
         await self.sessions.close()
+        await self.providers.close()  # after the runs: none is streaming now
         await self.memory.close()
         await self.db.close()

@@ -93,6 +93,19 @@ def resolve_provider(
     pool (default: the first).
     """
     settings = provider_settings(config, provider_name, env)
+    return build_provider(settings, llm_timeout=llm_timeout, retry=retry or RetryPolicy(), key=key)
+
+
+def build_provider(
+    settings: ProviderSettings,
+    *,
+    llm_timeout: float,
+    retry: RetryPolicy,
+    key: str | None = None,
+    keep_client: bool = False,
+) -> SdkProvider:
+    """The provider `settings` describe, with key `key` of its pool (default: the first);
+    `keep_client`: one SDK client for all its calls until it is closed (providers/pool.py)."""
     provider_class: type[SdkProvider]
     if settings.api == "anthropic":
         from gsv_core.providers.anthropic import AnthropicProvider
@@ -107,8 +120,9 @@ def resolve_provider(
         base_url=settings.base_url,
         api_key=key or settings.api_key,
         llm_timeout=llm_timeout,
-        retry=retry or RetryPolicy(),
+        retry=retry,
         prompt_cache_key=settings.prompt_cache_key,
+        keep_client=keep_client,
     )
 
 

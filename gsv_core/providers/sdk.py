@@ -9,6 +9,7 @@ attempt is made (`_attempt`) and which gsv error an SDK exception becomes (`_fai
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from contextlib import asynccontextmanager
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Protocol
@@ -47,6 +48,12 @@ class SdkProvider(ABC):
     # send the conversation's cache key where the API takes one (OpenAI's
     # prompt_cache_key); Anthropic marks cache breakpoints instead and ignores this
     prompt_cache_key: bool = False
+    # one SDK client (and its HTTP connections) for every attempt until `close()`, for a
+    # provider kept between turns (providers/pool.py); else a client per attempt
+    keep_client: bool = False
+    _client: Any = field(default=None, init=False, repr=False)
+    _in_use: int = field(default=0, init=False, repr=False)  # attempts on `_client`
+    _retired: bool = field(default=False, init=False, repr=False)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         params = self.request_params(request)
@@ -65,6 +72,37 @@ class SdkProvider(ABC):
     @abstractmethod
     def request_params(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments of the SDK's streaming call for `request`."""
+
+    @abstractmethod
+    def _new_client(self) -> Any:
+        """A new SDK client for `base_url` (closed with `await client.close()`)."""
+
+    @asynccontextmanager
+    async def _client_for_attempt(self) -> AsyncIterator[Any]:
+        if not self.keep_client:
+            async with self._new_client() as client:
+                yield client
+            return
+        if self._client is None:
+            self._client = self._new_client()
+        self._in_use += 1
+        try:
+            yield self._client
+        finally:
+            self._in_use -= 1
+            if self._retired and not self._in_use:
+                await self.close()
+
+    def retire(self) -> bool:
+        """No new attempts will come (the pool let go of this provider): its client is
+        closed when the last attempt in flight ends. True when none is: close it now."""
+        self._retired = True
+        return not self._in_use
+
+    async def close(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
 
     @abstractmethod
     def _attempt(self, params: dict[str, Any]) -> AsyncGenerator[StreamEvent, None]:
