@@ -23,6 +23,7 @@ from gsv_core.errors import GsvError, InvalidParams
 from gsv_core.gateway.host import GatewayHost
 from gsv_core.gateway.tool_router import GatewayToolRouter
 from gsv_core.heartbeat.settings import settings_for
+from gsv_core.protocol.frames import EncodedEvent
 from gsv_core.providers.base import Provider
 from gsv_core.providers.retry import RetryPolicy
 from gsv_core.storage.media import MediaStore
@@ -63,8 +64,9 @@ class GatewayAgentHost(GatewayHost):
     def emit(self, event: str, payload: dict[str, Any]) -> None:
         # every client sees every session's events (clients filter by sessionKey); a run
         # that came from a channel also answers there
+        encoded = EncodedEvent(event, payload)  # its JSON built once for all of them
         for peer in list(self._gateway.registry.clients.values()):
-            peer.send_event(event, payload)
+            peer.send_encoded(encoded)
         if "channelContext" in payload:
             self._gateway.channels.outbox.post(event, payload)
 
