@@ -61,9 +61,13 @@ class ProviderPool:
             self._let_go(provider)
 
     async def close(self) -> None:
-        """Gateway shutdown (after the runs ended): close every client."""
-        self.clear()
+        """Gateway shutdown (after the runs ended): close every client, even one whose
+        attempt was dropped unfinished (nothing will stream on it any more)."""
+        kept, self._kept = self._kept, OrderedDict()
         await asyncio.gather(*self._closing, return_exceptions=True)
+        for provider in kept.values():
+            provider.retire()
+            await provider.close()
 
     def _let_go(self, provider: SdkProvider) -> None:
         if provider.retire():  # idle: close now; else its last attempt closes it

@@ -9,7 +9,6 @@ attempt is made (`_attempt`) and which gsv error an SDK exception becomes (`_fai
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from contextlib import asynccontextmanager
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Protocol
@@ -77,21 +76,9 @@ class SdkProvider(ABC):
     def _new_client(self) -> Any:
         """A new SDK client for `base_url` (closed with `await client.close()`)."""
 
-    @asynccontextmanager
-    async def _client_for_attempt(self) -> AsyncIterator[Any]:
-        if not self.keep_client:
-            async with self._new_client() as client:
-                yield client
-            return
-        if self._client is None:
-            self._client = self._new_client()
-        self._in_use += 1
-        try:
-            yield self._client
-        finally:
-            self._in_use -= 1
-            if self._retired and not self._in_use:
-                await self.close()
+    def _client_for_attempt(self) -> _ClientLease:
+        """`async with` it around an attempt: the kept client, else a new one closed after."""
+        return _ClientLease(self)
 
     def retire(self) -> bool:
         """No new attempts will come (the pool let go of this provider): its client is
@@ -131,6 +118,35 @@ class SdkProvider(ABC):
             raise malformed(self.name, malformed_reason(exc)) from exc
         for event in reader.finish():
             yield event
+
+
+class _ClientLease:
+    """An SDK client for one attempt. A class, not an `asynccontextmanager`: an attempt is
+    an async generator that a consumer may drop half read, and a generator inside it would
+    be closed later from another task, where the HTTP client's cancel scopes refuse to exit."""
+
+    def __init__(self, provider: SdkProvider) -> None:
+        self._provider = provider
+        self._own: Any = None  # a client made for this attempt alone
+
+    async def __aenter__(self) -> Any:
+        provider = self._provider
+        if not provider.keep_client:
+            self._own = provider._new_client()
+            return await self._own.__aenter__()
+        if provider._client is None:
+            provider._client = provider._new_client()
+        provider._in_use += 1
+        return provider._client
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        provider = self._provider
+        if self._own is not None:
+            await self._own.__aexit__(*exc_info)
+            return
+        provider._in_use -= 1
+        if provider._retired and not provider._in_use:
+            await provider.close()
 
 
 def split_plain_json(
