@@ -15,7 +15,7 @@ import base64
 import fnmatch
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -133,7 +133,10 @@ class RunSession(Protocol):
     async def history(self) -> list[dict[str, Any]]: ...
 
     async def persist(
-        self, messages: Sequence[Mapping[str, Any]], usage: Usage | None = None
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        usage: Usage | None = None,
+        also: Callable[[Any], None] | None = None,
     ) -> None: ...
 
     def emit(self, event: str, run: RunState, **fields: Any) -> None: ...
@@ -167,8 +170,7 @@ class RunLoop:
         limit = int(self._setting("agent.maxToolSteps"))
         for _ in range(limit):  # each pass that does not return is a step calling tools
             assistant = await self._call_model()
-            await self.session.persist([assistant], usage=assistant["usage"])
-            await self._record(assistant)
+            await self._store_reply(assistant)
             self.run.usage = add_usage(self.run.usage, assistant["usage"])
             calls = tool_calls(assistant)
             if not calls:
@@ -191,10 +193,13 @@ class RunLoop:
     def _setting(self, path: str) -> Any:
         return setting(self.host.config(), path)
 
-    async def _record(self, assistant: AssistantMessage) -> None:
+    async def _store_reply(self, assistant: AssistantMessage) -> None:
+        """The reply and its usage-ledger row, in one transaction."""
         call = ModelCall(self.session.agent_id, self.session.key, self.run.source,
                          assistant["provider"], assistant["model"], assistant["usage"])  # fmt: skip
-        await self.host.record_usage(call)
+        ledger_row = self.host.usage_writer(call)
+        await self.session.persist([assistant], usage=assistant["usage"], also=ledger_row)
+        await self.host.usage_written()
 
     # -- the model ----------------------------------------------------------------------
     async def _call_model(self) -> AssistantMessage:

@@ -178,10 +178,14 @@ class SessionActor:
         return await self._history.messages()
 
     async def persist(
-        self, messages: Sequence[Mapping[str, Any]], usage: Usage | None = None
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        usage: Usage | None = None,
+        also: Callable[[Any], None] | None = None,
     ) -> None:
-        """Append messages of the current run (stored before anyone is told about them)."""
-        await self._history.persist(messages, usage)
+        """Append messages of the current run (stored before anyone is told about them);
+        `also`: a write in the same transaction (the reply's usage-ledger row)."""
+        await self._history.persist(messages, usage, also)
 
     # -- events -------------------------------------------------------------------------
     def emit(self, event: str, run: RunState, **fields: Any) -> None:

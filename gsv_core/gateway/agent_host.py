@@ -178,6 +178,12 @@ class GatewayAgentHost(GatewayHost):
     async def record_usage(self, call: ModelCall) -> None:
         await self._gateway.usage.record(call)
 
+    def usage_writer(self, call: ModelCall) -> Callable[[Any], None]:
+        return self._gateway.usage.writer(call)
+
+    async def usage_written(self) -> None:
+        await self._gateway.usage.prune_if_due()
+
     async def usage_report(self, since: int, until: int, group: str) -> dict[str, Any]:
         return await self._gateway.usage.report(since, until, group)
 
