@@ -13,8 +13,9 @@ real OpenAI SDK inside the gateway, over HTTP to 127.0.0.1) up to its `final` ev
 N turns in ONE session, so the history grows as it does in a long chat. The gateway's CPU
 is read before every turn: a turn's figure is what the gateway spent from its `chat.send`
 to the next one's (the run's closing work after `final` included). `--watchers K` keeps K
-more clients connected (every client hears every event). Then N `config.get` round trips
-on the same connection give the baseline.
+more clients connected (every client hears every event). After every 10 turns, 20
+`config.get` round trips on the same connection give the baseline (interleaved, so both
+figures meet the same load from the rest of the machine).
 
 Prints CPU per turn (first 20, last 20, all), CPU per `config.get`, their ratio and PASS
 when a turn costs within 30x a `config.get` and the last 20 turns within 1.5x the first 20
@@ -44,6 +45,8 @@ TURN_RATIO_TARGET = 30.0  # a turn within 30x a config.get (issue 41)
 FLAT_TARGET = 1.5  # the last 20 turns within 1.5x the first 20
 EDGE = 20
 WARM_UP = 5
+BLOCK = 10  # turns between two runs of config.gets
+GETS_PER_TURN = 2
 
 
 @dataclass(frozen=True)
@@ -123,8 +126,9 @@ async def measure_turn_cpu(
     gateway: MeteredGateway, llm: FakeLLMServer, count: int = 300, watchers: int = 0,
     session_key: str = "bench-turns",
 ) -> TurnFigures:  # fmt: skip
-    """Gateway CPU per turn over `count` turns in one session, and per config.get over as
-    many calls (at least 200), on `gateway` answered by `llm` (bench/crowd.py uses this)."""
+    """Gateway CPU per turn over `count` turns in one session, and per config.get over
+    twice as many calls made between them, on `gateway` answered by `llm` (bench/crowd.py
+    can use this)."""
     from gsv_core.client import GatewayClient
 
     async with AsyncExitStack() as stack:
@@ -135,9 +139,15 @@ async def measure_turn_cpu(
         events = client.events()
         await _turns(client, events, llm, f"{session_key}-warm-up", WARM_UP, gateway.cpu)
         await _config_gets(client, 50, gateway.cpu)  # warm up
-        turns = await _turns(client, events, llm, session_key, count, gateway.cpu)
-        per_get = await _config_gets(client, max(200, count), gateway.cpu)
-        return TurnFigures(turns, per_get)
+        # turns and config.gets take turns, a block of each at a time, so both meet the
+        # same load from the rest of the machine
+        turns: list[float] = []
+        gets: list[float] = []
+        for start in range(0, count, BLOCK):
+            block = min(BLOCK, count - start)
+            turns += await _turns(client, events, llm, session_key, block, gateway.cpu)
+            gets.append(await _config_gets(client, GETS_PER_TURN * block, gateway.cpu))
+        return TurnFigures(turns, statistics.fmean(gets))
 
 
 async def profile_turns(gateway: MeteredGateway, llm: FakeLLMServer, count: int, out: Path) -> None:
