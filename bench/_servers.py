@@ -112,7 +112,8 @@ async def _gateway(data_dir: str) -> None:
 async def _metered_gateway(data_dir: str) -> None:
     """A gateway that reads commands on stdin, one a line, and answers each on stdout:
     `cpu` -> its own process CPU seconds (all threads; `time.process_time`), `profile` ->
-    starts cProfile on the event loop's thread, `dump PATH` -> stops it and writes the
+    starts cProfile on the event loop's thread, timed by that thread's CPU clock (so waits
+    in `epoll` and other processes' load do not count), `dump PATH` -> stops it and writes the
     stats to PATH. The bench's own hooks: nothing of this is in the gateway's code."""
     import cProfile
     import time
@@ -129,7 +130,7 @@ async def _metered_gateway(data_dir: str) -> None:
             if command == "cpu":
                 print(f"{time.process_time():.9f}", flush=True)
             elif command == "profile":
-                profiler = cProfile.Profile()
+                profiler = cProfile.Profile(time.thread_time)  # CPU, not waits
                 profiler.enable()
                 print("ok", flush=True)
             elif command == "dump" and profiler is not None:

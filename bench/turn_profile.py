@@ -20,7 +20,8 @@ figures meet the same load from the rest of the machine).
 Prints CPU per turn (first 20, last 20, all), CPU per `config.get`, their ratio and PASS
 when a turn costs within 30x a `config.get` and the last 20 turns within 1.5x the first 20
 (issue 41). With --profile, a further set of turns in a fresh session runs under cProfile
-in the gateway (its event-loop thread) and the top cumulative entries are printed.
+in the gateway (its event-loop thread, timed by that thread's CPU clock) and the top
+cumulative entries are printed.
 """
 
 from __future__ import annotations
