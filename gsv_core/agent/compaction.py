@@ -126,15 +126,19 @@ def needs_compaction(
     reserve: int,
     last_input_tokens: int | None,
     system_tokens: int,
+    history_tokens: int | None = None,
 ) -> bool:
     """Whether the next request would not fit `window - reserve` tokens.
 
     The provider's real count of the last request is used when known, plus an estimate of
-    whatever was added since; otherwise everything is estimated."""
+    whatever was added since; otherwise everything is estimated. `history_tokens`: the
+    history's estimate when the caller keeps it (agent/token_estimates.py)."""
     if len(history) <= 2:
         return False
     threshold = window - reserve
-    estimate = system_tokens + sum(estimate_tokens(m) for m in history)
+    if history_tokens is None:
+        history_tokens = sum(estimate_tokens(m) for m in history)
+    estimate = system_tokens + history_tokens
     if last_input_tokens:
         estimate = max(estimate, last_input_tokens)
     return estimate > threshold

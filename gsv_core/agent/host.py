@@ -81,6 +81,15 @@ class AgentHost(Protocol):
         """Enter one answered model call in the usage ledger (never raises)."""
         ...
 
+    def usage_writer(self, call: ModelCall) -> Callable[[Any], None]:
+        """`record_usage` as a write for the transaction storing the reply that reports
+        the call (`SessionStore.append`'s `also`); call `usage_written` once it is stored."""
+        ...
+
+    async def usage_written(self) -> None:
+        """After a `usage_writer` write: the ledger's daily pruning, when due."""
+        ...
+
     async def usage_report(self, since: int, until: int, group: str) -> dict[str, Any]:
         """The ledger summed by `group` over `since <= at < until` (epoch ms)."""
         ...

@@ -15,7 +15,7 @@ import base64
 import fnmatch
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -31,6 +31,7 @@ from gsv_core.agent.model_choice import fallback_models
 from gsv_core.agent.oversized import fit, message_limit, notice_text, why
 from gsv_core.agent.prompt import NATIVE_PREFIX, ON_DEMAND, ON_DEMAND_NAMES, PromptInputs
 from gsv_core.agent.shown_text import Shown, ShownText
+from gsv_core.agent.token_estimates import TokenEstimates
 from gsv_core.agent.tools import (
     SEARCH_TOOL,
     SPAWN_TOOL,
@@ -138,10 +139,16 @@ class RunSession(Protocol):
     @property
     def is_main(self) -> bool: ...
 
+    @property
+    def token_estimates(self) -> TokenEstimates: ...
+
     async def history(self) -> list[dict[str, Any]]: ...
 
     async def persist(
-        self, messages: Sequence[Mapping[str, Any]], usage: Usage | None = None
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        usage: Usage | None = None,
+        also: Callable[[Any], None] | None = None,
     ) -> None: ...
 
     def emit(self, event: str, run: RunState, **fields: Any) -> None: ...
@@ -181,8 +188,7 @@ class RunLoop:
         for _ in range(limit):  # each pass that does not return is a step calling tools
             await self.session.take_turn()
             assistant = await self._call_model()
-            await self.session.persist([assistant], usage=assistant["usage"])
-            await self._record(assistant)
+            await self._store_reply(assistant)
             self.run.usage = add_usage(self.run.usage, assistant["usage"])
             calls = tool_calls(assistant)
             if not calls:
@@ -206,10 +212,13 @@ class RunLoop:
     def _setting(self, path: str) -> Any:
         return setting(self.host.config(), path)
 
-    async def _record(self, assistant: AssistantMessage) -> None:
+    async def _store_reply(self, assistant: AssistantMessage) -> None:
+        """The reply and its usage-ledger row, in one transaction."""
         call = ModelCall(self.session.agent_id, self.session.key, self.run.source,
                          assistant["provider"], assistant["model"], assistant["usage"])  # fmt: skip
-        await self.host.record_usage(call)
+        ledger_row = self.host.usage_writer(call)
+        await self.session.persist([assistant], usage=assistant["usage"], also=ledger_row)
+        await self.host.usage_written()
 
     # -- the model ----------------------------------------------------------------------
     async def _call_model(self) -> AssistantMessage:
@@ -256,6 +265,7 @@ class RunLoop:
             reserve,
             record.last_input_tokens,
             estimate_text(request.system),
+            self.session.token_estimates.total(request.messages),
         )
 
     async def _stream(

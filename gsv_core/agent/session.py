@@ -27,6 +27,7 @@ from gsv_core.agent.ack_first import AckFirst
 from gsv_core.agent.history import SessionHistory
 from gsv_core.agent.host import AgentHost
 from gsv_core.agent.run import RunFailed, RunLoop, RunState
+from gsv_core.agent.token_estimates import TokenEstimates
 from gsv_core.errors import Conflict, GsvError
 from gsv_core.protocol import events
 from gsv_core.protocol.messages import (
@@ -84,6 +85,8 @@ class SessionActor:
             fresh=fresh,
         )  # fmt: skip
         self._acks = acks or AckFirst()
+        # the history's token estimate, kept between its model calls (token_estimates.py)
+        self.token_estimates = TokenEstimates()
         self._run: RunState | None = None
         self._task: asyncio.Task[None] | None = None  # the latest run's, until it ended
         self._lock = asyncio.Lock()
@@ -128,6 +131,7 @@ class SessionActor:
         if not self.idle:
             return False
         self._history.release()
+        self.token_estimates.forget()
         return True
 
     @property
@@ -179,10 +183,14 @@ class SessionActor:
         return await self._history.messages()
 
     async def persist(
-        self, messages: Sequence[Mapping[str, Any]], usage: Usage | None = None
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        usage: Usage | None = None,
+        also: Callable[[Any], None] | None = None,
     ) -> None:
-        """Append messages of the current run (stored before anyone is told about them)."""
-        await self._history.persist(messages, usage)
+        """Append messages of the current run (stored before anyone is told about them);
+        `also`: a write in the same transaction (the reply's usage-ledger row)."""
+        await self._history.persist(messages, usage, also)
 
     async def take_turn(self) -> None:
         """Before each piece of run work: let messages being acknowledged go first."""

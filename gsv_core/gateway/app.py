@@ -116,6 +116,16 @@ NATIVE_TOOL_MODULES = (
 )  # fmt: skip
 
 
+PROVIDER_SETTINGS = ("providers", "apiKeys")
+
+
+def providers_changed(gateway: Gateway, path: str) -> None:
+    """The providers' settings changed: the kept SDK clients are let go of (the next call
+    would build new ones anyway; this frees the old connections at once)."""
+    if not path or path.split(".", 1)[0] in PROVIDER_SETTINGS:
+        gateway.providers.clear()
+
+
 def keys_changed(gateway: Gateway, path: str) -> None:
     """The owner set a provider's keys: the ones set aside may be tried again."""
     clearing = gateway.keys.config_changed(path)
@@ -193,6 +203,7 @@ async def build_gateway(
     gateway.config.listeners.append(lambda _path: gateway.heartbeat.wake())
     gateway.config.listeners.append(gateway.mcp.config_changed)
     gateway.config.listeners.append(lambda path: keys_changed(gateway, path))
+    gateway.config.listeners.append(lambda path: providers_changed(gateway, path))
     gateway.channels = ChannelManager(
         ChannelStore(db), PairingService(PairingStore(db)), GatewayChannelHost(gateway),
         channel_adapters(), OutboxStore(db),

@@ -34,6 +34,7 @@ from gsv_core.memory.service import MemoryService
 from gsv_core.protocol.frames import FrameError
 from gsv_core.providers.keys import KeyPool
 from gsv_core.providers.ollama import ReportedWindows
+from gsv_core.providers.pool import ProviderPool
 from gsv_core.rpc.context import Peer
 from gsv_core.rpc.dispatch import Router
 from gsv_core.skills import SkillService
@@ -85,6 +86,8 @@ class Gateway:
     memory: MemoryService = field(init=False)
     # context windows Ollama servers report (providers/ollama.py)
     windows: ReportedWindows = field(default_factory=ReportedWindows)
+    # SDK clients kept between turns (providers/pool.py)
+    providers: ProviderPool = field(default_factory=ProviderPool)
     version: str = __version__
     # events this gateway really emits; method families add theirs when they register
     events: set[str] = field(default_factory=set)
@@ -149,5 +152,6 @@ class Gateway:
         await self.channels.close()
         await self.mcp.close()  # its stdio servers are child processes
         await self.sessions.close()
+        await self.providers.close()  # after the runs: none is streaming now
         await self.memory.close()
         await self.db.close()

@@ -98,6 +98,24 @@ def resolve_provider(
     (`gsv models test` probes each).
     """
     settings = provider_settings(config, provider_name, env)
+    return build_provider(
+        settings, llm_timeout=llm_timeout, retry=retry or RetryPolicy(), key=key,
+        tool_calls=tool_calls,
+    )  # fmt: skip
+
+
+def build_provider(
+    settings: ProviderSettings,
+    *,
+    llm_timeout: float,
+    retry: RetryPolicy,
+    key: str | None = None,
+    keep_client: bool = False,
+    tool_calls: str | None = None,
+) -> SdkProvider:
+    """The provider `settings` describe, with key `key` of its pool (default: the first);
+    `keep_client`: one SDK client for all its calls until it is closed (providers/pool.py);
+    `tool_calls` overrides the provider's tool-call mode."""
     provider_class: type[SdkProvider]
     if settings.api == "anthropic":
         from gsv_core.providers.anthropic import AnthropicProvider
@@ -112,9 +130,10 @@ def resolve_provider(
         base_url=settings.base_url,
         api_key=key or settings.api_key,
         llm_timeout=llm_timeout,
-        retry=retry or RetryPolicy(),
+        retry=retry,
         prompt_cache_key=settings.prompt_cache_key,
         tool_calls=tool_calls or settings.tool_calls,
+        keep_client=keep_client,
     )
 
 
