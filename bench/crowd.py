@@ -10,8 +10,11 @@ same moment: ack p50/p99 and time to `final` p50/p99, while the sampler's own co
 measures `config.get` (p99). Each figure is printed with its ratio to the idle figure of
 the same percentile, then PASS or FAIL for the targets of issue 41: ack p99 and crowded
 `config.get` p99 each within 50x the idle `config.get` p99. Every wait is bounded
-(connect, ack, final, sampling). `burst_section` is one section; others (CPU per turn,
-bench/turn_profile.py) can be printed beside it from `main`.
+(connect, ack, final, sampling).
+
+Then the CPU section (bench/turn_profile.py, `--turns`, 0 to skip): gateway CPU per turn
+over `--turns` turns of one session against gateway CPU per `config.get` in the same run,
+their ratio (target: within 30x) and whether the last turns cost what the first did.
 """
 
 from __future__ import annotations
@@ -238,11 +241,32 @@ def burst_section(count: int) -> dict[str, float]:
     return report_burst(count, idle, burst)
 
 
+def cpu_section(turns: int) -> dict[str, float]:
+    """Gateway CPU per turn against CPU per `config.get` (bench/turn_profile.py)."""
+    from bench._servers import metered_gateway
+    from bench.turn_profile import EDGE, measure_turn_cpu, report
+
+    watchers = 2
+    with (
+        fake_llm_server() as llm,
+        tempfile.TemporaryDirectory() as tmp,
+        metered_gateway(tmp) as gateway,
+    ):
+        figures = asyncio.run(measure_turn_cpu(gateway, llm, max(2 * EDGE, turns), watchers))
+    print()
+    report(figures, watchers)
+    return {"turn_cpu": figures.mean, "config_get_cpu": figures.config_get}
+
+
 def main(argv: list[str] | None = None) -> dict[str, float]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", "--count", type=int, default=100, help="chats at once (1-1000)")
-    count = max(1, min(parser.parse_args(argv).count, 1000))  # bounded
+    parser.add_argument("--turns", type=int, default=100, help="turns for CPU (0: skip; <=2000)")
+    args = parser.parse_args(argv)
+    count = max(1, min(args.count, 1000))  # bounded
     figures = burst_section(count)
+    if args.turns > 0:
+        figures |= cpu_section(min(args.turns, 2000))
     print(json.dumps({k: round(v * 1e3, 3) for k, v in figures.items()}))
     return figures
 
