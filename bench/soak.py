@@ -263,10 +263,15 @@ async def soak(plan: Plan, pid: int, url: str, token: str, root: Path, llm: Fake
         numbers = itertools.count()
         work = [chat_sender(run, numbers) for _ in range(SENDERS)]
         work += [channel_peer(run, peer) for peer in range(PEERS)]
-        work += [watch_wal(run), cycle_node(run), report_over_time(run)]
+        # the watchers sleep between looks: stopped when the turns are done, not awaited
+        watchers = [asyncio.create_task(c) for c in (watch_wal(run), cycle_node(run),
+                                                     report_over_time(run))]  # fmt: skip
         baseline_task = asyncio.create_task(baseline_at(run))
         await asyncio.gather(*work)
         baseline = await baseline_task
+        for watcher in watchers:
+            watcher.cancel()
+        await asyncio.gather(*watchers, return_exceptions=True)
         end = await run.idle_sample()
         print(end.line("<- end (idle)"), flush=True)
         verdict = judge(run, first, baseline, end)
