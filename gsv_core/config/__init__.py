@@ -380,6 +380,9 @@ class ChannelsConfig(_OpenSection):
     # a reply that cannot be delivered is kept and retried this long, then dropped
     # (gsv_core.channels.reply_queue)
     outboxMaxAgeHours: int = Field(default=24, ge=1, le=24 * 30)
+    # an answered or dropped inbound message is remembered this long, so that the same
+    # message delivered again is known as a duplicate (gsv_core.channels.inbox)
+    journalRetentionDays: int = Field(default=30, ge=1, le=3650)
 
 
 def _default_channels() -> ChannelsConfig:

@@ -58,6 +58,7 @@ from gsv_core.gateway.native import (
 )
 from gsv_core.gateway.nodes import NodeService
 from gsv_core.gateway.probes import GatewayNodeAccess
+from gsv_core.gateway.retention import RetentionService, Step
 from gsv_core.gateway.state import Gateway, wall_clock_ms
 from gsv_core.gateway.tool_router import GatewayToolRouter
 from gsv_core.gateway.transfers import TransferService, WorkspacePath
@@ -208,6 +209,7 @@ async def build_gateway(
         ChannelStore(db), PairingService(PairingStore(db)), GatewayChannelHost(gateway),
         channel_adapters(), OutboxStore(db),
     )  # fmt: skip
+    gateway.retention = RetentionService(gateway.now_ms, retention_steps(gateway))
     for module in NATIVE_TOOL_MODULES:
         module.register(gateway.native_tools, gateway)
     for module in HANDLER_MODULES:
@@ -230,6 +232,21 @@ def memory_spending(gateway: Gateway) -> Spending:
         return reached.message() if reached is not None else None
 
     return Spending(record, held)
+
+
+def retention_steps(gateway: Gateway) -> dict[str, Step]:
+    """What the hourly retention sweep forgets (gateway/retention.py lists each rule)."""
+    channels = gateway.channels
+
+    async def pairing_requests() -> int:
+        return await channels.pairing.store.expire(gateway.now_ms() - channels.pairing_ttl_ms() + 1)
+
+    return {
+        "usageRows": gateway.usage.prune,
+        "inboundMessages": channels.inbox.forget_old,
+        "pairingRequests": pairing_requests,
+        "joinCodes": lambda: gateway.auth.store.forget_expired_codes(gateway.now_ms()),
+    }
 
 
 async def cron_budget_hold(gateway: Gateway, job: CronJob) -> str | None:

@@ -25,6 +25,7 @@ from gsv_core.gateway.listening import Listening
 from gsv_core.gateway.native_registry import NativeToolRegistry
 from gsv_core.gateway.nodes import NodeService
 from gsv_core.gateway.registry import ConnectionRegistry
+from gsv_core.gateway.retention import RetentionService
 from gsv_core.gateway.spawn_origins import SpawnOrigins
 from gsv_core.gateway.transfers import TransferService
 from gsv_core.gateway.web_sessions import WebSessionService
@@ -88,6 +89,7 @@ class Gateway:
     windows: ReportedWindows = field(default_factory=ReportedWindows)
     # SDK clients kept between turns (providers/pool.py)
     providers: ProviderPool = field(default_factory=ProviderPool)
+    retention: RetentionService = field(init=False)  # the hourly sweep of what is kept
     version: str = __version__
     # events this gateway really emits; method families add theirs when they register
     events: set[str] = field(default_factory=set)
@@ -146,6 +148,7 @@ class Gateway:
             task.cancel()
         await asyncio.gather(*self._jobs, return_exceptions=True)
         await self.web_sessions.stop()
+        await self.retention.stop()
         await self.skills.close()
         await self.heartbeat.stop()  # before the sessions: its beats wait on them
         await self.cron.stop()  # before the sessions: its runs wait on them

@@ -103,6 +103,11 @@ class CredentialStore:
     def __init__(self, db: Database) -> None:
         self._db = db
 
+    async def forget_expired_codes(self, now: int) -> int:
+        """Delete the join codes past their expiry, used or not; how many."""
+        sql = "DELETE FROM join_codes WHERE expires_at < ?"
+        return await self._db.write(lambda conn: conn.execute(sql, (now,)).rowcount)
+
     async def add_join_code(
         self, role: str, subject: str | None, now: int, expires_at: int, may_replace: bool = False
     ) -> str:
