@@ -26,7 +26,6 @@ from typing import Any
 from gsv_core.agent.ack_first import AckFirst
 from gsv_core.agent.history_cache import DEFAULT_LIMIT, HistoryCache
 from gsv_core.agent.host import AgentHost
-from gsv_core.agent.key_locks import KeyLocks
 from gsv_core.agent.session import SessionActor
 from gsv_core.routing import (
     RoutingSettings,
@@ -37,6 +36,7 @@ from gsv_core.routing import (
     validate_session_key,
 )
 from gsv_core.storage.sessions import SessionRecord, SessionStore
+from gsv_core.workspace.locks import KeyLocks
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 
 from gsv_core.agent.ack_first import AckFirst
-from gsv_core.agent.key_locks import KeyLocks
+from gsv_core.workspace.locks import KeyLocks
 
 
 async def _settle() -> None:
