@@ -179,12 +179,17 @@ def metered_gateway(data_dir: str, tree: Path | None = None) -> Iterator[Metered
             raise RuntimeError("the metered gateway did not start")
         yield MeteredGateway(proc, *first)
     finally:
-        assert proc.stdin is not None
-        proc.stdin.close()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        _stop(proc)
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    """A child server stops when its stdin closes; killed if it has not within 30 s."""
+    assert proc.stdin is not None
+    proc.stdin.close()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
 
 
 @contextmanager
@@ -214,12 +219,7 @@ def server_child(*args: str, tree: Path | None = None) -> Iterator[tuple[int, st
             raise RuntimeError(f"benchmark server {args} did not start")
         yield proc.pid, url
     finally:
-        assert proc.stdin is not None
-        proc.stdin.close()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        _stop(proc)
 
 
 @contextmanager
