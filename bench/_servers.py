@@ -2,6 +2,7 @@
 
     python -m bench._servers echo          # raw websockets echo (text and binary)
     python -m bench._servers gateway DIR   # a real gsv gateway with its database in DIR
+    python -m bench._servers metered-gateway DIR  # ... that answers CPU/profile commands
     python -m bench._servers peer URL      # a raw websockets client echoing what URL sends
     python -m bench._servers blob SIZE     # raw websockets: any text is answered with SIZE bytes
     python -m bench._servers floor-gateway # the protocol floor's gateway (bench._protocol_floor)
@@ -126,6 +127,89 @@ async def _gateway(data_dir: str) -> None:
         await _until_stdin_closes()
 
 
+async def _metered_gateway(data_dir: str) -> None:
+    """A gateway that reads commands on stdin, one a line, and answers each on stdout:
+    `cpu` -> its own process CPU seconds (all threads; `time.process_time`), `profile` ->
+    starts cProfile on the event loop's thread, timed by that thread's CPU clock (so waits
+    in `epoll` and other processes' load do not count), `dump PATH` -> stops it and writes the
+    stats to PATH. The bench's own hooks: nothing of this is in the gateway's code."""
+    import cProfile
+    import time
+
+    from gsv_core.gateway.server import ServerConfig, serve
+
+    os.environ.update(GSV_HOME=data_dir, PYTHON_KEYRING_BACKEND=_NO_KEYRING)
+    profiler: cProfile.Profile | None = None
+    async with serve(ServerConfig(database=Path(data_dir) / "gsv.db"), port=0) as running:
+        print(running.url, running.token, flush=True)
+        while line := await asyncio.to_thread(sys.stdin.readline):
+            # back on the loop's thread here: cProfile follows the thread that enables it
+            command, _, arg = line.strip().partition(" ")
+            if command == "cpu":
+                print(f"{time.process_time():.9f}", flush=True)
+            elif command == "profile":
+                profiler = cProfile.Profile(time.thread_time)  # CPU, not waits
+                profiler.enable()
+                print("ok", flush=True)
+            elif command == "dump" and profiler is not None:
+                profiler.disable()
+                profiler.dump_stats(arg)
+                print("ok", flush=True)
+            else:
+                print(f"unknown command {line.strip()!r}", flush=True)
+
+
+class MeteredGateway:
+    """The parent's side of `metered-gateway`: its URL, owner token and commands."""
+
+    def __init__(self, proc: subprocess.Popen[str], url: str, token: str) -> None:
+        self.pid, self.url, self.token = proc.pid, url, token
+        self._proc = proc
+
+    def _ask(self, command: str) -> str:
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._proc.stdin.write(command + "\n")
+        self._proc.stdin.flush()
+        return self._proc.stdout.readline().strip()
+
+    def cpu(self) -> float:
+        """The gateway process's CPU seconds so far (user + system, every thread)."""
+        return float(self._ask("cpu"))
+
+    def profile(self) -> None:
+        self._ask("profile")
+
+    def dump_profile(self, path: Path) -> None:
+        self._ask(f"dump {path}")
+
+
+@contextmanager
+def metered_gateway(data_dir: str, tree: Path | None = None) -> Iterator[MeteredGateway]:
+    """A gateway (database and GSV_HOME in `data_dir`) that reports its own CPU time."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bench._servers", "metered-gateway", data_dir],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=tree, env=_code_from(tree),
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline().split()
+        if len(first) != 2:
+            raise RuntimeError("the metered gateway did not start")
+        yield MeteredGateway(proc, *first)
+    finally:
+        _stop(proc)
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    """A child server stops when its stdin closes; killed if it has not within 30 s."""
+    assert proc.stdin is not None
+    proc.stdin.close()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
 @contextmanager
 def server_process(*args: str, tree: Path | None = None) -> Iterator[str]:
     """Start a benchmark server in a child process; yields its URL; stops it on exit.
@@ -153,12 +237,7 @@ def server_child(*args: str, tree: Path | None = None) -> Iterator[tuple[int, st
             raise RuntimeError(f"benchmark server {args} did not start")
         yield proc.pid, url
     finally:
-        assert proc.stdin is not None
-        proc.stdin.close()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        _stop(proc)
 
 
 @contextmanager
@@ -244,6 +323,8 @@ if __name__ == "__main__":
         _run(_peer(sys.argv[2]))
     elif kind == "gateway":
         _run(_gateway(sys.argv[2]))
+    elif kind == "metered-gateway":
+        _run(_metered_gateway(sys.argv[2]))
     elif kind == "floor-gateway":
         from bench import _protocol_floor
 

@@ -5,7 +5,8 @@
 Its "messenger" is a local HTTP test channel, like the original's test channel:
 
     POST /inbound   {"peer": "alice", "text": "hi", "id": "m1"?}  -> the gateway's answer
-    GET  /messages  -> every outbound message so far: [{"peer", "text", "replyToId"?}]
+    GET  /messages  -> every outbound message so far:
+                       [{"peer", "text", "replyToId"?, "linkPreviews"?}]
 
 Run it with the channel credential (docs/channels.md: `gsv channels invite httptest`):
 
@@ -101,6 +102,8 @@ class HttpTestChannel:
             message = {"peer": payload["peer"]["id"], "text": payload["message"]["text"]}
             if payload["message"].get("replyToId"):
                 message["replyToId"] = payload["message"]["replyToId"]
+            if payload["message"].get("linkPreviews"):  # else: deliver without previews
+                message["linkPreviews"] = True
             async with self._changed:
                 self.outbound.append(message)
                 self._changed.notify_all()

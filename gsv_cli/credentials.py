@@ -97,6 +97,9 @@ def credentials(state: CliState, role: str) -> list[dict[str, Any]]:
 
 
 def print_credentials(found: list[dict[str, Any]], role: str, empty: str | None = None) -> None:
+    """A table of credentials; browsers' get a column saying when the sign-in ends (or
+    that it has: such a browser is refused and must sign in again)."""
+    ends = any(c.get("expiresAt") for c in found)
     rows = [
         [
             c["subject"],
@@ -104,14 +107,30 @@ def print_credentials(found: list[dict[str, Any]], role: str, empty: str | None 
             output.when(c.get("createdAt")),
             output.when(c.get("lastUsedAt")) if c.get("lastUsedAt") else "never",
             "yes" if c.get("connected") else "no",
+            *([_ends(c.get("expiresAt"))] if ends else []),
         ]
         for c in found
     ]
     output.print_table(
-        [role, "credential", "issued", "last used", "connected"],
+        [
+            role,
+            "credential",
+            "issued",
+            "last used",
+            "connected",
+            *(["until"] if ends else []),
+        ],
         rows,
         empty=empty or f"no {role} credentials: `gsv {role}s invite` makes a join code",
+        whole=("credential",),
     )
+
+
+def _ends(expires_at: Any) -> str:
+    if not isinstance(expires_at, int):
+        return "-"
+    # the day is enough (and keeps the table within 80 columns)
+    return "expired" if expires_at <= time.time() * 1000 else output.when(expires_at)[:10]
 
 
 def show_credentials(

@@ -90,4 +90,4 @@ def install_services(ctx: typer.Context) -> None:
 
     gateway.install(ctx, host=None, port=None, tls_cert=None, tls_key=None,
                     insecure_no_tls=False)  # fmt: skip
-    node.install(ctx, node_id=None, workspace=None, restrict=None)
+    node.install(ctx.obj, node.resolve_settings(None, None, None))

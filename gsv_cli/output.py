@@ -66,9 +66,15 @@ def print_data(data: Any, as_json: bool) -> None:
         write_text(f"{data}\n")
 
 
-def print_table(columns: list[str], rows: list[list[str]], empty: str = "(none)") -> None:
+def print_table(
+    columns: list[str],
+    rows: list[list[str]],
+    empty: str = "(none)",
+    whole: tuple[str, ...] = (),
+) -> None:
     """A rich table on stdout (plain text when stdout is not a terminal); every cell is
-    shown literally (a plain str cell would be parsed as markup)."""
+    shown literally (a plain str cell would be parsed as markup). The `whole` columns
+    (ids a person copies) are never folded; the others give way."""
     if not rows:
         write_text(empty + "\n")
         return
@@ -76,7 +82,7 @@ def print_table(columns: list[str], rows: list[list[str]], empty: str = "(none)"
 
     table = Table(box=None, show_edge=False, pad_edge=False, header_style="bold")
     for column in columns:
-        table.add_column(column, overflow="fold")
+        table.add_column(column, overflow="fold", no_wrap=column in whole)
     for row in rows:
         table.add_row(*(plain_text(cell) for cell in row))
     out().print(table)

@@ -269,4 +269,5 @@ credentials.add_revoke_command(
     app,
     "Channel or credential id.",
     "End an external adapter's credential and disconnect it at once.",
+    role="channel",
 )

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from gsv_cli import output, services
+from gsv_cli import output, remembered_url, services
 from gsv_cli.apps import plain_app
 from gsv_cli.options import JsonOpt
 from gsv_cli.state import CliState, http_base
@@ -143,15 +143,21 @@ def run(
         LogLevel, typer.Option("--log-level", help="Least severe level logged.")
     ] = LogLevel.info,
     log_stderr: Annotated[bool, typer.Option("--log-stderr/--no-log-stderr", hidden=True)] = True,
+    remember: Annotated[bool | None, typer.Option("--remember/--no-remember", hidden=True)] = None,
 ) -> None:
     """Run the gateway in the foreground until Ctrl-C or SIGTERM."""
     from gsv_cli.logsetup import configure_logging
     from gsv_cli.runner import run as run_async
     from gsv_core.paths import resolve_paths
 
-    listen = _listen_options(ctx.obj, host, port, tls_cert, tls_key, insecure_no_tls)
+    state: CliState = ctx.obj
+    listen = _listen_options(state, host, port, tls_cert, tls_key, insecure_no_tls)
     configure_logging(resolve_paths().log_file(NAME), level=log_level.value, stderr=log_stderr)
-    run_async(lambda: _serve_until_signalled(listen), fast=True)
+    # later commands are pointed here only when the user chose where it listens (start
+    # and install say whether they did: their child always gets --host and --port)
+    chose = remember if remember is not None else host is not None or port is not None
+    chosen = state if chose else None
+    run_async(lambda: _serve_until_signalled(listen, chosen), fast=True)
 
 
 @app.command("start")
@@ -166,8 +172,11 @@ def start(
     """Start the gateway in the background and wait until it answers /health."""
     from gsv_core.service import background
 
-    listen = _listen_options(ctx.obj, host, port, tls_cert, tls_key, insecure_no_tls)
-    pid = services.start_background(NAME, _run_argv(listen, log_stderr=False))
+    state: CliState = ctx.obj
+    looked_at = state.url()  # before the gateway may save where it listens
+    listen = _listen_options(state, host, port, tls_cert, tls_key, insecure_no_tls)
+    chose = _chose_place(state, host, port)
+    pid = services.start_background(NAME, _run_argv(listen, chose, log_stderr=False))
     url = _wait_until_healthy(pid)
     log_path = services.log_file(NAME)
     background.write_state(NAME, {"pid": pid, "url": url, "log": str(log_path)})
@@ -175,6 +184,8 @@ def start(
         f"gsv gateway started (pid {pid})\n"
         f"  url:    {url}\n  health: {_health_url(url)}\n  log:    {log_path}\n"
     )
+    if chose and not remembered_url.same_place(url, looked_at):
+        output.write_text(remembered_url.saved_line(url))
 
 
 @app.command("status")
@@ -219,7 +230,9 @@ def install(
     """Install the gateway as a user service (systemd on Linux, launchd on macOS), start it."""
     listen = _listen_options(ctx.obj, host, port, tls_cert, tls_key, insecure_no_tls)
     result = services.install(
-        NAME, "gsv gateway", lambda stderr: _run_argv(listen, log_stderr=stderr)
+        NAME,
+        "gsv gateway",
+        lambda stderr: _run_argv(listen, _chose_place(ctx.obj, host, port), log_stderr=stderr),
     )
     if result.activated:
         output.write_text("see `gsv gateway status`\n")
@@ -231,8 +244,9 @@ services.add_commands(app, NAME)  # stop, logs, uninstall
 # -- run: the foreground server ----------------------------------------------------------
 
 
-async def _serve_until_signalled(listen: Listen) -> None:
-    """Serve until SIGINT or SIGTERM, then close cleanly."""
+async def _serve_until_signalled(listen: Listen, chosen: CliState | None = None) -> None:
+    """Serve until SIGINT or SIGTERM, then close cleanly; with `chosen` (the user named the
+    host or port), later commands are pointed here if they would look elsewhere."""
     from contextlib import AsyncExitStack
 
     from gsv_cli.logsetup import FILE_ONLY
@@ -251,6 +265,8 @@ async def _serve_until_signalled(listen: Listen) -> None:
         async with services.stop_signal() as stopping, AsyncExitStack() as stack:
             running = await _listen(stack, serve(config, host, port), host, port)
             output.write_text(f"{LISTENING}{running.url} (health: {running.http_url}/health)\n")
+            if chosen is not None and remembered_url.remember(chosen, _reachable(running.url)):
+                output.write_text(remembered_url.saved_line(_reachable(running.url)))
             if not is_loopback(host):
                 output.write_text(_exposure(running.url, listen))
             await stopping.wait()
@@ -319,9 +335,17 @@ def _exposure(url: str, listen: Listen) -> str:
     )
 
 
-def _run_argv(listen: Listen, *, log_stderr: bool) -> list[str]:
-    """The command line of `gsv gateway run` with these options, for start and install."""
-    return services.run_argv(NAME, listen.argv(), log_stderr=log_stderr)
+def _chose_place(state: CliState, host: str | None, port: int | None) -> bool:
+    """The user named where the gateway listens, and not where commands look (--url or
+    GSV_URL are theirs to keep): the gateway may save its URL for later commands."""
+    return (host is not None or port is not None) and not remembered_url.caller_chose_url(state)
+
+
+def _run_argv(listen: Listen, chose: bool, *, log_stderr: bool) -> list[str]:
+    """The command line of `gsv gateway run` with these options, for start and install;
+    `chose`: the user named the host or port (so the gateway saves where it listens)."""
+    remember = "--remember" if chose else "--no-remember"
+    return services.run_argv(NAME, [*listen.argv(), remember], log_stderr=log_stderr)
 
 
 # -- start: waiting for health -----------------------------------------------------------

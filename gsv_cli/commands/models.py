@@ -12,6 +12,14 @@ from gsv_cli.apps import plain_app
 from gsv_cli.options import JsonOpt
 from gsv_cli.state import CliState
 
+# models.test's toolCalls, in words, and the providers.<name>.toolCalls that suits it
+TOOL_CALLS = {
+    "native": "native tool calls",
+    "text": "tool calls as text",
+    "none": "no tool calls",
+}
+MODE_HINTS = {"text": "text", "none": "off"}
+
 app = plain_app(help="The models your providers offer.", no_args_is_help=True)
 
 
@@ -51,7 +59,8 @@ def test_model(
         str | None, typer.Option("--model", "-m", help="Model id (default: model.id).")
     ] = None,
 ) -> None:
-    """Make one tiny live call and show the answer (or the provider's error and its fix)."""
+    """Make one tiny live call and show the answer (or the provider's error and its fix),
+    how the model calls tools, and its context window."""
     from gsv_cli.runner import call
     from gsv_core.protocol.methods import MODELS_TEST
 
@@ -65,3 +74,12 @@ def test_model(
         f"{result['provider']}/{result['model']} answered in {result['ms']} ms: "
         f"{result['reply'][:200]}\n"
     )
+    calls = result.get("toolCalls", "none")
+    output.write_text(f"tool calls: {TOOL_CALLS.get(calls, calls)}\n")
+    window = result.get("contextWindow")
+    reported = " (reported by the server)" if result.get("contextWindowReported") else ""
+    output.write_text(f"context window: {window} tokens{reported}\n")
+    if calls in MODE_HINTS:
+        mode, name = MODE_HINTS[calls], result["provider"]
+        output.print_hint(f"this model suits toolCalls {mode}: "
+                          f"gsv config set providers.{name}.toolCalls {mode}")  # fmt: skip

@@ -19,6 +19,7 @@ store), so nothing needs typing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -55,7 +56,7 @@ Restrict = Annotated[
 ]
 
 
-def _settings(
+def resolve_settings(
     node_id: str | None,
     workspace: Path | None,
     restrict: bool | None,
@@ -126,6 +127,10 @@ Join = Annotated[
 ]
 
 
+# a command that needs only the node's resolved settings (see _with_node_settings)
+NodeAction = Callable[[CliState, dict[str, Any]], None]
+
+
 def credential_name(node_id: str) -> str:
     """Where this node's own credential is kept in the secret store."""
     return f"node.credentials.{node_id}"
@@ -147,12 +152,13 @@ def node(
     """Without a subcommand: install and start the node service (or --foreground: run here)."""
     if ctx.invoked_subcommand is not None:
         return
-    if join:
-        _join(ctx.obj, _settings(node_id, workspace, restrict, sandbox, sandbox_network), join)
     if foreground:
-        run(ctx, node_id, workspace, restrict, sandbox, sandbox_network)
-    else:
-        install(ctx, node_id, workspace, restrict, sandbox, sandbox_network)
+        run(ctx, node_id, workspace, restrict, sandbox, sandbox_network, join)
+        return
+    chosen = resolve_settings(node_id, workspace, restrict, sandbox, sandbox_network)
+    if join:
+        _join(ctx.obj, chosen, join)
+    install(ctx.obj, chosen)
 
 
 @app.command("run")
@@ -171,7 +177,7 @@ def run(
     from gsv_cli.runner import run as run_async
 
     state: CliState = ctx.obj
-    chosen = _settings(node_id, workspace, restrict, sandbox, sandbox_network)
+    chosen = resolve_settings(node_id, workspace, restrict, sandbox, sandbox_network)
     if not chosen["workspace"].is_dir():
         output.fail(f"workspace {chosen['workspace']} is not a directory")
     if join:
@@ -272,22 +278,36 @@ def _run_argv(state: CliState, chosen: dict[str, Any], *, log_stderr: bool) -> l
     return services.run_argv(NAME, options, log_stderr=log_stderr, url=state.url())
 
 
-@app.command("install")
-def install(
-    ctx: typer.Context,
-    node_id: NodeId = None,
-    workspace: Workspace = None,
-    restrict: Restrict = None,
-    sandbox: Sandbox = None,
-    sandbox_network: SandboxNetwork = None,
-) -> None:
+def _with_node_settings(name: str) -> Callable[[NodeAction], NodeAction]:
+    """Register `action(state, chosen)` as command `name`, taking the node's setting flags
+    (one signature for every command that only needs the resolved settings)."""
+
+    def register(action: NodeAction) -> NodeAction:
+        def command(
+            ctx: typer.Context,
+            node_id: NodeId = None,
+            workspace: Workspace = None,
+            restrict: Restrict = None,
+            sandbox: Sandbox = None,
+            sandbox_network: SandboxNetwork = None,
+        ) -> None:
+            chosen = resolve_settings(node_id, workspace, restrict, sandbox, sandbox_network)
+            action(ctx.obj, chosen)
+
+        command.__doc__ = action.__doc__
+        app.command(name)(command)
+        return action
+
+    return register
+
+
+@_with_node_settings("install")
+def install(state: CliState, chosen: dict[str, Any]) -> None:
     """Install (or refresh) the node as a user service and start it.
 
     Remembers the id, workspace, sandbox and gateway URL in the local config."""
     from gsv_core.localconfig import load_local_config, set_secret
 
-    state: CliState = ctx.obj
-    chosen = _settings(node_id, workspace, restrict, sandbox, sandbox_network)
     with output.reporting_errors():
         local = load_local_config()
         local.set("node.id", chosen["node_id"])
@@ -306,20 +326,11 @@ def install(
         output.print_hint("or run it as a background process now: gsv node start")
 
 
-@app.command("start")
-def start(
-    ctx: typer.Context,
-    node_id: NodeId = None,
-    workspace: Workspace = None,
-    restrict: Restrict = None,
-    sandbox: Sandbox = None,
-    sandbox_network: SandboxNetwork = None,
-) -> None:
+@_with_node_settings("start")
+def start(state: CliState, chosen: dict[str, Any]) -> None:
     """Start the node as a background process and wait until it has connected."""
     from gsv_core.service import background
 
-    state: CliState = ctx.obj
-    chosen = _settings(node_id, workspace, restrict, sandbox, sandbox_network)
     pid = services.start_background(NAME, _run_argv(state, chosen, log_stderr=False))
     background.write_state(NAME, {"pid": pid, "nodeId": chosen["node_id"], "url": state.url()})
     connected = _wait_connected(pid)
@@ -355,7 +366,7 @@ def status(ctx: typer.Context, json_output: JsonOpt = False) -> None:
 
     state: CliState = ctx.obj
     recorded = background.read_state(NAME) or {}
-    node_id = recorded.get("nodeId") or _settings(None, None, None)["node_id"]
+    node_id = recorded.get("nodeId") or resolve_settings(None, None, None)["node_id"]
     pid = background.running_pid(NAME)
     online, problem = _online_at_gateway(state, node_id)
     report = {

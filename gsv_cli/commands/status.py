@@ -1,7 +1,7 @@
 """`gsv status [--json]`: one screen of where you stand: the gateway (url, version, up
 since), the model and whether it can be used, nodes, channels, cron, what waits for
-you, and spend against the budgets. Secrets are never in it, so it is safe to paste.
-Exit 0 when the gateway answers."""
+you, spend against the budgets, and the database's size on disk. Secrets are never in it,
+so it is safe to paste. Exit 0 when the gateway answers."""
 
 from __future__ import annotations
 
@@ -71,6 +71,8 @@ def render(url: str, found: dict[str, Any]) -> str:
     if found.get("memory"):  # a gateway older than the memory index has none
         lines.append(_memory(found["memory"]))
     lines.extend(key_lines(found.get("providerKeys") or []))
+    if found.get("storage"):  # a gateway older than this field has none
+        lines.append(_storage(found["storage"]))
     return "\n".join(lines) + "\n"
 
 
@@ -81,6 +83,18 @@ def _memory(memory: dict[str, Any]) -> str:
     if memory["state"] == "building":
         return f"memory    building the index: {memory['done']} of {memory['total']}"
     return "memory    index ready (gsv memory search QUERY)"
+
+
+def _storage(storage: dict[str, int]) -> str:
+    """The database on disk, e.g. `database 12.3 MB (WAL 0.4 MB)`."""
+    return (
+        f"{'database':<10}{_megabytes(storage['databaseBytes'])} "
+        f"(WAL {_megabytes(storage['walBytes'])})"
+    )
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 1_000_000:.1f} MB"
 
 
 def key_lines(marks: list[dict[str, Any]]) -> list[str]:

@@ -217,7 +217,7 @@ def _ensure_node(
     if running is not None:
         output.write_text(f"node: already running (pid {running}), not connected yet\n")
         return
-    node.start(ctx, node_id=None, workspace=directory, restrict=None)  # prints; exits 1
+    node.start(state, node.resolve_settings(None, directory, None))  # prints; exits 1
     pid = background.running_pid(node.NAME)
     started[node.NAME] = {"pid": pid, "nodeId": node_id, "workspace": str(directory)}
     _save_started(started)

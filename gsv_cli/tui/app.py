@@ -14,7 +14,7 @@ on screen: errors never end the app.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual import on
 from textual.app import ComposeResult
@@ -147,11 +147,26 @@ class ChatApp(ModelActions):
             await self.chat.add_notice("Usage: /search QUERY", "error")
             return
 
-        def picked(key: str | None) -> None:
-            if key and key != self.session_key:
-                self.run_worker(self.switch_session(key), group="link-sync", exit_on_error=False)
+        def picked(hit: dict[str, Any] | None) -> None:
+            if hit:
+                self.run_worker(self.open_hit(hit), group="link-sync", exit_on_error=False)
 
         self.push_screen(SearchScreen(self.client, query), picked)
+
+    async def open_hit(self, hit: dict[str, Any]) -> None:
+        """A search hit's session, scrolled to the message when it is still shown."""
+        key = str(hit["sessionKey"])
+        if key != self.session_key:
+            await self.switch_session(key)
+        at = hit.get("at")
+        if self.session_key != key or (isinstance(at, int) and self.chat.reveal(at)):
+            return
+        if hit.get("archived"):
+            where = f" It is archived in {hit['archive']}." if hit.get("archive") else ""
+            text = f"That message is no longer in this session's history.{where}"
+        else:
+            text = "That message is not shown here: it is older than the messages loaded."
+        await self.chat.add_notice(text, "dim")
 
     async def switch_session(self, key: str) -> None:
         previous = self.session_key

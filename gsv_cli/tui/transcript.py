@@ -131,11 +131,13 @@ def image_note(text: str) -> str | None:
 @dataclass(frozen=True)
 class UserItem:
     text: str
+    at: int | None = None  # the stored message's timestamp (epoch ms): what a search hit names
 
 
 @dataclass(frozen=True)
 class AssistantItem:
     text: str
+    at: int | None = None
 
 
 @dataclass(frozen=True)
@@ -159,7 +161,7 @@ def history_items(messages: list[dict[str, Any]]) -> list[Item]:
     for message in messages:
         role = message.get("role")
         if role == "user":
-            items.append(UserItem(content_text(message.get("content"))))
+            items.append(UserItem(content_text(message.get("content")), _at(message)))
         elif role == "assistant":
             items.extend(_assistant_items(message, calls))
         elif role == "toolResult":
@@ -177,7 +179,7 @@ def _assistant_items(message: dict[str, Any], calls: dict[str, ToolView]) -> lis
         if isinstance(block, dict) and block.get("type") == "text"
     )
     if text.strip():
-        items.append(AssistantItem(text))
+        items.append(AssistantItem(text, _at(message)))
     for block in message.get("content") or []:
         if isinstance(block, dict) and block.get("type") == "toolCall":
             args = block.get("arguments")
@@ -210,6 +212,11 @@ def content_text(content: Any) -> str:
         elif block.get("type") == "image" and not any("Image file:" in p for p in parts):
             parts.append(f"[image · {block.get('mimeType', '?')}]")
     return "\n".join(part for part in parts if part)
+
+
+def _at(message: dict[str, Any]) -> int | None:
+    stamp = message.get("timestamp")
+    return stamp if isinstance(stamp, int) and not isinstance(stamp, bool) else None
 
 
 def _dict(value: Any) -> dict[str, Any]:

@@ -50,7 +50,8 @@ class ParsedCommand:
 def parse_command(text: str) -> ParsedCommand | None:
     """The command the whole message is, or None (multi-line and unknown words never are)."""
     trimmed = text.strip()
-    if len(trimmed.splitlines()) > 1:
+    # what cannot be a command is not split into lines (a pasted 1 MB log)
+    if not trimmed.startswith("/") or len(trimmed.splitlines()) > 1:
         return None
     match = _COMMAND.fullmatch(trimmed)
     if match is None:

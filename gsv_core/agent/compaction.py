@@ -4,7 +4,9 @@ summarised by the session's model into one *summary message* (the original faked
 message) and the raw messages are archived, so nothing is lost.
 
 The pure parts (token estimates, the decision, where to cut, the summariser's prompt and
-its answer) are functions here; `summarise()` calls the provider.
+its answer) are functions here; `summarise()` calls the provider. A message too big for
+the window (oversized.py) is counted and sent as its bounded excerpt, never whole, and a
+chunk the summariser failed is tried once more as short excerpts, never re-sent as it was.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gsv_core.errors import GsvError
+from gsv_core.protocol.excerpt import excerpt, strings_length
 from gsv_core.protocol.messages import Usage, add_usage, empty_usage, text_of, tool_calls
 from gsv_core.providers.base import AssistantBuilder, ModelRequest, Provider
 
@@ -24,7 +27,7 @@ DEFAULT_WINDOW = 128_000
 TOOL_TEXT_MAX = 2_000
 IMAGE_TOKENS = 1_600
 CHUNK_SHARE = 0.25  # each summarised chunk holds at most this share of the window
-OVERSIZED_SHARE = 0.5  # a single message bigger than this share is described, not sent
+CHARS_PER_TOKEN = 4 / 1.2  # the inverse of the estimate below
 
 # context windows by model id prefix (first match wins); `providers.<name>.contextWindow`
 # and `model.contextWindow` in the config override these
@@ -43,8 +46,11 @@ KNOWN_WINDOWS: tuple[tuple[str, int], ...] = (
 )
 
 
-def context_window(config: dict[str, Any], provider: str, model_id: str) -> int:
-    """The context window of a model, in tokens."""
+def context_window(
+    config: dict[str, Any], provider: str, model_id: str, reported: int | None = None
+) -> int:
+    """The context window of a model, in tokens: the config's, else the one its server
+    `reported` (Ollama: providers/ollama.py), else known by its id, else the default."""
     configured = (config.get("providers") or {}).get(provider, {}).get("contextWindow")
     if isinstance(configured, int) and configured > 0:
         return configured
@@ -53,6 +59,8 @@ def context_window(config: dict[str, Any], provider: str, model_id: str) -> int:
     same_model = default_model.get("provider") == provider and default_model.get("id") == model_id
     if same_model and isinstance(override, int) and override > 0:
         return override
+    if reported:
+        return reported
     lowered = model_id.lower().rsplit("/", 1)[-1]
     for prefix, window in KNOWN_WINDOWS:
         if lowered.startswith(prefix):
@@ -71,8 +79,45 @@ def estimate_tokens(message: Any) -> int:
     return math.ceil(len(json.dumps(message, ensure_ascii=False)) / 4 * 1.2) + images * IMAGE_TOKENS
 
 
+def text_parts(message: Any) -> list[Any]:
+    """What of a message may be cut to fit a window (oversized.py): its string content,
+    or per block the text of a text block, the arguments of a tool call, else None
+    (images, thinking blocks, whose signatures the provider checks)."""
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        return []
+    return [_part(block) for block in content]
+
+
+def _part(block: Any) -> Any:
+    if not isinstance(block, dict):
+        return None
+    if block.get("type") == "text":
+        return block.get("text")
+    if block.get("type") == "toolCall":
+        return block.get("arguments")
+    return None
+
+
+def estimate_capped(message: Any, cap: int | None) -> int:
+    """`estimate_tokens(message)`, at most `cap`; a message whose text alone is over the
+    cap is not encoded (its JSON is longer still): a 1 MB message costs no JSON
+    encoding each time it is counted."""
+    if cap is None:
+        return estimate_tokens(message)
+    if estimate_text_length(strings_length(text_parts(message))) > cap:
+        return cap
+    return min(estimate_tokens(message), cap)
+
+
+def estimate_text_length(chars: int) -> int:
+    return math.ceil(chars / 4 * 1.2)
+
+
 def estimate_text(text: str) -> int:
-    return math.ceil(len(text) / 4 * 1.2)
+    return estimate_text_length(len(text))
 
 
 def needs_compaction(
@@ -81,27 +126,34 @@ def needs_compaction(
     reserve: int,
     last_input_tokens: int | None,
     system_tokens: int,
+    history_tokens: int | None = None,
 ) -> bool:
     """Whether the next request would not fit `window - reserve` tokens.
 
     The provider's real count of the last request is used when known, plus an estimate of
-    whatever was added since; otherwise everything is estimated."""
+    whatever was added since; otherwise everything is estimated. `history_tokens`: the
+    history's estimate when the caller keeps it (agent/token_estimates.py)."""
     if len(history) <= 2:
         return False
     threshold = window - reserve
-    estimate = system_tokens + sum(estimate_tokens(m) for m in history)
+    if history_tokens is None:
+        history_tokens = sum(estimate_tokens(m) for m in history)
+    estimate = system_tokens + history_tokens
     if last_input_tokens:
         estimate = max(estimate, last_input_tokens)
     return estimate > threshold
 
 
-def compaction_cut(history: list[dict[str, Any]], keep_recent_tokens: int) -> int:
+def compaction_cut(
+    history: list[dict[str, Any]], keep_recent_tokens: int, cap: int | None = None
+) -> int:
     """How many leading messages to summarise: the recent part keeps up to
     `keep_recent_tokens`, at least one message is summarised, and the kept part never
-    starts with a tool result (its call stays with it). 0: nothing to do."""
+    starts with a tool result (its call stays with it). 0: nothing to do. A message
+    counts at most `cap` tokens: what the model is sent of it (oversized.py)."""
     kept_tokens, cut = 0, len(history)
     while cut > 1:
-        cost = estimate_tokens(history[cut - 1])
+        cost = estimate_capped(history[cut - 1], cap)
         if kept_tokens + cost > keep_recent_tokens:
             break
         kept_tokens += cost
@@ -123,18 +175,21 @@ def _keep_calls_with_results(history: list[dict[str, Any]], cut: int) -> int:
     return cut
 
 
-def serialise(message: dict[str, Any]) -> str:
-    """One message as the summariser reads it."""
+def serialise(message: dict[str, Any], max_chars: int | None = None) -> str:
+    """One message as the summariser reads it; its text cut to an excerpt of `max_chars`
+    (a tool result's at most TOOL_TEXT_MAX)."""
     role = message.get("role")
-    if role == SUMMARY_ROLE:
-        return f"[earlier summary]: {text_of(message)}"
-    if role == "toolResult":
-        text = text_of(message)
-        if len(text) > TOOL_TEXT_MAX:
-            text = text[:TOOL_TEXT_MAX] + "\n[...truncated]"
-        return f"[tool result: {message.get('toolName')}]: {text}"
-    lines = []
     text = text_of(message)
+    if role == SUMMARY_ROLE:
+        return f"[earlier summary]: {text}"
+    if role == "toolResult":
+        limit = min(TOOL_TEXT_MAX, max_chars or TOOL_TEXT_MAX)
+        if len(text) > limit:
+            text = text[:limit] + "\n[...truncated]"
+        return f"[tool result: {message.get('toolName')}]: {text}"
+    if max_chars is not None:
+        text = excerpt(text, max_chars, "too long to summarise whole")
+    lines = []
     if text.strip():
         lines.append(f"[{role}]: {text}")
     calls = tool_calls(message)
@@ -175,14 +230,20 @@ def _tagged(text: str, tag: str) -> str | None:
     return match.group(1) if match else None
 
 
+def chunk_limit(window: int) -> int:
+    """The most tokens of conversation one summariser request holds."""
+    return max(1, int(window * CHUNK_SHARE))
+
+
 def chunks(messages: list[dict[str, Any]], window: int) -> list[list[dict[str, Any]]]:
-    """Consecutive groups of at most CHUNK_SHARE of the window (a huge message alone)."""
-    limit = max(1, int(window * CHUNK_SHARE))
+    """Consecutive groups of at most CHUNK_SHARE of the window; a message bigger than
+    that is alone in its group, and is sent as an excerpt of that size."""
+    limit = chunk_limit(window)
     groups: list[list[dict[str, Any]]] = []
     current: list[dict[str, Any]] = []
     size = 0
     for message in messages:
-        cost = estimate_tokens(message)
+        cost = estimate_capped(message, limit)
         if current and size + cost > limit:
             groups.append(current)
             current, size = [], 0
@@ -208,59 +269,73 @@ async def summarise(
     window: int,
     existing_memory: str | None = None,
 ) -> Summary:
-    """Summarise `messages` chunk by chunk with a rolling summary. If the model fails, try
-    again leaving out oversized messages; if that fails too, a plain note stands in."""
+    """Summarise `messages` chunk by chunk with a rolling summary. A chunk the model fails
+    is tried once more with each message cut to a short excerpt (tier "partial"); the
+    chunks already summarised are not sent again. If that fails too, a plain note stands
+    in for what is left (tier "plaintext" when nothing was summarised)."""
     usage = empty_usage()
-    for tier, drop_large in (("full", False), ("partial", True)):
-        try:
-            text, memories, used = await _rolling(
-                provider, model, messages, window, existing_memory, drop_large
-            )
-        except GsvError:
-            continue
-        usage = add_usage(usage, used)
-        return Summary(text, memories, usage, tier)
-    images = sum(
-        1
-        for m in messages
-        for b in (m.get("content") or [])
-        if isinstance(b, dict) and b.get("type") == "image"
-    )
-    note = f"[{len(messages)} earlier messages were compacted; no summary could be made."
-    note += f" They included {images} image(s)." if images else ""
-    return Summary(note + " The full transcript is archived.]", "", usage, "plaintext")
-
-
-async def _rolling(
-    provider: Provider,
-    model: str,
-    messages: list[dict[str, Any]],
-    window: int,
-    existing_memory: str | None,
-    drop_large: bool,
-) -> tuple[str, str, Usage]:
     summary: str | None = None
     memories: list[str] = []
-    usage = empty_usage()
-    for group in chunks(messages, window):
-        lines = []
-        for message in group:
-            size = estimate_tokens(message)
-            if drop_large and size > window * OVERSIZED_SHARE:
-                lines.append(
-                    f"[Large message block (~{size // 1000}K tokens) omitted from summary]"
-                )
-            else:
-                lines.append(serialise(message))
-        prompt = summariser_prompt(
-            summary, "\n".join(line for line in lines if line), existing_memory
-        )
-        answer, used = await _complete(provider, model, prompt)
+    tier = "full"
+    groups = chunks(messages, window)
+    for done, group in enumerate(groups):
+        attempt = await _summarise_chunk(provider, model, group, window, summary, existing_memory)
+        if attempt is None:
+            left = messages[sum(len(g) for g in groups[:done]) :]
+            return _unsummarised(summary, left, "\n".join(memories), usage)
+        answer, used, retried = attempt
         usage = add_usage(usage, used)
+        tier = "partial" if retried else tier
         summary, found = parse_summary(answer)
         if found:
             memories.append(found)
-    return summary or "", "\n".join(memories), usage
+    return Summary(summary or "", "\n".join(memories), usage, tier)
+
+
+async def _summarise_chunk(
+    provider: Provider,
+    model: str,
+    group: list[dict[str, Any]],
+    window: int,
+    summary: str | None,
+    existing_memory: str | None,
+) -> tuple[str, Usage, bool] | None:
+    """The summariser's answer for one chunk, its usage, and whether it took the second
+    try; None when both failed. The second try sends each message as a short excerpt,
+    and is not made when that is the very text that just failed."""
+    failed: str | None = None
+    for max_chars in (int(chunk_limit(window) * CHARS_PER_TOKEN), TOOL_TEXT_MAX):
+        conversation = "\n".join(line for m in group if (line := serialise(m, max_chars)))
+        if conversation == failed:
+            return None
+        try:
+            answer, used = await _complete(
+                provider, model, summariser_prompt(summary, conversation, existing_memory)
+            )
+        except GsvError:
+            failed = conversation
+            continue
+        return answer, used, failed is not None
+    return None
+
+
+def _unsummarised(
+    summary: str | None, left: list[dict[str, Any]], memories: str, usage: Usage
+) -> Summary:
+    """The summary so far (if any) and a plain note for the messages it does not cover."""
+    images = sum(
+        1
+        for m in left
+        if isinstance(m.get("content"), list)
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "image"
+    )
+    note = f"[{len(left)} earlier messages were compacted; no summary could be made."
+    note += f" They included {images} image(s)." if images else ""
+    note += " The full transcript is archived.]"
+    if summary:
+        return Summary(f"{summary}\n\n{note}", memories, usage, "partial")
+    return Summary(note, memories, usage, "plaintext")
 
 
 async def _complete(provider: Provider, model: str, prompt: str) -> tuple[str, Usage]:

@@ -27,11 +27,15 @@ class SessionHistory:
         store: SessionStore,
         host: AgentHost,
         on_load: Callable[[], None] | None = None,
+        *,
+        fresh: bool = False,
     ) -> None:
         self.record = record
         self.store = store
         self.host = host
-        self._messages: list[dict[str, Any]] | None = None
+        # a session not stored yet has no messages: nothing to read (a crowd of first
+        # messages each spared a read before its ack)
+        self._messages: list[dict[str, Any]] | None = [] if fresh else None
         self._on_load = on_load  # told after each load (the manager bounds what is held)
 
     @property
@@ -57,9 +61,13 @@ class SessionHistory:
         self._messages = None
 
     async def persist(
-        self, messages: Sequence[Mapping[str, Any]], usage: Usage | None = None
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        usage: Usage | None = None,
+        also: Callable[[Any], None] | None = None,
     ) -> None:
-        """Append messages of the current run (stored before anyone is told about them)."""
+        """Append messages of the current run (stored before anyone is told about them);
+        `also` is a write of the same transaction (SessionStore.append)."""
         stored = [dict(message) for message in messages]
         history = await self.messages()
         self.record.updated_at = self.host.now_ms()
@@ -67,7 +75,7 @@ class SessionHistory:
             self.record.usage = add_usage(self.record.usage, usage)
             if usage["input"] > 0:
                 self.record.last_input_tokens = usage["input"]
-        await self.store.append(self.record, stored)
+        await self.store.append(self.record, stored, also)
         history.extend(stored)
 
     async def replace(self, kept: list[dict[str, Any]]) -> None:

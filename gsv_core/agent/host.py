@@ -55,6 +55,10 @@ class AgentHost(Protocol):
         limited, out of quota); True when it was."""
         ...
 
+    async def reported_window(self, provider: str, model: str) -> int | None:
+        """The context window `provider`'s server reports for `model` (Ollama), or None."""
+        ...
+
     async def system_prompt(self, inputs: PromptInputs) -> str: ...
 
     async def archive(
@@ -75,6 +79,15 @@ class AgentHost(Protocol):
 
     async def record_usage(self, call: ModelCall) -> None:
         """Enter one answered model call in the usage ledger (never raises)."""
+        ...
+
+    def usage_writer(self, call: ModelCall) -> Callable[[Any], None]:
+        """`record_usage` as a write for the transaction storing the reply that reports
+        the call (`SessionStore.append`'s `also`); call `usage_written` once it is stored."""
+        ...
+
+    async def usage_written(self) -> None:
+        """After a `usage_writer` write: the ledger's daily pruning, when due."""
         ...
 
     async def usage_report(self, since: int, until: int, group: str) -> dict[str, Any]:

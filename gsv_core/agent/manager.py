@@ -23,6 +23,7 @@ import logging
 import uuid
 from typing import Any
 
+from gsv_core.agent.ack_first import AckFirst
 from gsv_core.agent.history_cache import DEFAULT_LIMIT, HistoryCache
 from gsv_core.agent.host import AgentHost
 from gsv_core.agent.session import SessionActor
@@ -35,6 +36,7 @@ from gsv_core.routing import (
     validate_session_key,
 )
 from gsv_core.storage.sessions import SessionRecord, SessionStore
+from gsv_core.workspace.locks import KeyLocks
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +64,11 @@ class SessionManager:
         self.store = store
         self.host = host
         self._actors: dict[str, SessionActor] = {}
-        self._creating = asyncio.Lock()
+        # per key, not one for all: a crowd of new sessions is made side by side
+        self._creating = KeyLocks()
         self.histories = HistoryCache(history_limit)
+        # messages being acknowledged go before the runs' work (ack_first.py)
+        self.acks = AckFirst()
 
     def routing(self) -> RoutingSettings:
         return RoutingSettings.from_config(self.host.config())
@@ -83,14 +88,16 @@ class SessionManager:
         session created now is for, when its key cannot say; default from the key)."""
         actor = self._actors.get(key)
         if actor is None:
-            async with self._creating:
+            async with self._creating.hold(key):
                 actor = self._actors.get(key)
                 if actor is None:
-                    record = await self.store.get(key) or self._new_record(key, kind)
+                    stored = await self.store.get(key)
+                    record = stored or self._new_record(key, kind)
                     main = is_main_session_key(key, self.routing())
                     actor = SessionActor(
                         record, self.store, self.host, is_main=main,
-                        on_history_load=self.histories.used,
+                        on_history_load=self.histories.used, acks=self.acks,
+                        fresh=stored is None,
                     )  # fmt: skip
                     self._actors[key] = actor
         self.histories.used(actor)
@@ -108,7 +115,7 @@ class SessionManager:
         stored = await self.store.get(key)
         if stored is not None:
             return stored
-        async with self._creating:  # two first reads at once agree on one id
+        async with self._creating.hold(key):  # two first reads at once agree on one id
             actor = self._actors.get(key)
             if actor is not None:
                 return actor.record

@@ -15,7 +15,7 @@ import base64
 import fnmatch
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -28,8 +28,10 @@ from gsv_core.agent.compaction import (
 )
 from gsv_core.agent.host import AgentHost
 from gsv_core.agent.model_choice import fallback_models
+from gsv_core.agent.oversized import fit, message_limit, notice_text, why
 from gsv_core.agent.prompt import NATIVE_PREFIX, ON_DEMAND, ON_DEMAND_NAMES, PromptInputs
 from gsv_core.agent.shown_text import Shown, ShownText
+from gsv_core.agent.token_estimates import TokenEstimates
 from gsv_core.agent.tools import (
     SEARCH_TOOL,
     SPAWN_TOOL,
@@ -43,6 +45,7 @@ from gsv_core.authority import guest_area, is_guest
 from gsv_core.config import agent_entry, setting
 from gsv_core.errors import ContextOverflow, GsvError, ProviderFailed, ToolFailed
 from gsv_core.protocol import events
+from gsv_core.protocol.excerpt import cut_strings
 from gsv_core.protocol.messages import (
     AssistantMessage,
     Message,
@@ -55,14 +58,22 @@ from gsv_core.protocol.messages import (
     tool_calls,
 )
 from gsv_core.protocol.schemas.nodes import split_tool_name
-from gsv_core.providers.base import AssistantBuilder, ModelRequest, Provider, TextDelta
+from gsv_core.providers.base import (
+    AssistantBuilder,
+    ModelRequest,
+    Provider,
+    TextDelta,
+    TextRetracted,
+)
 from gsv_core.providers.failover import Restart, Switched, stream_with_failover
+from gsv_core.providers.tool_call_modes import OFF
 from gsv_core.storage.sessions import SessionRecord
 from gsv_core.usage.ledger import CHAT, ModelCall
 
 log = logging.getLogger(__name__)
 
 RUNNING = "running"
+TOOL_ARGS_PREVIEW = 16_384  # characters of a call's arguments a `chat.tool` event carries
 OVERFLOW_AFTER_COMPACTION = (
     "The conversation no longer fits the model's context window, even after compacting it. "
     "Start afresh with /reset."
@@ -101,6 +112,8 @@ class RunState:
     usage: Usage = field(default_factory=empty_usage)
     tools_in_flight: int = 0
     compaction_attempted: bool = False
+    cut_noticed: bool = False  # the user was told their message was cut for the model
+    tighter_cuts: bool = False  # an overflow came all the same: cut big messages more
     source: str = CHAT  # what started it, for the usage ledger (gsv_core/usage/ledger.py)
     # tool name -> why it could not run, for calls the model has not since made work
     # (docs/cron.md, "When a run fails")
@@ -126,13 +139,23 @@ class RunSession(Protocol):
     @property
     def is_main(self) -> bool: ...
 
+    @property
+    def token_estimates(self) -> TokenEstimates: ...
+
     async def history(self) -> list[dict[str, Any]]: ...
 
     async def persist(
-        self, messages: Sequence[Mapping[str, Any]], usage: Usage | None = None
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        usage: Usage | None = None,
+        also: Callable[[Any], None] | None = None,
     ) -> None: ...
 
     def emit(self, event: str, run: RunState, **fields: Any) -> None: ...
+
+    async def take_turn(self) -> None:
+        """Wait, briefly, while messages are being acknowledged (ack_first.py)."""
+        ...
 
     def emit_chat(self, run: RunState, state: str, **fields: Any) -> None: ...
 
@@ -152,6 +175,7 @@ class RunLoop:
         self.session = session
         self.run = run
         self.host = session.host
+        self._cut_in_request = False  # the last request sent a message as an excerpt
 
     # -- the loop -----------------------------------------------------------------------
     async def execute(self) -> AssistantMessage:
@@ -162,9 +186,9 @@ class RunLoop:
         self._find_named_tools()
         limit = int(self._setting("agent.maxToolSteps"))
         for _ in range(limit):  # each pass that does not return is a step calling tools
+            await self.session.take_turn()
             assistant = await self._call_model()
-            await self.session.persist([assistant], usage=assistant["usage"])
-            await self._record(assistant)
+            await self._store_reply(assistant)
             self.run.usage = add_usage(self.run.usage, assistant["usage"])
             calls = tool_calls(assistant)
             if not calls:
@@ -172,6 +196,7 @@ class RunLoop:
             if text_of(assistant).strip():
                 self.session.emit_chat(self.run, "partial", message=assistant)
             for batch in _batches(calls):
+                await self.session.take_turn()
                 await self._run_batch(batch)
         raise RunFailed(too_many_steps(limit))
 
@@ -187,31 +212,42 @@ class RunLoop:
     def _setting(self, path: str) -> Any:
         return setting(self.host.config(), path)
 
-    async def _record(self, assistant: AssistantMessage) -> None:
+    async def _store_reply(self, assistant: AssistantMessage) -> None:
+        """The reply and its usage-ledger row, in one transaction."""
         call = ModelCall(self.session.agent_id, self.session.key, self.run.source,
                          assistant["provider"], assistant["model"], assistant["usage"])  # fmt: skip
-        await self.host.record_usage(call)
+        ledger_row = self.host.usage_writer(call)
+        await self.session.persist([assistant], usage=assistant["usage"], also=ledger_row)
+        await self.host.usage_written()
 
     # -- the model ----------------------------------------------------------------------
     async def _call_model(self) -> AssistantMessage:
         provider_name, model_id = self.session.effective_model(self.run)
         timeout = max(1000, int(self._setting("timeouts.llmMs"))) / 1000
         provider = self.host.provider(provider_name, timeout)
-        window = context_window(self.host.config(), provider_name, model_id)
-        request = await self._request(model_id, (provider_name, model_id))
+        reported = await self.host.reported_window(provider_name, model_id)
+        window = context_window(self.host.config(), provider_name, model_id, reported)
+        request = await self._request(model_id, (provider_name, model_id), window)
         if self._compaction_enabled() and self._over_budget(request, window):
             await self.session.auto_compact(provider, model_id, window, self.run.source)
-            request = await self._request(model_id, (provider_name, model_id))
+            request = await self._request(model_id, (provider_name, model_id), window)
         try:
             return await self._stream(provider, request, (provider_name, model_id), timeout)
         except ContextOverflow:
-            # the provider's own count disagreed with our estimate: compact once, retry once
-            if not self._compaction_enabled() or self.run.compaction_attempted:
+            # the provider's own count disagreed with our estimate: once a run, cut big
+            # messages tighter (a dense text) and compact, then retry once
+            if self.run.compaction_attempted:
                 raise ProviderFailed(OVERFLOW_AFTER_COMPACTION) from None
             self.run.compaction_attempted = True
-            if await self.session.auto_compact(provider, model_id, window, self.run.source) is None:
+            self.run.tighter_cuts = retry = self._cut_in_request
+            if self._compaction_enabled():
+                compacted = await self.session.auto_compact(
+                    provider, model_id, window, self.run.source
+                )
+                retry = retry or compacted is not None
+            if not retry:
                 raise ProviderFailed(OVERFLOW_AFTER_COMPACTION) from None
-            request = await self._request(model_id, (provider_name, model_id))
+            request = await self._request(model_id, (provider_name, model_id), window)
             try:
                 return await self._stream(provider, request, (provider_name, model_id), timeout)
             except ContextOverflow:
@@ -229,6 +265,7 @@ class RunLoop:
             reserve,
             record.last_input_tokens,
             estimate_text(request.system),
+            self.session.token_estimates.total(request.messages),
         )
 
     async def _stream(
@@ -257,6 +294,8 @@ class RunLoop:
             builder.add(event)
             if isinstance(event, TextDelta) and event.text:
                 self._show(shown.add(event.text))
+            elif isinstance(event, TextRetracted):
+                self._show(shown.retract())
         self._show(shown.finish())
         message = builder.message(self.host.now_ms())
         if not message["content"]:
@@ -279,9 +318,10 @@ class RunLoop:
         """The models tried after `model` when it cannot answer (model_choice.py)."""
         return fallback_models(self.session.record, self.host.config(), model)
 
-    async def _request(self, model_id: str, model: tuple[str, str]) -> ModelRequest:
+    async def _request(self, model_id: str, model: tuple[str, str], window: int) -> ModelRequest:
         ctx = self._tool_context("")
-        specs = [spec for spec in self.host.tools.specs(ctx) if self._allowed(spec.name)]
+        tools = self._offers_tools(model[0])
+        specs = [s for s in self.host.tools.specs(ctx) if self._allowed(s.name)] if tools else []
         inputs = PromptInputs(
             agent_id=self.session.agent_id,
             session_key=self.session.key,
@@ -297,13 +337,14 @@ class RunLoop:
             on_demand=[
                 name
                 for name in ON_DEMAND
-                if self._allowed(NATIVE_PREFIX + name)
+                if tools
+                and self._allowed(NATIVE_PREFIX + name)
                 and self.host.tools.offers(NATIVE_PREFIX + name, ctx)
             ],
             guest_area=self._guest_area(),
         )
         system = await self.host.system_prompt(inputs)
-        history = await self._model_history()
+        history = await self._model_history(window)
         thinking = self.run.overrides.get("thinkLevel") or self.session.record.settings.get(
             "thinkingLevel", "none"
         )
@@ -318,21 +359,46 @@ class RunLoop:
             cache_key=self.session.record.session_id,  # a uuid: new after a reset
         )
 
+    def _offers_tools(self, provider_name: str) -> bool:
+        """False for a provider set to `toolCalls: off`: its models get no tools and a
+        prompt that lists none (providers/tool_call_modes.py)."""
+        entry = (self.host.config().get("providers") or {}).get(provider_name)
+        return not (isinstance(entry, dict) and entry.get("toolCalls") == OFF)
+
     def _guest_area(self) -> str | None:
         """A guest's run: its folder (the prompt tells it nothing of the owner's)."""
         context = self.run.context
         return guest_area(context) if context is not None and is_guest(context) else None
 
-    async def _model_history(self) -> list[Message]:
-        """The history as the model sees it: failed replies left out, images inlined."""
+    async def _model_history(self, window: int) -> list[Message]:
+        """The history as the model sees it: failed replies left out, a message too big
+        for the window cut to an excerpt (oversized.py), images inlined."""
+        reserve = int(self._setting("compaction.reserveTokens"))
+        limit = message_limit(window, reserve, self.run.tighter_cuts)
+        reason = why(window)
+        self._cut_in_request = False
         messages: list[Message] = []
         for message in await self.session.history():
             if message.get("role") == "assistant" and message.get("stopReason") == "error":
                 continue
             if message.get("role") == SUMMARY_ROLE:
                 message = as_model_message(message)
-            messages.append(await self._hydrated(message))
+            sent, cut = fit(message, limit, reason)
+            self._cut_in_request = self._cut_in_request or cut > 0
+            if cut and message.get("runId") == self.run.run_id:
+                self._notice_cut(message, cut, window)
+            messages.append(await self._hydrated(sent))
         return messages
+
+    def _notice_cut(self, message: dict[str, Any], cut: int, window: int) -> None:
+        """Tell the user, once a run, that the message it answers was cut for the model."""
+        if self.run.cut_noticed:
+            return
+        self.run.cut_noticed = True
+        text = notice_text(message, cut, window)
+        details = {"chars": len(text_of(message)), "cutChars": cut, "contextWindow": window}
+        self.session.emit(events.SESSION_NOTICE, self.run, kind="cut", text=text,
+                          details=details)  # fmt: skip
 
     async def _hydrated(self, message: dict[str, Any]) -> Any:
         content = message.get("content")
@@ -388,7 +454,10 @@ class RunLoop:
 
     async def _call_tool(self, call: ToolCallBlock) -> tuple[ToolResultMessage, float]:
         name, call_id = call["name"], call["id"]
-        self._emit_tool(call, "start", args=call["arguments"])
+        # clients are sent a preview of huge arguments (a generated 1 MB command); the
+        # history keeps them whole
+        args, _ = cut_strings(call["arguments"], TOOL_ARGS_PREVIEW, "not shown")
+        self._emit_tool(call, "start", args=args)
         started = time.monotonic()
         self.run.tools_in_flight += 1
         try:

@@ -23,9 +23,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from gsv_core.agent import model_choice, session_compaction, session_reset
+from gsv_core.agent.ack_first import AckFirst
 from gsv_core.agent.history import SessionHistory
 from gsv_core.agent.host import AgentHost
 from gsv_core.agent.run import RunFailed, RunLoop, RunState
+from gsv_core.agent.token_estimates import TokenEstimates
 from gsv_core.errors import Conflict, GsvError
 from gsv_core.protocol import events
 from gsv_core.protocol.messages import (
@@ -70,6 +72,8 @@ class SessionActor:
         *,
         is_main: bool,
         on_history_load: Callable[[SessionActor], None] | None = None,
+        acks: AckFirst | None = None,
+        fresh: bool = False,
     ) -> None:
         self.record = record
         self.store = store
@@ -77,8 +81,12 @@ class SessionActor:
         self.is_main = is_main
         told = on_history_load
         self._history = SessionHistory(
-            record, store, host, on_load=(lambda: told(self)) if told is not None else None
-        )
+            record, store, host, on_load=(lambda: told(self)) if told is not None else None,
+            fresh=fresh,
+        )  # fmt: skip
+        self._acks = acks or AckFirst()
+        # the history's token estimate, kept between its model calls (token_estimates.py)
+        self.token_estimates = TokenEstimates()
         self._run: RunState | None = None
         self._task: asyncio.Task[None] | None = None  # the latest run's, until it ended
         self._lock = asyncio.Lock()
@@ -123,6 +131,7 @@ class SessionActor:
         if not self.idle:
             return False
         self._history.release()
+        self.token_estimates.forget()
         return True
 
     @property
@@ -174,10 +183,18 @@ class SessionActor:
         return await self._history.messages()
 
     async def persist(
-        self, messages: Sequence[Mapping[str, Any]], usage: Usage | None = None
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        usage: Usage | None = None,
+        also: Callable[[Any], None] | None = None,
     ) -> None:
-        """Append messages of the current run (stored before anyone is told about them)."""
-        await self._history.persist(messages, usage)
+        """Append messages of the current run (stored before anyone is told about them);
+        `also`: a write in the same transaction (the reply's usage-ledger row)."""
+        await self._history.persist(messages, usage, also)
+
+    async def take_turn(self) -> None:
+        """Before each piece of run work: let messages being acknowledged go first."""
+        await self._acks.turn()
 
     # -- events -------------------------------------------------------------------------
     def emit(self, event: str, run: RunState, **fields: Any) -> None:
@@ -251,8 +268,8 @@ class SessionActor:
 
     async def _execute(self, run: RunState) -> None:
         try:
-            # yield once so the caller's acknowledgement goes out before the run's work
-            await asyncio.sleep(0)
+            # the caller's acknowledgement (and any other in progress) goes out first
+            await self.take_turn()
             run.final = dict(await RunLoop(self, run).execute())
         except asyncio.CancelledError:
             if run.cancel_reason is None:

@@ -19,6 +19,7 @@ from gsv_core.agent.compaction import (
     summary_message,
 )
 from gsv_core.agent.history import SessionHistory
+from gsv_core.agent.oversized import message_limit
 from gsv_core.config import setting
 from gsv_core.protocol import events
 from gsv_core.protocol.messages import add_usage
@@ -54,7 +55,9 @@ async def auto_compact(
     host, record = history.host, history.record
     config = host.config()
     messages = await history.messages()
-    cut = compaction_cut(messages, int(setting(config, "compaction.keepRecentTokens")))
+    # a message too big for the window counts as what the model is sent of it
+    cap = message_limit(window, int(setting(config, "compaction.reserveTokens")))
+    cut = compaction_cut(messages, int(setting(config, "compaction.keepRecentTokens")), cap)
     if cut == 0:
         return None
     removed = messages[:cut]

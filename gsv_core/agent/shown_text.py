@@ -4,7 +4,8 @@ never shows its words twice.
 
 After `restart()` the new attempt's text is held back while it repeats what was shown,
 and only what goes beyond it is shown. An attempt that says something else replaces the
-shown text (`replace`: the client discards what it showed of this step).
+shown text (`replace`: the client discards what it showed of this step). Text found to be
+a tool call written as text (providers/tool_call_modes.py) is retracted the same way.
 """
 
 from __future__ import annotations
@@ -37,6 +38,14 @@ class ShownText:
             return Shown(new)
         self.shown = self.attempt
         return Shown(self.attempt, replace=True)
+
+    def retract(self) -> Shown | None:
+        """The attempt's text so far was not answer text: the chat drops what it shows."""
+        self.attempt = ""
+        if not self.shown:
+            return None
+        self.shown = ""
+        return Shown("", replace=True)
 
     def finish(self) -> Shown | None:
         """At the step's end: the answer in place of the shown text when they differ (an

@@ -20,10 +20,15 @@ from gsv_core.approval.binding import call_hash
 from gsv_core.approval.policy import Decision
 from gsv_core.authority import OWNER, authority_of
 from gsv_core.errors import InvalidParams, NotFound
+from gsv_core.protocol.excerpt import cut_strings, excerpt
 
 # cancelled: the run that asked was stopped before anyone answered
 APPROVED, DENIED, EXPIRED, CANCELLED = "approved", "denied", "expired", "cancelled"
 DEFAULT_TIMEOUT = 300
+# what a prompt shows of a call's line and of its arguments (each): a generated 1 MB
+# command is judged and runs whole, but no prompt (a chat, a phone) is sent all of it
+PREVIEW_CHARS = 2_000
+PREVIEW_WHY = "not shown; the whole call was judged and is what runs"
 
 
 @dataclass
@@ -57,14 +62,16 @@ class PendingApproval:
         return authority_of(context) == OWNER and self.where == here
 
     def to_wire(self, state: str = "pending") -> dict[str, Any]:
-        return {
+        summary = excerpt(self.decision.summary, PREVIEW_CHARS, PREVIEW_WHY)
+        args, cut = cut_strings(self.args, PREVIEW_CHARS, PREVIEW_WHY)
+        wire = {
             "approvalId": self.id,
             "sessionKey": self.session_key,
             "runId": self.run_id,
             "callId": self.call_id,
             "tool": self.tool,
-            "args": self.args,
-            "summary": self.decision.summary,
+            "args": args,
+            "summary": summary,
             "reason": self.decision.reason,
             "ruleId": self.decision.rule_id,
             # the rules "always allow" would add (empty: only "allow once" is offered)
@@ -75,6 +82,10 @@ class PendingApproval:
             "expiresAt": self.expires_at,
             "state": state,
         }
+        # the prompt shows excerpts (docs/approvals.md#huge-calls)
+        if cut or summary is not self.decision.summary:
+            wire["previewCut"] = True
+        return wire
 
 
 class ApprovalService:

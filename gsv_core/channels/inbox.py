@@ -20,6 +20,7 @@ from gsv_core.channels.base import InboundMessage
 from gsv_core.channels.outbox import Outbox
 from gsv_core.channels.parts import ChannelParts
 from gsv_core.channels.shaping import error_line
+from gsv_core.config import setting
 from gsv_core.errors import GsvError, InvalidParams
 from gsv_core.pairing import AWAITING_APPROVAL, PAIR, decide, is_owner, pairing_ttl_ms
 from gsv_core.protocol import events
@@ -39,7 +40,8 @@ log = logging.getLogger(__name__)
 STRANGERS = ":strangers"  # the rate-limit lane of pairing prompts
 # how long an answered or dropped message is remembered, so that the same message
 # delivered again (a platform or bridge retrying after a restart) is known as a duplicate;
-# platforms redeliver within hours (Telegram keeps an update for 24 h)
+# platforms redeliver within hours (Telegram keeps an update for 24 h). The default of
+# `channels.journalRetentionDays`.
 JOURNAL_RETENTION_DAYS = 30
 MAX_STRANGER_PROMPTS = 50  # prompts waiting on that lane at most; more are not answered
 
@@ -262,16 +264,17 @@ class Inbox:
         except Exception:
             log.exception("could not answer %s on %s", message.peer.id, message.channel)
 
-    async def forget_old(self) -> None:
-        """Forget closed journal entries past the retention (open ones are kept). Done at
-        start and then at most daily, as messages arrive: the journal stays bounded
-        without a timer of its own."""
+    async def forget_old(self) -> int:
+        """Forget closed journal entries past `channels.journalRetentionDays` (open ones
+        are kept); how many. Done at start, by the gateway's hourly retention sweep, and
+        at most daily as messages arrive."""
         now = self.parts.host.now_ms()
         self._forgotten_at = now
-        forgotten = await self.parts.store.prune(now - JOURNAL_RETENTION_DAYS * DAY_MS)
+        days = int(setting(self.parts.host.config(), "channels.journalRetentionDays"))
+        forgotten = await self.parts.store.prune(now - days * DAY_MS)
         if forgotten:
-            log.info("forgot %d inbound messages older than %d days", forgotten,
-                     JOURNAL_RETENTION_DAYS)  # fmt: skip
+            log.info("forgot %d inbound messages older than %d days", forgotten, days)
+        return forgotten
 
     async def replay(self) -> None:
         """After a restart, take up every journal entry not yet answered: messages never

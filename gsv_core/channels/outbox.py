@@ -296,6 +296,8 @@ class Outbox:
         message: dict[str, Any] = {"text": text}
         if reply_to:
             message["replyToId"] = reply_to
+        if outbound.link_previews:  # absent: previews off, as for the built-in adapters
+            message["linkPreviews"] = True
         external.send_event(events.CHANNEL_OUTBOUND, {
             "channel": channel, "accountId": account_id, "peer": peer.to_wire(),
             "sessionKey": session_key, "message": message,

@@ -280,6 +280,9 @@ class ProviderConfig(_Section):
     # send OpenAI's `prompt_cache_key` (one per session) so a conversation's requests
     # meet the same cache; unset: only to api.openai.com (other servers may refuse it)
     promptCacheKey: bool | None = None
+    # how its models get tools (gsv_core/providers/tool_call_modes.py): native, as JSON
+    # text described in the system prompt (small local models), or none at all
+    toolCalls: Literal["native", "text", "off"] = "native"
 
 
 class CronConfig(_Section):
@@ -377,6 +380,9 @@ class ChannelsConfig(_OpenSection):
     # a reply that cannot be delivered is kept and retried this long, then dropped
     # (gsv_core.channels.reply_queue)
     outboxMaxAgeHours: int = Field(default=24, ge=1, le=24 * 30)
+    # an answered or dropped inbound message is remembered this long, so that the same
+    # message delivered again is known as a duplicate (gsv_core.channels.inbox)
+    journalRetentionDays: int = Field(default=30, ge=1, le=3650)
 
 
 def _default_channels() -> ChannelsConfig:

@@ -119,12 +119,19 @@ def _keys_at(path: str, root: type[BaseModel]) -> list[str]:
     """The keys a section of the config model has (its fields), or [] when `path` is not a
     section the model knows."""
     model: Any = root
+    named = False  # the part before was a `dict[str, Model]`: this part is a name in it
     for part in filter(None, path.split(".")):
+        if named:
+            named = False
+            continue
         field = model.model_fields.get(part) if _is_model(model) else None
-        model = _model_in(field.annotation) if field is not None else None
+        if field is None:
+            return []
+        model = _model_in(field.annotation)
         if model is None:
             return []
-    return list(model.model_fields) if _is_model(model) else []
+        named = getattr(field.annotation, "__origin__", None) is dict  # e.g. providers
+    return list(model.model_fields) if _is_model(model) and not named else []
 
 
 def _is_model(candidate: Any) -> bool:

@@ -23,6 +23,7 @@ from gsv_core.errors import GsvError, InvalidParams
 from gsv_core.gateway.host import GatewayHost
 from gsv_core.gateway.tool_router import GatewayToolRouter
 from gsv_core.heartbeat.settings import settings_for
+from gsv_core.protocol.frames import EncodedEvent
 from gsv_core.providers.base import Provider
 from gsv_core.providers.retry import RetryPolicy
 from gsv_core.storage.media import MediaStore
@@ -63,33 +64,34 @@ class GatewayAgentHost(GatewayHost):
     def emit(self, event: str, payload: dict[str, Any]) -> None:
         # every client sees every session's events (clients filter by sessionKey); a run
         # that came from a channel also answers there
+        encoded = EncodedEvent(event, payload)  # its JSON built once for all of them
         for peer in list(self._gateway.registry.clients.values()):
-            peer.send_event(event, payload)
+            peer.send_encoded(encoded)
         if "channelContext" in payload:
             self._gateway.channels.outbox.post(event, payload)
 
     def provider(self, name: str, llm_timeout: float) -> Provider:
         if self._provider_factory is not None:
             return self._provider_factory(name, self.config(), llm_timeout)
-        from gsv_core.providers.registry import resolve_provider  # the SDKs load lazily
-
-        return resolve_provider(self.config(), name, llm_timeout=llm_timeout, retry=self._retry)
+        return self._gateway.providers.get(
+            self.config(), name, llm_timeout=llm_timeout, retry=self._retry or RetryPolicy()
+        )
 
     def providers(
         self, name: str, llm_timeout: float, *, last_resort: bool = True
     ) -> list[Provider]:
         if self._provider_factory is not None:
             return [self._provider_factory(name, self.config(), llm_timeout)]
-        from gsv_core.providers.registry import provider_settings, resolve_provider
+        from gsv_core.providers.registry import provider_settings
 
         config = self.config()
         keys = self._gateway.keys.usable(name, provider_settings(config, name).api_keys)
         policy = self._retry or RetryPolicy()
         # with another key or model left, a refusal gets one retry (one retry-after
         # honoured) before the next is tried
-        return [resolve_provider(config, name, llm_timeout=llm_timeout, key=key,
-                                 retry=policy if last_resort and n == len(keys)
-                                 else replace(policy, retries=1))
+        return [self._gateway.providers.get(config, name, llm_timeout=llm_timeout, key=key,
+                                            retry=policy if last_resort and n == len(keys)
+                                            else replace(policy, retries=1))
                 for n, key in enumerate(keys, start=1)]  # fmt: skip
 
     async def key_failed(self, provider: Provider, error: GsvError) -> bool:
@@ -97,6 +99,15 @@ class GatewayAgentHost(GatewayHost):
         if self._provider_factory is not None or not isinstance(key, str):
             return False
         return await self._gateway.keys.report(provider.name, key, error)
+
+    async def reported_window(self, provider: str, model: str) -> int | None:
+        from gsv_core.providers.registry import ProviderNotConfigured, provider_settings
+
+        try:
+            settings = provider_settings(self.config(), provider)
+        except ProviderNotConfigured:
+            return None  # the model call says what is missing
+        return await self._gateway.windows.get(settings, model)
 
     async def system_prompt(self, inputs: PromptInputs) -> str:
         guest = inputs.guest_area is not None
@@ -175,6 +186,12 @@ class GatewayAgentHost(GatewayHost):
 
     async def record_usage(self, call: ModelCall) -> None:
         await self._gateway.usage.record(call)
+
+    def usage_writer(self, call: ModelCall) -> Callable[[Any], None]:
+        return self._gateway.usage.writer(call)
+
+    async def usage_written(self) -> None:
+        await self._gateway.usage.prune_if_due()
 
     async def usage_report(self, since: int, until: int, group: str) -> dict[str, Any]:
         return await self._gateway.usage.report(since, until, group)

@@ -58,14 +58,16 @@ from gsv_core.gateway.native import (
 )
 from gsv_core.gateway.nodes import NodeService
 from gsv_core.gateway.probes import GatewayNodeAccess
+from gsv_core.gateway.retention import RetentionService, Step
 from gsv_core.gateway.state import Gateway, wall_clock_ms
 from gsv_core.gateway.tool_router import GatewayToolRouter
 from gsv_core.gateway.transfers import TransferService, WorkspacePath
 from gsv_core.heartbeat.service import HeartbeatService
-from gsv_core.memory.embeddings import EmbeddingsEndpoint
+from gsv_core.memory.embeddings import EmbeddingsEndpoint, Spending
 from gsv_core.memory.service import MemoryService
 from gsv_core.pairing import PairingService
 from gsv_core.providers.retry import RetryPolicy
+from gsv_core.routing import RoutingSettings
 from gsv_core.skills import SkillService
 from gsv_core.storage.channels import ChannelStore
 from gsv_core.storage.config_store import ConfigStore
@@ -77,7 +79,7 @@ from gsv_core.storage.outbox import OutboxStore
 from gsv_core.storage.pairing import PairingStore
 from gsv_core.storage.sessions import SessionStore
 from gsv_core.transfer import PartJournal
-from gsv_core.usage.ledger import cron_source
+from gsv_core.usage.ledger import MEMORY, cron_source, embeddings_call
 from gsv_core.usage.notices import BudgetNotices
 from gsv_core.workspace import FilesystemBackend, Workspace
 from gsv_core.workspace.paths import normalise_path, validate_agent_id, write_location
@@ -113,6 +115,16 @@ NATIVE_TOOL_MODULES = (
     workspace_tools, gateway_tools, cron_tools, message_tools, session_tools, transfer_tools,
     web_tools, spawn_tools, memory_tools,
 )  # fmt: skip
+
+
+PROVIDER_SETTINGS = ("providers", "apiKeys")
+
+
+def providers_changed(gateway: Gateway, path: str) -> None:
+    """The providers' settings changed: the kept SDK clients are let go of (the next call
+    would build new ones anyway; this frees the old connections at once)."""
+    if not path or path.split(".", 1)[0] in PROVIDER_SETTINGS:
+        gateway.providers.clear()
 
 
 def keys_changed(gateway: Gateway, path: str) -> None:
@@ -170,6 +182,7 @@ async def build_gateway(
         lambda: EmbeddingsEndpoint.from_config(
             (gateway.config.effective.get("memory") or {}).get("embeddings")
         ),
+        memory_spending(gateway),
     )
     gateway.workspace.listeners.append(gateway.memory.file_changed)
     gateway.sessions = SessionManager(SessionStore(db, gateway.memory.index), host)
@@ -191,15 +204,49 @@ async def build_gateway(
     gateway.config.listeners.append(lambda _path: gateway.heartbeat.wake())
     gateway.config.listeners.append(gateway.mcp.config_changed)
     gateway.config.listeners.append(lambda path: keys_changed(gateway, path))
+    gateway.config.listeners.append(lambda path: providers_changed(gateway, path))
     gateway.channels = ChannelManager(
         ChannelStore(db), PairingService(PairingStore(db)), GatewayChannelHost(gateway),
         channel_adapters(), OutboxStore(db),
     )  # fmt: skip
+    gateway.retention = RetentionService(gateway.now_ms, retention_steps(gateway))
     for module in NATIVE_TOOL_MODULES:
         module.register(gateway.native_tools, gateway)
     for module in HANDLER_MODULES:
         module.register(gateway.router, gateway)
     return gateway
+
+
+def memory_spending(gateway: Gateway) -> Spending:
+    """Embeddings are background work of the default agent: recorded in the ledger as
+    `memory`, and stopped while a budget for background work is reached."""
+
+    def agent() -> str:
+        return RoutingSettings.from_config(gateway.config.effective).default_agent
+
+    async def record(model: str, tokens: int) -> None:
+        await gateway.usage.record(embeddings_call(agent(), model, tokens))
+
+    async def held() -> str | None:
+        reached = await gateway.budget_hold(agent(), MEMORY)
+        return reached.message() if reached is not None else None
+
+    return Spending(record, held)
+
+
+def retention_steps(gateway: Gateway) -> dict[str, Step]:
+    """What the hourly retention sweep forgets (gateway/retention.py lists each rule)."""
+    channels = gateway.channels
+
+    async def pairing_requests() -> int:
+        return await channels.pairing.store.expire(gateway.now_ms() - channels.pairing_ttl_ms() + 1)
+
+    return {
+        "usageRows": gateway.usage.prune,
+        "inboundMessages": channels.inbox.forget_old,
+        "pairingRequests": pairing_requests,
+        "joinCodes": lambda: gateway.auth.store.forget_expired_codes(gateway.now_ms()),
+    }
 
 
 async def cron_budget_hold(gateway: Gateway, job: CronJob) -> str | None:

@@ -69,16 +69,18 @@ class Admission:
     join: Join | None = None
 
 
-def _taken(mode: str, subject: str) -> Forbidden:
-    """A code made for no id in particular, naming one that has a credential."""
+def _taken(mode: str, subject: str, known: bool = False) -> Forbidden:
+    """A code made for no id in particular, naming one that has a credential (or, with
+    `known`, a node the gateway has seen without one)."""
     what = (
         f"Join under another node id, or ask the owner for `gsv nodes invite --id {subject}` "
         "(or `gsv nodes invite --replace`)"
         if mode == NODE
         else f"Ask the owner for `gsv {mode}s invite {subject}`"
     )
+    held = "is known to this gateway" if known else "already has a credential"
     return Forbidden(
-        f"{mode} {subject!r} already has a credential: a join code made for no {mode} in "
+        f"{mode} {subject!r} {held}: a join code made for no {mode} in "
         f"particular cannot take it. {what}"
     )
 
@@ -211,8 +213,8 @@ class Authenticator:
                 "Unauthorized: the join code is wrong, expired or already used "
                 f"(ask the owner for a new one: `gsv {mode}s invite`)"
             )
-        if checked is JoinCheck.TAKEN:
-            raise _taken(mode, subject)
+        if checked in (JoinCheck.TAKEN, JoinCheck.KNOWN):
+            raise _taken(mode, subject, known=checked is JoinCheck.KNOWN)
         return Join(code, mode, subject)
 
     async def accept(self, admission: Admission) -> Redeemed | None:

@@ -32,15 +32,32 @@ async def process_message(
 ) -> dict[str, Any]:
     """The chat.send result for `text` sent to session `key`. `command_text` is what is
     checked for commands and directives when it differs from what the agent reads (a
-    channel's raw text versus its enveloped text)."""
-    actor = await gateway.sessions.actor(key)
-    raw = command_text if command_text is not None else text
-    answered = await approval_answer(gateway, key, raw, context)
-    if answered is not None:
-        return answered
-    command = parse_command(raw)
-    if command is not None:
-        return (await run_command(actor, command, channel=channel)).to_result()
+    channel's raw text versus its enveloped text). Runs wait while this works
+    (gsv_core.agent.ack_first), except while a command runs: it may take long."""
+    acks = gateway.sessions.acks
+    with acks.ack():
+        actor = await gateway.sessions.actor(key)
+        raw = command_text if command_text is not None else text
+        answered = await approval_answer(gateway, key, raw, context)
+        if answered is not None:
+            return answered
+        command = parse_command(raw)
+        if command is not None:
+            with acks.aside():
+                return (await run_command(actor, command, channel=channel)).to_result()
+        return await _store(actor, text, raw, run_id, command_text, context, images)
+
+
+async def _store(
+    actor: SessionActor,
+    text: str,
+    raw: str,
+    run_id: str | None,
+    command_text: str | None,
+    context: dict[str, Any] | None,
+    images: list[ImageBlock] | None,
+) -> dict[str, Any]:
+    """A message that is not a command: remembered directives, or stored and run."""
     directives = _directives(actor, raw)
     if is_directive_only(directives) and not images:
         return await _directive_only(actor, directives)

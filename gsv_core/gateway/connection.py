@@ -29,6 +29,7 @@ from gsv_core.errors import InvalidConnectParams, InvalidParams
 from gsv_core.gateway.http_front import FrontDoorConnection
 from gsv_core.gateway.peer_address import describe, host_of
 from gsv_core.protocol.frames import (
+    EncodedEvent,
     FrameError,
     RequestFrame,
     encode_error,
@@ -100,6 +101,10 @@ class Connection:
     def send_event(self, event: str, payload: Any = None) -> None:
         self._seq += 1
         self._send(encode_event(event, payload, self._seq))
+
+    def send_encoded(self, event: EncodedEvent) -> None:
+        self._seq += 1
+        self._send(event.frame(self._seq))
 
     async def send_binary(self, data: bytes | memoryview) -> None:
         while self._queued_bytes > BINARY_HIGH_WATER and not self._closing:

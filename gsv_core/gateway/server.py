@@ -149,6 +149,7 @@ async def serve(
             gateway.cron.start(lambda: expected <= set(gateway.nodes.online_ids()))
             gateway.heartbeat.start()  # first beats one interval from now
             await gateway.channels.restore()
+            gateway.retention.start()  # sweeps now, then hourly
             gateway.mcp.start()  # each server connects in its own task
             gateway.web_sessions.start()  # browsers' sockets end with their sign-in
             if keepalive is not None:

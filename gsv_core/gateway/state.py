@@ -25,6 +25,7 @@ from gsv_core.gateway.listening import Listening
 from gsv_core.gateway.native_registry import NativeToolRegistry
 from gsv_core.gateway.nodes import NodeService
 from gsv_core.gateway.registry import ConnectionRegistry
+from gsv_core.gateway.retention import RetentionService
 from gsv_core.gateway.spawn_origins import SpawnOrigins
 from gsv_core.gateway.transfers import TransferService
 from gsv_core.gateway.web_sessions import WebSessionService
@@ -33,6 +34,8 @@ from gsv_core.mcp.supervisor import McpSupervisor
 from gsv_core.memory.service import MemoryService
 from gsv_core.protocol.frames import FrameError
 from gsv_core.providers.keys import KeyPool
+from gsv_core.providers.ollama import ReportedWindows
+from gsv_core.providers.pool import ProviderPool
 from gsv_core.rpc.context import Peer
 from gsv_core.rpc.dispatch import Router
 from gsv_core.skills import SkillService
@@ -82,6 +85,11 @@ class Gateway:
     budget_notices: BudgetNotices = field(init=False)
     mcp: McpSupervisor = field(init=False)
     memory: MemoryService = field(init=False)
+    # context windows Ollama servers report (providers/ollama.py)
+    windows: ReportedWindows = field(default_factory=ReportedWindows)
+    # SDK clients kept between turns (providers/pool.py)
+    providers: ProviderPool = field(default_factory=ProviderPool)
+    retention: RetentionService = field(init=False)  # the hourly sweep of what is kept
     version: str = __version__
     # events this gateway really emits; method families add theirs when they register
     events: set[str] = field(default_factory=set)
@@ -140,11 +148,13 @@ class Gateway:
             task.cancel()
         await asyncio.gather(*self._jobs, return_exceptions=True)
         await self.web_sessions.stop()
+        await self.retention.stop()
         await self.skills.close()
         await self.heartbeat.stop()  # before the sessions: its beats wait on them
         await self.cron.stop()  # before the sessions: its runs wait on them
         await self.channels.close()
         await self.mcp.close()  # its stdio servers are child processes
         await self.sessions.close()
+        await self.providers.close()  # after the runs: none is streaming now
         await self.memory.close()
         await self.db.close()

@@ -80,6 +80,7 @@ class GatewayToolRouter:
         # write replaces `config.effective`; a node coming or going changes the pids)
         self._policy: tuple[dict[str, Any], Protected, ApprovalPolicy] | None = None
         self._found = FoundTools()
+        self._schemas = CompactSchemas()
 
     def specs(self, ctx: ToolCallContext) -> list[ToolSpec]:
         """Native tools first, then node tools (nodes sorted by id), then MCP tools (servers
@@ -104,8 +105,10 @@ class GatewayToolRouter:
             ToolSpec(tool.name, tool.description, tool.inputSchema or {"type": "object"})
             for tool in self._gateway.nodes.tool_definitions()
         ]
-        native = [_compact(spec) for spec in self.native.specs()]
-        rest = [_compact(spec) for spec in (*nodes, *self._gateway.mcp.specs())]
+        compact = self._schemas.compact
+        native = [compact(spec) for spec in self.native.specs()]
+        rest = [compact(spec) for spec in (*nodes, *self._gateway.mcp.specs())]
+        self._schemas.done()
         if guest is not None:
             native = [spec for spec in native if guest.offers(spec.name)]
             rest = [spec for spec in rest if guest.offers(spec.name)]
@@ -281,8 +284,28 @@ class GatewayToolRouter:
             raise ToolFailed("Tool execution denied by user")
 
 
-def _compact(spec: ToolSpec) -> ToolSpec:
-    return replace(spec, parameters=for_model(spec.parameters))
+class CompactSchemas:
+    """Each tool's schema in the model's form (`tool_schema.for_model`), made once per
+    schema: a node's, a native tool's and an MCP server's schema objects live as long as
+    their tool is registered (a node that reconnects brings new ones), so a turn only
+    looks them up. Entries of schemas not seen in the last pass are dropped."""
+
+    def __init__(self) -> None:
+        # id(schema) -> (schema, compacted); holding the schema keeps its id unique
+        self._known: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+        self._seen: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+
+    def compact(self, spec: ToolSpec) -> ToolSpec:
+        schema = spec.parameters
+        entry = self._seen.get(id(schema)) or self._known.get(id(schema))
+        if entry is None or entry[0] is not schema:
+            entry = (schema, for_model(schema))
+        self._seen[id(schema)] = entry
+        return replace(spec, parameters=entry[1])
+
+    def done(self) -> None:
+        """The end of a pass over every tool: forget the schemas it did not meet."""
+        self._known, self._seen = self._seen, {}
 
 
 def _long_line(args: dict[str, Any]) -> bool:

@@ -15,7 +15,7 @@ import math
 import operator
 import sqlite3
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,22 +47,47 @@ class EmbeddingsEndpoint:
         return cls(str(value["baseUrl"]).rstrip("/"), str(value["model"]), key or None)
 
 
+@dataclass(frozen=True)
+class Embedded:
+    vectors: list[list[float]]
+    tokens: int  # what the endpoint billed (its `usage`), else about 4 characters a token
+
+
+@dataclass(frozen=True)
+class Spending:
+    """The gateway's money side of embedding: `record(model, tokens)` writes a call to
+    the usage ledger; `held()` names the reached budget that stops embedding, or None."""
+
+    record: Callable[[str, int], Awaitable[None]]
+    held: Callable[[], Awaitable[str | None]]
+
+
 async def embed(
     client: httpx.AsyncClient, endpoint: EmbeddingsEndpoint, texts: Sequence[str]
-) -> list[list[float]]:
+) -> Embedded:
     """One vector per text, in order; raises httpx.HTTPError or ValueError on a bad answer."""
     headers = {"Authorization": f"Bearer {endpoint.api_key}"} if endpoint.api_key else {}
-    body = {"model": endpoint.model, "input": [t[:TEXT_CHARS] for t in texts]}
+    sent = [t[:TEXT_CHARS] for t in texts]
+    body = {"model": endpoint.model, "input": sent}
     answer = await client.post(f"{endpoint.base_url}/embeddings", json=body, headers=headers)
     answer.raise_for_status()
-    data = answer.json().get("data")
+    document = answer.json()
+    data = document.get("data") if isinstance(document, dict) else None
     if not isinstance(data, list) or len(data) != len(texts):
         raise ValueError("the embeddings endpoint answered without one vector per text")
     ordered = sorted(data, key=lambda item: int(item.get("index", 0)))
     vectors = [item.get("embedding") for item in ordered]
     if not all(isinstance(v, list) and v for v in vectors):
         raise ValueError("the embeddings endpoint answered an empty or malformed vector")
-    return [[float(x) for x in v] for v in vectors]
+    return Embedded([[float(x) for x in v] for v in vectors], _tokens(document, sent))
+
+
+def _tokens(document: dict[str, Any], sent: Sequence[str]) -> int:
+    usage = document.get("usage")
+    billed = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+    if isinstance(billed, int) and not isinstance(billed, bool) and billed >= 0:
+        return billed
+    return sum(len(text) for text in sent) // 4 + len(sent)
 
 
 def pack(vector: Sequence[float]) -> bytes:
@@ -146,9 +171,15 @@ class Embedder:
     """Embeds what is not embedded yet, in the background, whenever `kick()` is called
     (at start, after writes, before searches); one task at a time, cancelled by close()."""
 
-    def __init__(self, db: Database, endpoint: Callable[[], EmbeddingsEndpoint | None]) -> None:
+    def __init__(
+        self,
+        db: Database,
+        endpoint: Callable[[], EmbeddingsEndpoint | None],
+        spending: Spending | None = None,
+    ) -> None:
         self._db = db
         self.endpoint = endpoint
+        self._spending = spending  # None: nothing records or limits (tests of the index)
         self._task: asyncio.Task[None] | None = None
         self._again = False
         self.error: str | None = None
@@ -175,14 +206,28 @@ class Embedder:
         """The query's vector, or None (logged) when there is no endpoint or it failed:
         the search then ranks by BM25 alone."""
         endpoint = self.endpoint()
-        if endpoint is None:
+        if endpoint is None or await self._held():
             return None
         try:
             async with httpx.AsyncClient(timeout=TIMEOUT_S) as client:
-                return (await embed(client, endpoint, [text]))[0]
+                embedded = await embed(client, endpoint, [text])
         except (httpx.HTTPError, ValueError) as exc:
             log.warning("embedding a query failed (BM25 alone ranks): %s", exc)
             return None
+        await self._record(endpoint, embedded)
+        return embedded.vectors[0]
+
+    async def _record(self, endpoint: EmbeddingsEndpoint, embedded: Embedded) -> None:
+        if self._spending is not None:  # the ledger logs, never raises, a lost row
+            await self._spending.record(endpoint.model, embedded.tokens)
+
+    async def _held(self) -> bool:
+        """Whether a reached budget stops embedding now (said in `error`, and logged)."""
+        reason = await self._spending.held() if self._spending is not None else None
+        if reason is not None:
+            self.error = reason
+            log.info("embedding memory waits for the budget: %s", reason)
+        return reason is not None
 
     async def _run(self) -> None:
         while True:
@@ -192,7 +237,8 @@ class Embedder:
                 return
             try:
                 async with httpx.AsyncClient(timeout=TIMEOUT_S) as client:
-                    await self._embed_all(client, endpoint)
+                    if not await self._embed_all(client, endpoint):
+                        return  # a budget holds it: `error` says which; the next kick looks again
                 self.error = None
             except (httpx.HTTPError, ValueError) as exc:
                 self.error = str(exc)
@@ -201,11 +247,16 @@ class Embedder:
             if not self._again:
                 return
 
-    async def _embed_all(self, client: httpx.AsyncClient, endpoint: EmbeddingsEndpoint) -> None:
+    async def _embed_all(self, client: httpx.AsyncClient, endpoint: EmbeddingsEndpoint) -> bool:
+        """Embed every pending piece; False when a reached budget stopped it first."""
         model = endpoint.model
         while batch := await self._db.read(lambda c: pending(c, model, BATCH)):
+            if await self._held():
+                return False
             ids = [doc_id for doc_id, _ in batch]
-            vectors = await embed(client, endpoint, [text for _, text in batch])
+            embedded = await embed(client, endpoint, [text for _, text in batch])
+            await self._record(endpoint, embedded)
             await self._db.write(
-                functools.partial(save_vectors, model=model, ids=ids, vectors=vectors)
+                functools.partial(save_vectors, model=model, ids=ids, vectors=embedded.vectors)
             )
+        return True

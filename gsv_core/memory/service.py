@@ -18,7 +18,7 @@ from typing import Any
 
 from gsv_core.errors import InvalidParams
 from gsv_core.memory import index as ix
-from gsv_core.memory.embeddings import Embedder, EmbeddingsEndpoint
+from gsv_core.memory.embeddings import Embedder, EmbeddingsEndpoint, Spending
 from gsv_core.memory.notes import NOTES_DIR, ROOT_NOTES, is_note
 from gsv_core.memory.search import MemoryScope, SearchRequest, around, search, search_fused
 from gsv_core.storage.archive import parse_archive
@@ -49,6 +49,7 @@ class MemoryService:
         backend: StorageBackend,
         extra_notes: Callable[[], Sequence[str]] = tuple,
         embeddings: Callable[[], EmbeddingsEndpoint | None] = lambda: None,
+        spending: Spending | None = None,
     ) -> None:
         self._db = db
         self._backend = backend
@@ -58,7 +59,8 @@ class MemoryService:
         self._build: asyncio.Task[None] | None = None
         self._dirty: set[tuple[str, str]] = set()
         self._notes_lock = asyncio.Lock()
-        self.embedder = Embedder(db, embeddings)  # memory.embeddings: off unless configured
+        # memory.embeddings: off unless configured; its cost is recorded and budgeted
+        self.embedder = Embedder(db, embeddings, spending)
 
     # -- life ---------------------------------------------------------------------------
     async def start(self) -> None:

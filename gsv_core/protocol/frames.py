@@ -198,6 +198,27 @@ def encode_event(event: str, payload: Any = None, seq: int | None = None) -> str
     return _dumps(data)
 
 
+class EncodedEvent:
+    """One event for many peers (a broadcast): its JSON is built once, on first use, and
+    each peer adds its own `seq`; the text is what `encode_event` gives."""
+
+    __slots__ = ("_head", "event", "payload")
+
+    def __init__(self, event: str, payload: Any = None) -> None:
+        self.event = event
+        self.payload = payload
+        self._head: str | None = None
+
+    def frame(self, seq: int) -> str:
+        head = self._head
+        if head is None:
+            data: dict[str, Any] = {"type": "evt", "event": self.event}
+            if self.payload is not None:
+                data["payload"] = self.payload
+            head = self._head = _dumps(data)[:-1]  # without its closing brace
+        return f'{head},"seq":{seq}}}'
+
+
 def encode_frame(frame: Frame) -> str:
     """Encode any frame object (used by tests and tools that hold frames)."""
     if isinstance(frame, RequestFrame):

@@ -95,11 +95,10 @@ class AnthropicProvider(SdkProvider):
     def request_params(self, request: ModelRequest) -> dict[str, Any]:
         return messages_params(request)
 
-    async def _attempt(self, params: dict[str, Any]) -> AsyncGenerator[StreamEvent, None]:
+    def _new_client(self) -> Any:
         import anthropic
-        import httpx2
 
-        client = anthropic.AsyncAnthropic(
+        return anthropic.AsyncAnthropic(
             api_key=self.api_key,
             base_url=self.base_url,
             timeout=self.llm_timeout,
@@ -108,8 +107,13 @@ class AnthropicProvider(SdkProvider):
                 anthropic.DefaultAsyncHttpxClient, self.base_url, self.llm_timeout
             ),
         )
+
+    async def _attempt(self, params: dict[str, Any]) -> AsyncGenerator[StreamEvent, None]:
+        import anthropic
+        import httpx2
+
         typed, plain = split_plain_json(params, ("messages", "tools", "system"))
-        async with client:
+        async with self._client_for_attempt() as client:
             try:
                 events: Any = await client.messages.create(**typed, messages=[], extra_body=plain)
             except anthropic.AnthropicError as exc:

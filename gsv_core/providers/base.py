@@ -88,12 +88,25 @@ class UsageReport:
 
 
 @dataclass(frozen=True)
+class TextRetracted:
+    """The text streamed so far was not answer text: it was a tool call written as text
+    (text_tool_calls.py), which follows as ToolCall events."""
+
+
+@dataclass(frozen=True)
 class Stop:
     reason: str  # STOP_END, STOP_TOOL_USE, STOP_LENGTH, or the provider's own word
 
 
 StreamEvent = (
-    TextDelta | ThinkingDelta | ToolCallStart | ToolCallDelta | ToolCallEnd | UsageReport | Stop
+    TextDelta
+    | ThinkingDelta
+    | ToolCallStart
+    | ToolCallDelta
+    | ToolCallEnd
+    | UsageReport
+    | TextRetracted
+    | Stop
 )
 
 
@@ -138,6 +151,8 @@ class AssistantBuilder:
             self.usage = event.usage
         elif isinstance(event, Stop):
             self.stop_reason = event.reason
+        elif isinstance(event, TextRetracted):
+            self._blocks = [b for b in self._blocks if not _is_text(b)]
 
     def _call(self, index: int) -> _PendingCall:
         call = self._calls.get(index)
@@ -181,6 +196,10 @@ class AssistantBuilder:
             "stopReason": self.stop_reason or STOP_END,
             "timestamp": timestamp,
         }
+
+
+def _is_text(block: object) -> bool:
+    return isinstance(block, dict) and block.get("type") == "text"
 
 
 def _finish_call(call: _PendingCall) -> ToolCallBlock:

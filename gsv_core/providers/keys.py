@@ -89,10 +89,15 @@ class KeyPool:
         await self._store.put(mark)
         return True
 
-    async def clear(self, provider: str) -> None:
-        """The owner set or tested the provider's keys: every mark of it goes."""
-        self._marks = {k: m for k, m in self._marks.items() if m.provider != provider}
-        await self._store.clear(provider)
+    async def clear(self, provider: str, key: str | None = None) -> None:
+        """The owner set the provider's keys (every mark of it goes) or tested `key`
+        (only its mark goes: the others were not tried)."""
+        print_ = fingerprint(key) if key is not None else None
+        self._marks = {
+            k: m for k, m in self._marks.items()
+            if m.provider != provider or (print_ is not None and m.fingerprint != print_)
+        }  # fmt: skip
+        await self._store.clear(provider, print_)
 
     def config_changed(self, path: str) -> Coroutine[Any, Any, None] | None:
         """After a config change: the stored clearing of the providers whose keys `path`

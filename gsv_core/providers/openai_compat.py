@@ -78,10 +78,10 @@ class OpenAICompatProvider(SdkProvider):
             params["prompt_cache_key"] = request.cache_key
         return params
 
-    async def _attempt(self, params: dict[str, Any]) -> AsyncGenerator[StreamEvent, None]:
+    def _new_client(self) -> Any:
         import openai
 
-        client = openai.AsyncOpenAI(
+        return openai.AsyncOpenAI(
             api_key=self.api_key,
             base_url=self.base_url,
             timeout=self.llm_timeout,
@@ -90,8 +90,12 @@ class OpenAICompatProvider(SdkProvider):
                 openai.DefaultAsyncHttpxClient, self.base_url, self.llm_timeout
             ),
         )
+
+    async def _attempt(self, params: dict[str, Any]) -> AsyncGenerator[StreamEvent, None]:
+        import openai
+
         typed, plain = split_plain_json(params, ("messages", "tools"))
-        async with client:
+        async with self._client_for_attempt() as client:
             try:
                 chunks: Any = await client.chat.completions.create(
                     **typed, messages=[], extra_body=plain

@@ -1,8 +1,9 @@
 """Which provider a name in the config stands for: its API, endpoint and key.
 
 Built-in names need only a key: `anthropic`, `openai`, `openrouter` and `google` (Gemini's
-OpenAI-compatible endpoint). `providers.<name> = {api, baseUrl, apiKey}` overrides a
-built-in or adds any endpoint (Ollama, vLLM, LM Studio, a proxy). The key is looked up in
+OpenAI-compatible endpoint). `providers.<name> = {api, baseUrl, apiKey, toolCalls}`
+overrides a built-in or adds any endpoint (Ollama, vLLM, LM Studio, a proxy); `toolCalls`
+is how its models get tools (tool_call_modes.py). The key is looked up in
 `providers.<name>.apiKey`, then `apiKeys.<name>`, then the environment. A local endpoint
 needs no key.
 
@@ -23,6 +24,7 @@ from urllib.parse import urlsplit
 from gsv_core.errors import ProviderFailed
 from gsv_core.providers.base import Provider
 from gsv_core.providers.retry import RetryPolicy, is_loopback_url
+from gsv_core.providers.tool_call_modes import NATIVE, TOOL_CALL_MODES
 
 if TYPE_CHECKING:
     from gsv_core.providers.sdk import SdkProvider
@@ -75,6 +77,7 @@ class ProviderSettings:
     api_key: str  # the first of `api_keys`
     prompt_cache_key: bool = False  # OpenAI's per-conversation cache routing
     api_keys: tuple[str, ...] = ()  # the key pool, tried in turn (providers/keys.py)
+    tool_calls: str = NATIVE  # native | text | off (tool_call_modes.py)
 
 
 def resolve_provider(
@@ -85,14 +88,34 @@ def resolve_provider(
     env: Mapping[str, str] | None = None,
     retry: RetryPolicy | None = None,
     key: str | None = None,
+    tool_calls: str | None = None,
 ) -> Provider:
     """The provider `provider_name` stands for in the effective gateway `config`.
 
     `llm_timeout` (seconds) bounds each wait on the provider; `retry` overrides the
     default retry policy (tests pass one that does not sleep); `key` picks a key of its
-    pool (default: the first).
+    pool (default: the first); `tool_calls` overrides the provider's tool-call mode
+    (`gsv models test` probes each).
     """
     settings = provider_settings(config, provider_name, env)
+    return build_provider(
+        settings, llm_timeout=llm_timeout, retry=retry or RetryPolicy(), key=key,
+        tool_calls=tool_calls,
+    )  # fmt: skip
+
+
+def build_provider(
+    settings: ProviderSettings,
+    *,
+    llm_timeout: float,
+    retry: RetryPolicy,
+    key: str | None = None,
+    keep_client: bool = False,
+    tool_calls: str | None = None,
+) -> SdkProvider:
+    """The provider `settings` describe, with key `key` of its pool (default: the first);
+    `keep_client`: one SDK client for all its calls until it is closed (providers/pool.py);
+    `tool_calls` overrides the provider's tool-call mode."""
     provider_class: type[SdkProvider]
     if settings.api == "anthropic":
         from gsv_core.providers.anthropic import AnthropicProvider
@@ -107,8 +130,10 @@ def resolve_provider(
         base_url=settings.base_url,
         api_key=key or settings.api_key,
         llm_timeout=llm_timeout,
-        retry=retry or RetryPolicy(),
+        retry=retry,
         prompt_cache_key=settings.prompt_cache_key,
+        tool_calls=tool_calls or settings.tool_calls,
+        keep_client=keep_client,
     )
 
 
@@ -144,8 +169,16 @@ def provider_settings(
     cache_key = custom.get("promptCacheKey")
     if not isinstance(cache_key, bool):
         cache_key = urlsplit(base_url).hostname == OPENAI_HOST
+    mode = custom.get("toolCalls")
+    mode = NATIVE if mode is None else mode  # None: unset, as every key here
+    if mode not in TOOL_CALL_MODES:  # the config refuses it; a partial config may not
+        raise ProviderNotConfigured(
+            f'provider "{name}" has toolCalls "{mode}"; use native, text or off: '
+            f"gsv config set providers.{name}.toolCalls text"
+        )
     return ProviderSettings(name=name, api=api, base_url=base_url, api_key=keys[0],
-                            prompt_cache_key=cache_key, api_keys=tuple(keys))  # fmt: skip
+                            prompt_cache_key=cache_key, api_keys=tuple(keys),
+                            tool_calls=mode)  # fmt: skip
 
 
 def _custom(config: dict[str, Any], name: str) -> dict[str, Any] | None:

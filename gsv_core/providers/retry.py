@@ -244,17 +244,18 @@ def http_client(
     """The HTTP client for one SDK client.
 
     Loading the CA bundle costs about 20 ms, so one TLS context is shared by every client
-    (the SDKs would build a new one each time). For a loopback URL the proxy variables
-    are ignored: httpx would otherwise send 127.0.0.1 through `http_proxy` as well.
+    (the SDKs would build a new one each time), plain http:// included: httpx builds one
+    even for `verify=False`, a few ms on the event loop per model call under load, and
+    never uses it there. For a loopback URL the proxy variables are ignored: httpx would
+    otherwise send 127.0.0.1 through `http_proxy` as well.
     `default_client` is the SDK's `DefaultAsyncHttpxClient`, which keeps its limits,
     redirects and keep-alive settings.
     """
     import httpx2
 
     if is_loopback_url(base_url):
-        verify: ssl.SSLContext | bool = _ssl_context() if base_url.startswith("https") else False
         return httpx2.AsyncClient(
-            trust_env=False, timeout=timeout, follow_redirects=True, verify=verify
+            trust_env=False, timeout=timeout, follow_redirects=True, verify=_ssl_context()
         )
     client: httpx2.AsyncClient = default_client(timeout=timeout, verify=_ssl_context())
     return client

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable
+from contextlib import aclosing
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Protocol
 
@@ -21,6 +22,7 @@ from gsv_core.providers.retry import (
     malformed_reason,
     stream_with_retries,
 )
+from gsv_core.providers.tool_call_modes import NATIVE, TEXT, adapt_request, text_calls
 
 
 class StreamReader(Protocol):
@@ -47,8 +49,24 @@ class SdkProvider(ABC):
     # send the conversation's cache key where the API takes one (OpenAI's
     # prompt_cache_key); Anthropic marks cache breakpoints instead and ignores this
     prompt_cache_key: bool = False
+    # native | text | off: how the model is given tools (tool_call_modes.py)
+    tool_calls: str = NATIVE
+    # one SDK client (and its HTTP connections) for every attempt until `close()`, for a
+    # provider kept between turns (providers/pool.py); else a client per attempt
+    keep_client: bool = False
+    _client: Any = field(default=None, init=False, repr=False)
+    _in_use: int = field(default=0, init=False, repr=False)  # attempts on `_client`
+    _retired: bool = field(default=False, init=False, repr=False)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        events = self._stream(adapt_request(request, self.tool_calls))
+        if self.tool_calls == TEXT:
+            events = text_calls(events, [tool.name for tool in request.tools])
+        async with aclosing(events) as closing:
+            async for event in closing:
+                yield event
+
+    async def _stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         params = self.request_params(request)
         try:
             async for event in stream_with_retries(lambda: self._attempt(params), self.retry):
@@ -65,6 +83,25 @@ class SdkProvider(ABC):
     @abstractmethod
     def request_params(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments of the SDK's streaming call for `request`."""
+
+    @abstractmethod
+    def _new_client(self) -> Any:
+        """A new SDK client for `base_url` (closed with `await client.close()`)."""
+
+    def _client_for_attempt(self) -> _ClientLease:
+        """`async with` it around an attempt: the kept client, else a new one closed after."""
+        return _ClientLease(self)
+
+    def retire(self) -> bool:
+        """No new attempts will come (the pool let go of this provider): its client is
+        closed when the last attempt in flight ends. True when none is: close it now."""
+        self._retired = True
+        return not self._in_use
+
+    async def close(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
 
     @abstractmethod
     def _attempt(self, params: dict[str, Any]) -> AsyncGenerator[StreamEvent, None]:
@@ -93,6 +130,35 @@ class SdkProvider(ABC):
             raise malformed(self.name, malformed_reason(exc)) from exc
         for event in reader.finish():
             yield event
+
+
+class _ClientLease:
+    """An SDK client for one attempt. A class, not an `asynccontextmanager`: an attempt is
+    an async generator that a consumer may drop half read, and a generator inside it would
+    be closed later from another task, where the HTTP client's cancel scopes refuse to exit."""
+
+    def __init__(self, provider: SdkProvider) -> None:
+        self._provider = provider
+        self._own: Any = None  # a client made for this attempt alone
+
+    async def __aenter__(self) -> Any:
+        provider = self._provider
+        if not provider.keep_client:
+            self._own = provider._new_client()
+            return await self._own.__aenter__()
+        if provider._client is None:
+            provider._client = provider._new_client()
+        provider._in_use += 1
+        return provider._client
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        provider = self._provider
+        if self._own is not None:
+            await self._own.__aexit__(*exc_info)
+            return
+        provider._in_use -= 1
+        if provider._retired and not provider._in_use:
+            await provider.close()
 
 
 def split_plain_json(

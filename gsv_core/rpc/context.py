@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from gsv_core.protocol.close_codes import CloseCode
+from gsv_core.protocol.frames import EncodedEvent
 
 
 class Peer(Protocol):
@@ -22,6 +23,10 @@ class Peer(Protocol):
     sign_in_ends: int | None  # a browser's socket: when its sign-in ends (epoch ms)
 
     def send_event(self, event: str, payload: Any = None) -> None: ...
+
+    def send_encoded(self, event: EncodedEvent) -> None:
+        """`send_event` for an event going to many peers: encoded once for them all."""
+        ...
 
     async def send_binary(self, data: bytes | memoryview) -> None:
         """Queue a binary frame, waiting while too much is queued (backpressure)."""

@@ -65,6 +65,7 @@ class JoinCheck(StrEnum):
     OK = "ok"
     INVALID = "invalid"  # unknown, used, expired, or made for another role or subject
     TAKEN = "taken"  # made without a subject, for one that already has a credential
+    KNOWN = "known"  # made without a subject, for a node the gateway has seen (no credential)
 
 
 _COLUMNS = "id, role, subject, created_at, last_used_at, revoked_at"
@@ -101,6 +102,11 @@ def split_token(token: str) -> tuple[str, str] | None:
 class CredentialStore:
     def __init__(self, db: Database) -> None:
         self._db = db
+
+    async def forget_expired_codes(self, now: int) -> int:
+        """Delete the join codes past their expiry, used or not; how many."""
+        sql = "DELETE FROM join_codes WHERE expires_at < ?"
+        return await self._db.write(lambda conn: conn.execute(sql, (now,)).rowcount)
 
     async def add_join_code(
         self, role: str, subject: str | None, now: int, expires_at: int, may_replace: bool = False
@@ -219,10 +225,18 @@ def _check_join(
         return JoinCheck.INVALID
     if row[1] is not None or row[2] or role not in IDENTITIES:
         return JoinCheck.OK  # made for this subject, or to replace, or a browser's label
-    known = conn.execute(
+    held = conn.execute(
         "SELECT 1 FROM credentials WHERE role = ? AND subject = ? LIMIT 1", (role, subject)
     ).fetchone()
-    return JoinCheck.TAKEN if known else JoinCheck.OK
+    if held:
+        return JoinCheck.TAKEN
+    # a node seen before credentials existed (or whose rows were lost) keeps its id too:
+    # its approval rules and skills are keyed by it, and a stranger's code must not inherit them
+    seen = (
+        role == NODE
+        and conn.execute("SELECT 1 FROM nodes WHERE node_id = ?", (subject,)).fetchone()
+    )
+    return JoinCheck.KNOWN if seen else JoinCheck.OK
 
 
 def _revoke_subject(

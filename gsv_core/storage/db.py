@@ -8,6 +8,11 @@ connection in a worker thread (WAL lets readers proceed while the writer writes)
 
 Schema changes are the `MIGRATIONS` list: each entry runs once, in order, tracked by
 `PRAGMA user_version`. Append; never edit a released entry.
+
+The WAL stays bounded however long the gateway runs (`Checkpoints`): SQLite's own
+checkpoint after every 1000 pages copies the WAL back, `journal_size_limit` cuts the file
+when it starts over, the writer truncates it once writes pause, and one that still grew
+past `Checkpoints.wal_limit` under constant load is truncated right after that commit.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import queue
 import sqlite3
 import threading
@@ -282,7 +288,43 @@ MIGRATIONS: list[str] = [
 ]
 
 _STOP = object()
+BUSY_TIMEOUT_MS = 5000  # how long a statement waits for a lock held by another connection
 _Job = tuple[Callable[[sqlite3.Connection], Any], "Future[Any]"]
+
+
+@dataclass(frozen=True)
+class Checkpoints:
+    """When the writer empties the WAL back into the database file."""
+
+    # writes paused this long (seconds): truncate the WAL to zero bytes
+    idle_seconds: float = 1.0
+    # a WAL file at least this big after a commit is truncated at once, busy or not
+    wal_limit: int = 32 * 1024 * 1024
+    # PRAGMA journal_size_limit: what SQLite cuts the WAL file to when it starts over
+    journal_limit: int = 16 * 1024 * 1024
+    # how long an idle truncation waits for readers before giving up until the next pause
+    # (milliseconds; the writer waits that long, so it is short)
+    idle_busy_ms: int = 50
+
+
+@dataclass(frozen=True)
+class FileSizes:
+    """Bytes on disk: the database file and its WAL."""
+
+    database: int
+    wal: int
+
+
+def file_sizes(path: Path) -> FileSizes:
+    """The sizes of the database at `path` and of its WAL (0 when there is none)."""
+
+    def size(file: Path) -> int:
+        try:
+            return file.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    return FileSizes(size(path), size(path.with_name(path.name + "-wal")))
 
 
 @dataclass(frozen=True)
@@ -293,15 +335,22 @@ class _Alone:
     future: Future[Any]
 
 
+READER_CACHE_KB = 512  # each reader connection's page cache (the writer keeps the default)
+
+
 def _open(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     if readonly:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+        # one reader per worker thread (up to six on two cores): SQLite's default 2 MB page
+        # cache each would fill, as the database grows, to 12 MB that looks like a leak in a
+        # long run (bench.soak); the OS keeps the file's pages cached for them anyway
+        conn.execute(f"PRAGMA cache_size=-{READER_CACHE_KB}")
     else:
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=ON")
-    conn.execute("PRAGMA busy_timeout=5000")
+    conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     return conn
 
 
@@ -341,9 +390,16 @@ def migrate(conn: sqlite3.Connection, migrations: list[str] = MIGRATIONS) -> int
 class Database:
     """An open gateway database. Create with `await Database.open(path)`."""
 
-    def __init__(self, path: Path, writer: sqlite3.Connection) -> None:
+    def __init__(
+        self, path: Path, writer: sqlite3.Connection, checkpoints: Checkpoints | None = None
+    ) -> None:
         self.path = path
         self._writer_conn = writer
+        self._checkpoints = checkpoints or Checkpoints()
+        self._wal_path = path.with_name(path.name + "-wal")
+        self._dirty = False  # committed since the WAL was last truncated
+        self.checkpoint_count = 0  # truncating checkpoints done (idle or over the limit)
+        writer.execute(f"PRAGMA journal_size_limit={self._checkpoints.journal_limit}")
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._write_loop, name="gsv-db-writer", daemon=True)
         self._reader_local = threading.local()
@@ -355,7 +411,7 @@ class Database:
         self._thread.start()
 
     @classmethod
-    async def open(cls, path: Path) -> Database:
+    async def open(cls, path: Path, checkpoints: Checkpoints | None = None) -> Database:
         def setup() -> sqlite3.Connection:
             # sqlite gives the -wal and -shm files the database file's mode: creating the
             # file 0600 first keeps all three owner-only whatever the umask
@@ -366,7 +422,11 @@ class Database:
             migrate(conn)
             return conn
 
-        return cls(path, await asyncio.to_thread(setup))
+        return cls(path, await asyncio.to_thread(setup), checkpoints)
+
+    def sizes(self) -> FileSizes:
+        """The database file and its WAL, in bytes, now (`gateway.status`)."""
+        return file_sizes(self.path)
 
     async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run `fn(conn)` in the writer thread inside a transaction; return once committed."""
@@ -449,7 +509,7 @@ class Database:
 
     def _write_loop(self) -> None:
         while True:
-            batch = [self._queue.get()]
+            batch = [self._next_job()]
             while not self._queue.empty():  # group commit: take everything already waiting
                 batch.append(self._queue.get_nowait())
             stop = any(item is _STOP for item in batch)
@@ -464,6 +524,46 @@ class Database:
             self._commit_batch(jobs)
             if stop:
                 return
+            self._truncate_when_over_limit()
+
+    def _next_job(self) -> Any:
+        """The next queued write; after writes pause `idle_seconds`, the WAL is truncated
+        first (then the wait goes on without a timeout: nothing to checkpoint)."""
+        if not self._dirty:
+            return self._queue.get()
+        try:
+            return self._queue.get(timeout=self._checkpoints.idle_seconds)
+        except queue.Empty:
+            self._truncate_wal(self._checkpoints.idle_busy_ms)
+            return self._queue.get()
+
+    def _truncate_when_over_limit(self) -> None:
+        if not self._dirty:
+            return
+        try:
+            size = os.stat(self._wal_path).st_size
+        except FileNotFoundError:
+            return
+        if size >= self._checkpoints.wal_limit:
+            self._truncate_wal(None)
+
+    def _truncate_wal(self, busy_ms: int | None) -> None:
+        """Copy the WAL back and truncate it to zero bytes. With `busy_ms`, wait at most
+        that long for readers (the next pause tries again); without, as long as any write."""
+        conn = self._writer_conn
+        try:
+            if busy_ms is not None:
+                conn.execute(f"PRAGMA busy_timeout={busy_ms}")
+            busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.Error:
+            log.exception("WAL checkpoint failed")
+            return
+        finally:
+            if busy_ms is not None:
+                conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        if not busy:
+            self._dirty = False
+            self.checkpoint_count += 1
 
     def _run_alone(self, job: _Alone) -> None:
         try:
@@ -492,6 +592,7 @@ class Database:
                     conn.execute("RELEASE job")
                     outcomes.append((future, False, exc))
             conn.execute("COMMIT")
+            self._dirty = True
         except Exception as exc:
             log.exception("database commit failed")
             if conn.in_transaction:

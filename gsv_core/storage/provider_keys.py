@@ -35,6 +35,10 @@ class ProviderKeyStore:
         values = (mark.provider, mark.fingerprint, mark.state, mark.until, mark.reason, mark.at)
         await self._db.write(lambda c: c.execute(sql, values))
 
-    async def clear(self, provider: str) -> None:
+    async def clear(self, provider: str, fingerprint: str | None = None) -> None:
+        """Forget the provider's marks, or only the one of the key `fingerprint` names."""
         sql = "DELETE FROM provider_keys WHERE provider = ?"
-        await self._db.write(lambda c: c.execute(sql, (provider,)))
+        args: tuple[str, ...] = (provider,)
+        if fingerprint is not None:
+            sql, args = sql + " AND fingerprint = ?", (provider, fingerprint)
+        await self._db.write(lambda c: c.execute(sql, args))

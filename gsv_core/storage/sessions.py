@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -291,12 +292,20 @@ class SessionStore:
 
         await self._db.write(write)
 
-    async def append(self, record: SessionRecord, messages: list[dict[str, Any]]) -> None:
-        """Append messages (assistant replies, tool results) and save the session row."""
+    async def append(
+        self,
+        record: SessionRecord,
+        messages: list[dict[str, Any]],
+        also: Callable[[sqlite3.Connection], None] | None = None,
+    ) -> None:
+        """Append messages (assistant replies, tool results) and save the session row;
+        `also` writes in the same transaction (the reply's usage-ledger row)."""
 
         def write(conn: sqlite3.Connection) -> None:
             _save_session(conn, record)
             self._append(conn, record.session_key, messages)
+            if also is not None:
+                also(conn)
 
         await self._db.write(write)
 

@@ -43,21 +43,24 @@ _SUMS = (
 )
 
 
+def insert_row(conn: sqlite3.Connection, row: UsageRow) -> None:
+    """Add `row` in the writer's transaction (UsageStore.add, or beside the message that
+    reports the call: usage/ledger.py)."""
+    conn.execute(
+        "INSERT INTO usage_ledger (at, agent_id, session_key, source, provider, model, "
+        "input, output, cache_read, cache_write, cost) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (row.at, row.agent_id, row.session_key, row.source, row.provider, row.model,
+         row.input, row.output, row.cache_read, row.cache_write, row.cost),
+    )  # fmt: skip
+
+
 class UsageStore:
     def __init__(self, db: Database) -> None:
         self._db = db
 
     async def add(self, row: UsageRow) -> None:
-        def write(conn: sqlite3.Connection) -> None:
-            conn.execute(
-                "INSERT INTO usage_ledger (at, agent_id, session_key, source, provider, model, "
-                "input, output, cache_read, cache_write, cost) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (row.at, row.agent_id, row.session_key, row.source, row.provider, row.model,
-                 row.input, row.output, row.cache_read, row.cache_write, row.cost),
-            )  # fmt: skip
-
-        await self._db.write(write)
+        await self._db.write(lambda conn: insert_row(conn, row))
 
     async def summary(self, since: int, until: int, group: str) -> list[dict[str, Any]]:
         """Sums per group over `since <= at < until`, the costliest group first."""
@@ -104,7 +107,7 @@ def _group(row: tuple[Any, ...]) -> dict[str, Any]:
 
 
 BACKGROUND_PREFIXES = ("cron:", "sessionSend@")
-BACKGROUND_NAMES = ("heartbeat",)
+BACKGROUND_NAMES = ("heartbeat", "memory")  # memory: embedding notes and messages
 ON_BEHALF = "compaction@"  # a call made inside a run, counted as the run's
 
 

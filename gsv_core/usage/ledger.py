@@ -1,7 +1,8 @@
 """The usage ledger: every model call the agent makes, with its tokens, cost and source.
 
 Sources: `chat` (a client), `channel:<name>` (a messenger), `cron:<job name>`,
-`heartbeat`, `sessionSend` (one session writing to another) and `compaction`. A call is
+`heartbeat`, `sessionSend` (one session writing to another), `compaction` and `memory`
+(the embeddings of semantic memory search, provider `embeddings`). A call is
 recorded after it answered; recording never fails the run (a storage error is logged).
 Rows older than `usage.retentionDays` are pruned at start and then once a day.
 """
@@ -9,13 +10,21 @@ Rows older than `usage.retentionDays` are pruned at start and then once a day.
 from __future__ import annotations
 
 import logging
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from gsv_core.config import setting
 from gsv_core.protocol.messages import Usage
-from gsv_core.storage.usage import DAY_MS, ON_BEHALF, UsageRow, UsageStore, is_background
+from gsv_core.storage.usage import (
+    DAY_MS,
+    ON_BEHALF,
+    UsageRow,
+    UsageStore,
+    insert_row,
+    is_background,
+)
 from gsv_core.usage.prices import cost_of
 
 log = logging.getLogger(__name__)
@@ -24,6 +33,14 @@ CHAT = "chat"
 HEARTBEAT = "heartbeat"
 SESSION_SEND = "sessionSend"
 COMPACTION = "compaction"
+MEMORY = "memory"
+EMBEDDINGS = "embeddings"  # the provider name of a memory embeddings call
+
+
+def embeddings_call(agent_id: str, model: str, tokens: int) -> ModelCall:
+    """An embeddings call of memory search: input tokens only."""
+    usage: Usage = {"input": tokens, "output": 0, "total": tokens}
+    return ModelCall(agent_id, "", MEMORY, EMBEDDINGS, model, usage)
 
 
 def compaction_source(run_source: str) -> str:
@@ -71,20 +88,47 @@ class UsageLedger:
         self._pruned_at: int | None = None
 
     async def record(self, call: ModelCall) -> None:
-        usage, now = call.usage, self._now_ms()
-        row = UsageRow(
-            at=now, agent_id=call.agent_id, session_key=call.session_key, source=call.source,
-            provider=call.provider, model=call.model, input=usage.get("input", 0),
-            output=usage.get("output", 0), cache_read=usage.get("cacheRead", 0),
-            cache_write=usage.get("cacheWrite", 0),
-            cost=cost_of(call.model, usage, self._config()),
-        )  # fmt: skip
         try:
-            await self.store.add(row)
-            if self._pruned_at is None or now - self._pruned_at >= DAY_MS:
-                await self.prune()
+            await self.store.add(self._row(call))
         except Exception:  # the answer is already out: a lost row must not fail the run
             log.exception("could not record the usage of a %s/%s call", call.provider, call.model)
+        await self.prune_if_due()
+
+    def writer(self, call: ModelCall) -> Callable[[sqlite3.Connection], None]:
+        """The ledger row of `call` as a write to run in the transaction that stores the
+        reply reporting it (one commit for both); its failure is logged and rolled back
+        alone, never failing that transaction. Call `prune_if_due` after."""
+        row = self._row(call)
+
+        def write(conn: sqlite3.Connection) -> None:
+            conn.execute("SAVEPOINT usage_row")
+            try:
+                insert_row(conn, row)
+            except sqlite3.Error:
+                conn.execute("ROLLBACK TO usage_row")
+                log.exception("could not record the usage of a %s/%s call", row.provider, row.model)
+            conn.execute("RELEASE usage_row")
+
+        return write
+
+    async def prune_if_due(self) -> None:
+        """Prune at start and then once a day (a failure is logged)."""
+        if self._pruned_at is not None and self._now_ms() - self._pruned_at < DAY_MS:
+            return
+        try:
+            await self.prune()
+        except Exception:
+            log.exception("could not prune the usage ledger")
+
+    def _row(self, call: ModelCall) -> UsageRow:
+        usage = call.usage
+        return UsageRow(
+            at=self._now_ms(), agent_id=call.agent_id, session_key=call.session_key,
+            source=call.source, provider=call.provider, model=call.model,
+            input=usage.get("input", 0), output=usage.get("output", 0),
+            cache_read=usage.get("cacheRead", 0), cache_write=usage.get("cacheWrite", 0),
+            cost=cost_of(call.model, usage, self._config()),
+        )  # fmt: skip
 
     async def prune(self) -> int:
         now = self._now_ms()

@@ -33,3 +33,14 @@ def test_a_shorter_retry_replaces_the_longer_text_at_the_end() -> None:
     shown.restart()
     assert shown.add("Hello there") is None
     assert shown.finish() == Shown("Hello there", replace=True)
+
+
+def test_text_that_was_a_tool_call_is_retracted_once() -> None:
+    """A reply found to be a call written as text: the chat drops what it showed of the
+    step (an empty `replace`), and nothing more at the step's end."""
+    shown = ShownText()
+    assert shown.add('{"name": "echo", ') == Shown('{"name": "echo", ')
+    shown.add('"arguments": {}}')
+    assert shown.retract() == Shown("", replace=True)
+    assert shown.finish() is None
+    assert ShownText().retract() is None  # nothing shown: nothing to drop

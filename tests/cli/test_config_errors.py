@@ -23,6 +23,12 @@ from gsv_core.gateway.server import RunningGateway
         ("session.dmScope", "everyone", ["expects one of main, per-peer",
                                          "gsv config set session.dmScope main"]),
         ("toolApproval.maxCommandBytes", "5", ["expects a number (at least 1024"]),
+        ("providers.local.toolCalls", "json", ["providers.local.toolCalls expects one of "
+                                               "native, text, off",
+                                               "gsv config set providers.local.toolCalls native"]),
+        ("providers.local.toolCalls", "true", ["providers.local.toolCalls expects one of "
+                                               "native, text, off"]),
+        ("providers.local.toolcalls", "text", ["did you mean providers.local.toolCalls?"]),
     ],
 )  # fmt: skip
 def test_a_refusal_names_the_key_what_it_expects_and_an_example(

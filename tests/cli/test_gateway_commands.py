@@ -206,6 +206,70 @@ def test_start_with_a_fixed_port_prints_that_url(stop_gateway: None) -> None:
     assert "health: healthy" in status.stdout
 
 
+def free_port() -> int:
+    with socket.socket() as sock:  # a port that was free a moment ago
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def saved_url() -> object:
+    from gsv_core.localconfig import load_local_config
+
+    return load_local_config().stored("gateway.url")
+
+
+def test_start_on_another_port_points_later_commands_there(stop_gateway: None) -> None:
+    """`start --port N` away from the URL the commands use: the gateway saves its URL as
+    gateway.url and says so, and a later command finds it with no --url."""
+    port = free_port()
+    started = gsv_process("gateway", "start", "--port", str(port))
+    assert started.returncode == 0, started.stderr
+    url = f"ws://127.0.0.1:{port}/ws"
+    assert f"later gsv commands connect to {url} (saved as gateway.url" in started.stdout
+    assert saved_url() == url
+    status = gsv_process("status", "--json")
+    assert status.returncode == 0, status.stderr
+    assert json.loads(status.stdout)["gateway"]["url"] == url
+
+
+def test_a_url_the_caller_chose_is_never_overridden(stop_gateway: None) -> None:
+    """With --url (or GSV_URL) the caller says where to look: nothing is saved; nor when
+    the user named no port (the gateway listens where the commands already look)."""
+    elsewhere = f"ws://127.0.0.1:{free_port()}/ws"
+    started = gsv_process("--url", elsewhere, "gateway", "start", "--port", str(free_port()))
+    assert started.returncode == 0, started.stderr
+    assert "later gsv commands" not in started.stdout and saved_url() is None
+    assert gsv_process("gateway", "stop").returncode == 0
+    port = free_port()
+    env = {**os.environ, "GSV_URL": f"ws://127.0.0.1:{port}/ws"}
+    again = subprocess.run(
+        [sys.executable, "-m", "gsv_cli", "gateway", "start"],
+        capture_output=True, text=True, timeout=60, env=env,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert f"url:    ws://127.0.0.1:{port}/ws" in again.stdout
+    assert "later gsv commands" not in again.stdout and saved_url() is None
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("ws://127.0.0.1:8080/ws", "ws://localhost:8080/ws", True),
+        ("ws://[::1]:8080/ws", "ws://127.0.0.1:8080/ws", True),
+        ("ws://127.0.0.1:8080/ws", "ws://127.0.0.1:8081/ws", False),
+        ("wss://127.0.0.1:8080/ws", "ws://127.0.0.1:8080/ws", False),
+        ("ws://gw.example:8080/ws", "ws://127.0.0.1:8080/ws", False),
+        ("ws://127.0.0.1:99999/ws", "ws://127.0.0.1:99999/ws", False),  # no such port
+    ],
+)
+def test_same_place_tells_loopback_names_apart_from_other_places(
+    a: str, b: str, same: bool
+) -> None:
+    from gsv_cli.remembered_url import same_place
+
+    assert same_place(a, b) is same
+
+
 def test_start_shows_the_output_of_a_gateway_that_died(busy_port: int) -> None:
     """When the gateway exits before it is healthy, start prints its last output, exits 1
     and leaves no pid file behind."""
@@ -327,7 +391,7 @@ def test_install_writes_the_systemd_unit_and_says_what_to_run(
     text = unit.read_text()
     assert (
         f"ExecStart={sys.executable} -m gsv_cli gateway run --host 127.0.0.1 --port 9999 "
-        "--insecure-no-tls" in text.splitlines()
+        "--insecure-no-tls --remember" in text.splitlines()
     )
     assert f"Environment=GSV_HOME={os.environ['GSV_HOME']}" in text
 

@@ -15,7 +15,14 @@ from typer.testing import CliRunner, Result
 from gsv_cli.main import app
 from gsv_core import __version__
 from gsv_core.gateway.server import RunningGateway
-from tests.fakes.llm_server import FakeLLMServer, fake_llm_server
+from tests.fakes.llm_server import (
+    ErrorReply,
+    FakeLLMServer,
+    ToolCall,
+    Turn,
+    fake_llm_server,
+    reply,
+)
 
 
 @pytest.fixture
@@ -121,3 +128,64 @@ async def test_models_tried_with_unsaved_settings_save_nothing_and_bad_ones_are_
         with pytest.raises(InvalidParams, match=r"providers\.trial"):
             await client.call("models.list", {"provider": "trial",
                                               "settings": {"providers.trial": {"api": 5}}})  # fmt: skip
+
+
+PROBE_CALL = '{"name": "echo", "arguments": {"text": "ping"}}'
+NO_TOOLS = ErrorReply(400, "registry.ollama.ai/library/gemma:2b does not support tools")
+
+
+@pytest.mark.parametrize(
+    ("answers", "calls", "said", "hint"),
+    [
+        ([reply(ToolCall("echo", {"text": "ping"}))], "native", "native tool calls", None),
+        ([reply("I cannot."), reply(PROBE_CALL)], "text", "tool calls as text", "text"),
+        ([NO_TOOLS, reply(f"```json\n{PROBE_CALL}\n```")], "text", "tool calls as text", "text"),
+        ([reply("No."), reply(f"I would say {PROBE_CALL}.")], "none", "no tool calls", "off"),
+        ([NO_TOOLS, reply("pong")], "none", "no tool calls", "off"),
+    ],
+)  # fmt: skip
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+def test_models_test_says_how_the_model_calls_tools(
+    live: RunningGateway,
+    llm: FakeLLMServer,
+    api: str,
+    answers: list[Turn],
+    calls: str,
+    said: str,
+    hint: str | None,
+) -> None:
+    """After the tiny call, the model is offered one harmless tool natively, then as text;
+    the answer names what it did and the toolCalls setting that suits it."""
+    base = llm.openai_base_url if api == "openai" else llm.anthropic_base_url
+    configure(live.url, "local", api, base)
+    llm.enqueue(reply("OK"), *answers)
+    result = gsv(live.url, "models", "test", "-p", "local", "-m", "fake-small")
+    assert result.exit_code == 0, result.output
+    assert f"tool calls: {said}\n" in result.stdout
+    assert "context window: 128000 tokens\n" in result.stdout  # the default: not Ollama
+    setting = f"gsv config set providers.local.toolCalls {hint}"
+    assert (setting in " ".join(result.stderr.split())) is (hint is not None)
+    native, *text = llm.requests[1:]
+    assert [t.get("name") or t["function"]["name"] for t in native.body["tools"]] == ["echo"]
+    for probe in text:  # offered in the system prompt, not the API's field
+        assert "tools" not in probe.body and "- echo: " in json.dumps(probe.body)
+    llm.enqueue(reply("OK"), *answers)
+    as_json = json.loads(gsv(live.url, "--json", "models", "test", "-p", "local",
+                             "-m", "fake-small").stdout)  # fmt: skip
+    assert as_json["toolCalls"] == calls and as_json["contextWindow"] == 128000
+    assert "contextWindowReported" not in as_json
+
+
+def test_models_test_shows_the_window_ollama_reports(
+    live: RunningGateway, llm: FakeLLMServer
+) -> None:
+    """For Ollama the window its /api/show reports is the one shown (and used)."""
+    configure(live.url, "ollama", "openai", llm.openai_base_url)
+    llm.show["qwen2.5:0.5b"] = {"model_info": {"qwen2.context_length": 32768}}
+    result = gsv(live.url, "models", "test", "-p", "ollama", "-m", "qwen2.5:0.5b")
+    assert result.exit_code == 0, result.output
+    assert "context window: 32768 tokens (reported by the server)\n" in result.stdout
+    as_json = json.loads(gsv(live.url, "--json", "models", "test", "-p", "ollama",
+                             "-m", "qwen2.5:0.5b").stdout)  # fmt: skip
+    assert (as_json["contextWindow"], as_json["contextWindowReported"]) == (32768, 32768)
+    assert llm.show_requests == [{"model": "qwen2.5:0.5b"}]  # asked once, then kept

@@ -75,6 +75,10 @@ def test_a_node_on_another_machine_joins_with_one_code_and_is_revoked_at_once(
         assert listed.exit_code == 0 and "far" in listed.stdout and "yes" in listed.stdout
         as_json = json.loads(gsv(live.url, "--json", "nodes", "list").stdout)
         assert [c["subject"] for n in as_json["nodes"] for c in n["credentials"]] == ["far"]
+        # a channel's revoke command cannot end a node's credential
+        wrong = gsv(live.url, "channels", "revoke", "far")
+        assert wrong.exit_code != 0 and "no active credential of a channel adapter" in wrong.output
+        assert "far" in live.gateway.nodes.online_ids()
         revoked = gsv(live.url, "nodes", "revoke", "far")
         assert revoked.exit_code == 0 and "disconnected 1" in revoked.stdout
         wait_for(lambda: "far" not in live.gateway.nodes.online_ids(), "the disconnect")

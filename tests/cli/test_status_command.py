@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+from pathlib import Path
 
 from typer.testing import CliRunner, Result
 
 from gsv_cli.main import app
 from gsv_core import __version__
 from gsv_core.gateway.server import RunningGateway
+from tests.waiting import until
 
 
 def gsv(url: str, *args: str, env: dict[str, str] | None = None) -> Result:
@@ -113,3 +116,19 @@ def test_keys_set_aside_are_listed_by_fingerprint_with_how_long() -> None:
         "or `gsv models test`"
     )
     assert second.startswith("keys      openai key-91c0d2aa rate limited, cooling down until 2")
+
+
+def test_the_database_line_shows_its_size_on_disk(live: RunningGateway, tmp_path: Path) -> None:
+    """Once writes pause the WAL is truncated: status then gives the database file's size
+    to the byte in --json, in MB on the screen, and the event loop's task count."""
+    from gsv_core.storage.db import file_sizes
+
+    database = tmp_path / "data" / "gsv.db"
+    asyncio.run(until(lambda: file_sizes(database).wal == 0, "the WAL truncated"))
+    data = json.loads(gsv(live.url, "--json", "status").stdout)
+    assert data["storage"] == {"databaseBytes": database.stat().st_size, "walBytes": 0}
+    assert data["storage"]["databaseBytes"] > 0
+    assert isinstance(data["tasks"], int) and data["tasks"] > 0
+    shown = gsv(live.url, "status").stdout.splitlines()
+    megabytes = f"{database.stat().st_size / 1_000_000:.1f} MB"
+    assert f"database  {megabytes} (WAL 0.0 MB)" in shown

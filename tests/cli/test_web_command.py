@@ -7,6 +7,7 @@ import http.client
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -15,6 +16,7 @@ from typer.testing import CliRunner
 
 from gsv_cli.main import app
 from gsv_cli.state import http_base
+from gsv_core.gateway.auth import WEB_SESSION_MS
 from gsv_core.gateway.server import RunningGateway
 from tests.threaded import owner_env
 
@@ -90,11 +92,30 @@ def test_browsers_are_listed_and_signed_out(live: RunningGateway) -> None:
     code, listed, _ = gsv(live.url, "web", "list", "--json")
     (browser,) = json.loads(listed)["credentials"]
     assert code == 0 and browser["role"] == "web"
+    assert browser["expiresAt"] == browser["createdAt"] + WEB_SESSION_MS
     _, table, _ = gsv(live.url, "web", "list")
-    assert browser["id"] in table
+    assert browser["id"] in table and "until" in table
     code, revoked, _ = gsv(live.url, "web", "revoke", browser["id"])
     assert code == 0 and browser["id"] in revoked
     assert json.loads(gsv(live.url, "web", "list", "--json")[1])["count"] == 0
+
+
+def test_a_browser_whose_sign_in_ended_is_listed_as_expired(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Past its 30 days a browser is refused; the list says so instead of a date."""
+    from gsv_cli.credentials import print_credentials
+
+    now = int(time.time() * 1000)
+    old = {"id": "w-old", "subject": "laptop", "createdAt": now - WEB_SESSION_MS - 5,
+           "expiresAt": now - 5}  # fmt: skip
+    new = {"id": "w-new", "subject": "phone", "createdAt": now, "expiresAt": now + WEB_SESSION_MS}
+    print_credentials([old, new], "browser")
+    lines = capsys.readouterr().out.splitlines()
+    assert "until" in lines[0]
+    (laptop,) = [line for line in lines if "w-old" in line]
+    (phone,) = [line for line in lines if "w-new" in line]
+    assert laptop.rstrip().endswith("expired") and "expired" not in phone
 
 
 def test_revoke_all_signs_every_browser_out(live: RunningGateway) -> None:

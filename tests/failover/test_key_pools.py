@@ -104,6 +104,20 @@ async def test_an_exhausted_quota_cools_down_for_a_day_until_the_key_is_tested(
     assert await set_aside(client) == []
 
 
+async def test_a_test_clears_only_the_key_it_tried(
+    client: GatewayClient, log: EventLog, llm: FakeLLMServer
+) -> None:
+    """Both keys set aside; `models.test` tries the first: its mark goes, the second key's
+    stays (it was not tried)."""
+    await use_pool(client, llm)
+    llm.enqueue(real.OPENAI_BAD_KEY, real.OPENAI_NO_QUOTA)
+    await turn(client, log)
+    assert {m["key"] for m in await set_aside(client)} == {fingerprint(K1), fingerprint(K2)}
+    await client.call("models.test", {})
+    [left] = await set_aside(client)
+    assert (left["key"], left["reason"]) == (fingerprint(K2), "out of quota")
+
+
 async def test_marks_are_read_back_after_a_restart(
     tmp_path: Path, llm: FakeLLMServer, waits: NoSleep
 ) -> None:

@@ -3,7 +3,8 @@ a stdlib `ThreadingHTTPServer` in a daemon thread. Its vectors are made of meani
 words listed together in SYNONYMS share a dimension, so `automobile` is near `car`
 though no word is shared; any other word lands in a dimension picked from its letters.
 `fail` makes it answer 500; `requests` holds every body it was sent, `headers` their
-Authorization."""
+Authorization. It bills a token per word (`usage.prompt_tokens`, listed in `billed`)
+unless `bills` is False, as some local servers answer without `usage`."""
 
 from __future__ import annotations
 
@@ -45,6 +46,8 @@ class FakeEmbeddingsServer:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[str] = []  # the Authorization header of each request
         self.fail = False
+        self.bills = True
+        self.billed: list[int] = []  # prompt_tokens of each answer that carried usage
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
@@ -84,7 +87,12 @@ def _handler_for(server: FakeEmbeddingsServer) -> type[BaseHTTPRequestHandler]:
             texts = body.get("input") or []
             data = [{"object": "embedding", "index": i, "embedding": vector(t)}
                     for i, t in enumerate(texts)]  # fmt: skip
-            self._send(200, {"object": "list", "data": data, "model": body.get("model")})
+            answer: dict[str, Any] = {"object": "list", "data": data, "model": body.get("model")}
+            if server.bills:
+                tokens = sum(len(str(t).split()) for t in texts)
+                server.billed.append(tokens)
+                answer["usage"] = {"prompt_tokens": tokens, "total_tokens": tokens}
+            self._send(200, answer)
 
         def _send(self, status: int, payload: dict[str, Any]) -> None:
             data = json.dumps(payload).encode()

@@ -12,6 +12,7 @@ running in another thread, and a gateway subprocess alike (they only need the UR
         server.enqueue(reply("partial", end="truncated"))                    # no finish/stop
         ...
         server.requests[-1].body["messages"]                                 # what the SDK sent
+        server.show["llama3.1"] = {"model_info": {"llama.context_length": 131072}}  # Ollama
 
 Turns are answered in FIFO order by whichever endpoint is called; each `Reply` is rendered
 in that API's own event shapes (copied from the OpenAI and Anthropic streaming references):
@@ -78,6 +79,7 @@ class RecordedRequest:
     headers: dict[str, str]
     body: dict[str, Any]
     cache_usage: CacheUsage | None = None  # with `prompt_cache` set: what it answered
+    size: int = 0  # the request body's bytes as sent (bench/huge_message.py adds them up)
 
 
 _OPENAI_FINISH = {"stop": "stop", "toolUse": "tool_calls", "length": "length"}
@@ -102,12 +104,17 @@ class FakeLLMServer:
         # what GET .../models lists (both APIs); with `api_key` set, other keys get 401
         self.models: list[str] = ["fake-small", "fake-large"]
         self.api_key: str | None = None
+        # Ollama's POST /api/show: model name -> the JSON answered (404 for other names);
+        # `show_requests` are the bodies asked, `show_headers` their headers
+        self.show: dict[str, Any] = {}
+        self.show_requests: list[dict[str, Any]] = []
+        self.show_headers: list[dict[str, str]] = []
         # set: Anthropic usage comes from the request's cache breakpoints (prompt_cache.py)
         self.prompt_cache: PromptCache | None = None
         self._queue: deque[Turn] = deque()
         self._lock = threading.Lock()
         self._closing = threading.Event()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd = _Server(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
         self.port: int = self._httpd.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
@@ -160,6 +167,12 @@ def fake_llm_server() -> Iterator[FakeLLMServer]:
         server.close()
 
 
+class _Server(ThreadingHTTPServer):
+    # the default backlog (5) resets connections when a crowd of runs calls at once
+    # (bench/crowd.py): a real API's front takes them all
+    request_queue_size = 256
+
+
 def _handler_for(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
     class Handler(_Handler):
         owner = server
@@ -198,6 +211,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         path = self.path.split("?", 1)[0]
         api: Literal["openai", "anthropic"]
+        if path == "/api/show":
+            self._show()
+            return
         if path.endswith("/chat/completions"):
             api = "openai"
         elif path.endswith("/messages"):
@@ -214,7 +230,7 @@ class _Handler(BaseHTTPRequestHandler):
                 usage = cache.usage(body)
             except TooManyBreakpoints as exc:
                 refused = ErrorReply(400, str(exc))
-        recorded = RecordedRequest(api, path, dict(self.headers), body, usage)
+        recorded = RecordedRequest(api, path, dict(self.headers), body, usage, length)
         turn = self.owner._record_and_pop(recorded)
         if refused is not None:
             turn = refused
@@ -239,6 +255,21 @@ class _Handler(BaseHTTPRequestHandler):
                 _openai_events(turn, body) if api == "openai" else _anthropic_events(turn, body)
             )
             self._stream(turn, events)
+
+    def _show(self) -> None:
+        """Ollama's model details: `model_info` holds `<arch>.context_length`."""
+        length = int(self.headers.get("content-length", "0"))
+        body = json.loads(self.rfile.read(length) or b"{}")
+        with self.owner._lock:
+            self.owner.show_requests.append(body)
+            self.owner.show_headers.append(dict(self.headers))
+        answer = self.owner.show.get(str(body.get("model")))
+        if answer is None:
+            self._send_json(404, {"error": f"model '{body.get('model')}' not found"})
+        elif isinstance(answer, str):  # a body that is not JSON
+            self._send_raw(200, answer, {})
+        else:
+            self._send_json(200, answer)
 
     def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         self._send_raw(status, json.dumps(payload), headers or {})

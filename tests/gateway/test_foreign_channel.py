@@ -77,6 +77,21 @@ async def test_help_and_status_are_answered_through_the_adapter(channel: Running
     assert replies[1]["text"] != replies[0]["text"]
 
 
+async def test_link_previews_reach_the_adapter_only_when_turned_on(
+    channel: Running, owner: ClientConnection
+) -> None:
+    """Off by default (the field is absent); `channels.httptest.linkPreviews true` says so
+    in the next reply's event."""
+    await channel.write("alice", "/help")
+    [first] = await channel.adapter.wait_for(1)
+    assert "linkPreviews" not in first
+    on = {"path": "channels.httptest.linkPreviews", "value": True}
+    assert (await request(owner, "config.set", on))["ok"]
+    await channel.write("alice", "/help")
+    [_, second] = await channel.adapter.wait_for(2)
+    assert second["linkPreviews"] is True
+
+
 async def test_a_cron_job_delivers_to_the_adapter(
     channel: Running, owner: ClientConnection, fake: FakeProvider
 ) -> None:

@@ -100,6 +100,26 @@ async def test_a_code_without_an_id_cannot_take_a_known_offline_nodes_id(
     assert await unspent_codes(gateway) == 1
 
 
+async def test_a_node_seen_without_a_credential_keeps_its_id(gateway: RunningGateway) -> None:
+    """A node the gateway knew before credentials (a row in `nodes`, none in
+    `credentials`, as an older install has): a code made for no node cannot take its id
+    (its approval rules and skills are keyed by it); a code made for it can."""
+    await gateway.gateway.db.write(
+        lambda conn: conn.execute(
+            "INSERT INTO nodes (node_id, tools, first_seen_at, last_seen_at) VALUES (?, ?, 1, 1)",
+            ("old-box", "[]"),
+        )
+    )
+    code = (await invite(gateway))["code"]
+    error = await _refused(gateway.url, _node("old-box", joinCode=code))
+    assert error["code"] == 403 and "'old-box' is known to this gateway" in error["message"]
+    assert "gsv nodes invite --id old-box" in error["message"]
+    assert await unspent_codes(gateway) == 1 and await active(gateway) == []
+    made = (await invite(gateway, subject="old-box"))["code"]
+    joined = await join(gateway, "old-box", made)
+    assert await active(gateway) == [("old-box", ident(joined["credential"]))]
+
+
 async def test_a_replace_code_takes_a_known_id_and_ends_its_old_credential(
     gateway: RunningGateway,
 ) -> None:

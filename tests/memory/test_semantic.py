@@ -8,12 +8,14 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
 from gsv_core.memory.embeddings import (
     EmbeddingsEndpoint,
+    embed,
     fuse,
     nearest,
     nearest_numpy,
@@ -144,6 +146,54 @@ async def test_a_gateway_with_embeddings_finds_by_meaning(
     found = await client.call("memory.search", {"query": "automobile"})
     assert any("car is parked" in hit["snippet"] for hit in found["results"])
     assert embeddings.headers[-1] == "Bearer sk-gw"
+    # what the embeddings cost is in the ledger, as background work of memory search
+    report = await client.call("usage.get", {"groupBy": "source"})
+    [memory] = [group for group in report["groups"] if group["name"] == "memory"]
+    assert memory["calls"] == len(embeddings.billed) >= 2
+    assert memory["input"] == sum(embeddings.billed) and memory["output"] == 0
+
+
+async def test_a_reached_background_budget_stops_embedding(
+    gw: RunningGateway,
+    client: GatewayClient,
+    log: EventLog,
+    embeddings: FakeEmbeddingsServer,
+) -> None:
+    """budget.background 0: nothing is sent to the endpoint (memory.status says why, and
+    BM25 still finds words); raised, the next search embeds."""
+    await client.call("config.set", {"path": "budget.background", "value": 0})
+    value = {"baseUrl": embeddings.base_url, "model": "fake-embed"}
+    await client.call("config.set", {"path": "memory.embeddings", "value": value})
+    run_id = (await send(client, "my car is parked on level three"))["runId"]
+    await log.ended(run_id)
+    found = await client.call("memory.search", {"query": "parked"})
+    await gw.gateway.memory.embedder.idle()
+    assert any("car is **parked**" in hit["snippet"] for hit in found["results"])
+    assert embeddings.requests == []
+    status = await client.call("memory.status", {})
+    assert "background budget" in status["embeddings"]["error"]
+    await client.call("config.set", {"path": "budget.background", "value": 5})
+    await client.call("memory.search", {"query": "parked"})
+    await gw.gateway.memory.embedder.idle()
+    assert (
+        embeddings.requests
+        and "error" not in (await client.call("memory.status", {}))["embeddings"]
+    )
+
+
+async def test_an_endpoint_without_usage_is_billed_by_estimate(
+    embeddings: FakeEmbeddingsServer,
+) -> None:
+    """No `usage` in the answer: about four characters a token (and one per text)."""
+    embeddings.bills = False
+    endpoint = EmbeddingsEndpoint(embeddings.base_url, "fake-embed")
+    async with httpx.AsyncClient() as http:
+        embedded = await embed(http, endpoint, ["x" * 40, "y" * 8])
+    assert len(embedded.vectors) == 2 and embedded.tokens == (40 + 8) // 4 + 2
+    embeddings.bills = True
+    async with httpx.AsyncClient() as http:
+        billed = await embed(http, endpoint, ["one two three", "four"])
+    assert billed.tokens == 4 == embeddings.billed[-1]
 
 
 def test_the_numpy_and_python_scans_agree() -> None:

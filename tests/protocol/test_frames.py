@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from gsv_core.errors import NotFound
 from gsv_core.protocol.frames import (
+    EncodedEvent,
     EventFrame,
     FrameError,
     RequestFrame,
@@ -152,6 +153,17 @@ def test_encoders_write_what_compact_json_dumps_writes(params: dict[str, object]
     assert encode_request("1", "m", params) == json.dumps(
         expected, separators=(",", ":"), ensure_ascii=False
     )
+
+
+@pytest.mark.parametrize("payload", [*ENCODED_VALUES, None, [], "text", 0])
+def test_an_event_encoded_once_for_many_peers_is_what_each_would_encode(payload: object) -> None:
+    """A broadcast's EncodedEvent gives each peer's seq the text encode_event gives, and
+    its JSON parses back to the same event."""
+    shared = EncodedEvent("chat", payload)
+    for seq in (1, 2, 41):
+        text = shared.frame(seq)
+        assert text == encode_event("chat", payload, seq)
+        assert parse_frame(text) == EventFrame("chat", payload, seq)
 
 
 def test_encoders_refuse_circular_and_unknown_values_as_json_does() -> None:

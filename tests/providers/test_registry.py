@@ -148,6 +148,28 @@ def test_unknown_api_is_refused() -> None:
         provider_settings(cfg, "x", {})
 
 
+@pytest.mark.parametrize("mode", ["native", "text", "off"])
+def test_the_tool_call_mode_reaches_the_provider(mode: str) -> None:
+    """providers.<name>.toolCalls is the provider's mode; unset, native."""
+    entry = {"api": "openai", "baseUrl": "http://127.0.0.1:1/v1", "toolCalls": mode}
+    made = resolve_provider(config(providers={"x": entry}), "x", llm_timeout=5)
+    assert isinstance(made, OpenAICompatProvider) and made.tool_calls == mode
+    assert (
+        provider_settings(config(providers={"x": {**entry, "toolCalls": None}}), "x").tool_calls
+        == "native"
+    )
+
+
+@pytest.mark.parametrize("mode", ["json", "", 1, True, "NATIVE"])
+def test_an_unknown_tool_call_mode_is_refused_with_the_fix(mode: object) -> None:
+    """A partial config the config model never saw still cannot pick a mode gsv lacks."""
+    cfg = {"providers": {"x": {"api": "openai", "baseUrl": "http://127.0.0.1:1/v1",
+                               "toolCalls": mode}}}  # fmt: skip
+    with pytest.raises(ProviderNotConfigured, match=r"use native, text or off: gsv config set "
+                       r"providers\.x\.toolCalls text"):  # fmt: skip
+        provider_settings(cfg, "x", {})
+
+
 @pytest.mark.parametrize("api", ["openai", "anthropic"])
 async def test_configured_fake_provider_streams_from_the_fake_server(api: str) -> None:
     """providers.fake pointed at the fake server, as later gateway tests configure it, streams."""

@@ -1,6 +1,7 @@
 """`/search QUERY` in the chat TUI over `memory.search` on a real gateway: hits show the
 session key, time and snippet as plain text; Enter on one switches to its session; a
-query without words, an empty one and a note's hit are answered without leaving."""
+query without words, an empty one and a note's hit are answered without leaving. The
+opened session is scrolled to the hit's message and marks it, or says where it went."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from textual.widgets import OptionList, Static
 
 from gsv_cli.tui.app import ChatApp
 from gsv_cli.tui.screens.search import SearchScreen
+from gsv_cli.tui.widgets.messages import AssistantMessage
 from gsv_core.gateway.server import RunningGateway
 from tests.fakes.provider import FakeProvider
 from tests.tui.chat_screen import notices, replies
@@ -35,13 +37,19 @@ def status(screen: SearchScreen) -> str:
     return str(screen.query_one("#search-status", Static).content)
 
 
+async def ask(app: ChatApp, pilot: object, question: str) -> None:
+    """Send a question and wait for its reply."""
+    count = len(replies(app))
+    await type_and_send(pilot, question)  # type: ignore[arg-type]
+    await wait_until(pilot, lambda: len(replies(app)) == count + 1, "the reply")  # type: ignore[arg-type]
+
+
 async def test_a_hit_opens_its_session(app: ChatApp, fake: FakeProvider) -> None:
     """A word said in the main session is found from another one; Enter switches back."""
     fake.enqueue("Noted: the spare key is under the fridge.")
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, app.synced.is_set, "the session to load")
-        await type_and_send(pilot, "where is the spare key?")
-        await wait_until(pilot, lambda: len(replies(app)) == 1, "the reply")
+        await ask(app, pilot, "where is the spare key?")
         await type_and_send(pilot, f"/switch {OTHER}")
         await wait_until(pilot, lambda: app.session_key == OTHER and app.synced.is_set(), "switch")
         screen = await open_search(app, pilot, "spare key")
@@ -52,14 +60,68 @@ async def test_a_hit_opens_its_session(app: ChatApp, fake: FakeProvider) -> None
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.session_key == KEY and app.synced.is_set(), "open")
         assert replies(app) == ["Noted: the spare key is under the fridge."]
+        await wait_until(pilot, lambda: len(marked(app)) == 1, "the hit marked")
+
+
+def marked(app: ChatApp) -> list[str]:
+    """The texts of the messages a search hit marked."""
+    return [str(getattr(w, "source", None) or getattr(w, "text", "")) for w in app.query(".found")]
+
+
+def in_view(app: ChatApp, widget: AssistantMessage) -> bool:
+    view = app.chat.scrollable_content_region
+    return widget.region.overlaps(view)
+
+
+async def test_a_hit_scrolls_to_its_message(app: ChatApp, fake: FakeProvider) -> None:
+    """In a long session the first reply is far above; its hit scrolls it into view and
+    marks it, and only it."""
+    fake.enqueue("The boat is moored at pier nine.")
+    for n in range(12):
+        fake.enqueue(f"Filler answer {n}.\n\n" + "More words here.\n\n" * 3)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, app.synced.is_set, "the session to load")
+        await ask(app, pilot, "where is the boat?")
+        for n in range(12):
+            await ask(app, pilot, f"filler {n}")
+        await app.sync()  # as after a restart: the history loaded from the gateway
+        first = app.query(AssistantMessage).first()
+        await wait_until(pilot, lambda: not in_view(app, first), "the first reply scrolled away")
+        screen = await open_search(app, pilot, "moored")
+        assert [line for line in lines(screen) if "moored" in line]
+        options = screen.query_one(OptionList)
+        options.highlighted = next(
+            i for i, hit in enumerate(screen.hits) if hit.get("role") == "assistant"
+        )
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not isinstance(app.screen, SearchScreen), "closed")
+        await wait_until(pilot, lambda: marked(app) == ["The boat is moored at pier nine."], "mark")
+        await wait_until(pilot, lambda: in_view(app, first), "scrolled to the hit")
+
+
+async def test_an_archived_hit_says_where_it_is(app: ChatApp, fake: FakeProvider) -> None:
+    """After a reset the hit's message is in an archive: the chat says so and which one."""
+    fake.enqueue("The lantern is in the shed.")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, app.synced.is_set, "the session to load")
+        await ask(app, pilot, "where is the lantern?")
+        await type_and_send(pilot, "/reset")
+        await wait_until(pilot, lambda: replies(app) == [], "the reset")
+        screen = await open_search(app, pilot, "lantern")
+        archived = [line for line in lines(screen) if "(archived)" in line]
+        assert archived, lines(screen)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not isinstance(app.screen, SearchScreen), "closed")
+        said = "That message is no longer in this session's history. It is archived in "
+        await wait_until(pilot, lambda: any(said in n for n in notices(app)), "the notice")
+        assert marked(app) == []
 
 
 async def test_hits_are_shown_as_text_never_markup(app: ChatApp, fake: FakeProvider) -> None:
     """Markup and escape sequences a stranger could have said are shown, not obeyed."""
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, app.synced.is_set, "the session to load")
-        await type_and_send(pilot, HOSTILE)
-        await wait_until(pilot, lambda: len(replies(app)) == 1, "the reply")
+        await ask(app, pilot, HOSTILE)
         screen = await open_search(app, pilot, "boom")
         [line] = lines(screen)
         assert "[bold red]boom[/]" in line and "[link=https://evil.example]" in line

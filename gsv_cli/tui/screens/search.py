@@ -1,7 +1,7 @@
 """`/search QUERY`: what `memory.search` finds in every past conversation and note, one
 line per hit (the session key or note file, the time, the snippet), all shown as plain
-text. Enter on a conversation's hit dismisses with that session's key (the chat
-switches to it); a note's hit has no session to open. Esc closes."""
+text. Enter on a conversation's hit dismisses with that hit (the chat switches to its
+session and scrolls to the message); a note's hit has no session to open. Esc closes."""
 
 from __future__ import annotations
 
@@ -39,8 +39,8 @@ def hit_line(hit: dict[str, Any]) -> str:
     return f"{hit.get('sessionKey', '?')} · {when}{archived}  {snippet}"
 
 
-class SearchScreen(ModalScreen[str | None]):
-    """Hits of one query; dismisses with the session key to open, or None."""
+class SearchScreen(ModalScreen[dict[str, Any] | None]):
+    """Hits of one query; dismisses with the conversation hit to open, or None."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Close")]
 
@@ -88,7 +88,7 @@ class SearchScreen(ModalScreen[str | None]):
         if hit.get("source") == "note" or not hit.get("sessionKey"):
             self.notify("A note has no session to open.", markup=False)
             return
-        self.dismiss(str(hit["sessionKey"]))
+        self.dismiss(hit)
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -58,6 +58,7 @@ class ChatView(VerticalScroll):
         super().__init__(id=id)
         self.runs: dict[str, RunView] = {}
         self.queued: dict[str, UserMessage] = {}
+        self.stored: dict[int, Widget] = {}  # a loaded message's widget by its timestamp
         # runs that already ended: a late chat.send answer must not revive them
         self.ended: set[str] = set()
         self.approvals: dict[str, ApprovalPrompt] = {}
@@ -107,6 +108,7 @@ class ChatView(VerticalScroll):
 
     async def clear(self) -> None:
         await self.remove_children()
+        self.stored.clear()
         self.runs.clear()
         self.queued.clear()
         self.ended.clear()
@@ -117,10 +119,15 @@ class ChatView(VerticalScroll):
         await self.clear()
         widgets: list[Widget] = []
         for item in items:
-            if isinstance(item, UserItem):
-                widgets.append(UserMessage(item.text))
-            elif isinstance(item, AssistantItem):
-                widgets.append(AssistantMessage(item.text))
+            if isinstance(item, UserItem | AssistantItem):
+                widget: Widget = (
+                    UserMessage(item.text)
+                    if isinstance(item, UserItem)
+                    else AssistantMessage(item.text)
+                )
+                widgets.append(widget)
+                if item.at is not None:
+                    self.stored.setdefault(item.at, widget)
             elif isinstance(item, ToolItem):
                 widgets.append(ToolBlock(item.view))
             elif isinstance(item, NoticeItem):
@@ -128,6 +135,19 @@ class ChatView(VerticalScroll):
         if widgets:
             await self.mount_all(widgets)
         self.scroll_end(animate=False)
+
+    def reveal(self, at: int) -> bool:
+        """Scroll to the loaded message stored at `at` (epoch ms) and mark it; False when
+        it is not shown (archived, compacted, or older than the history loaded)."""
+        widget = self.stored.get(at)
+        if widget is None:
+            return False
+        for marked in self.query(".found"):
+            marked.remove_class("found")
+        widget.add_class("found")
+        # after the next refresh: a history just mounted has no layout to scroll by yet
+        self.call_after_refresh(self.scroll_to_center, widget, animate=False)
+        return True
 
     # -- your messages ------------------------------------------------------------------
     def expect(self, run_id: str) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gsv_core.errors import NotFound
+from gsv_core.gateway.auth import WEB, sign_in_ends
 from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.close_codes import CloseCode
@@ -102,4 +103,5 @@ def _info(gateway: Gateway, credential: Credential) -> CredentialInfo:
         lastUsedAt=credential.last_used_at,
         revokedAt=credential.revoked_at,
         connected=credential.active and bool(_peers_of(gateway, credential)),
+        expiresAt=sign_in_ends(credential) if credential.role == WEB else None,
     )

@@ -1,11 +1,13 @@
 """`models.list` and `models.test`: ask a configured provider which models it offers, and
-make one tiny live call to a model (with the gateway's keys, which never leave it)."""
+make one tiny live call to a model (with the gateway's keys, which never leave it), then
+probe how it calls tools and say its context window."""
 
 from __future__ import annotations
 
 import time
 from typing import TYPE_CHECKING, Any
 
+from gsv_core.agent.compaction import context_window
 from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas.models import (
@@ -16,6 +18,7 @@ from gsv_core.protocol.schemas.models import (
 )
 from gsv_core.providers.models import list_models, test_call
 from gsv_core.providers.registry import provider_settings
+from gsv_core.providers.tool_probe import probe_tool_calls
 from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router
 
@@ -47,6 +50,11 @@ def register(router: Router, gateway: Gateway) -> None:
         started = time.monotonic()
         reply = await test_call(config, provider, model, timeout=60)
         took = int((time.monotonic() - started) * 1000)
-        if not params.settings:  # the configured keys answered: none stays set aside
-            await gateway.keys.clear(provider)
-        return ModelsTestResult(provider=provider, model=model, reply=reply, ms=took)
+        if not params.settings:  # the key the test used answered: it is no longer set aside
+            await gateway.keys.clear(provider, provider_settings(config, provider).api_key)
+        calls = await probe_tool_calls(config, provider, model, timeout=60)
+        reported = await gateway.windows.get(provider_settings(config, provider), model)
+        window = context_window(config, provider, model, reported)
+        return ModelsTestResult(provider=provider, model=model, reply=reply, ms=took,
+                                toolCalls=calls, contextWindow=window,
+                                contextWindowReported=reported)  # fmt: skip

@@ -1,9 +1,11 @@
 """`gateway.status`: one answer to "where do I stand" for `gsv status` and `gsv doctor`:
-version and uptime, the model and whether it can be used, nodes, channels, cron, and
-what waits for the owner. Nothing secret is in it (a key is only "set" or not)."""
+version and uptime, the model and whether it can be used, nodes, channels, cron, what
+waits for the owner, and the database's size. Nothing secret is in it (a key is only
+"set" or not)."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 from gsv_core.errors import GsvError
@@ -33,6 +35,9 @@ def register(router: Router, gateway: Gateway) -> None:
             "memory": gateway.memory.build_status(),
             # API keys set aside (rejected, cooling down), by fingerprint: providers/keys.py
             "providerKeys": gateway.keys.status(),
+            "storage": await _storage(gateway),
+            # tasks on the gateway's event loop: flat over months (bench/soak.py watches it)
+            "tasks": len(asyncio.all_tasks()),
         }
 
     router.add(m.GATEWAY_STATUS, gateway_status)
@@ -47,6 +52,12 @@ def model_status(config: dict[str, Any]) -> dict[str, Any]:
     except GsvError as exc:
         status.update(ready=False, problem=exc.message)
     return status
+
+
+async def _storage(gateway: Gateway) -> dict[str, int]:
+    """The database file and its WAL on disk, in bytes (a stat each, off the loop)."""
+    sizes = await asyncio.to_thread(gateway.db.sizes)
+    return {"databaseBytes": sizes.database, "walBytes": sizes.wal}
 
 
 async def _channels(gateway: Gateway) -> list[dict[str, Any]]:

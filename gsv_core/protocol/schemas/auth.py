@@ -39,6 +39,7 @@ class CredentialInfo(WireModel):
     lastUsedAt: int | None = None
     revokedAt: int | None = None
     connected: bool = False
+    expiresAt: int | None = None  # a browser's sign-in ends then (web credentials only)
 
 
 class AuthListParams(WireModel):

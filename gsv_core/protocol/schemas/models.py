@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
 
@@ -35,3 +35,7 @@ class ModelsTestResult(WireModel):
     model: str
     reply: str
     ms: int
+    # how the model calls tools when offered one (docs/models.md#tool-calls)
+    toolCalls: Literal["native", "text", "none"]
+    contextWindow: int  # tokens, as compaction counts them
+    contextWindowReported: int | None = None  # what the server said (Ollama's /api/show)

@@ -1,0 +1,275 @@
+"""A crowd of chats at once: does the `chat.send` ack wait behind the runs' work?
+
+    python -m bench.crowd [-n 100]
+
+The gateway, the instant fake LLM (tests/fakes/llm_server.py, driven by the real OpenAI
+SDK inside the gateway) and a `config.get` sampler each run in a process of their own;
+the chatting clients run here. Measured in one run: the idle `config.get` round trip
+(p50/p99); then `-n` connections, each sending one `chat.send` to its own session at the
+same moment: ack p50/p99 and time to `final` p50/p99, while the sampler's own connection
+measures `config.get` (p99). Each figure is printed with its ratio to the idle figure of
+the same percentile, then PASS or FAIL for the targets of issue 41: ack p99 and crowded
+`config.get` p99 each within 50x the idle `config.get` p99. Every wait is bounded
+(connect, ack, final, sampling).
+
+Then the CPU section (bench/turn_profile.py, `--turns`, 0 to skip): gateway CPU per turn
+over `--turns` turns of one session against gateway CPU per `config.get` in the same run,
+their ratio (target: within 30x) and whether the last turns cost what the first did.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import multiprocessing
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench._servers import gateway_process, loop_name
+from bench.rpc_latency import client_rtts, percentile
+from tests.fakes.llm_server import fake_llm_server
+
+TARGET_RATIO = 50.0
+IDLE_SAMPLES = 2000
+CROWD_TIMEOUT = 120.0  # seconds for the whole burst, from the first send to the last final
+SAMPLE_GAP = 0.005  # between the sampler's config.get calls: a steady trickle, not a flood
+
+
+@dataclass
+class Burst:
+    """What one burst measured, in seconds."""
+
+    acks: list[float] = field(default_factory=list)
+    finals: list[float] = field(default_factory=list)
+    crowded: list[float] = field(default_factory=list)  # config.get during the burst
+    failed: list[str] = field(default_factory=list)  # why, one line per failed chat
+
+
+async def configure(url: str, token: str, llm_base_url: str) -> None:
+    """Point the gateway at the fake LLM and run one chat to the end, so the burst
+    measures a warm gateway (its provider SDK imported), as one that has served before."""
+    from gsv_core.client import GatewayClient
+
+    async with GatewayClient(url, token=token) as client:
+        provider = {"api": "openai", "baseUrl": llm_base_url}
+        await client.call("config.set", {"path": "providers.fake", "value": provider})
+        await client.call("config.set", {"path": "model", "value": {"provider": "fake", "id": "m"}})
+        events = client.events()
+        params = {"sessionKey": "crowd-warm-up", "message": "hi", "runId": "warm-up"}
+        await client.call("chat.send", params)
+        async with asyncio.timeout(CROWD_TIMEOUT):
+            async for frame in events:
+                payload = frame.payload or {}
+                if payload.get("runId") == "warm-up" and payload.get("state") == "final":
+                    return
+
+
+class _Chatter:
+    """One connection sending one chat.send; notes when its ack and its final came."""
+
+    def __init__(self, url: str, token: str, index: int) -> None:
+        from gsv_core.client import GatewayClient
+
+        self.session = f"crowd-{index}"
+        self.run_id = f"crowd-run-{index}"
+        self.final = asyncio.get_running_loop().create_future()
+        self.client = GatewayClient(url, token=token, on_event=self._on_event)
+
+    def _on_event(self, frame: Any) -> None:
+        payload = frame.payload if isinstance(frame.payload, dict) else {}
+        if payload.get("runId") != self.run_id or self.final.done():
+            return
+        if payload.get("state") in ("final", "error", "aborted"):
+            self.final.set_result(payload.get("error") or payload["state"])
+
+    async def send(self, start: float, burst: Burst) -> None:
+        params = {"sessionKey": self.session, "message": "hi", "runId": self.run_id}
+        try:
+            await self.client.call("chat.send", params, timeout=CROWD_TIMEOUT)
+            burst.acks.append(time.perf_counter() - start)
+            state = await asyncio.wait_for(self.final, CROWD_TIMEOUT)
+        except Exception as exc:
+            burst.failed.append(f"{type(exc).__name__}: {exc}")
+            return
+        if state == "final":
+            burst.finals.append(time.perf_counter() - start)
+        else:
+            burst.failed.append(str(state))
+
+
+async def _sample(url: str, token: str, ready: Any, done: Any) -> list[float]:
+    """config.get on its own connection until `done` is set (bounded in time)."""
+    from gsv_core.client import GatewayClient
+
+    samples: list[float] = []
+    async with GatewayClient(url, token=token) as client:
+        ready.set()
+        deadline = time.perf_counter() + CROWD_TIMEOUT
+        while not done.is_set() and time.perf_counter() < deadline:
+            start = time.perf_counter()
+            await client.call("config.get", {"path": "model"}, timeout=CROWD_TIMEOUT)
+            samples.append(time.perf_counter() - start)
+            await asyncio.sleep(SAMPLE_GAP)
+    return samples
+
+
+def _sampler_child(url: str, token: str, ready: Any, done: Any, out: Any) -> None:
+    """The sampler in a process of its own: the chatters here read every session's
+    events (clients see them all), which must not slow the sampler's own reading."""
+    out.send(asyncio.run(_sample(url, token, ready, done)))
+
+
+async def crowd(url: str, token: str, count: int) -> Burst:
+    """`count` connections, each sending one chat.send at the same moment, while another
+    process samples config.get."""
+    burst = Burst()
+    chatters = [_Chatter(url, token, i) for i in range(count)]
+    spawn = multiprocessing.get_context("spawn")
+    ready, done = spawn.Event(), spawn.Event()
+    receive, send = spawn.Pipe(duplex=False)
+    sampler = spawn.Process(target=_sampler_child, args=(url, token, ready, done, send))
+    sampler.start()
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            await asyncio.wait_for(
+                asyncio.gather(*(stack.enter_async_context(c.client) for c in chatters)), 60
+            )
+            if not await asyncio.to_thread(ready.wait, 60):
+                raise RuntimeError("the config.get sampler did not connect")
+            await asyncio.sleep(0.05)  # the sampler's first calls land before the burst
+            start = time.perf_counter()
+            await asyncio.gather(*(c.send(start, burst) for c in chatters))
+            done.set()
+            if await asyncio.to_thread(receive.poll, CROWD_TIMEOUT):
+                burst.crowded = receive.recv()
+    finally:
+        done.set()
+        sampler.join(30)
+        if sampler.is_alive():
+            sampler.kill()
+    return burst
+
+
+def _figure(name: str, value: float, idle: float, which: str) -> str:
+    return f"{name:<34} {value * 1e3:9.2f} ms   {value / idle:8.1f}x idle {which}"
+
+
+def _verdict(name: str, value: float, idle: float) -> bool:
+    ok = value <= TARGET_RATIO * idle
+    print(f"{'PASS' if ok else 'FAIL'}  {name} within {TARGET_RATIO:.0f}x idle config.get p99")
+    return ok
+
+
+def _p(samples: list[float], q: float) -> float:
+    return percentile(samples, q) if samples else float("inf")  # nothing came back
+
+
+def report_burst(count: int, idle: list[float], burst: Burst) -> dict[str, float]:
+    """Print the burst section; returns its figures (seconds) for a caller to collect.
+    A p50 is compared with the idle p50, a p99 with the idle p99."""
+    idle50, idle99 = _p(idle, 0.5), _p(idle, 0.99)
+    figures = {
+        "idle_config_get_p50": idle50,
+        "idle_config_get_p99": idle99,
+        "ack_p50": _p(burst.acks, 0.5),
+        "ack_p99": _p(burst.acks, 0.99),
+        "final_p50": _p(burst.finals, 0.5),
+        "final_p99": _p(burst.finals, 0.99),
+        "crowded_config_get_p99": _p(burst.crowded, 0.99),
+    }
+    print(f"{count} chats at once, one connection each, instant fake LLM, on {loop_name()}")
+    print(f"{'idle config.get p50':<34} {idle50 * 1e3:9.2f} ms")
+    print(f"{'idle config.get p99':<34} {idle99 * 1e3:9.2f} ms")
+    for name, key in (
+        ("chat.send ack p50", "ack_p50"),
+        ("chat.send ack p99", "ack_p99"),
+        ("final p50", "final_p50"),
+        ("final p99", "final_p99"),
+        (f"config.get p99 in crowd (n={len(burst.crowded)})", "crowded_config_get_p99"),
+    ):
+        which = "p50" if key.endswith("p50") else "p99"
+        print(_figure(name, figures[key], idle50 if which == "p50" else idle99, which))
+    if burst.failed:
+        print(f"{len(burst.failed)} of {count} chats failed or timed out; first: {burst.failed[0]}")
+    _verdict("ack p99", figures["ack_p99"], idle99)
+    _verdict("crowded config.get p99", figures["crowded_config_get_p99"], idle99)
+    return figures
+
+
+def _llm_child(url_out: Any, stop: Any) -> None:
+    with fake_llm_server() as llm:
+        url_out.send(llm.openai_base_url)
+        stop.wait(CROWD_TIMEOUT * 3)
+
+
+@contextlib.contextmanager
+def llm_process() -> Iterator[str]:
+    """The instant fake LLM in a process of its own (the chatters here read 100 x 100
+    events, and in one process with them it would answer late): yields its base URL."""
+    spawn = multiprocessing.get_context("spawn")
+    stop = spawn.Event()
+    receive, send = spawn.Pipe(duplex=False)
+    child = spawn.Process(target=_llm_child, args=(send, stop))
+    child.start()
+    try:
+        if not receive.poll(60):
+            raise RuntimeError("the fake LLM did not start")
+        yield receive.recv()
+    finally:
+        stop.set()
+        child.join(30)
+        if child.is_alive():
+            child.kill()
+
+
+def burst_section(count: int) -> dict[str, float]:
+    """The burst: its own gateway process and fake LLM; prints and returns its figures.
+    Other sections (such as CPU per turn, bench/turn_profile.py) go beside it in main."""
+    with (
+        llm_process() as llm_url,
+        tempfile.TemporaryDirectory() as tmp,
+        gateway_process(tmp) as (url, token),
+    ):
+        asyncio.run(configure(url, token, llm_url))
+        idle = asyncio.run(client_rtts(url, token, IDLE_SAMPLES))
+        burst = asyncio.run(crowd(url, token, count))
+    return report_burst(count, idle, burst)
+
+
+def cpu_section(turns: int) -> dict[str, float]:
+    """Gateway CPU per turn against CPU per `config.get` (bench/turn_profile.py)."""
+    from bench._servers import metered_gateway
+    from bench.turn_profile import EDGE, measure_turn_cpu, report
+
+    watchers = 2
+    with (
+        fake_llm_server() as llm,
+        tempfile.TemporaryDirectory() as tmp,
+        metered_gateway(tmp) as gateway,
+    ):
+        figures = asyncio.run(measure_turn_cpu(gateway, llm, max(2 * EDGE, turns), watchers))
+    print()
+    report(figures, watchers)
+    return {"turn_cpu": figures.mean, "config_get_cpu": figures.config_get}
+
+
+def main(argv: list[str] | None = None) -> dict[str, float]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", "--count", type=int, default=100, help="chats at once (1-1000)")
+    parser.add_argument("--turns", type=int, default=100, help="turns for CPU (0: skip; <=2000)")
+    args = parser.parse_args(argv)
+    count = max(1, min(args.count, 1000))  # bounded
+    figures = burst_section(count)
+    if args.turns > 0:
+        figures |= cpu_section(min(args.turns, 2000))
+    print(json.dumps({k: round(v * 1e3, 3) for k, v in figures.items()}))
+    return figures
+
+
+if __name__ == "__main__":
+    main()
