@@ -73,17 +73,16 @@ class HeldStream:
                 data = data[cut:]
             await _send(writer, data)
             seen = (seen + data)[-(len(self.marker) - 1) :] if len(self.marker) > 1 else b""
-        writer.close()
 
     async def _up(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while data := await reader.read(_CHUNK):
             await _send(writer, data)
-        writer.close()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
-        for pipe in (self._up(reader, up_writer), self._down(up_reader, writer)):
-            task = asyncio.create_task(_quietly(pipe))
+        pipes = ((self._up(reader, up_writer), up_writer), (self._down(up_reader, writer), writer))
+        for pipe, out in pipes:
+            task = asyncio.create_task(_quietly(pipe, out))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
@@ -100,10 +99,15 @@ async def _send(writer: asyncio.StreamWriter, data: bytes) -> None:
         await writer.drain()
 
 
-async def _quietly(pipe: Coroutine[None, None, None]) -> None:
-    """A pipe ends when either side goes away; that is not an error here."""
-    with contextlib.suppress(ConnectionError):
-        await pipe
+async def _quietly(pipe: Coroutine[None, None, None], writer: asyncio.StreamWriter) -> None:
+    """A pipe ends when either side goes away; that is not an error here. Its writer is
+    closed however it ends: the gateway keeps its model connections open between turns,
+    so a pipe is often still open when the proxy closes and cancels it."""
+    try:
+        with contextlib.suppress(ConnectionError):
+            await pipe
+    finally:
+        writer.close()
 
 
 @asynccontextmanager

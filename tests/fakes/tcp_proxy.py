@@ -26,12 +26,14 @@ class FreezableProxy:
     async def _pipe(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, running: asyncio.Event
     ) -> None:
-        with contextlib.suppress(ConnectionError, asyncio.CancelledError):
-            while data := await reader.read(65536):
-                await running.wait()  # frozen: hold the bytes forever
-                writer.write(data)
-                await writer.drain()
-        writer.close()
+        try:
+            with contextlib.suppress(ConnectionError, asyncio.CancelledError):
+                while data := await reader.read(65536):
+                    await running.wait()  # frozen: hold the bytes forever
+                    writer.write(data)
+                    await writer.drain()
+        finally:
+            writer.close()  # also when cancelled: a kept-alive connection is still open
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1

@@ -85,7 +85,8 @@ async def test_set_up_a_provider_and_chat_with_it(
     answer, Save: the config is written as `gsv onboard` writes it, the header names the
     model and the next message goes to it. The key is never shown nor logged."""
     caplog.set_level(logging.DEBUG)
-    llm.enqueue(reply("OK"), reply("Hello from the set-up model"))
+    # the test call, the two probes of how the model calls tools (it answers in words), the chat
+    llm.enqueue(reply("OK"), reply("no"), reply("no"), reply("Hello from the set-up model"))
     app = make_app(quick_client(real_gw.url), KEY, url_label=URL_LABEL)
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, app.synced.is_set, "the session to load")
