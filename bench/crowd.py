@@ -7,8 +7,11 @@ SDK inside the gateway) and a `config.get` sampler each run in a process of thei
 the chatting clients run here. Measured in one run: the idle `config.get` round trip
 (p50/p99); then `-n` connections, each sending one `chat.send` to its own session at the
 same moment: ack p50/p99 and time to `final` p50/p99, while the sampler's own connection
-measures `config.get` (p99). Each figure is printed with its ratio to the idle figure of
-the same percentile, then PASS or FAIL for the targets of issue 41: ack p99 and crowded
+measures `config.get` (p99). The burst runs twice: with clients that hear every session's
+events, as a client of the original does (100 runs then make 100 x 100 event frames), and
+with clients that `chat.subscribe` to their own session (the sampler to none), as gsv's
+own clients do. Each figure is printed with its ratio to the idle figure of the same
+percentile, then PASS or FAIL for the targets of issue 41: ack p99 and crowded
 `config.get` p99 each within 50x the idle `config.get` p99. Every wait is bounded
 (connect, ack, final, sampling).
 
@@ -87,6 +90,10 @@ class _Chatter:
         if payload.get("state") in ("final", "error", "aborted"):
             self.final.set_result(payload.get("error") or payload["state"])
 
+    async def follow_own(self) -> None:
+        """`chat.subscribe` to its own session: it no longer hears the other runs."""
+        await self.client.call("chat.subscribe", {"sessionKeys": [self.session]})
+
     async def send(self, start: float, burst: Burst) -> None:
         params = {"sessionKey": self.session, "message": "hi", "runId": self.run_id}
         try:
@@ -102,12 +109,15 @@ class _Chatter:
             burst.failed.append(str(state))
 
 
-async def _sample(url: str, token: str, ready: Any, done: Any) -> list[float]:
-    """config.get on its own connection until `done` is set (bounded in time)."""
+async def _sample(url: str, token: str, ready: Any, done: Any, narrow: bool) -> list[float]:
+    """config.get on its own connection until `done` is set (bounded in time); `narrow`:
+    it follows no session's conversation (an admin command such as `gsv status`)."""
     from gsv_core.client import GatewayClient
 
     samples: list[float] = []
     async with GatewayClient(url, token=token) as client:
+        if narrow:
+            await client.call("chat.subscribe", {"sessionKeys": []})
         ready.set()
         deadline = time.perf_counter() + CROWD_TIMEOUT
         while not done.is_set() and time.perf_counter() < deadline:
@@ -118,27 +128,32 @@ async def _sample(url: str, token: str, ready: Any, done: Any) -> list[float]:
     return samples
 
 
-def _sampler_child(url: str, token: str, ready: Any, done: Any, out: Any) -> None:
-    """The sampler in a process of its own: the chatters here read every session's
-    events (clients see them all), which must not slow the sampler's own reading."""
-    out.send(asyncio.run(_sample(url, token, ready, done)))
+def _sampler_child(url: str, token: str, ready: Any, done: Any, out: Any, narrow: bool) -> None:
+    """The sampler in a process of its own: the chatters here may read every session's
+    events, which must not slow the sampler's own reading."""
+    out.send(asyncio.run(_sample(url, token, ready, done, narrow)))
 
 
-async def crowd(url: str, token: str, count: int) -> Burst:
+async def crowd(url: str, token: str, count: int, narrow: bool, first: int = 0) -> Burst:
     """`count` connections, each sending one chat.send at the same moment, while another
-    process samples config.get."""
+    process samples config.get. `narrow`: every connection `chat.subscribe`s first (each
+    chatter to its own session, the sampler to none), as gsv's own clients do; else each
+    hears every session's events, as a client of the original does. `first`: the number
+    of the first chatter (each burst its own sessions)."""
     burst = Burst()
-    chatters = [_Chatter(url, token, i) for i in range(count)]
+    chatters = [_Chatter(url, token, i) for i in range(first, first + count)]
     spawn = multiprocessing.get_context("spawn")
     ready, done = spawn.Event(), spawn.Event()
     receive, send = spawn.Pipe(duplex=False)
-    sampler = spawn.Process(target=_sampler_child, args=(url, token, ready, done, send))
+    sampler = spawn.Process(target=_sampler_child, args=(url, token, ready, done, send, narrow))
     sampler.start()
     try:
         async with contextlib.AsyncExitStack() as stack:
             await asyncio.wait_for(
                 asyncio.gather(*(stack.enter_async_context(c.client) for c in chatters)), 60
             )
+            if narrow:
+                await asyncio.gather(*(c.follow_own() for c in chatters))
             if not await asyncio.to_thread(ready.wait, 60):
                 raise RuntimeError("the config.get sampler did not connect")
             await asyncio.sleep(0.05)  # the sampler's first calls land before the burst
@@ -169,9 +184,9 @@ def _p(samples: list[float], q: float) -> float:
     return percentile(samples, q) if samples else float("inf")  # nothing came back
 
 
-def report_burst(count: int, idle: list[float], burst: Burst) -> dict[str, float]:
-    """Print the burst section; returns its figures (seconds) for a caller to collect.
-    A p50 is compared with the idle p50, a p99 with the idle p99."""
+def report_burst(count: int, idle: list[float], burst: Burst, how: str) -> dict[str, float]:
+    """Print one burst; returns its figures (seconds) for a caller to collect. A p50 is
+    compared with the idle p50, a p99 with the idle p99."""
     idle50, idle99 = _p(idle, 0.5), _p(idle, 0.99)
     figures = {
         "idle_config_get_p50": idle50,
@@ -183,6 +198,7 @@ def report_burst(count: int, idle: list[float], burst: Burst) -> dict[str, float
         "crowded_config_get_p99": _p(burst.crowded, 0.99),
     }
     print(f"{count} chats at once, one connection each, instant fake LLM, on {loop_name()}")
+    print(f"clients {how}")
     print(f"{'idle config.get p50':<34} {idle50 * 1e3:9.2f} ms")
     print(f"{'idle config.get p99':<34} {idle99 * 1e3:9.2f} ms")
     for name, key in (
@@ -237,8 +253,12 @@ def burst_section(count: int) -> dict[str, float]:
     ):
         asyncio.run(configure(url, token, llm_url))
         idle = asyncio.run(client_rtts(url, token, IDLE_SAMPLES))
-        burst = asyncio.run(crowd(url, token, count))
-    return report_burst(count, idle, burst)
+        every = asyncio.run(crowd(url, token, count, narrow=False))
+        narrow = asyncio.run(crowd(url, token, count, narrow=True, first=count))
+    figures = report_burst(count, idle, every, "hear every session's events (the original's way)")
+    print()
+    subscribed = report_burst(count, idle, narrow, "chat.subscribe to their own session")
+    return figures | {f"subscribed_{key}": value for key, value in subscribed.items()}
 
 
 def cpu_section(turns: int) -> dict[str, float]:

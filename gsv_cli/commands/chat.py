@@ -98,12 +98,15 @@ async def _one_shot(state: CliState, key: str, text: str, as_json: bool) -> int:
     import uuid
 
     from gsv_cli.runner import gateway_client
-    from gsv_core.protocol.methods import CHAT_SEND
+    from gsv_core.protocol.methods import CHAT_SEND, CHAT_SUBSCRIBE
 
     run_id = str(uuid.uuid4())
     async with gateway_client(state) as client:
         printer = _Printer(as_json)
         events = client.events()  # subscribe before sending: no delta may be missed
+        # only this session's conversation: a busy gateway's other sessions are not
+        # streamed to a script that follows one reply
+        await client.call(CHAT_SUBSCRIBE, {"sessionKeys": [key]})
         result = await client.call(CHAT_SEND, {"sessionKey": key, "message": text, "runId": run_id})
         if as_json:
             output.print_json_line(result)

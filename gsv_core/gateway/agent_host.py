@@ -23,6 +23,7 @@ from gsv_core.errors import GsvError, InvalidParams
 from gsv_core.gateway.host import GatewayHost
 from gsv_core.gateway.tool_router import GatewayToolRouter
 from gsv_core.heartbeat.settings import settings_for
+from gsv_core.protocol.events import CONVERSATION_EVENTS
 from gsv_core.protocol.frames import EncodedEvent
 from gsv_core.providers.base import Provider
 from gsv_core.providers.retry import RetryPolicy
@@ -62,11 +63,15 @@ class GatewayAgentHost(GatewayHost):
         self._skills_snapshots: dict[str, tuple[str, str]] = {}
 
     def emit(self, event: str, payload: dict[str, Any]) -> None:
-        # every client sees every session's events (clients filter by sessionKey); a run
-        # that came from a channel also answers there
+        # every client sees every session's events (clients filter by sessionKey), unless
+        # it named the sessions it follows (`chat.subscribe`: a hundred busy sessions
+        # are not a hundred times the frames for each of them); a run that came from a
+        # channel also answers there
         encoded = EncodedEvent(event, payload)  # its JSON built once for all of them
+        key = payload.get("sessionKey") if event in CONVERSATION_EVENTS else None
         for peer in list(self._gateway.registry.clients.values()):
-            peer.send_encoded(encoded)
+            if key is None or peer.watching is None or key in peer.watching:
+                peer.send_encoded(encoded)
         if "channelContext" in payload:
             self._gateway.channels.outbox.post(event, payload)
 

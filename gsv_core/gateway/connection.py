@@ -86,6 +86,7 @@ class Connection:
         self.browser = browser
         self.credential_id: str | None = None  # set by `connect` when one was used
         self.sign_in_ends: int | None = None  # set by `connect` for a browser's credential
+        self.watching: frozenset[str] | None = None  # set by `chat.subscribe`; None: all
         self._seq = 0
         self._outbox: asyncio.Queue[str | bytes | memoryview | _Close] = asyncio.Queue()
         # binary frames queued but not yet written: senders wait above the high-water mark,

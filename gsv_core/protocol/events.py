@@ -29,6 +29,10 @@ CHANNEL_TYPING: Final = "channel.typing"
 # setting (the chat's model) loads it again
 CONFIG_CHANGED: Final = "config.changed"
 
+# a session's conversation: what `chat.subscribe` narrows to the sessions a client follows
+# (approvals are not among them: the owner answers one from whatever screen is open)
+CONVERSATION_EVENTS: Final[frozenset[str]] = frozenset({CHAT, CHAT_TOOL, SESSION_NOTICE})
+
 EVENTS: Final[frozenset[str]] = frozenset(
     {
         CHAT,

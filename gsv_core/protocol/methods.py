@@ -22,6 +22,9 @@ ALL_MODES: Final[frozenset[str]] = frozenset({CLIENT, NODE, CHANNEL})
 CONNECT: Final = "connect"
 
 CHAT_SEND: Final = "chat.send"
+# gsv addition: follow only some sessions' conversation events (the original sent every
+# client every session's)
+CHAT_SUBSCRIBE: Final = "chat.subscribe"
 
 CONFIG_GET: Final = "config.get"
 CONFIG_SET: Final = "config.set"
@@ -134,6 +137,7 @@ METHODS: Final[dict[str, MethodSpec]] = {
     for spec in (
         MethodSpec(CONNECT, needs_connect=False),
         _spec(CHAT_SEND, CLIENT),
+        _spec(CHAT_SUBSCRIBE, CLIENT),
         _spec(CONFIG_GET, CLIENT),
         _spec(CONFIG_SET, CLIENT),
         _spec(TOOLS_LIST, CLIENT, NODE, CHANNEL),

@@ -21,6 +21,8 @@ class Peer(Protocol):
     browser: str | None  # the web credential of a browser's cookie, if any
     credential_id: str | None  # the credential `connect` admitted, if not the owner token
     sign_in_ends: int | None  # a browser's socket: when its sign-in ends (epoch ms)
+    # the sessions whose conversation events it wants (`chat.subscribe`); None: all
+    watching: frozenset[str] | None
 
     def send_event(self, event: str, payload: Any = None) -> None: ...
 

@@ -4,7 +4,11 @@ stores it before this answers. A queued message says so (`queued: true` and
 While the session waits for a tool approval the queued message's answer is also
 `status: "paused"` with the original's reminder. Images (`media`, a gsv addition) are
 checked (base64, size, and that the bytes are the image type they claim) and stored in
-the session's media before the message is."""
+the session's media before the message is.
+
+`chat.subscribe` (a gsv addition; the original had no subscriptions) narrows the
+conversation events a connection hears to the sessions it names; a client that never
+calls it hears every session, as a client of the original expects."""
 
 from __future__ import annotations
 
@@ -17,7 +21,12 @@ from gsv_core.gateway.chat_pipeline import approval_reminder, process_message
 from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.protocol import events
 from gsv_core.protocol import methods as m
-from gsv_core.protocol.schemas.chat import MAX_IMAGE_BYTES, ChatSendParams, MediaParam
+from gsv_core.protocol.schemas.chat import (
+    MAX_IMAGE_BYTES,
+    ChatSendParams,
+    ChatSubscribeParams,
+    MediaParam,
+)
 from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router
 from gsv_core.sniff import HEAD_BYTES, sniff_mime
@@ -57,4 +66,13 @@ def register(router: Router, gateway: Gateway) -> None:
         )
         return approval_reminder(gateway, key, result)
 
-    gateway.events.update({events.CHAT, events.CHAT_TOOL, events.SESSION_NOTICE})
+    @route(m.CHAT_SUBSCRIBE, ChatSubscribeParams)
+    async def chat_subscribe(ctx: RequestContext, params: ChatSubscribeParams) -> dict[str, Any]:
+        """Follow only these sessions' conversation events (null: all of them again).
+        Keys are canonicalised as `chat.send` does, so `main` follows what it sends to."""
+        keys = params.sessionKeys
+        watching = None if keys is None else frozenset(map(gateway.sessions.canonical, keys))
+        ctx.peer.watching = watching
+        return {"sessionKeys": None if watching is None else sorted(watching)}
+
+    gateway.events.update(events.CONVERSATION_EVENTS)

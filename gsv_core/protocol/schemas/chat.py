@@ -1,4 +1,4 @@
-"""`chat.send` params (docs/protocol.md#methods)."""
+"""`chat.send` and `chat.subscribe` params (docs/protocol.md#methods)."""
 
 from __future__ import annotations
 
@@ -27,3 +27,14 @@ class ChatSendParams(WireModel):
     message: str = Field(min_length=1)
     runId: str | None = Field(default=None, min_length=1, max_length=128)
     media: list[MediaParam] | None = Field(default=None, min_length=1, max_length=MAX_IMAGES)
+
+
+MAX_WATCHED = 64  # sessions one connection may follow by name
+
+
+class ChatSubscribeParams(WireModel):
+    """Which sessions' conversation events this connection wants (gsv addition).
+    `None` (null) is every session, what a client that never asks gets."""
+
+    # required: a client says "every session" with null, not by leaving it out
+    sessionKeys: list[str] | None = Field(max_length=MAX_WATCHED)
