@@ -50,6 +50,10 @@ class HistoryCache:
         self._order.move_to_end(session.key)
         self._trim()
 
+    def forget(self, key: str) -> None:
+        """The session's actor is gone (`SessionManager.drop_idle`): hold it no more."""
+        self._order.pop(key, None)
+
     def _trim(self) -> None:
         excess = len(self._order) - self.limit
         if excess <= 0:

@@ -2,18 +2,24 @@
 reads that describe a session without loading it, and the recovery of runs and queues
 after a restart.
 
-Invariant: there is at most one actor per key for the life of the gateway, so two runs of
-one session can never exist at once. Actors are therefore never dropped: callers hold an
-actor across awaits (a chat message between its approval check and `send()`, a cron job,
-sub-agent or gsv__SessionSend waiting for a run's outcome, then reading its failed tools or
-stopping it), and a new actor made meanwhile for the same key would run beside the old
-one and lose its updates. What an actor holds that grows, its cached history, is bounded
-instead (`HistoryCache`): only the most recently used sessions, and any busy one, keep it.
-An actor without its history costs about 2 kB; it is made by a use (a message, a patch,
-reset or compact, a channel replaying its journal), never by the session read methods
+Invariant: there is at most one actor per key, so two runs of one session can never exist
+at once. Callers hold an actor across awaits (a chat message between its approval check and
+`send()`, a cron job, sub-agent or gsv__SessionSend waiting for a run's outcome, then
+reading its failed tools or stopping it), and a new actor made meanwhile for the same key
+would run beside the old one and lose its updates. So a conversation's actor stays for the
+life of the gateway, and what it holds that grows, its cached history, is bounded instead
+(`HistoryCache`): only the most recently used sessions, and any busy one, keep it. An
+actor without its history costs about 2 kB; it is made by a use (a message, a patch, reset
+or compact, a channel replaying its journal), never by the session read methods
 (`record_for_reading` and the reads below).
-(Dropping idle actors too would need every holder to take a lease, and the heartbeat's
-"last active" to read the store: it reads loaded actors' records today.)
+
+One-off sessions are the exception (`drop_idle`, run by the hourly retention sweep): every
+cron task run, sub-agent and gsv__SessionSend gets a session of its own, so a job every
+minute would otherwise add 1,440 actors a day for ever. Their actor is forgotten once it is
+idle (no run, queue or waiter) and unused for `DROP_AFTER_MS`: each holder above fetches
+its actor right before using it and holds it for the length of one run (reading its failed
+tools right after), so an actor nobody asked for in that long is held by nobody. A later
+use loads the session again from the store, with the same id and history.
 """
 
 from __future__ import annotations
@@ -44,6 +50,9 @@ log = logging.getLogger(__name__)
 # a session another session started with gsv__SessionSend (its key says nothing of that)
 SESSION_SEND_KIND = "sessionSend"
 SPAWN_KIND = "spawn"  # a sub-agent's session (gsv__Spawn)
+# sessions made for one piece of work, whose idle actors are dropped (`drop_idle`)
+ONE_OFF_KINDS = frozenset({"cron", SPAWN_KIND, SESSION_SEND_KIND})
+DROP_AFTER_MS = 10 * 60_000  # unused this long, an idle one-off actor is forgotten
 
 
 def session_kind(key: str) -> str:
@@ -64,6 +73,7 @@ class SessionManager:
         self.store = store
         self.host = host
         self._actors: dict[str, SessionActor] = {}
+        self._used_at: dict[str, int] = {}  # key -> when `actor()` last gave it (ms)
         # per key, not one for all: a crowd of new sessions is made side by side
         self._creating = KeyLocks()
         self.histories = HistoryCache(history_limit)
@@ -100,8 +110,26 @@ class SessionManager:
                         fresh=stored is None,
                     )  # fmt: skip
                     self._actors[key] = actor
+        self._used_at[key] = self.host.now_ms()
         self.histories.used(actor)
         return actor
+
+    def drop_idle(self) -> int:
+        """Forget the actors of one-off sessions idle and unused for `DROP_AFTER_MS` (see
+        the module); returns how many. Their sessions stay in the store."""
+        cutoff = self.host.now_ms() - DROP_AFTER_MS
+        gone = [
+            key
+            for key, actor in self._actors.items()
+            if actor.record.kind in ONE_OFF_KINDS
+            and self._used_at.get(key, 0) <= cutoff
+            and actor.idle
+        ]
+        for key in gone:
+            del self._actors[key]
+            self._used_at.pop(key, None)
+            self.histories.forget(key)
+        return len(gone)
 
     # -- reads: they describe a session without making (or keeping) anything ------------
     async def record_for_reading(self, key: str) -> SessionRecord:

@@ -241,11 +241,15 @@ def retention_steps(gateway: Gateway) -> dict[str, Step]:
     async def pairing_requests() -> int:
         return await channels.pairing.store.expire(gateway.now_ms() - channels.pairing_ttl_ms() + 1)
 
+    async def one_off_actors() -> int:
+        return gateway.sessions.drop_idle()  # memory only: the sessions stay stored
+
     return {
         "usageRows": gateway.usage.prune,
         "inboundMessages": channels.inbox.forget_old,
         "pairingRequests": pairing_requests,
         "joinCodes": lambda: gateway.auth.store.forget_expired_codes(gateway.now_ms()),
+        "sessionActors": one_off_actors,
     }
 
 

@@ -8,7 +8,9 @@ Swept (docs/architecture.md, Retention, lists what is kept and why):
 - `inboundMessages`: answered or dropped channel messages, older than
   `channels.journalRetentionDays`;
 - `pairingRequests`: pairing requests older than the pairing TTL;
-- `joinCodes`: join codes past their expiry, used or not.
+- `joinCodes`: join codes past their expiry, used or not;
+- `sessionActors`: in memory only, the actors of one-off sessions (cron task runs,
+  sub-agents) idle for ten minutes (agent/manager.py `drop_idle`; the sessions stay).
 
 One step that fails is logged and the others still run; the next sweep tries again.
 """
