@@ -211,14 +211,19 @@ def malformed_reason(exc: Exception) -> str:
 
 def cause_text(exc: BaseException) -> str:
     """The most specific readable reason in an exception chain (the SDKs wrap httpx's
-    errors in a bare "Connection error.")."""
+    errors in a bare "Connection error."). An exception met while handling another is
+    followed too, unless the code said it was not the cause (`raise ... from None`), but
+    never an ImportError: a library that tried an optional module (`import uvloop`) and
+    failed over meanwhile is not why the model could not be reached."""
     reasons: list[str] = []
     current: BaseException | None = exc
     while current is not None and len(reasons) < 5:
         text = str(current).strip()
-        if text and text not in reasons:
+        if text and text not in reasons and not isinstance(current, ImportError):
             reasons.append(text)
-        current = current.__cause__ or current.__context__
+        current = current.__cause__ or (
+            None if current.__suppress_context__ else current.__context__
+        )
     return reasons[-1] if reasons else type(exc).__name__
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 
 import pytest
 
@@ -11,6 +11,7 @@ from gsv_core.providers.base import StreamEvent, TextDelta
 from gsv_core.providers.retry import (
     AttemptFailed,
     RetryPolicy,
+    cause_text,
     is_loopback_url,
     looks_like_overflow,
     retry_after,
@@ -115,3 +116,55 @@ def test_other_errors_are_not_mistaken_for_overflow() -> None:
 def test_loopback_urls_are_recognised(url: str, loopback: bool) -> None:
     """127.0.0.0/8, ::1 and localhost are loopback; anything else is not."""
     assert is_loopback_url(url) is loopback
+
+
+def _raised(make: Callable[[], None]) -> BaseException:
+    try:
+        make()
+    except BaseException as exc:  # the chain is what is tested
+        return exc
+    raise AssertionError("nothing was raised")
+
+
+def test_cause_text_skips_an_optional_import_that_failed_on_the_way() -> None:
+    """A connection error raised while a library handled its failed `import uvloop` reads
+    as the connection error, not as "No module named 'uvloop'"."""
+
+    def connect() -> None:
+        try:
+            try:
+                raise ModuleNotFoundError("No module named 'uvloop'")
+            except ImportError:
+                raise OSError("All connection attempts failed") from None
+        except OSError as exc:
+            raise RuntimeError("Connection error.") from exc
+
+    def connect_in_handler() -> None:
+        try:
+            try:
+                raise ModuleNotFoundError("No module named 'uvloop'")
+            except ImportError:
+                raise OSError("All connection attempts failed")  # noqa: B904 - on purpose
+        except OSError as exc:
+            raise RuntimeError("Connection error.") from exc
+
+    assert cause_text(_raised(connect)) == "All connection attempts failed"
+    assert cause_text(_raised(connect_in_handler)) == "All connection attempts failed"
+
+
+def test_cause_text_follows_causes_and_context_but_not_a_suppressed_context() -> None:
+    def wrapped() -> None:
+        try:
+            raise ConnectionRefusedError("[Errno 111] Connection refused")
+        except OSError as exc:
+            raise RuntimeError("Connection error.") from exc
+
+    def suppressed() -> None:
+        try:
+            raise KeyError("internal detail")
+        except KeyError:
+            raise RuntimeError("Connection error.") from None
+
+    assert cause_text(_raised(wrapped)) == "[Errno 111] Connection refused"
+    assert cause_text(_raised(suppressed)) == "Connection error."
+    assert cause_text(_raised(lambda: (_ for _ in ()).throw(ValueError()))) == "ValueError"
