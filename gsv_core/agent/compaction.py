@@ -28,6 +28,10 @@ TOOL_TEXT_MAX = 2_000
 IMAGE_TOKENS = 1_600
 CHUNK_SHARE = 0.25  # each summarised chunk holds at most this share of the window
 CHARS_PER_TOKEN = 4 / 1.2  # the inverse of the estimate below
+# of a small window (a local model's 8,192), `compaction.reserveTokens` and
+# `compaction.keepRecentTokens` each take at most this share: with their defaults (20,000
+# each) such a window would be over budget from its third message and compact every turn
+SMALL_WINDOW_SHARE = 0.25
 
 # context windows by model id prefix (first match wins); `providers.<name>.contextWindow`
 # and `model.contextWindow` in the config override these
@@ -118,6 +122,11 @@ def estimate_text_length(chars: int) -> int:
 
 def estimate_text(text: str) -> int:
     return estimate_text_length(len(text))
+
+
+def within_window(tokens: int, window: int) -> int:
+    """A reserve or a recent part of `tokens`, as a model with `window` can afford it."""
+    return min(tokens, int(window * SMALL_WINDOW_SHARE))
 
 
 def needs_compaction(

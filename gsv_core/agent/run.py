@@ -25,6 +25,7 @@ from gsv_core.agent.compaction import (
     context_window,
     estimate_text,
     needs_compaction,
+    within_window,
 )
 from gsv_core.agent.host import AgentHost
 from gsv_core.agent.model_choice import fallback_models
@@ -257,7 +258,7 @@ class RunLoop:
         return bool(self._setting("compaction.enabled"))
 
     def _over_budget(self, request: ModelRequest, window: int) -> bool:
-        reserve = int(self._setting("compaction.reserveTokens"))
+        reserve = within_window(int(self._setting("compaction.reserveTokens")), window)
         record = self.session.record
         return needs_compaction(
             request.messages,  # type: ignore[arg-type]
@@ -373,7 +374,7 @@ class RunLoop:
     async def _model_history(self, window: int) -> list[Message]:
         """The history as the model sees it: failed replies left out, a message too big
         for the window cut to an excerpt (oversized.py), images inlined."""
-        reserve = int(self._setting("compaction.reserveTokens"))
+        reserve = within_window(int(self._setting("compaction.reserveTokens")), window)
         limit = message_limit(window, reserve, self.run.tighter_cuts)
         reason = why(window)
         self._cut_in_request = False

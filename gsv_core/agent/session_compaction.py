@@ -17,6 +17,7 @@ from gsv_core.agent.compaction import (
     message_cut,
     summarise,
     summary_message,
+    within_window,
 )
 from gsv_core.agent.history import SessionHistory
 from gsv_core.agent.oversized import message_limit
@@ -56,8 +57,10 @@ async def auto_compact(
     config = host.config()
     messages = await history.messages()
     # a message too big for the window counts as what the model is sent of it
-    cap = message_limit(window, int(setting(config, "compaction.reserveTokens")))
-    cut = compaction_cut(messages, int(setting(config, "compaction.keepRecentTokens")), cap)
+    reserve = within_window(int(setting(config, "compaction.reserveTokens")), window)
+    cap = message_limit(window, reserve)
+    keep = within_window(int(setting(config, "compaction.keepRecentTokens")), window)
+    cut = compaction_cut(messages, keep, cap)
     if cut == 0:
         return None
     removed = messages[:cut]

@@ -16,6 +16,7 @@ from gsv_core.agent.compaction import (
     chunks,
     compaction_cut,
     context_window,
+    estimate_text,
     estimate_tokens,
     needs_compaction,
     parse_summary,
@@ -209,3 +210,28 @@ async def test_a_failing_summariser_leaves_a_plain_note_and_loses_nothing(
     stored = await gw.gateway.sessions.store.messages(KEY)
     assert stored[0]["role"] == "summary" and "no summary could be made" in stored[0]["content"]
     assert stored[0]["archivedTo"].startswith("agents/main/sessions/")
+
+
+async def test_a_small_local_window_compacts_only_when_it_is_full(
+    gw: RunningGateway, client: GatewayClient, fake: FakeProvider, log: EventLog
+) -> None:
+    """An 8,192-token window (a local model) with the default reserve and recent part
+    (20,000 tokens each, more than the window): short turns are never compacted, since
+    each takes at most a quarter of the window; once the talk fills the window it is
+    compacted, and what is kept fits."""
+    await client.call("config.set", {"path": "model.contextWindow", "value": 8192})
+    for n in range(4):  # about 100 tokens a turn
+        fake.enqueue(f"answer {n} " + "y" * 200)
+        await log.ended((await send(client, f"question {n} " + "x" * 200))["runId"])
+    assert not any(is_summary_request(r) for r in fake.requests)
+
+    fake.by_system[SUMMARISER_SYSTEM] = ["<summary>Long talk.</summary>"]
+    for n in range(3):  # about 2,400 tokens a turn: the window is full within three
+        fake.enqueue("ok")
+        await log.ended((await send(client, f"long {n} " + "z" * 8000))["runId"])
+    compactions = [p for n, p in log.events if n == "session.notice" and p["kind"] == "compaction"]
+    assert compactions
+    # every request to the model fitted its window, the one after a compaction too
+    for request in fake.requests:
+        size = estimate_text(request.system) + sum(estimate_tokens(m) for m in request.messages)
+        assert size <= 8192, size
