@@ -5,6 +5,7 @@ the status bar's session, model, tokens and node count."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 
 from textual import work
@@ -13,6 +14,7 @@ from gsv_cli.tui import model_setup, session_info
 from gsv_cli.tui.feed import EventFeed
 from gsv_cli.tui.transcript import history_items
 from gsv_core.errors import GatewayUnreachable, GsvError, TimedOut, Unauthorized, Unavailable
+from gsv_core.protocol import methods as m
 
 log = logging.getLogger(__name__)
 
@@ -92,12 +94,21 @@ class GatewayLink(EventFeed):
                     return False
             async with self._lock:
                 await self._show_session(info, nodes)
+            await self._follow(info.key)
             return True
         finally:
             if self.client.connected:
                 self._set_connection("connected")
                 self.banner.hide()
             self.synced.set()
+
+    async def _follow(self, key: str) -> None:
+        """Hear only this session's conversation from now on (`chat.subscribe`), asked
+        after every load, a reconnect's too. If it fails the chat hears every session
+        and still shows only its own (`on_gateway_event`)."""
+        params = {"sessionKeys": [key]}
+        with contextlib.suppress(GsvError):
+            await self.client.call(m.CHAT_SUBSCRIBE, params, timeout=session_info.RPC_TIMEOUT)
 
     async def _show_session(self, info: session_info.SessionInfo, nodes: int) -> None:
         self.session_key, self.label = info.key, info.label

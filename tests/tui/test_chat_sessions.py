@@ -143,3 +143,24 @@ async def test_events_of_other_sessions_are_ignored(
         await type_and_send(pilot, "hi")
         await wait_until(pilot, lambda: "for you" in replies(app), "this session's reply")
         assert replies(app) == ["for you"]
+
+
+def _followed(gw: RunningGateway) -> list[frozenset[str]]:
+    """The sessions each client socket narrowed its events to (`chat.subscribe`)."""
+    clients = gw.gateway.registry.clients.values()
+    return [peer.watching for peer in clients if peer.watching is not None]
+
+
+async def test_the_chat_follows_only_the_session_it_shows(app: ChatApp, gw: RunningGateway) -> None:
+    """The chat asks the gateway for its own session's events only, and again after a
+    switch: a busy gateway's other sessions are not streamed to it."""
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, app.synced.is_set, "the session to load")
+        assert _followed(gw) == [frozenset({KEY})]
+        await type_and_send(pilot, "/switch agent:main:other")
+        await wait_until(
+            pilot,
+            lambda: app.session_key == "agent:main:other" and app.synced.is_set(),
+            "the switch",
+        )
+        assert _followed(gw) == [frozenset({"agent:main:other"})]

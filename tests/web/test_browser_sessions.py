@@ -5,6 +5,7 @@ from __future__ import annotations
 from playwright.async_api import Page, expect
 
 from tests.fakes.llm_server import FakeLLMServer, reply
+from tests.waiting import until
 from tests.web.conftest import BROWSER_LOOP, DESKTOP, Pages, WebGateway, messages, sign_in
 
 APPLES = ("agent:main:apples", "Apples are red.")
@@ -74,3 +75,30 @@ async def test_the_sessions_panel_searches_labels_and_resets(
     assert (await web.call("session.get", {"sessionKey": PEARS[0]}))["messageCount"] == 0
     apples = await web.call("session.get", {"sessionKey": APPLES[0]})
     assert apples["messageCount"] == 2, "only the session reset was emptied"
+
+
+def _watching(web: WebGateway) -> list[frozenset[str] | None]:
+    """What each browser socket of the gateway follows (`chat.subscribe`)."""
+    clients = web.gateway.gateway.registry.clients.values()
+    return [peer.watching for peer in clients if peer.browser is not None]
+
+
+async def test_the_page_follows_only_the_session_it_shows(
+    pages: Pages, web: WebGateway, llm: FakeLLMServer
+) -> None:
+    """The tab asks the gateway for its own session's events only, again when another
+    session is opened; another session's reply is not sent to it and not shown."""
+    for key, answer in (APPLES, PEARS):
+        llm.enqueue(reply(answer))
+        await web.chat(key, f"tell me about {key.rsplit(':', 1)[1]}")
+    page = await pages.new(viewport=DESKTOP)
+    await sign_in(page, web)
+    await open_session(page, APPLES[0])
+    await until(lambda: _watching(web) == [frozenset({APPLES[0]})], "the page to follow apples")
+    await open_session(page, PEARS[0])
+    await until(lambda: _watching(web) == [frozenset({PEARS[0]})], "the page to follow pears")
+    await page.get_by_test_id("tab-chat").click()
+    llm.enqueue(reply("Apples again, unseen."))
+    await web.chat(APPLES[0], "and now?")
+    await expect(messages(page, "assistant").filter(has_text=PEARS[1])).to_have_count(1)
+    await expect(page.get_by_test_id("transcript")).not_to_contain_text("unseen")

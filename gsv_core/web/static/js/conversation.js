@@ -63,6 +63,7 @@ export class Conversation {
     try {
       const info = await this.fetch(this.key);
       this.show(info, reconnect && this.loaded ? { since, sent } : null);
+      this.follow(info.key);
     } catch (err) {
       loaded = false;
       if (fallback !== null) this.key = fallback;
@@ -73,6 +74,15 @@ export class Conversation {
     for (const detail of waiting) this.onEvent(detail);
     this.release();
     return loaded;
+  }
+
+  /** Hear only this session's conversation from now on (`chat.subscribe`): a tab open on
+   * one chat is not sent every other session's stream. Asked again after each load, a
+   * reconnect's too; if it fails, the tab hears every session and still shows its own. */
+  follow(key) {
+    this.gateway.call("chat.subscribe", { sessionKeys: [key] }).catch((err) => {
+      console.info("gsv: could not follow only this session:", err.message);
+    });
   }
 
   /** Let the messages that waited for the link go, if it is up. */
