@@ -24,6 +24,7 @@ from gsv_core.agent.compaction import (
     as_model_message,
     context_window,
     estimate_text,
+    estimate_text_length,
     needs_compaction,
     within_window,
 )
@@ -285,6 +286,7 @@ class RunLoop:
         chain = stream_with_failover(models, request, resolve, timeout, self.host.key_failed)
         async for event in chain:
             if isinstance(event, Restart | Switched):
+                await self._record_voided(builder, request)
                 if isinstance(event, Switched):
                     switched = event
                     builder = AssistantBuilder(event.provider, event.model)
@@ -306,6 +308,25 @@ class RunLoop:
                               text=switched.line(), details={"provider": switched.provider,
                               "model": switched.model, "reason": switched.reason})  # fmt: skip
         return message
+
+    async def _record_voided(self, builder: AssistantBuilder, request: ModelRequest) -> None:
+        """An attempt cut after it began streaming was billed all the same: its usage goes
+        in the ledger and the run's total, though its words are thrown away. Streams report
+        usage at their end, so what a cut one did not report is estimated: the whole
+        request in, what came out. One refused before a word (nothing streamed) cost
+        nothing."""
+        streamed = builder.streamed_chars()
+        if not streamed and not builder.usage["total"]:
+            return
+        sent = estimate_text(request.system) + self.session.token_estimates.total(request.messages)
+        usage = builder.usage.copy()
+        usage["input"] = usage["input"] or sent
+        usage["output"] = usage["output"] or estimate_text_length(streamed)
+        usage["total"] = usage["input"] + usage["output"]
+        call = ModelCall(self.session.agent_id, self.session.key, self.run.source,
+                         builder.provider, builder.model, usage)  # fmt: skip
+        await self.host.record_usage(call)
+        self.run.usage = add_usage(self.run.usage, usage)
 
     def _show(self, shown: Shown | None) -> None:
         if shown is None:

@@ -154,6 +154,16 @@ class AssistantBuilder:
         elif isinstance(event, TextRetracted):
             self._blocks = [b for b in self._blocks if not _is_text(b)]
 
+    def streamed_chars(self) -> int:
+        """The characters of text, thinking and call arguments streamed so far."""
+        size = 0
+        for block in self._blocks:
+            if isinstance(block, _PendingCall):
+                size += len(block.name) + sum(map(len, block.arguments))
+            else:
+                size += len(str(block.get("text") or block.get("thinking") or ""))
+        return size
+
     def _call(self, index: int) -> _PendingCall:
         call = self._calls.get(index)
         if call is None:

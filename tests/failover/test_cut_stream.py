@@ -102,3 +102,26 @@ async def test_a_channel_gets_the_answer_once(
     [answer] = await channel.adapter.wait_for(1)
     assert answer["text"] == "Hello there."
     assert len(llm.requests) == 2
+
+
+@pytest.mark.parametrize("api", ["anthropic", "openai"])
+async def test_a_cut_attempt_is_spending_too(
+    client: GatewayClient, log: EventLog, llm: FakeLLMServer, api: str
+) -> None:
+    """The provider billed the attempt it cut: the ledger has a row for it (its usage
+    estimated where the stream did not report it before the cut) beside the answer's, and
+    the run's usage counts both."""
+    await use_fake(client, llm, api)
+    llm.enqueue(reply("The answer ", "is for", end="aborted"), reply("The answer is 42."))
+    run = await send(client, "what is it? " + "x" * 400)
+    ended = await log.ended(run)
+    assert ended["state"] == "final"
+    report = await client.call("usage.get", {"groupBy": "model"})
+    [model] = report["groups"]
+    assert model["calls"] == 2
+    # the cut attempt read the whole request (about 120 tokens of the message alone) and
+    # wrote its words; the answer's own report is smaller than the two together
+    answered = ended["usage"]
+    assert model["input"] >= 120 and model["output"] >= 1
+    assert answered["input"] == model["input"] and answered["output"] == model["output"]
+    assert (await stored_texts(client)) == ["The answer is 42."]
