@@ -35,6 +35,7 @@ REQUIRED: dict[str, tuple[set[str], str | None]] = {
     "channel.stop": ({"channel"}, None),
     "channels.list": (set(), None),
     "chat.send": ({"sessionKey", "message"}, "sessionKey and message required"),
+    "chat.subscribe": ({"sessionKeys"}, None),
     "config.get": (set(), None),
     "config.set": ({"path", "value"}, "path required"),
     "cron.add": ({"name", "schedule", "spec"}, "name, schedule, and spec are required"),
@@ -110,7 +111,7 @@ GOOD = {
     "spec": {"mode": "systemEvent", "text": "t"}, "transferId": 1, "eventId": "e",
     "sessionId": "s", "event": "started", "probeId": "p", "ok": True, "nodeId": "n1",
     "senderId": "s", "approvalId": "a", "decision": "allow", "source": "n1:/a",
-    "destination": "gsv:workspace/b", "content": "x", "query": "word",
+    "destination": "gsv:workspace/b", "content": "x", "query": "word", "sessionKeys": ["main"],
 }  # fmt: skip
 # where one method wants another shape under the same name
 GOOD_IN = {("channel.inbound", "message"): {"id": "m1", "text": "hi"}}
