@@ -99,6 +99,8 @@ async def test_a_long_line_shows_its_end_and_says_it_was_cut(
         summary = asked["summary"]  # what the TUI, the web chat and `gsv approvals` show
         assert summary.endswith("rm -rf build")
         assert summary == line or "characters cut here" in summary
+        # a line too long to read was not judged: no prompt may say its hidden part was
+        assert "judged" not in text + summary
         await client.call("tool.approve", {"approvalId": asked["approvalId"], "decision": "deny"})
         assert (await log.ended(run))["state"] == "final"
     assert (tmp_path / "build").exists()
