@@ -58,7 +58,6 @@ NETWORK_FILES = ("/dev/tcp/", "/dev/udp/")  # bash opens a connection for these
 UNSURE = frozenset({"eval", "source", ".", "exec", "alias"})
 MAX_UNWRAP = 8
 _RUN = re.compile(r"[^\s'\"`;&|()<>{},=:]+")  # a path-like run of a line's characters
-SUMMARY_CHARS = 1000  # of a line too long to read: the prompt shows its start
 
 
 @dataclass
@@ -93,7 +92,9 @@ def judge_line(script: str, ctx: LineContext) -> Decision:
     size = len(script.encode("utf-8", "surrogatepass"))
     if size > ctx.max_bytes:
         reason = f"too long to read ({size} bytes; toolApproval.maxCommandBytes is {ctx.max_bytes})"
-        return Decision(ASK, reason, None, script[:SUMMARY_CHARS] + "...")
+        # the whole line: each prompt shows its start and its end (approval/service.py),
+        # a cut here would hide how it ends
+        return Decision(ASK, reason, None, script)
     parsed = parse_script(script)
     stacked = _stacked(parsed)
     denied = _protection(stacked, ctx)

@@ -17,6 +17,7 @@ import json
 import os
 import posixpath
 import re
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -312,7 +313,8 @@ class ApprovalPolicy:
     def decide(self, call: CallFacts) -> Decision:
         script = _shell_script(call)
         if script is not None:
-            return _leaving_sandbox(call, judge_line(script, self._line_context(call)))
+            judged = _in_workdir(call, judge_line(script, self._line_context(call)))
+            return _leaving_sandbox(call, judged)
         summary = _describe(call)
         if self._touches_secrets(call):
             return Decision(DENY, SECRETS, "gsv-protected", summary)
@@ -412,6 +414,16 @@ def _leaving_sandbox(call: CallFacts, decision: Decision) -> Decision:
     if decision.verdict == ALLOW and not decision.granted and call.args.get("unsandboxed") is True:
         decision = replace(decision, verdict=ASK, reason=UNSANDBOXED)
     return replace(decision, leaves_sandbox=decision.verdict == ASK)
+
+
+def _in_workdir(call: CallFacts, decision: Decision) -> Decision:
+    """A Bash call's line as the prompt shows it: where it runs first, when the call names
+    a workdir (`rm -rf build` means another thing elsewhere, and the owner sees only the
+    summary)."""
+    workdir = call.args.get("workdir")
+    if call.bare != "Bash" or not isinstance(workdir, str) or not workdir:
+        return decision
+    return replace(decision, summary=f"cd {shlex.quote(workdir)} && {decision.summary}")
 
 
 def _no_rule(command: SimpleCommand) -> Decision | None:

@@ -28,7 +28,7 @@ DEFAULT_TIMEOUT = 300
 # what a prompt shows of a call's line and of its arguments (each): a generated 1 MB
 # command is judged and runs whole, but no prompt (a chat, a phone) is sent all of it
 PREVIEW_CHARS = 2_000
-PREVIEW_WHY = "not shown; the whole call was judged and is what runs"
+PREVIEW_WHY = "not shown; the whole call is what runs"
 
 
 @dataclass

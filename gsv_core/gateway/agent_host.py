@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from gsv_core.agent.compaction import CompactionNote, compaction_note_text
 from gsv_core.agent.host import ExecSink
 from gsv_core.agent.prompt import PromptInputs, build_system_prompt
-from gsv_core.errors import GsvError, InvalidParams
+from gsv_core.errors import GsvError, InvalidParams, ProviderFailed
 from gsv_core.gateway.host import GatewayHost
 from gsv_core.gateway.tool_router import GatewayToolRouter
 from gsv_core.heartbeat.settings import settings_for
@@ -78,9 +78,22 @@ class GatewayAgentHost(GatewayHost):
     def provider(self, name: str, llm_timeout: float) -> Provider:
         if self._provider_factory is not None:
             return self._provider_factory(name, self.config(), llm_timeout)
-        return self._gateway.providers.get(
-            self.config(), name, llm_timeout=llm_timeout, retry=self._retry or RetryPolicy()
-        )
+        config = self.config()
+        return self._gateway.providers.get(config, name, llm_timeout=llm_timeout,
+                                           retry=self._retry or RetryPolicy(),
+                                           key=self._first_usable_key(config, name))  # fmt: skip
+
+    def _first_usable_key(self, config: dict[str, Any], name: str) -> str | None:
+        """The key `provider()` calls with (the summariser's): the first not set aside, as
+        the chat's chain tries them; None (the first) when every key is, so the call
+        fails as the chain does rather than before it."""
+        from gsv_core.providers.registry import provider_settings
+
+        try:
+            keys = self._gateway.keys.usable(name, provider_settings(config, name).api_keys)
+        except ProviderFailed:
+            return None
+        return keys[0] if keys else None
 
     def providers(
         self, name: str, llm_timeout: float, *, last_resort: bool = True

@@ -51,6 +51,7 @@ from gsv_core.gateway.transfers import READ, WRITE, Endpoint, parse_endpoint
 from gsv_core.mcp.names import is_mcp_name
 from gsv_core.paths import resolve_paths
 from gsv_core.protocol import events
+from gsv_core.protocol.excerpt import excerpt
 from gsv_core.protocol.sandbox_info import LEAVES_SANDBOX
 from gsv_core.protocol.schemas.nodes import TOOL_SEPARATOR, split_tool_name
 from gsv_core.providers.base import ToolSpec
@@ -67,6 +68,11 @@ TRANSFER_TOOL = "gsv__Transfer"
 MESSAGE_TOOL = "gsv__Message"
 # a transfer's workspace end is judged as the gateway's own workspace tool would be
 WORKSPACE_TOOLS = {READ: "gsv__ReadFile", WRITE: "gsv__WriteFile"}
+# of the line, what the paused message shows (all a channel's owner sees above its Allow
+# button): its start and its end around a note, so padding cannot push what a line ends
+# with out of sight
+PAUSED_CHARS = 400
+PAUSED_WHY = "not shown here; the whole line is what runs"
 
 
 class GatewayToolRouter:
@@ -327,7 +333,7 @@ def _prompt(
     head = f"Approval needed ({approval_id}): {tool}" + (f"\n{asker}" if asker else "")
     leaves = f"{LEAVES_SANDBOX}\n" if decision.leaves_sandbox else ""
     text = (
-        f"{head}\n{_cut(decision.summary)}\n"
+        f"{head}\n{excerpt(decision.summary, PAUSED_CHARS, PAUSED_WHY)}\n"
         f"Why: {decision.reason}\n{leaves}"
         f'Reply "yes" to run it once{always} or "no" to refuse '
         f"(expires in {int(timeout // 60) or 1} min)."

@@ -71,6 +71,7 @@ class ProviderPool:
 
     def _let_go(self, provider: SdkProvider) -> None:
         if provider.retire():  # idle: close now; else its last attempt closes it
-            task = asyncio.get_running_loop().create_task(provider.close())
+            # a holder of the provider may begin an attempt before this task runs
+            task = asyncio.get_running_loop().create_task(provider.close_if_idle())
             self._closing.add(task)
             task.add_done_callback(self._closing.discard)

@@ -98,6 +98,12 @@ class SdkProvider(ABC):
         self._retired = True
         return not self._in_use
 
+    async def close_if_idle(self) -> None:
+        """Close the client unless an attempt began on it since the provider was retired
+        (that attempt's end closes it)."""
+        if not self._in_use:
+            await self.close()
+
     async def close(self) -> None:
         client, self._client = self._client, None
         if client is not None:

@@ -30,6 +30,11 @@ RAISE = {
 }
 
 
+def monthly_capped(config: dict[str, Any]) -> bool:
+    """Whether `budget.monthly` caps spending (the ledger keeps this month's rows then)."""
+    return _limit(setting(config, "budget").get(MONTHLY)) is not None
+
+
 def _limit(value: Any) -> float | None:
     """None: no cap (unset, or `false`: turned off; 0 is a cap that allows nothing)."""
     return None if value is None or value is False else float(value)

@@ -4,7 +4,8 @@ Sources: `chat` (a client), `channel:<name>` (a messenger), `cron:<job name>`,
 `heartbeat`, `sessionSend` (one session writing to another), `compaction` and `memory`
 (the embeddings of semantic memory search, provider `embeddings`). A call is
 recorded after it answered; recording never fails the run (a storage error is logged).
-Rows older than `usage.retentionDays` are pruned at start and then once a day.
+Rows older than `usage.retentionDays` are pruned at start and then once a day, except,
+while `budget.monthly` is set, this month's: the monthly budget counts them.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from gsv_core.storage.usage import (
     insert_row,
     is_background,
 )
+from gsv_core.timezones import user_zone
+from gsv_core.usage.budget import monthly_capped, period_starts
 from gsv_core.usage.prices import cost_of
 
 log = logging.getLogger(__name__)
@@ -133,8 +136,11 @@ class UsageLedger:
     async def prune(self) -> int:
         now = self._now_ms()
         self._pruned_at = now
-        days = int(setting(self._config(), "usage.retentionDays"))
-        return await self.store.prune(now - days * DAY_MS)
+        config = self._config()
+        before = now - int(setting(config, "usage.retentionDays")) * DAY_MS
+        if monthly_capped(config):  # forgetting this month's spend would lift the cap
+            before = min(before, period_starts(now, user_zone(config))[1])
+        return await self.store.prune(before)
 
     async def report(self, since: int, until: int, group: str) -> dict[str, Any]:
         groups = await self.store.summary(since, until, group)

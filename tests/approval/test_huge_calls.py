@@ -5,6 +5,9 @@ to the model as an excerpt; the history keeps the call whole (issue 41 point 5).
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+import pytest
 
 from gsv_core.approval.decision import Decision
 from gsv_core.approval.policy import ASK
@@ -13,6 +16,7 @@ from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
 from tests.agent.conftest import KEY, EventLog, send
 from tests.agent.test_oversized import HEAD, MIDDLE, TAIL, huge_log
+from tests.approval.test_flow import approval_event, node
 from tests.fakes.provider import FakeProvider, call
 
 
@@ -66,3 +70,37 @@ async def test_a_huge_call_asks_with_a_bounded_preview(
     calls = [b for m in stored if m["role"] == "assistant" for b in m["content"]
              if b.get("type") == "toolCall"]  # fmt: skip
     assert calls[0]["arguments"]["content"] == text
+
+
+@pytest.mark.parametrize("words", [60, 5_000], ids=["long", "too-long-to-read"])
+async def test_a_long_line_shows_its_end_and_says_it_was_cut(
+    gw: RunningGateway,
+    client: GatewayClient,
+    fake: FakeProvider,
+    log: EventLog,
+    tmp_path: Path,
+    words: int,
+) -> None:
+    """A line padded past what a prompt shows must not hide what it ends with: the
+    prompt's summary and the paused message (all a channel's owner sees above the Allow
+    button) show its end too and say how much of the middle they leave out, for a line
+    the gate reads and for one over toolApproval.maxCommandBytes alike."""
+    (tmp_path / "build").mkdir()
+    line = f"echo '{'harmless words ' * words}' ; rm -rf build"
+    fake.enqueue(call("n1__Bash", {"command": line}))
+    fake.enqueue("Not removed.")
+    async with node(gw.url, tmp_path):
+        run = (await send(client, "tidy up"))["runId"]
+        asked = await approval_event(log)
+        paused = next(p for p in log.of_run(run) if p["state"] == "paused")
+        text = paused["message"]["content"][0]["text"]
+        assert "rm -rf build" in text and "characters cut here" in text
+        assert len(text) < len(line)
+        summary = asked["summary"]  # what the TUI, the web chat and `gsv approvals` show
+        assert summary.endswith("rm -rf build")
+        assert summary == line or "characters cut here" in summary
+        # a line too long to read was not judged: no prompt may say its hidden part was
+        assert "judged" not in text + summary
+        await client.call("tool.approve", {"approvalId": asked["approvalId"], "decision": "deny"})
+        assert (await log.ended(run))["state"] == "final"
+    assert (tmp_path / "build").exists()

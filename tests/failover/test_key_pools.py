@@ -150,3 +150,25 @@ async def test_every_key_set_aside_hands_the_turn_to_the_fallback(
     await log.ended(run)
     [notice] = [p["text"] for p in log.of_run(run, "session.notice")]
     assert notice == "answered by g-1: beta-1 no usable key"
+
+
+async def test_compaction_does_not_use_a_key_set_aside(
+    client: GatewayClient, log: EventLog, llm: FakeLLMServer
+) -> None:
+    """The first key was rejected (set aside) and the second answers the chat: the
+    summariser that compacts the history before the next call asks with the second key
+    too, never the rejected one."""
+    from gsv_core.agent.compaction import SUMMARISER_SYSTEM
+
+    await use_pool(client, llm)
+    llm.enqueue(real.OPENAI_BAD_KEY, reply("A" * 3000))
+    first = await client.call("chat.send", {"sessionKey": KEY, "message": "x" * 3000})
+    assert (await log.ended(str(first["runId"])))["state"] == "final"
+    await configure(client, {"model.contextWindow": 2000, "compaction.reserveTokens": 400,
+                             "compaction.keepRecentTokens": 200})  # fmt: skip
+    llm.enqueue(reply("<summary>They talked about x.</summary>"), reply("fresh answer"))
+    assert (await turn(client, log))["state"] == "final"
+    summarised = [n for n, r in enumerate(llm.requests)
+                  if SUMMARISER_SYSTEM in json.dumps(r.body)]  # fmt: skip
+    assert summarised, "the history was compacted"
+    assert [keys_used(llm)[n] for n in summarised] == [K2] * len(summarised)

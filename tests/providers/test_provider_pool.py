@@ -77,3 +77,18 @@ async def test_an_unknown_provider_is_refused_as_before() -> None:
 
     with pytest.raises(ProviderNotConfigured, match='unknown provider "nope"'):
         ProviderPool().get({}, "nope", llm_timeout=10, retry=POLICY)
+
+
+async def test_a_stream_begun_just_after_the_provider_was_let_go_of_is_not_closed_under(
+    server: FakeLLMServer,
+) -> None:
+    """A run holds the provider it got at the start of its step (compaction uses it later)
+    while the config changes: clear() finds it idle and schedules its close, and the run's
+    call begins before that close runs. The close must wait for that stream, not cut it."""
+    pool = ProviderPool()
+    no_retry = RetryPolicy(retries=0, sleep=NoSleep(), jitter=lambda: 0.0)
+    provider = pool.get(config_for(server), "fake", llm_timeout=10, retry=no_retry)
+    server.enqueue(reply("Hel", "lo", delay=0.05))
+    pool.clear()  # idle now: its close is scheduled
+    assert await texts(provider) == "Hello"
+    await pool.close()

@@ -112,3 +112,26 @@ async def test_bad_journal_retention_values_are_refused(
     with pytest.raises(InvalidParams, match="journalRetentionDays"):
         await client.call("config.set", {"path": "channels.journalRetentionDays", "value": value})
     assert await client.call("config.get", {"path": "channels.journalRetentionDays"}) == before
+
+
+async def test_the_sweep_keeps_this_month_s_spend_while_a_monthly_budget_counts_it(
+    gw: RunningGateway, client: GatewayClient, clock: Clock, database: Path
+) -> None:
+    """`usage.retentionDays` 1 with `budget.monthly` set: the spend from earlier this
+    month is what the monthly budget counts, so the sweep keeps it (forgetting it would
+    let runs spend past the cap); last month's rows past retention still go."""
+    now = clock.now  # 13 February
+    await client.call("config.set", {"path": "usage.retentionDays", "value": 1})
+    await client.call("config.set", {"path": "budget.monthly", "value": 5})
+    await until(lambda: gw.gateway.retention.last, "the sweep at start")
+    spent = UsageRow(now - 3 * DAY_MS, "main", "agent:main:main", "chat", "fake", "m",
+                     1, 1, 0, 0, 10.0)  # fmt: skip
+    await gw.gateway.usage.store.add(spent)
+    await add_usage(gw, now - 20 * DAY_MS)  # January
+
+    removed = await gw.gateway.retention.sweep()
+
+    assert removed["usageRows"] == 1
+    assert count(database, "usage_ledger") == 1
+    budget = (await client.call("gateway.status"))["budget"]
+    assert budget["spent"]["monthly"] == 10.0 and "monthly" in budget["reached"]
