@@ -21,12 +21,15 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from gsv_core.bidi import BIDI_CONTROLS
+
 if TYPE_CHECKING:
     from rich.text import Text
     from textual.content import Content
 
-# C0 controls except \t and \n, DEL, C1 controls, surrogates; CRLF is one line break
-_UNSAFE = re.compile("\r\n|[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+# C0 controls except \t and \n, DEL, C1 controls, surrogates, Unicode's direction
+# controls (they reorder what follows: gsv_core/bidi.py); CRLF is one line break
+_UNSAFE = re.compile(f"\r\n|[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff{BIDI_CONTROLS}]")
 # what json.dumps(ensure_ascii=False) leaves raw but a terminal (or encoder) would not take
 _UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\ud800-\udfff]")
 CONTROL_PICTURES = 0x2400  # U+2400..U+241F picture C0 controls: ␀ .. ␛ (ESC) .. ␟

@@ -18,6 +18,7 @@ from typing import Any
 from gsv_core.approval.decision import ASK, Decision
 from gsv_core.approval.policy import ApprovalPolicy, CallFacts
 from gsv_core.approval.protected import Protected
+from gsv_core.bidi import escape_bidi
 
 
 def encode_request(config: dict[str, Any], protected: Protected, call: CallFacts) -> bytes:
@@ -48,17 +49,20 @@ async def judge_in_child(config: dict[str, Any], protected: Protected, call: Cal
         child.kill()
         raise
     if child.returncode != 0:
-        return _failed(err)
+        return _failed(err, call)
     try:
         fields = json.loads(out)
         return Decision(**{**fields, "always": tuple(fields["always"])})
     except (ValueError, TypeError, KeyError):
-        return _failed(err)
+        return _failed(err, call)
 
 
-def _failed(err: bytes) -> Decision:
+def _failed(err: bytes, call: CallFacts) -> Decision:
+    """Ask, showing the line itself: the owner must still see what would run."""
     detail = err.decode(errors="replace").strip().splitlines()[-1:] or ["no output"]
-    return Decision(ASK, f"could not judge the command ({detail[0]})")
+    command = call.args.get("command")
+    summary = escape_bidi(command) if isinstance(command, str) else call.bare
+    return Decision(ASK, f"could not judge the command ({detail[0]})", None, summary)
 
 
 def main() -> None:

@@ -37,6 +37,7 @@ from gsv_core.approval.lines import (
 )
 from gsv_core.approval.protected import SECRETS, Disk, Protected, SecretCheck
 from gsv_core.approval.shell import SimpleCommand
+from gsv_core.bidi import escape_bidi
 from gsv_core.protocol.schemas.nodes import MCP_PREFIX
 from gsv_core.workspace.prompt import INSTRUCTION_FILES
 
@@ -311,6 +312,12 @@ class ApprovalPolicy:
         return cls(rules, default, protected, shell)
 
     def decide(self, call: CallFacts) -> Decision:
+        """The decision on `call`; its summary is what the owner reads in every prompt, so
+        Unicode's direction controls in it are written as escapes (gsv_core/bidi.py)."""
+        decision = self._decide(call)
+        return replace(decision, summary=escape_bidi(decision.summary))
+
+    def _decide(self, call: CallFacts) -> Decision:
         script = _shell_script(call)
         if script is not None:
             judged = _in_workdir(call, judge_line(script, self._line_context(call)))

@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from gsv_core.approval.braces import brace_words
+from gsv_core.bidi import has_bidi
 
 MAX_DEPTH = 6
 KEYWORDS = frozenset({"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done",
@@ -97,6 +98,8 @@ def parse_script(script: str) -> ShellParse:
     result = ShellParse()
     if _CONTROL.search(script):
         result.doubt("a control character (carriage return, NUL, form feed ...)")
+    if has_bidi(script):
+        result.doubt("a Unicode direction control (U+202E ...), which reorders what is shown")
     _Lexer(script, result, 0).read_commands(stop=None)
     if not result.commands and result.confident and script.strip():
         result.doubt("no command found")

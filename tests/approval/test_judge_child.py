@@ -27,3 +27,11 @@ async def test_a_child_that_cannot_judge_makes_the_call_ask() -> None:
     bad = Protected(frozenset({4242}), frozenset({"/x"}))
     decided = await judge_in_child({"toolApproval": {"rules": [{"decision": "maybe"}]}}, bad, facts)
     assert decided.verdict == "ask" and "could not judge" in decided.reason
+    assert decided.summary == "ls"  # the prompt still shows what would run
+
+
+async def test_a_child_that_cannot_judge_shows_direction_controls_as_escapes() -> None:
+    facts = CallFacts("n1__Bash", "Bash", "n1", {"command": "echo \u202eok"}, "/w")
+    broken = {"toolApproval": {"rules": [{"decision": "maybe"}]}}
+    decided = await judge_in_child(broken, PROTECTED, facts)
+    assert decided.summary == "echo \\u202eok"

@@ -108,6 +108,21 @@ def test_a_control_character_never_hides_the_rest_of_the_line(machine: Machine, 
     assert "control character" in machine.decide("ls \r#").reason
 
 
+@pytest.mark.parametrize(
+    "line",
+    ["echo done \u202e; rm -rf {out}/canary #", "ls \u2067{out}\u2069", "cat\u200f notes"],
+)
+def test_a_direction_control_asks_and_is_shown_not_obeyed(machine: Machine, line: str) -> None:
+    """U+202E and the other direction controls reorder what a person reads (bash takes
+    them as letters of a word): the line asks, and its summary, what every prompt shows,
+    writes each as an escape."""
+    decision = machine.decide(machine.fill(line))
+    assert decision.verdict == "ask"
+    assert "direction control" in decision.reason
+    assert not any(c in decision.summary for c in "\u202e\u2067\u2069\u200f")
+    assert "\\u" in decision.summary
+
+
 @pytest.mark.parametrize("mode", ["allowlist", "denylist", "off"])
 def test_a_carriage_return_does_not_hide_a_secret_read(machine: Machine, mode: str) -> None:
     """The commands after `\\r#` are read, so the secret check sees them in every mode."""

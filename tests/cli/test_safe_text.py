@@ -26,6 +26,9 @@ MORE = [
     Hostile("dcs", "\x1bP1$r\x1b\\", "␛P1$r␛\\"),
     Hostile("backspace-and-bell", "ok\x08\x08no\x07", "ok␈␈no␇"),
     Hostile("c1-osc-and-st", "\x9d0;title\x9c", "\\x9d0;title\\x9c"),
+    # a right-to-left override makes the rest read backwards: "txt.exe" for "exe.txt"
+    Hostile("bidi-override", "report\u202etxt.exe", "report\\u202etxt.exe"),
+    Hostile("bidi-isolates", "a\u2067b\u2069c\u200f", "a\\u2067b\\u2069c\\u200f"),
 ]
 
 
