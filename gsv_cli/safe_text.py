@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 # controls (they reorder what follows: gsv_core/bidi.py); CRLF is one line break
 _UNSAFE = re.compile(f"\r\n|[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff{BIDI_CONTROLS}]")
 # what json.dumps(ensure_ascii=False) leaves raw but a terminal (or encoder) would not take
-_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\ud800-\udfff]")
+_UNSAFE_IN_JSON = re.compile(f"[\x7f-\x9f\ud800-\udfff{BIDI_CONTROLS}]")
 CONTROL_PICTURES = 0x2400  # U+2400..U+241F picture C0 controls: ␀ .. ␛ (ESC) .. ␟
 DEL_PICTURE = "\u2421"  # ␡
 
@@ -66,7 +66,8 @@ def plain_text(value: object, style: str = "") -> Text:
 
 def escape_json(dumped: str) -> str:
     """JSON text with the characters json.dumps(ensure_ascii=False) leaves raw but a
-    terminal would obey (DEL, C1) or cannot encode (lone surrogates) written as `\\uXXXX`
+    terminal would obey (DEL, C1, direction controls) or cannot encode (lone surrogates)
+    written as `\\uXXXX`
     escapes: the same JSON value, safe to print. They only occur inside strings, where an
     escape means the same character."""
     return _UNSAFE_IN_JSON.sub(lambda match: f"\\u{ord(match.group()):04x}", dumped)

@@ -1,4 +1,4 @@
-"""`gsv approvals list|approve ID|deny ID`: tool calls waiting for you;
+"""`gsv approvals list|show ID|approve ID|deny ID`: tool calls waiting for you;
 `gsv approvals rules|allow|remove`: the programs you always allow (`toolApproval.allow`,
 docs/approvals.md)."""
 
@@ -46,12 +46,38 @@ def _print_pending(pending: list[dict[str, Any]]) -> None:
                        empty="nothing waits for approval")  # fmt: skip
 
 
-def _answer(ctx: typer.Context, approval_id: str, decision: str, remember: str | None) -> None:
+def _pending_id(ctx: typer.Context, approval_id: str) -> str:
+    """The whole id of the pending approval `approval_id` starts (the short code)."""
     from gsv_cli.ids import expand_prefix
-    from gsv_core.protocol.methods import TOOL_APPROVALS, TOOL_APPROVE
+    from gsv_core.protocol.methods import TOOL_APPROVALS
 
     pending = [a["approvalId"] for a in _call(ctx, TOOL_APPROVALS)["approvals"]]
-    approval_id = expand_prefix(approval_id, pending, "pending approval")
+    return expand_prefix(approval_id, pending, "pending approval")
+
+
+@app.command("show")
+def show(ctx: typer.Context, approval_id: ApprovalId, json_output: JsonOpt = False) -> None:
+    """One pending call whole: what runs if you approve it (the list and the prompts
+    show the start and end of a long one)."""
+    import json
+
+    from gsv_core.protocol.methods import TOOL_APPROVALS
+
+    params = {"approvalId": _pending_id(ctx, approval_id), "full": True}
+    [approval] = _call(ctx, TOOL_APPROVALS, params)["approvals"]
+    state: CliState = ctx.obj
+    if state.wants_json(json_output):
+        output.print_json(approval)
+        return
+    output.write_text(f"{approval['tool']} in {approval['sessionKey']}: {approval['reason']}\n")
+    output.write_text(f"{approval['summary']}\n")
+    output.write_text(json.dumps(approval["args"], indent=2, ensure_ascii=False) + "\n")
+
+
+def _answer(ctx: typer.Context, approval_id: str, decision: str, remember: str | None) -> None:
+    from gsv_core.protocol.methods import TOOL_APPROVE
+
+    approval_id = _pending_id(ctx, approval_id)
     params: dict[str, Any] = {"approvalId": approval_id, "decision": decision}
     if remember:
         params["remember"] = remember

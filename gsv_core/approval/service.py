@@ -61,9 +61,13 @@ class PendingApproval:
         here = (str(context.get("channel")), str(peer.get("id")))
         return authority_of(context) == OWNER and self.where == here
 
-    def to_wire(self, state: str = "pending") -> dict[str, Any]:
-        summary = excerpt(self.decision.summary, PREVIEW_CHARS, PREVIEW_WHY)
-        args, cut = cut_strings(self.args, PREVIEW_CHARS, PREVIEW_WHY)
+    def to_wire(self, state: str = "pending", full: bool = False) -> dict[str, Any]:
+        """As every prompt gets it (long strings as excerpts), or `full`: the whole call,
+        for an owner who asks to read it (`gsv approvals show`)."""
+        summary, args, cut = self.decision.summary, self.args, 0
+        if not full:
+            summary = excerpt(summary, PREVIEW_CHARS, PREVIEW_WHY)
+            args, cut = cut_strings(args, PREVIEW_CHARS, PREVIEW_WHY)
         wire = {
             "approvalId": self.id,
             "sessionKey": self.session_key,

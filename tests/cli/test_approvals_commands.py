@@ -193,3 +193,48 @@ def test_one_shot_chat_queued_behind_an_approval_follows_its_own_run(
     assert chat.returncode == 0, err
     assert out == "Second answer.\n"
     assert approval["approvalId"] in err  # the reminder names the approval that waits
+
+
+def test_show_prints_the_whole_call_that_the_list_shows_cut(
+    live: RunningGateway, fake: FakeProvider
+) -> None:
+    """A call with a long argument: the list and the prompts carry its start and end;
+    `gsv approvals show ID` prints all of it, as text and as JSON."""
+    middle = "MIDDLE-OF-THE-ARGUMENT"
+    path = "model." + "a" * 5_000 + middle + "b" * 5_000 + ".END"
+    rpc(live.url, "config.set", {"path": "toolApproval.rules", "value": [RULE]})
+    fake.enqueue(call("gsv__ConfigGet", {"path": path}))
+    fake.enqueue("Denied, fine.")
+    rpc(live.url, "chat.send", {"sessionKey": "main", "message": "read it"})
+    pending = wait_for("the approval", lambda: rpc(live.url, "tool.approvals")["approvals"])[0]
+    assert pending["previewCut"] is True and middle not in json.dumps(pending)
+    short = pending["approvalId"][:6]
+
+    shown = gsv(live.url, "approvals", "show", short)
+    assert shown.exit_code == 0, shown.stderr
+    assert middle in shown.stdout and path in shown.stdout and "gsv__ConfigGet" in shown.stdout
+    as_json = gsv(live.url, "approvals", "show", short, "--json")
+    whole = json.loads(as_json.stdout)
+    assert whole["args"] == {"path": path} and "previewCut" not in whole
+
+    rpc(live.url, "tool.approve", {"approvalId": pending["approvalId"], "decision": "deny"})
+    gone = gsv(live.url, "approvals", "show", short)
+    assert gone.exit_code != 0 and "pending approval" in gone.stderr
+
+
+def test_the_whole_call_is_asked_for_one_approval_at_a_time(live: RunningGateway) -> None:
+    """`full` without an id, an unknown id and wrong types are refused clearly."""
+    from gsv_core.errors import GsvError
+
+    for params, code, says in (
+        ({"full": True}, 400, "full needs approvalId"),
+        ({"approvalId": "nope", "full": True}, 404, "No pending approval"),
+        ({"approvalId": 7}, 400, "approvalId"),
+        ({"approvalId": "x", "full": "yes please"}, 400, "full"),
+    ):
+        try:
+            rpc(live.url, "tool.approvals", params)
+        except GsvError as refused:
+            assert refused.code == code and says in refused.message, (params, refused)
+        else:
+            raise AssertionError(f"{params} was accepted")

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gsv_core.errors import InvalidParams
 from gsv_core.gateway.approval_answers import answer
 from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.protocol import events
 from gsv_core.protocol import methods as m
-from gsv_core.protocol.schemas.approvals import ToolApproveParams
+from gsv_core.protocol.schemas.approvals import ToolApprovalsParams, ToolApproveParams
 from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router
 
@@ -28,8 +29,13 @@ def register(router: Router, gateway: Gateway) -> None:
                 "tool": approval.tool, "sessionKey": approval.session_key,
                 "rulesAdded": list(added)}  # fmt: skip
 
-    @route(m.TOOL_APPROVALS)
-    async def tool_approvals(ctx: RequestContext, params: object) -> dict[str, Any]:
-        return {"approvals": [a.to_wire() for a in gateway.approvals.pending()]}
+    @route(m.TOOL_APPROVALS, ToolApprovalsParams)
+    async def tool_approvals(ctx: RequestContext, params: ToolApprovalsParams) -> dict[str, Any]:
+        if params.approvalId is None:
+            if params.full:
+                raise InvalidParams("full needs approvalId: one whole call at a time")
+            return {"approvals": [a.to_wire() for a in gateway.approvals.pending()]}
+        approval = gateway.approvals.get(params.approvalId)  # 404 when not pending
+        return {"approvals": [approval.to_wire(full=params.full)]}
 
     gateway.events.add(events.TOOL_APPROVAL)
