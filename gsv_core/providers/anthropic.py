@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from gsv_core.errors import ProviderFailed
 from gsv_core.protocol.messages import (
     STOP_END,
     STOP_LENGTH,
@@ -35,8 +34,6 @@ from gsv_core.providers.base import (
     UsageReport,
 )
 from gsv_core.providers.retry import (
-    cause_text,
-    http_client,
     looks_like_overflow,
     malformed,
     overflow,
@@ -45,7 +42,6 @@ from gsv_core.providers.retry import (
     status_failure,
     timed_out,
     truncated,
-    unreachable,
 )
 from gsv_core.providers.sdk import SdkProvider, split_plain_json
 
@@ -98,15 +94,7 @@ class AnthropicProvider(SdkProvider):
     def _new_client(self) -> Any:
         import anthropic
 
-        return anthropic.AsyncAnthropic(
-            api_key=self.api_key,
-            base_url=self.base_url,
-            timeout=self.llm_timeout,
-            max_retries=0,  # stream_with_retries decides
-            http_client=http_client(
-                anthropic.DefaultAsyncHttpxClient, self.base_url, self.llm_timeout
-            ),
-        )
+        return self._sdk_client(anthropic.AsyncAnthropic, anthropic.DefaultAsyncHttpxClient)
 
     async def _attempt(self, params: dict[str, Any]) -> AsyncGenerator[StreamEvent, None]:
         import anthropic
@@ -130,9 +118,7 @@ class AnthropicProvider(SdkProvider):
         if isinstance(exc, anthropic.APITimeoutError | httpx2.TimeoutException):
             return timed_out(self.name, self.llm_timeout)
         if isinstance(exc, anthropic.APIConnectionError | httpx2.HTTPError):
-            if streaming:
-                return truncated(self.name, cause_text(exc))
-            return unreachable(self.name, self.base_url, cause_text(exc))
+            return self._connection_failure(exc, streaming=streaming)
         if isinstance(exc, anthropic.APIStatusError):
             detail = short(exc.api_message or _body_text(exc.body) or exc.message)
             status = exc.status_code
@@ -142,7 +128,7 @@ class AnthropicProvider(SdkProvider):
                 return overflow(self.name, detail)
             delay = None if streaming else retry_after(exc.response.headers, self.retry.now)
             return status_failure(self.name, status, detail, delay)
-        return ProviderFailed(f"{self.name} failed: {short(str(exc))}")
+        return self._unknown_failure(exc)
 
 
 def _body_text(body: object) -> str:

@@ -38,8 +38,6 @@ from gsv_core.providers.base import (
 )
 from gsv_core.providers.retry import (
     AttemptFailed,
-    cause_text,
-    http_client,
     looks_like_overflow,
     malformed,
     overflow,
@@ -48,7 +46,6 @@ from gsv_core.providers.retry import (
     status_failure,
     timed_out,
     truncated,
-    unreachable,
 )
 from gsv_core.providers.sdk import SdkProvider, split_plain_json
 
@@ -81,15 +78,7 @@ class OpenAICompatProvider(SdkProvider):
     def _new_client(self) -> Any:
         import openai
 
-        return openai.AsyncOpenAI(
-            api_key=self.api_key,
-            base_url=self.base_url,
-            timeout=self.llm_timeout,
-            max_retries=0,  # stream_with_retries decides
-            http_client=http_client(
-                openai.DefaultAsyncHttpxClient, self.base_url, self.llm_timeout
-            ),
-        )
+        return self._sdk_client(openai.AsyncOpenAI, openai.DefaultAsyncHttpxClient)
 
     async def _attempt(self, params: dict[str, Any]) -> AsyncGenerator[StreamEvent, None]:
         import openai
@@ -111,14 +100,12 @@ class OpenAICompatProvider(SdkProvider):
         if isinstance(exc, openai.APITimeoutError):
             return timed_out(self.name, self.llm_timeout)
         if isinstance(exc, openai.APIConnectionError):
-            if streaming:
-                return truncated(self.name, cause_text(exc))
-            return unreachable(self.name, self.base_url, cause_text(exc))
+            return self._connection_failure(exc, streaming=streaming)
         if isinstance(exc, openai.APIStatusError):
             return self._status_failure(exc)
         if isinstance(exc, openai.APIError):
             return self._stream_error(exc)  # an `{"error": ...}` chunk inside the stream
-        return ProviderFailed(f"{self.name} failed: {short(str(exc))}")
+        return self._unknown_failure(exc)
 
     def _status_failure(self, exc: Any) -> Exception:
         detail = _detail(exc.body, exc.message)

@@ -14,13 +14,18 @@ from contextlib import aclosing
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Protocol
 
-from gsv_core.errors import GsvError
+from gsv_core.errors import GsvError, ProviderFailed
 from gsv_core.providers.base import ModelRequest, StreamEvent
 from gsv_core.providers.retry import (
     RetryPolicy,
+    cause_text,
+    http_client,
     malformed,
     malformed_reason,
+    short,
     stream_with_retries,
+    truncated,
+    unreachable,
 )
 from gsv_core.providers.tool_call_modes import NATIVE, TEXT, adapt_request, text_calls
 
@@ -88,6 +93,17 @@ class SdkProvider(ABC):
     def _new_client(self) -> Any:
         """A new SDK client for `base_url` (closed with `await client.close()`)."""
 
+    def _sdk_client(self, client_class: Any, httpx_client_class: Any) -> Any:
+        """A `client_class` (the SDK's async client) for `base_url` with our key and
+        timeout, over our HTTP client (retry.http_client); it never retries itself."""
+        return client_class(
+            api_key=self.api_key,
+            base_url=self.base_url,
+            timeout=self.llm_timeout,
+            max_retries=0,  # stream_with_retries decides
+            http_client=http_client(httpx_client_class, self.base_url, self.llm_timeout),
+        )
+
     def _client_for_attempt(self) -> _ClientLease:
         """`async with` it around an attempt: the kept client, else a new one closed after."""
         return _ClientLease(self)
@@ -116,6 +132,16 @@ class SdkProvider(ABC):
     @abstractmethod
     def _failure(self, exc: Exception, *, streaming: bool) -> Exception:
         """The gsv error an SDK exception stands for (`streaming`: after the call began)."""
+
+    def _connection_failure(self, exc: Exception, *, streaming: bool) -> Exception:
+        """A broken connection: a stream cut short once the call began, else unreachable."""
+        if streaming:
+            return truncated(self.name, cause_text(exc))
+        return unreachable(self.name, self.base_url, cause_text(exc))
+
+    def _unknown_failure(self, exc: Exception) -> Exception:
+        """An SDK exception of no kind `_failure` knows."""
+        return ProviderFailed(f"{self.name} failed: {short(str(exc))}")
 
     async def _read(
         self,
