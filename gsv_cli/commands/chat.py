@@ -95,9 +95,11 @@ def _session_key(flag: str | None) -> str:
 
 
 async def _one_shot(state: CliState, key: str, text: str, as_json: bool) -> int:
+    import contextlib
     import uuid
 
     from gsv_cli.runner import gateway_client
+    from gsv_core.errors import GsvError
     from gsv_core.protocol.methods import CHAT_SEND, CHAT_SUBSCRIBE
 
     run_id = str(uuid.uuid4())
@@ -105,8 +107,10 @@ async def _one_shot(state: CliState, key: str, text: str, as_json: bool) -> int:
         printer = _Printer(as_json)
         events = client.events()  # subscribe before sending: no delta may be missed
         # only this session's conversation: a busy gateway's other sessions are not
-        # streamed to a script that follows one reply
-        await client.call(CHAT_SUBSCRIBE, {"sessionKeys": [key]})
+        # streamed to a script that follows one reply (an older gateway without the
+        # method sends them all, and they are skipped by run id)
+        with contextlib.suppress(GsvError):
+            await client.call(CHAT_SUBSCRIBE, {"sessionKeys": [key]})
         result = await client.call(CHAT_SEND, {"sessionKey": key, "message": text, "runId": run_id})
         if as_json:
             output.print_json_line(result)
