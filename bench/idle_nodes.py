@@ -6,7 +6,9 @@
 The gateway runs in its own process (bench._servers gateway). N light nodes in this
 process each join with a one-time code (`auth.invite`) and connect in `node` mode with
 the seven tools and the runtime info a real `gsv node run` sends; like a real node they
-ping every 20 s and otherwise stay silent. Figures (issue 41, point 3): the gateway's idle
+send a heartbeat (an unsolicited pong) every NodeSettings.heartbeat seconds, ping every
+NodeSettings.ping_interval and otherwise stay silent, so the gateway, which pings only a
+peer silent for its ping interval, never pings them. Figures (issue 41, point 3): the gateway's idle
 CPU over `--seconds` (target under 1%), its RSS (target within 110 MB at 1,000 nodes) and
 `tools.list` p50/p99 from a client (target under 100 ms), beside an idle `config.get`.
 """
@@ -28,7 +30,6 @@ from bench.rpc_latency import percentile
 MAX_NODES = 5000
 MAX_SECONDS = 300.0
 CONNECT_BATCH = 50  # nodes joining at once: a crowd, not a stampede
-NODE_PING_INTERVAL = 20.0  # gsv_core/node/daemon.py NodeSettings.ping_interval
 CALLS = 20  # config.get / tools.list samples per figure
 BIG_CALLS = 50  # tools.list at the crowd, and as many of its floor
 
@@ -71,6 +72,7 @@ class RawPeer:
     def __init__(self, ws: Any) -> None:
         self.ws = ws
         self._ids = 0
+        self.heart: asyncio.Task[None] | None = None  # a node's heartbeat, if it beats
 
     async def call(self, method: str, params: Any = None) -> Any:
         return _payload(method, await self.call_raw(method, params))
@@ -114,10 +116,15 @@ async def owner(url: str, token: str) -> RawPeer:
 
 
 async def join_node(url: str, code: str, node_id: str, hello: tuple[list[Any], Any]) -> RawPeer:
+    """A node as light as can be that keeps the real node's time (its settings' defaults)."""
+    from gsv_core.client import beat
+    from gsv_core.node.daemon import NodeSettings
+
     tools, runtime = hello
-    peer = await open_peer(url, NODE_PING_INTERVAL)
+    peer = await open_peer(url, NodeSettings.ping_interval)
     params = _connect_params("node", node_id, {"joinCode": code})
     await peer.call("connect", {**params, "tools": tools, "nodeRuntime": runtime})
+    peer.heart = asyncio.create_task(beat(peer.ws, NodeSettings.heartbeat))
     return peer
 
 
@@ -188,6 +195,8 @@ async def measure(pid: int, url: str, token: str, count: int, seconds: float) ->
     size = len(json.dumps(listed, separators=(",", ":"), ensure_ascii=False))
     node_tools = sum(1 for tool in listed["tools"] if tool["name"].startswith("idle"))
     for node in nodes:
+        if node.heart is not None:
+            node.heart.cancel()
         await node.ws.close()
     await admin.ws.close()
     print(f"gateway on {loop_name()}; {count} idle nodes joined in {joined:.1f} s; "
