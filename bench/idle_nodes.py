@@ -6,7 +6,12 @@
 The gateway runs in its own process (bench._servers gateway). N light nodes in this
 process each join with a one-time code (`auth.invite`) and connect in `node` mode with
 the seven tools and the runtime info a real `gsv node run` sends; like a real node they
-ping every 20 s and otherwise stay silent. Figures (issue 41, point 3): the gateway's idle
+send a heartbeat (an unsolicited pong) every NodeSettings.heartbeat seconds, ping every
+NodeSettings.ping_interval and otherwise stay silent, so the gateway, which pings only a
+peer silent for its ping interval, never pings them. The heartbeat starts at the connect,
+like the real node's; the once-a-minute pings start at a random point of their minute, as
+a fleet's do (its nodes connected at different times), so a window shorter than a minute
+sees their steady rate. Figures (issue 41, point 3): the gateway's idle
 CPU over `--seconds` (target under 1%), its RSS (target within 110 MB at 1,000 nodes) and
 `tools.list` p50/p99 from a client (target under 100 ms), beside an idle `config.get`.
 """
@@ -17,6 +22,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import tempfile
 import time
 from pathlib import Path
@@ -28,7 +34,6 @@ from bench.rpc_latency import percentile
 MAX_NODES = 5000
 MAX_SECONDS = 300.0
 CONNECT_BATCH = 50  # nodes joining at once: a crowd, not a stampede
-NODE_PING_INTERVAL = 20.0  # gsv_core/node/daemon.py NodeSettings.ping_interval
 CALLS = 20  # config.get / tools.list samples per figure
 BIG_CALLS = 50  # tools.list at the crowd, and as many of its floor
 
@@ -71,6 +76,7 @@ class RawPeer:
     def __init__(self, ws: Any) -> None:
         self.ws = ws
         self._ids = 0
+        self.clocks: list[asyncio.Task[None]] = []  # a node's heartbeat and ping
 
     async def call(self, method: str, params: Any = None) -> Any:
         return _payload(method, await self.call_raw(method, params))
@@ -114,11 +120,30 @@ async def owner(url: str, token: str) -> RawPeer:
 
 
 async def join_node(url: str, code: str, node_id: str, hello: tuple[list[Any], Any]) -> RawPeer:
+    """A node as light as can be that keeps the real node's time (its settings' defaults)."""
+    from gsv_core.client import beat
+    from gsv_core.node.daemon import NodeSettings
+
     tools, runtime = hello
-    peer = await open_peer(url, NODE_PING_INTERVAL)
+    peer = await open_peer(url)
     params = _connect_params("node", node_id, {"joinCode": code})
     await peer.call("connect", {**params, "tools": tools, "nodeRuntime": runtime})
+    peer.clocks = [
+        asyncio.create_task(beat(peer.ws, NodeSettings.heartbeat)),
+        asyncio.create_task(_pings(peer.ws, NodeSettings.ping_interval)),
+    ]
     return peer
+
+
+async def _pings(ws: Any, every: float) -> None:
+    """websockets' keepalive as the real node runs it, a ping every `every` (its pong is
+    not awaited: the gateway answering is what costs), from a random point of the first
+    period: a fleet's nodes connected at different times, and all in one burst a minute
+    after the joins would miss the `--seconds` window or crowd into it."""
+    await asyncio.sleep(random.uniform(0, every))  # noqa: S311 (a phase, not a secret)
+    while True:
+        await ws.ping()
+        await asyncio.sleep(every)
 
 
 async def connect_nodes(url: str, admin: RawPeer, count: int) -> list[RawPeer]:
@@ -188,6 +213,8 @@ async def measure(pid: int, url: str, token: str, count: int, seconds: float) ->
     size = len(json.dumps(listed, separators=(",", ":"), ensure_ascii=False))
     node_tools = sum(1 for tool in listed["tools"] if tool["name"].startswith("idle"))
     for node in nodes:
+        for clock in node.clocks:
+            clock.cancel()
         await node.ws.close()
     await admin.ws.close()
     print(f"gateway on {loop_name()}; {count} idle nodes joined in {joined:.1f} s; "

@@ -20,6 +20,7 @@ import logging
 import os
 import platform
 import random
+import socket
 import ssl
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -127,6 +128,41 @@ class ClientIdentity:
 _END = object()
 
 
+# with a heartbeat, a link that stops carrying packets leaves its bytes unacknowledged:
+# where the kernel can (Linux), it gives up on the connection after this long, so a
+# partition is noticed within about heartbeat + this, not our ping's interval + timeout
+UNACKED_TIMEOUT = 20.0
+
+
+class BeatingConnection(ClientConnection):
+    """websockets' connection (its documented `create_connection` hook) with the socket
+    told to fail once sent bytes go unacknowledged for UNACKED_TIMEOUT (TCP_USER_TIMEOUT)."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        sock = transport.get_extra_info("socket")
+        if sock is not None and hasattr(socket, "TCP_USER_TIMEOUT"):
+            with contextlib.suppress(OSError):  # not TCP after all: the ping still covers it
+                sock.setsockopt(
+                    socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, int(UNACKED_TIMEOUT * 1000)
+                )
+
+
+async def beat(ws: ClientConnection, every: float) -> None:
+    """Send an unsolicited pong every `every` seconds until `ws` closes.
+
+    RFC 6455 5.5.3 allows a pong nobody asked for as a one-way heartbeat; the gateway's
+    websockets ignores it (it matches no ping) and writes nothing back, but counts it as
+    hearing from us: one frame each way is saved against its ping and our pong, and a
+    frame less to parse for a gateway with a thousand idle peers."""
+    while True:
+        await asyncio.sleep(every)
+        try:
+            await ws.pong()
+        except WsConnectionClosed:  # its reader sees the close and cancels us anyway
+            return
+
+
 class GatewayClient:
     def __init__(
         self,
@@ -142,6 +178,7 @@ class GatewayClient:
         on_connected: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
         on_event: Callable[[EventFrame], None] | None = None,
         ping_interval: float = 20.0,
+        heartbeat: float | None = None,
         tls_ca: str | None = None,
     ) -> None:
         self.url = url
@@ -161,6 +198,10 @@ class GatewayClient:
         self._events_live = False
         # keepalive: a dead connection is noticed within 2.5 * ping_interval (at most 50 s)
         self.ping_interval = ping_interval
+        # an unsolicited pong every `heartbeat` seconds (None: none), so the gateway, which
+        # pings only a peer it has not heard from lately, never has to ping us
+        self.heartbeat = heartbeat
+        self._beat: asyncio.Task[None] | None = None
         self.hello: dict[str, Any] | None = None
         self._ws: ClientConnection | None = None
         self._ids = itertools.count(1)  # frame ids need only be unique on this connection
@@ -206,6 +247,7 @@ class GatewayClient:
                 open_timeout=self.connect_timeout,
                 ping_interval=self.ping_interval,
                 ping_timeout=self.ping_interval,
+                create_connection=BeatingConnection if self.heartbeat else ClientConnection,
                 # a dead peer never answers our close frame either: with the defaults the
                 # keepalive notices a dead link in at most 20 + 20 + 10 seconds
                 close_timeout=min(10.0, self.ping_interval),
@@ -225,6 +267,8 @@ class GatewayClient:
             raise
         self.hello = hello
         self._up.set()
+        if self.heartbeat is not None:
+            self._beat = asyncio.create_task(beat(ws, self.heartbeat), name="gsv-heartbeat")
         if self.on_connected is not None:
             await self.on_connected(hello)
         self._hand_over_events()
@@ -248,6 +292,7 @@ class GatewayClient:
 
     async def _drop_socket(self) -> None:
         self._up.clear()
+        await self._stop_beat()
         self._events_live = False
         ws, self._ws = self._ws, None
         if ws is not None:
@@ -257,6 +302,12 @@ class GatewayClient:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reader
         self._fail_pending()
+
+    async def _stop_beat(self) -> None:
+        beat_task, self._beat = self._beat, None
+        if beat_task is not None:
+            beat_task.cancel()
+            await asyncio.gather(beat_task, return_exceptions=True)
 
     def _fail_pending(self) -> None:
         pending, self._pending = self._pending, {}
@@ -343,6 +394,9 @@ class GatewayClient:
         reconnect."""
         await dispatch_messages(ws, self._on_message)
         if self._ws is ws:
+            if self._beat is not None:
+                self._beat.cancel()
+                self._beat = None
             self._ws = None
             self._up.clear()
             self._events_live = False

@@ -29,7 +29,12 @@ from pathlib import Path
 from websockets.asyncio.server import Server, ServerConnection
 from websockets.asyncio.server import serve as ws_serve
 
-from gsv_core.defaults import DEFAULT_GATEWAY_HOST, DEFAULT_GATEWAY_PORT, MAX_MESSAGE_BYTES
+from gsv_core.defaults import (
+    DEFAULT_GATEWAY_HOST,
+    DEFAULT_GATEWAY_PORT,
+    GATEWAY_PING_INTERVAL,
+    MAX_MESSAGE_BYTES,
+)
 from gsv_core.errors import InvalidParams
 from gsv_core.gateway.agent_host import ProviderFactory
 from gsv_core.gateway.app import build_gateway
@@ -62,10 +67,14 @@ class ServerConfig:
     tls: ssl.SSLContext | None = None
     insecure_no_tls: bool = False
     # keepalive: a silent peer (a frozen node, a dropped network) is closed, its calls
-    # failed and its tools withdrawn within ping_interval + ping_timeout + close_timeout (15 s).
-    # A peer is pinged only after ping_interval without a word from it (gateway/keepalive.py)
-    ping_interval: float | None = 5.0
-    ping_timeout: float | None = 8.0
+    # failed and its tools withdrawn within ping_interval + ping_timeout + close_timeout
+    # (10 + 3 + 2 = 15 s). A peer is pinged only after ping_interval without a word from it
+    # (gateway/keepalive.py); a node's heartbeat (NodeSettings.heartbeat, 8 s) comes sooner,
+    # so idle nodes are never pinged: the pings and pongs were most of the idle CPU. A pong
+    # needs a round trip and the peer's event loop running: a node whose loop stalls for
+    # ping_interval - heartbeat + ping_timeout (5 s) at the wrong moment is dropped
+    ping_interval: float | None = GATEWAY_PING_INTERVAL
+    ping_timeout: float | None = 3.0
     # a peer that stopped answering will not answer our close frame either
     close_timeout: float = 2.0
     # tests put an in-process fake LLM here; None: providers from the config

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import math
 import os
 import platform
 import re
@@ -29,6 +30,7 @@ from typing import Any
 
 from gsv_core import __version__
 from gsv_core.client import Backoff, ClientIdentity, GatewayClient, local_platform
+from gsv_core.defaults import GATEWAY_PING_INTERVAL
 from gsv_core.errors import GsvError, Unauthorized
 from gsv_core.node.guard import NodeGuard
 from gsv_core.node.logtail import tail_lines
@@ -83,8 +85,32 @@ class NodeSettings:
     sandbox_writable: tuple[str, ...] = ()
     sandbox_hidden: tuple[str, ...] = ()
     log_file: Path | None = None
-    ping_interval: float = 20.0
+    # an unsolicited pong every `heartbeat` seconds tells the gateway we are alive, so it
+    # never pings us: it pings only a peer silent for its ping interval (10 s), so this
+    # must stay below that, with room for a busy loop (gateway/keepalive.py)
+    heartbeat: float = 8.0
+    # our own ping notices a dead gateway. A gateway process that dies closes the socket
+    # at once (its kernel does), so this covers only a network that stops carrying
+    # packets; where TCP_USER_TIMEOUT exists the heartbeat's unacknowledged bytes notice
+    # that within about 30 s (gsv_core/client.py `BeatingConnection`)
+    ping_interval: float = 60.0
     backoff: Backoff = field(default_factory=Backoff)
+
+    def __post_init__(self) -> None:
+        check_heartbeat(self.heartbeat, self.ping_interval)
+
+
+def check_heartbeat(heartbeat: float, ping_interval: float) -> None:
+    """ValueError unless the heartbeat beats the gateway's ping and the ping is sane."""
+    if not 0 < heartbeat < GATEWAY_PING_INTERVAL:
+        raise ValueError(
+            f"node heartbeat must be more than 0 and under the gateway's "
+            f"{GATEWAY_PING_INTERVAL:g} s ping interval, not {heartbeat!r}"
+        )
+    if not 0 < ping_interval < math.inf:
+        raise ValueError(
+            f"node ping interval must be a positive number of seconds, not {ping_interval!r}"
+        )
 
 
 def node_sandbox(settings: NodeSettings) -> Sandbox:
@@ -231,6 +257,7 @@ class NodeDaemon:
             token=self.settings.token,
             identity=identity,
             ping_interval=self.settings.ping_interval,
+            heartbeat=self.settings.heartbeat,
             on_binary=self.transfers.on_binary,
             on_connected=self._take_hello,
             on_event=lambda frame: self._on_event(client, frame),

@@ -1,0 +1,92 @@
+"""A node's heartbeat (an unsolicited pong, gsv_core/client.py `beat`): the gateway, which
+pings only a peer it has not heard from for its ping interval, never pings a beating node,
+yet still drops a node that goes silent; heartbeats the gateway would outwait are refused.
+A real gateway on port 0 with short keepalive times, a real node daemon."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from pathlib import Path
+
+import pytest
+
+from gsv_core.gateway.server import ServerConfig, serve
+from gsv_core.node.daemon import NodeSettings
+from tests.gateway.test_nodes import node_socket
+from tests.node.test_daemon import node_online, running_node
+from tests.waiting import until
+
+# the gateway pings after 2 s of silence; the node beats ten times as often
+SHORT = {"ping_interval": 2.0, "ping_timeout": 1.0, "close_timeout": 0.5}
+BEAT = 0.2
+
+
+async def test_a_beating_node_is_never_pinged_and_a_silent_one_is_dropped(
+    tmp_path: Path,
+) -> None:
+    config = ServerConfig(database=tmp_path / "gsv.db", **SHORT)
+    async with serve(config, port=0) as gw:
+        assert gw.keepalive is not None
+        async with running_node(gw.url, tmp_path, heartbeat=BEAT) as daemon:
+            await node_online(gw)
+            await asyncio.sleep(3 * SHORT["ping_interval"])  # three chances to be pinged
+            assert gw.keepalive.pings_sent == 0
+            assert gw.gateway.nodes.online("n1") is not None and daemon.connected.is_set()
+            # a node that sends nothing and does not read (a frozen machine) is pinged,
+            # never answers, and is dropped as before; the beating one stays
+            frozen = await node_socket(gw, "frozen")
+            frozen.transport.pause_reading()
+            await until(lambda: gw.gateway.nodes.online("frozen") is None, "the frozen node to go")
+            assert gw.keepalive.pings_sent >= 1
+            frozen.transport.resume_reading()
+            async with asyncio.timeout(10):
+                await frozen.wait_closed()
+            assert frozen.close_code == 1011 and frozen.close_reason == "keepalive ping timeout"
+            assert gw.gateway.nodes.online("n1") is not None and daemon.connected.is_set()
+
+
+async def test_the_heartbeat_outlives_a_gateway_restart(tmp_path: Path) -> None:
+    """The socket closing under the heartbeat does not stop the daemon: it reconnects to a
+    gateway on the same port and beats on there (never pinged)."""
+    config = ServerConfig(database=tmp_path / "gsv.db", **SHORT)
+    async with serve(config, port=0) as gw:
+        port = gw.port
+        daemon_cm = running_node(gw.url, tmp_path, heartbeat=BEAT)
+        daemon = await daemon_cm.__aenter__()
+        await node_online(gw)
+        await asyncio.sleep(5 * BEAT)  # a few beats before the socket goes
+    try:
+        await until(lambda: not daemon.connected.is_set(), "the node to see the close")
+        async with serve(config, port=port) as again:
+            await node_online(again)
+            await asyncio.sleep(2 * SHORT["ping_interval"])
+            assert again.keepalive is not None and again.keepalive.pings_sent == 0
+            assert daemon.connected.is_set()
+    finally:
+        await daemon_cm.__aexit__(None, None, None)
+
+
+def test_the_default_heartbeat_beats_the_gateways_ping() -> None:
+    config = ServerConfig(database=Path("unused.db"))
+    assert config.ping_interval is not None and config.ping_timeout is not None
+    assert NodeSettings.heartbeat < config.ping_interval
+    assert config.ping_interval + config.ping_timeout + config.close_timeout <= 15
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ({"heartbeat": 0.0}, "heartbeat must be more than 0"),
+        ({"heartbeat": -1.0}, "heartbeat must be more than 0"),
+        ({"heartbeat": 10.0}, "under the gateway's 10 s ping interval"),
+        ({"heartbeat": math.nan}, "heartbeat must be more than 0"),
+        ({"ping_interval": 0.0}, "ping interval must be a positive number"),
+        ({"ping_interval": math.inf}, "ping interval must be a positive number"),
+    ],
+)
+def test_bad_heartbeat_settings_are_refused(
+    tmp_path: Path, bad: dict[str, float], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        NodeSettings(url="ws://127.0.0.1:9/ws", node_id="n1", workspace=tmp_path, **bad)
