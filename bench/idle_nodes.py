@@ -140,7 +140,7 @@ async def _pings(ws: Any, every: float) -> None:
     not awaited: the gateway answering is what costs), from a random point of the first
     period: a fleet's nodes connected at different times, and all in one burst a minute
     after the joins would miss the `--seconds` window or crowd into it."""
-    await asyncio.sleep(random.uniform(0, every))  # noqa: S311 (a phase, not a secret)
+    await asyncio.sleep(random.uniform(0, every))  # a phase, not a secret
     while True:
         await ws.ping()
         await asyncio.sleep(every)
