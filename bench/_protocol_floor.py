@@ -22,8 +22,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from websockets.asyncio.client import ClientConnection, connect
-from websockets.asyncio.server import ServerConnection, serve
+from websockets.asyncio.client import ClientConnection
+from websockets.asyncio.client import connect
+from websockets.asyncio.server import ServerConnection
+from websockets.asyncio.server import serve
 
 
 def _frame(**fields: Any) -> str:

@@ -18,8 +18,10 @@ import asyncio
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
+from contextlib import asynccontextmanager
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +43,8 @@ async def _echo() -> None:
 async def _sink() -> None:
     """Binary throughput baseline: swallow binary frames; answer a text frame with the
     number of bytes received so far."""
-    from websockets.asyncio.server import ServerConnection, serve
+    from websockets.asyncio.server import ServerConnection
+    from websockets.asyncio.server import serve
 
     async def sink(ws: ServerConnection) -> None:
         received = 0
@@ -82,7 +85,8 @@ async def _serve_raw(handler: Any) -> None:
 async def _relay() -> None:
     """Two-hop baseline: a message from the first connection is forwarded to the second
     (the "node"), whose answer goes back to the first: the shape of a node tool call."""
-    from websockets.asyncio.server import ServerConnection, serve
+    from websockets.asyncio.server import ServerConnection
+    from websockets.asyncio.server import serve
 
     peers: list[ServerConnection] = []
 
@@ -118,7 +122,8 @@ async def _peer(url: str) -> None:
 
 
 async def _gateway(data_dir: str) -> None:
-    from gsv_core.gateway.server import ServerConfig, serve
+    from gsv_core.gateway.server import ServerConfig
+    from gsv_core.gateway.server import serve
 
     # the owner token is kept in GSV_HOME's store: a throwaway one, never yours
     os.environ.update(GSV_HOME=data_dir, PYTHON_KEYRING_BACKEND=_NO_KEYRING)
@@ -136,7 +141,8 @@ async def _metered_gateway(data_dir: str) -> None:
     import cProfile
     import time
 
-    from gsv_core.gateway.server import ServerConfig, serve
+    from gsv_core.gateway.server import ServerConfig
+    from gsv_core.gateway.server import serve
 
     os.environ.update(GSV_HOME=data_dir, PYTHON_KEYRING_BACKEND=_NO_KEYRING)
     profiler: cProfile.Profile | None = None

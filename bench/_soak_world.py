@@ -8,13 +8,18 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from contextlib import ExitStack
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 from bench._servers import node_process
-from tests.fakes.llm_server import RecordedRequest, ToolCall, Turn, reply
+from tests.fakes.llm_server import RecordedRequest
+from tests.fakes.llm_server import ToolCall
+from tests.fakes.llm_server import Turn
+from tests.fakes.llm_server import reply
 
 NODE_ID = "soak"
 PAGE = b"<html><head><title>Soak</title></head><body><h1>Soak</h1><p>A page.</p></body></html>"

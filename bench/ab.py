@@ -22,9 +22,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from bench._servers import gateway_process, node_process
+from bench._servers import gateway_process
+from bench._servers import node_process
 from bench.rpc_latency import percentile
-from bench.tool_roundtrip import NODE_ID, invoke_rtts, serving_small_file
+from bench.tool_roundtrip import NODE_ID
+from bench.tool_roundtrip import invoke_rtts
+from bench.tool_roundtrip import serving_small_file
 
 HERE = Path(__file__).resolve().parent.parent
 

@@ -27,7 +27,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gsv_core.approval.policy import ApprovalPolicy, CallFacts
+from gsv_core.approval.policy import ApprovalPolicy
+from gsv_core.approval.policy import CallFacts
 from gsv_core.approval.protected import Protected
 from gsv_core.approval.shell import parse_script
 from gsv_core.errors import ToolFailed
@@ -90,7 +91,8 @@ def reading(runs: int) -> None:
 
 async def responsiveness() -> None:
     from gsv_core.client import GatewayClient
-    from gsv_core.gateway.server import ServerConfig, serve
+    from gsv_core.gateway.server import ServerConfig
+    from gsv_core.gateway.server import serve
     from gsv_core.gateway.tool_router import GatewayToolRouter
 
     with tempfile.TemporaryDirectory() as root:

@@ -20,9 +20,16 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from bench._servers import gateway_process, loop_name, node_process, server_process
-from bench.rpc_latency import echo_rtts, percentile
-from tests.fakes.llm_server import FakeLLMServer, ToolCall, fake_llm_server, reply
+from bench._servers import gateway_process
+from bench._servers import loop_name
+from bench._servers import node_process
+from bench._servers import server_process
+from bench.rpc_latency import echo_rtts
+from bench.rpc_latency import percentile
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import ToolCall
+from tests.fakes.llm_server import fake_llm_server
+from tests.fakes.llm_server import reply
 
 NODE_ID = "bench"
 

@@ -30,11 +30,14 @@ import multiprocessing
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-from bench._servers import gateway_process, loop_name
-from bench.rpc_latency import client_rtts, percentile
+from bench._servers import gateway_process
+from bench._servers import loop_name
+from bench.rpc_latency import client_rtts
+from bench.rpc_latency import percentile
 from tests.fakes.llm_server import fake_llm_server
 
 TARGET_RATIO = 50.0
@@ -264,7 +267,9 @@ def burst_section(count: int) -> dict[str, float]:
 def cpu_section(turns: int) -> dict[str, float]:
     """Gateway CPU per turn against CPU per `config.get` (bench/turn_profile.py)."""
     from bench._servers import metered_gateway
-    from bench.turn_profile import EDGE, measure_turn_cpu, report
+    from bench.turn_profile import EDGE
+    from bench.turn_profile import measure_turn_cpu
+    from bench.turn_profile import report
 
     watchers = 2
     with (

@@ -23,20 +23,20 @@ import random
 import statistics
 import tempfile
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from tests.fakes import provider_errors as real
-from tests.fakes.llm_server import (
-    ErrorReply,
-    FakeLLMServer,
-    RecordedRequest,
-    Reply,
-    Turn,
-    fake_llm_server,
-    reply,
-)
+from tests.fakes.llm_server import ErrorReply
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import RecordedRequest
+from tests.fakes.llm_server import Reply
+from tests.fakes.llm_server import Turn
+from tests.fakes.llm_server import fake_llm_server
+from tests.fakes.llm_server import reply
 
 CHAIN = [("alpha", "alpha-1", "anthropic"), ("beta", "beta-1", "openai"),
          ("gamma", "gamma-1", "openai")]  # fmt: skip
@@ -137,7 +137,8 @@ async def stored_texts(client: Any, key: str) -> list[str]:
 
 async def run(turns: int, fail: float, seed: int, deadline: float) -> None:
     from gsv_core.client import GatewayClient
-    from gsv_core.gateway.server import ServerConfig, serve
+    from gsv_core.gateway.server import ServerConfig
+    from gsv_core.gateway.server import serve
 
     chaos = Chaos(random.Random(seed), fail)
     outcomes: list[Outcome] = []

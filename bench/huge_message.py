@@ -30,16 +30,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench._servers import gateway_process, loop_name, node_process
-from bench.chat_latency import NODE_ID, wait_for_node
-from tests.fakes.llm_server import (
-    ErrorReply,
-    FakeLLMServer,
-    RecordedRequest,
-    ToolCall,
-    Turn,
-    reply,
-)
+from bench._servers import gateway_process
+from bench._servers import loop_name
+from bench._servers import node_process
+from bench.chat_latency import NODE_ID
+from bench.chat_latency import wait_for_node
+from tests.fakes.llm_server import ErrorReply
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import RecordedRequest
+from tests.fakes.llm_server import ToolCall
+from tests.fakes.llm_server import Turn
+from tests.fakes.llm_server import reply
 
 ASK = "[bench: run the command]"  # a message with this asks the model for the Bash call
 SMALL_COMMAND = "rm -rf ./gone"  # rm asks in every approval mode

@@ -28,7 +28,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench._servers import gateway_child, loop_name, server_process
+from bench._servers import gateway_child
+from bench._servers import loop_name
+from bench._servers import server_process
 from bench.rpc_latency import percentile
 
 MAX_NODES = 5000

@@ -34,8 +34,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.rpc_latency import percentile
-from gsv_core.memory.query import STOPWORDS, query_terms
-from gsv_core.memory.search import MemoryScope, SearchRequest
+from gsv_core.memory.query import STOPWORDS
+from gsv_core.memory.query import query_terms
+from gsv_core.memory.search import MemoryScope
+from gsv_core.memory.search import SearchRequest
 from gsv_core.memory.service import MemoryService
 from gsv_core.storage.db import Database
 from gsv_core.workspace.backend import FilesystemBackend

@@ -28,10 +28,15 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from bench._servers import gateway_process, node_process
+from bench._servers import gateway_process
+from bench._servers import node_process
 from bench.ab import worktree
-from tests.fakes.llm_server import FakeLLMServer, ToolCall, fake_llm_server, reply
-from tests.fakes.prompt_cache import CacheUsage, PromptCache
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import ToolCall
+from tests.fakes.llm_server import fake_llm_server
+from tests.fakes.llm_server import reply
+from tests.fakes.prompt_cache import CacheUsage
+from tests.fakes.prompt_cache import PromptCache
 from tests.mcp.conftest import stdio
 
 TURNS = 10

@@ -17,7 +17,10 @@ import tempfile
 import time
 from typing import Any
 
-from bench._servers import gateway_process, loop_name, raw_socket, server_process
+from bench._servers import gateway_process
+from bench._servers import loop_name
+from bench._servers import raw_socket
+from bench._servers import server_process
 
 
 def percentile(samples: list[float], q: float) -> float:

@@ -25,10 +25,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from gsv_core.approval.binding import FULL, SANDBOX
-from gsv_core.approval.policy import ApprovalPolicy, CallFacts
+from gsv_core.approval.binding import FULL
+from gsv_core.approval.binding import SANDBOX
+from gsv_core.approval.policy import ApprovalPolicy
+from gsv_core.approval.policy import CallFacts
 from gsv_core.approval.protected import Protected
-from gsv_core.node.sandbox import SandboxPolicy, choose_sandbox
+from gsv_core.node.sandbox import SandboxPolicy
+from gsv_core.node.sandbox import choose_sandbox
 from gsv_core.node.tools import build_toolset
 
 TIME_LIMIT_SECONDS = 120.0

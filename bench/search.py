@@ -20,7 +20,8 @@ import statistics
 import subprocess
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from bench._servers import gateway_child
-from bench.ab import HERE, worktree
+from bench.ab import HERE
+from bench.ab import worktree
 
 TIME_LIMIT_SECONDS = 300.0
 
@@ -61,7 +62,8 @@ def history(messages: int, chars: int, now: int) -> list[dict[str, Any]]:
 async def fill(db_path: Path, sessions: int, messages: int, chars: int) -> None:
     """Store `sessions` sessions of `messages` messages in a new database."""
     from gsv_core.storage.db import Database
-    from gsv_core.storage.sessions import SessionRecord, SessionStore
+    from gsv_core.storage.sessions import SessionRecord
+    from gsv_core.storage.sessions import SessionStore
 
     db = await Database.open(db_path)
     store = SessionStore(db)

@@ -29,13 +29,21 @@ import os
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from bench._servers import gateway_child
-from bench._soak_world import FETCH, READ, SPAWN, NodeCycler, model_turns, node_cycler, web_site
-from tests.fakes.llm_server import FakeLLMServer, fake_llm_server
+from bench._soak_world import FETCH
+from bench._soak_world import READ
+from bench._soak_world import SPAWN
+from bench._soak_world import NodeCycler
+from bench._soak_world import model_turns
+from bench._soak_world import node_cycler
+from bench._soak_world import web_site
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import fake_llm_server
 
 SENDERS = 8  # concurrent chat senders (each turn waits for its run's final event)
 PEERS = 10  # channel peers, each waits for its reply before its next message
@@ -229,7 +237,8 @@ async def configure(owner: Any, llm: FakeLLMServer) -> None:
 
 
 async def connect_channel(owner: Any, url: str, on_event: Any) -> Any:
-    from gsv_core.client import ClientIdentity, GatewayClient
+    from gsv_core.client import ClientIdentity
+    from gsv_core.client import GatewayClient
 
     code = (await owner.call("auth.invite", {"role": "channel", "subject": "soak"}))["code"]
     identity = ClientIdentity(mode="channel", id="soak-bridge", channel="soak",

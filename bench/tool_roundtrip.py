@@ -24,8 +24,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench._servers import gateway_process, loop_name, node_process, server_process
-from bench.rpc_latency import echo_rtts, percentile, summary
+from bench._servers import gateway_process
+from bench._servers import loop_name
+from bench._servers import node_process
+from bench._servers import server_process
+from bench.rpc_latency import echo_rtts
+from bench.rpc_latency import percentile
+from bench.rpc_latency import summary
 
 NODE_ID = "bench"
 
@@ -83,7 +88,8 @@ async def relay_rtts(url: str, count: int) -> list[float]:
 
 async def separate_relay_rtts(url: str, count: int) -> list[float]:
     """The two-hop floor with the echoing peer in its own process (bench._servers peer)."""
-    from bench._servers import raw_socket, server_process
+    from bench._servers import raw_socket
+    from bench._servers import server_process
 
     async with raw_socket(url) as client:
         # connected first, the client is the relay's first peer; the echoing one is next

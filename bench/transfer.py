@@ -19,7 +19,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench._servers import gateway_process, loop_name, node_process, raw_socket, server_process
+from bench._servers import gateway_process
+from bench._servers import loop_name
+from bench._servers import node_process
+from bench._servers import raw_socket
+from bench._servers import server_process
 
 CHUNK = 256 * 1024
 

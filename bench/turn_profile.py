@@ -33,14 +33,19 @@ import pstats
 import statistics
 import tempfile
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench._servers import MeteredGateway, loop_name, metered_gateway
-from tests.fakes.llm_server import FakeLLMServer, fake_llm_server, reply
+from bench._servers import MeteredGateway
+from bench._servers import loop_name
+from bench._servers import metered_gateway
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import fake_llm_server
+from tests.fakes.llm_server import reply
 
 TURN_RATIO_TARGET = 30.0  # a turn within 30x a config.get (issue 41)
 FLAT_TARGET = 1.5  # the last 20 turns within 1.5x the first 20

@@ -9,7 +9,8 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
+from typing import NoReturn
 
 import typer
 
@@ -111,8 +112,11 @@ def read_document(source: str) -> dict[str, Any]:
 def canonical(document: dict[str, Any], tz: str, *, patch: bool) -> dict[str, Any]:
     """The document with its schedule made canonical in `tz` and checked (a new job
     whole; a patch field by field, as the job it patches is not known here)."""
-    from gsv_core.cron.jobs import new_job, parse_model, parse_thinking
-    from gsv_core.cron.tool_input import tool_job, tool_patch
+    from gsv_core.cron.jobs import new_job
+    from gsv_core.cron.jobs import parse_model
+    from gsv_core.cron.jobs import parse_thinking
+    from gsv_core.cron.tool_input import tool_job
+    from gsv_core.cron.tool_input import tool_patch
 
     now = int(time.time() * 1000)
     if not patch:

@@ -22,8 +22,11 @@ from typing import Annotated
 import typer
 
 from gsv_cli.apps import plain_app
-from gsv_cli.entries import ENTRIES, Entry
-from gsv_cli.global_options import after_command, declared_in, hoist
+from gsv_cli.entries import ENTRIES
+from gsv_cli.entries import Entry
+from gsv_cli.global_options import after_command
+from gsv_cli.global_options import declared_in
+from gsv_cli.global_options import hoist
 from gsv_cli.state import CliState
 
 # global options that take a value: the word after them is not a command

@@ -54,7 +54,8 @@ def connect_messenger(state: CliState, name: str, token_envs: list[str], asking:
     """Start `name`'s default account (WhatsApp: log it in); GsvError says what failed."""
     from gsv_cli.commands.channels import print_login
     from gsv_cli.runner import call
-    from gsv_core.protocol.methods import CHANNEL_LOGIN, CHANNEL_START
+    from gsv_core.protocol.methods import CHANNEL_LOGIN
+    from gsv_core.protocol.methods import CHANNEL_START
 
     messenger = MESSENGERS.get(name)
     if messenger is None:
@@ -86,7 +87,8 @@ def _token(messenger: Messenger, what: str, index: int, envs: list[str], asking:
 
 def install_services(ctx: typer.Context) -> None:
     """The gateway and a node for the current directory, as user services."""
-    from gsv_cli.commands import gateway, node
+    from gsv_cli.commands import gateway
+    from gsv_cli.commands import node
 
     gateway.install(ctx, host=None, port=None, tls_cert=None, tls_key=None,
                     insecure_no_tls=False)  # fmt: skip

@@ -11,11 +11,15 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import NoReturn
 
 import typer
 
-from gsv_cli.safe_text import escape_json, neutralise, plain_text
+from gsv_cli.safe_text import escape_json
+from gsv_cli.safe_text import neutralise
+from gsv_cli.safe_text import plain_text
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -5,7 +5,8 @@ own or the global one), else render it for a person."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from gsv_cli import output
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
+from typing import Protocol
 
 from gsv_cli import output
 from gsv_cli.safe_text import neutralise

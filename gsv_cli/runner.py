@@ -8,9 +8,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import TypeVar
 
 import typer
 
@@ -35,7 +38,8 @@ def run(main: Callable[[], Awaitable[T]], *, fast: bool = False) -> T:
     `fast` runs long-lived processes (gateway, node) on uvloop when the `fast` extra is
     installed; short commands keep the stdlib loop (uvloop's import is not worth it there).
     """
-    from gsv_core.errors import GatewayUnreachable, GsvError
+    from gsv_core.errors import GatewayUnreachable
+    from gsv_core.errors import GsvError
 
     try:
         with asyncio.Runner(loop_factory=_fast_loop_factory() if fast else None) as runner:

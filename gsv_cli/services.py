@@ -10,7 +10,10 @@ import contextlib
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn, TypeVar
+from typing import TYPE_CHECKING
+from typing import Annotated
+from typing import NoReturn
+from typing import TypeVar
 
 import typer
 
@@ -18,7 +21,9 @@ from gsv_cli import output
 
 if TYPE_CHECKING:
     import asyncio
-    from collections.abc import AsyncIterator, Callable, Sequence
+    from collections.abc import AsyncIterator
+    from collections.abc import Callable
+    from collections.abc import Sequence
 
     from gsv_core.service.units import ServiceResult
 

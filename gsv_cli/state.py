@@ -46,7 +46,8 @@ class CliState:
 def http_base(ws_url: str) -> str:
     """The gateway's plain HTTP address for its WebSocket URL: `ws://host:port/ws` ->
     `http://host:port` (wss -> https); a path before `/ws` (a reverse proxy's) is kept."""
-    from urllib.parse import urlsplit, urlunsplit
+    from urllib.parse import urlsplit
+    from urllib.parse import urlunsplit
 
     parts = urlsplit(ws_url)
     scheme = {"ws": "http", "wss": "https"}.get(parts.scheme, parts.scheme)

@@ -23,35 +23,39 @@ import random
 import socket
 import ssl
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import ClientConnection
+from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed as WsConnectionClosed
-from websockets.exceptions import InvalidHandshake, InvalidURI
+from websockets.exceptions import InvalidHandshake
+from websockets.exceptions import InvalidURI
 
 from gsv_core import __version__
-from gsv_core.defaults import DEFAULT_GATEWAY_URL, MAX_MESSAGE_BYTES
-from gsv_core.errors import (
-    ConnectionClosed,
-    GatewayUnreachable,
-    GsvError,
-    InvalidParams,
-    TimedOut,
-    error_from_shape,
-)
+from gsv_core.defaults import DEFAULT_GATEWAY_URL
+from gsv_core.defaults import MAX_MESSAGE_BYTES
+from gsv_core.errors import ConnectionClosed
+from gsv_core.errors import GatewayUnreachable
+from gsv_core.errors import GsvError
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import TimedOut
+from gsv_core.errors import error_from_shape
 from gsv_core.protocol import PROTOCOL_VERSION
-from gsv_core.protocol.frames import (
-    WRITE_LIMIT,
-    EventFrame,
-    FrameError,
-    ResponseFrame,
-    encode_request,
-    parse_frame,
-)
-from gsv_core.protocol.methods import CLIENT, CONNECT
-from gsv_core.rpc.websocket import close_reading, dispatch_messages
+from gsv_core.protocol.frames import WRITE_LIMIT
+from gsv_core.protocol.frames import EventFrame
+from gsv_core.protocol.frames import FrameError
+from gsv_core.protocol.frames import ResponseFrame
+from gsv_core.protocol.frames import encode_request
+from gsv_core.protocol.frames import parse_frame
+from gsv_core.protocol.methods import CLIENT
+from gsv_core.protocol.methods import CONNECT
+from gsv_core.rpc.websocket import close_reading
+from gsv_core.rpc.websocket import dispatch_messages
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,8 @@ dicts, and `error_from_shape()` rebuilds the most specific class on the client s
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
+from typing import ClassVar
 
 
 class GsvError(Exception):

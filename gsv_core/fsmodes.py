@@ -24,11 +24,13 @@ import logging
 import os
 import stat
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from gsv_core.paths import gsv_home, resolve_paths
+from gsv_core.paths import gsv_home
+from gsv_core.paths import resolve_paths
 
 log = logging.getLogger(__name__)
 

@@ -28,7 +28,8 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 import tomlkit
@@ -36,10 +37,14 @@ from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import Table
 from tomlkit.toml_document import TOMLDocument
 
-from gsv_core.defaults import DEFAULT_GATEWAY_URL, SANDBOX_MODES
-from gsv_core.errors import Conflict, InvalidParams
-from gsv_core.fsmodes import FILE_MODE, make_private_dir
-from gsv_core.paths import gsv_home, resolve_paths
+from gsv_core.defaults import DEFAULT_GATEWAY_URL
+from gsv_core.defaults import SANDBOX_MODES
+from gsv_core.errors import Conflict
+from gsv_core.errors import InvalidParams
+from gsv_core.fsmodes import FILE_MODE
+from gsv_core.fsmodes import make_private_dir
+from gsv_core.paths import gsv_home
+from gsv_core.paths import resolve_paths
 from gsv_core.secret_names import looks_secret
 
 log = logging.getLogger(__name__)

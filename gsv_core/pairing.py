@@ -16,7 +16,8 @@ from typing import Any
 from gsv_core.config import setting
 from gsv_core.errors import NotFound
 from gsv_core.routing import normalize_e164
-from gsv_core.storage.pairing import PairingStore, PairRequest
+from gsv_core.storage.pairing import PairingStore
+from gsv_core.storage.pairing import PairRequest
 
 PHONE_CHANNELS = frozenset({"whatsapp", "signal", "sms"})
 FIRST_MESSAGE_MAX = 200

@@ -3,7 +3,8 @@ computes local times: envelopes, reset policies, daily memory, cron, active hour
 
 from __future__ import annotations
 
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfoNotFoundError
 
 UTC = ZoneInfo("UTC")
 

@@ -11,11 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from gsv_core.fsmodes import make_private_dir
-from gsv_core.protocol.frames import (
-    MAX_TRANSFER_CHUNK,
-    TRANSFER_HEADER_SIZE,
-    pack_transfer_header,
-)
+from gsv_core.protocol.frames import MAX_TRANSFER_CHUNK
+from gsv_core.protocol.frames import TRANSFER_HEADER_SIZE
+from gsv_core.protocol.frames import pack_transfer_header
 
 
 def new_frame_buffer() -> bytearray:

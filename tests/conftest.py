@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import keyring
@@ -65,7 +66,8 @@ def memory_keyring() -> Iterator[MemoryKeyring]:
 @pytest.fixture
 async def gateway(tmp_path: Path) -> AsyncIterator[object]:
     """A real gateway on 127.0.0.1 with an ephemeral port and its own SQLite file."""
-    from gsv_core.gateway.server import ServerConfig, serve
+    from gsv_core.gateway.server import ServerConfig
+    from gsv_core.gateway.server import serve
 
     async with serve(ServerConfig(database=tmp_path / "gw" / "gsv.db"), port=0) as running:
         yield running

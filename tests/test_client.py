@@ -12,18 +12,22 @@ import pytest
 from websockets.asyncio.server import ServerConnection
 from websockets.asyncio.server import serve as ws_serve
 
-from gsv_core.client import Backoff, ClientIdentity, GatewayClient
-from gsv_core.errors import (
-    ConnectionClosed,
-    GatewayUnreachable,
-    InvalidConnectParams,
-    InvalidParams,
-    NotFound,
-    TimedOut,
-    Unauthorized,
-)
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
-from gsv_core.localconfig import generate_token, get_secret, set_secret
+from gsv_core.client import Backoff
+from gsv_core.client import ClientIdentity
+from gsv_core.client import GatewayClient
+from gsv_core.errors import ConnectionClosed
+from gsv_core.errors import GatewayUnreachable
+from gsv_core.errors import InvalidConnectParams
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import NotFound
+from gsv_core.errors import TimedOut
+from gsv_core.errors import Unauthorized
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
+from gsv_core.localconfig import generate_token
+from gsv_core.localconfig import get_secret
+from gsv_core.localconfig import set_secret
 
 
 def _free_port() -> int:

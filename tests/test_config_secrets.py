@@ -10,7 +10,8 @@ from pydantic import BaseModel
 
 from gsv_core.config import GsvConfig
 from gsv_core.config import secrets as cs
-from gsv_core.config.mask import is_secret_key, mask_secrets
+from gsv_core.config.mask import is_secret_key
+from gsv_core.config.mask import mask_secrets
 from gsv_core.errors import InvalidParams
 
 # every secret-bearing key the issue names, as config.set paths

@@ -20,7 +20,8 @@ from gsv_core.protocol import events
 from gsv_core.protocol.close_codes import CloseCode
 from gsv_core.protocol.frames import INVALID_DATA
 from gsv_core.protocol.methods import METHODS
-from gsv_core.protocol.schemas.auth import AuthInviteParams, AuthRevokeParams
+from gsv_core.protocol.schemas.auth import AuthInviteParams
+from gsv_core.protocol.schemas.auth import AuthRevokeParams
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = (ROOT / "docs" / "protocol.md").read_text()

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gsv_core import errors
-from gsv_core.errors import GsvError, error_from_shape
+from gsv_core.errors import GsvError
+from gsv_core.errors import error_from_shape
 
 ALL_ERRORS = sorted(
     (cls for cls in vars(errors).values() if isinstance(cls, type) and issubclass(cls, GsvError)),

@@ -11,7 +11,10 @@ from pathlib import Path
 import pytest
 
 from gsv_core import fsmodes
-from gsv_core.fsmodes import Root, find_wide_modes, gsv_roots, tighten_modes
+from gsv_core.fsmodes import Root
+from gsv_core.fsmodes import find_wide_modes
+from gsv_core.fsmodes import gsv_roots
+from gsv_core.fsmodes import tighten_modes
 
 
 def mode(path: Path) -> int:

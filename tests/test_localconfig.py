@@ -10,21 +10,20 @@ import keyring
 import pytest
 from keyring.backends import fail
 
-from gsv_core.errors import Conflict, InvalidParams
-from gsv_core.localconfig import (
-    DEFAULT_GATEWAY_URL,
-    DEFAULT_SESSION_KEY,
-    delete_secret,
-    find_secret,
-    generate_token,
-    get_secret,
-    is_secret_key,
-    keyring_service,
-    load_local_config,
-    mask_secret,
-    set_secret,
-    write_initial_config,
-)
+from gsv_core.errors import Conflict
+from gsv_core.errors import InvalidParams
+from gsv_core.localconfig import DEFAULT_GATEWAY_URL
+from gsv_core.localconfig import DEFAULT_SESSION_KEY
+from gsv_core.localconfig import delete_secret
+from gsv_core.localconfig import find_secret
+from gsv_core.localconfig import generate_token
+from gsv_core.localconfig import get_secret
+from gsv_core.localconfig import is_secret_key
+from gsv_core.localconfig import keyring_service
+from gsv_core.localconfig import load_local_config
+from gsv_core.localconfig import mask_secret
+from gsv_core.localconfig import set_secret
+from gsv_core.localconfig import write_initial_config
 from gsv_core.paths import resolve_paths
 from tests.fakes.memory_keyring import MemoryKeyring
 

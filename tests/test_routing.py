@@ -10,31 +10,29 @@ import pytest
 from gsv_core.config import DEFAULTS
 from gsv_core.config.tree import deep_merge
 from gsv_core.errors import InvalidParams
-from gsv_core.routing import (
-    CLI_SESSION_KEY,
-    AgentBinding,
-    InboundRoute,
-    ParsedSessionKey,
-    RoutingSettings,
-    agent_id_of,
-    build_session_key,
-    canonicalize_session_key,
-    cli_session_key,
-    cron_session_key,
-    heartbeat_session_key,
-    is_main_session_key,
-    main_session_key,
-    normalise_account_id,
-    normalise_agent_id,
-    normalise_main_key,
-    normalise_token,
-    normalize_e164,
-    parse_session_key,
-    resolve_agent_id,
-    resolve_linked_identity,
-    route_inbound,
-    validate_session_key,
-)
+from gsv_core.routing import CLI_SESSION_KEY
+from gsv_core.routing import AgentBinding
+from gsv_core.routing import InboundRoute
+from gsv_core.routing import ParsedSessionKey
+from gsv_core.routing import RoutingSettings
+from gsv_core.routing import agent_id_of
+from gsv_core.routing import build_session_key
+from gsv_core.routing import canonicalize_session_key
+from gsv_core.routing import cli_session_key
+from gsv_core.routing import cron_session_key
+from gsv_core.routing import heartbeat_session_key
+from gsv_core.routing import is_main_session_key
+from gsv_core.routing import main_session_key
+from gsv_core.routing import normalise_account_id
+from gsv_core.routing import normalise_agent_id
+from gsv_core.routing import normalise_main_key
+from gsv_core.routing import normalise_token
+from gsv_core.routing import normalize_e164
+from gsv_core.routing import parse_session_key
+from gsv_core.routing import resolve_agent_id
+from gsv_core.routing import resolve_linked_identity
+from gsv_core.routing import route_inbound
+from gsv_core.routing import validate_session_key
 
 MAIN = RoutingSettings()
 PER_PEER = RoutingSettings(dm_scope="per-peer")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from gsv_core.timer import MAX_SLEEP_SECONDS, Timer, seconds_until
+from gsv_core.timer import MAX_SLEEP_SECONDS
+from gsv_core.timer import Timer
+from gsv_core.timer import seconds_until
 
 
 def test_seconds_until_counts_to_the_earliest_future_time() -> None:

@@ -6,7 +6,8 @@ import json
 import uuid
 from typing import Any
 
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import ClientConnection
+from websockets.asyncio.client import connect
 
 # the owner token a gateway started in this test keeps in the local secret store
 FROM_STORE = "<from the local secret store>"

@@ -4,7 +4,8 @@ docs/approvals.md)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
+from typing import Any
 
 import typer
 

@@ -4,11 +4,13 @@ messenger accounts and the senders waiting to be let in."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated
+from typing import Any
 
 import typer
 
-from gsv_cli import credentials, output
+from gsv_cli import credentials
+from gsv_cli import output
 from gsv_cli.apps import plain_app
 from gsv_cli.options import JsonOpt
 from gsv_cli.reads import show
@@ -129,7 +131,8 @@ def _show_qr(data_url: str, channel: str, account: str) -> None:
     """Draw the QR code in the terminal when it can be read, and save the image too."""
     from pathlib import Path
 
-    from gsv_cli.qr import QrError, terminal_qr
+    from gsv_cli.qr import QrError
+    from gsv_cli.qr import terminal_qr
 
     path = _save_qr(data_url, channel, account)
     try:

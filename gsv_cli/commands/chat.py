@@ -16,7 +16,9 @@ result and then every event of the run as JSON lines.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING
+from typing import Annotated
+from typing import Any
 
 import typer
 
@@ -100,7 +102,8 @@ async def _one_shot(state: CliState, key: str, text: str, as_json: bool) -> int:
 
     from gsv_cli.runner import gateway_client
     from gsv_core.errors import GsvError
-    from gsv_core.protocol.methods import CHAT_SEND, CHAT_SUBSCRIBE
+    from gsv_core.protocol.methods import CHAT_SEND
+    from gsv_core.protocol.methods import CHAT_SUBSCRIBE
 
     run_id = str(uuid.uuid4())
     async with gateway_client(state) as client:

@@ -13,20 +13,20 @@ gateway 3. Times without a zone are in the gateway's `userTimezone`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING
+from typing import Annotated
+from typing import Any
 
 import typer
 
 from gsv_cli import output
 from gsv_cli.apps import plain_app
-from gsv_cli.cron_document import (
-    JobFlags,
-    canonical,
-    check_locally,
-    new_job_document,
-    patch_document,
-    usage_error,
-)
+from gsv_cli.cron_document import JobFlags
+from gsv_cli.cron_document import canonical
+from gsv_cli.cron_document import check_locally
+from gsv_cli.cron_document import new_job_document
+from gsv_cli.cron_document import patch_document
+from gsv_cli.cron_document import usage_error
 from gsv_cli.options import JsonOpt
 from gsv_cli.state import CliState
 
@@ -95,7 +95,8 @@ def send_job(
 ) -> Any:
     """Connect, make the schedule canonical in the gateway's zone (as a patch or a whole
     job), call `method`; a 400 (from here or the gateway) is a usage error (exit 2)."""
-    from gsv_cli.runner import gateway_client, run
+    from gsv_cli.runner import gateway_client
+    from gsv_cli.runner import run
     from gsv_core.errors import InvalidParams
 
     async def main() -> Any:
@@ -232,7 +233,8 @@ def list_jobs(
     json_output: JsonOpt = False,
 ) -> None:
     """Jobs, soonest first, with the next run in the job's zone and in UTC."""
-    from gsv_cli.runner import gateway_client, run
+    from gsv_cli.runner import gateway_client
+    from gsv_cli.runner import run
     from gsv_core.protocol.methods import CRON_LIST
 
     params: dict[str, Any] = {"includeDisabled": show_all, "limit": 500}
@@ -252,7 +254,10 @@ def list_jobs(
 
 
 def job_row(job: dict[str, Any], tz: str) -> list[str]:
-    from gsv_core.cron.schedule import UTC, describe_schedule, format_local, schedule_zone
+    from gsv_core.cron.schedule import UTC
+    from gsv_core.cron.schedule import describe_schedule
+    from gsv_core.cron.schedule import format_local
+    from gsv_core.cron.schedule import schedule_zone
 
     upcoming = job["state"].get("nextRunAtMs")
     if upcoming is not None:

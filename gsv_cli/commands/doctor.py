@@ -9,8 +9,10 @@ modes, secrets in plain text; shared with `gsv security audit`). Exit 0 when hea
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Annotated, Any
+from dataclasses import asdict
+from dataclasses import dataclass
+from typing import Annotated
+from typing import Any
 
 import typer
 
@@ -53,7 +55,10 @@ def doctor(
 
 def _gateway_checks(state: CliState) -> list[Check]:
     from gsv_cli.runner import call_quietly
-    from gsv_core.errors import Forbidden, GatewayUnreachable, GsvError, Unauthorized
+    from gsv_core.errors import Forbidden
+    from gsv_core.errors import GatewayUnreachable
+    from gsv_core.errors import GsvError
+    from gsv_core.errors import Unauthorized
     from gsv_core.protocol.methods import GATEWAY_STATUS
 
     url = state.url()
@@ -142,7 +147,9 @@ def _nodes(nodes: list[dict[str, Any]]) -> Check:
 
 def _sandboxes(nodes: list[dict[str, Any]]) -> list[Check]:
     """One check per online node: whether its commands run in an OS sandbox."""
-    from gsv_core.protocol.sandbox_info import sandbox_words, unsandboxed_fix, unsandboxed_problem
+    from gsv_core.protocol.sandbox_info import sandbox_words
+    from gsv_core.protocol.sandbox_info import unsandboxed_fix
+    from gsv_core.protocol.sandbox_info import unsandboxed_problem
 
     checks = []
     for node in (n for n in nodes if n["online"]):
@@ -195,7 +202,8 @@ def _database() -> Check:
 
 
 def _security(fix: bool) -> list[Check]:
-    from gsv_cli.commands.security import Finding, local_findings
+    from gsv_cli.commands.security import Finding
+    from gsv_cli.commands.security import local_findings
 
     fixed: list[Finding] = []
     # the token is judged above, by the gateway itself

@@ -15,19 +15,26 @@ import enum
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING
+from typing import Annotated
+from typing import Any
 
 import typer
 
-from gsv_cli import output, remembered_url, services
+from gsv_cli import output
+from gsv_cli import remembered_url
+from gsv_cli import services
 from gsv_cli.apps import plain_app
 from gsv_cli.options import JsonOpt
-from gsv_cli.state import CliState, http_base
-from gsv_core.defaults import DEFAULT_GATEWAY_HOST, DEFAULT_GATEWAY_PORT
+from gsv_cli.state import CliState
+from gsv_cli.state import http_base
+from gsv_core.defaults import DEFAULT_GATEWAY_HOST
+from gsv_core.defaults import DEFAULT_GATEWAY_PORT
 
 if TYPE_CHECKING:
     import ssl
-    from contextlib import AbstractAsyncContextManager, AsyncExitStack
+    from contextlib import AbstractAsyncContextManager
+    from contextlib import AsyncExitStack
 
     from gsv_core.gateway.server import RunningGateway
 
@@ -251,7 +258,8 @@ async def _serve_until_signalled(listen: Listen, chosen: CliState | None = None)
 
     from gsv_cli.logsetup import FILE_ONLY
     from gsv_core.errors import GsvError
-    from gsv_core.gateway.server import ServerConfig, serve
+    from gsv_core.gateway.server import ServerConfig
+    from gsv_core.gateway.server import serve
     from gsv_core.loopback import is_loopback
     from gsv_core.paths import resolve_paths
 
@@ -286,7 +294,8 @@ async def _listen(
     import errno
     import socket
 
-    from gsv_core.errors import Conflict, GsvError
+    from gsv_core.errors import Conflict
+    from gsv_core.errors import GsvError
 
     try:
         running = await stack.enter_async_context(server)

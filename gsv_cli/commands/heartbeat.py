@@ -8,13 +8,15 @@ trigger prints its message on stderr and exits 1.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
+from typing import Any
 
 import typer
 
 from gsv_cli import output
 from gsv_cli.apps import plain_app
-from gsv_cli.options import JsonOpt, agent_params
+from gsv_cli.options import JsonOpt
+from gsv_cli.options import agent_params
 from gsv_cli.reads import show
 
 app = plain_app(

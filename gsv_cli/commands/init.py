@@ -28,7 +28,8 @@ def init(
     """Write the local config (config.toml) and optionally store a gateway token."""
     from gsv_core.errors import Conflict
     from gsv_core.localconfig import generate_token as new_token
-    from gsv_core.localconfig import set_secret, write_initial_config
+    from gsv_core.localconfig import set_secret
+    from gsv_core.localconfig import write_initial_config
 
     if generate_token and token is not None:
         raise typer.BadParameter("use either --generate-token or --token, not both")

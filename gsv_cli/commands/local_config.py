@@ -8,7 +8,8 @@ and are shown masked unless `get --reveal` asks for the value.
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated
+from typing import Any
 
 import typer
 
@@ -50,7 +51,10 @@ def get(
     json_output: JsonOption = False,
 ) -> None:
     """Print the value of KEY (secrets masked unless --reveal)."""
-    from gsv_core.localconfig import find_secret, is_secret_key, load_local_config, mask_secret
+    from gsv_core.localconfig import find_secret
+    from gsv_core.localconfig import is_secret_key
+    from gsv_core.localconfig import load_local_config
+    from gsv_core.localconfig import mask_secret
 
     with output.reporting_errors():
         if is_secret_key(key):
@@ -73,7 +77,10 @@ def set_(
     value: Annotated[str, typer.Argument(help="The value; true/false for booleans.")],
 ) -> None:
     """Set KEY to VALUE; secret keys go to the keyring (or the 0600 secrets file)."""
-    from gsv_core.localconfig import KNOWN_KEYS, is_secret_key, load_local_config, set_secret
+    from gsv_core.localconfig import KNOWN_KEYS
+    from gsv_core.localconfig import is_secret_key
+    from gsv_core.localconfig import load_local_config
+    from gsv_core.localconfig import set_secret
 
     with output.reporting_errors():
         if is_secret_key(key) and key in KNOWN_KEYS:
@@ -88,13 +95,11 @@ def set_(
 @app.command("unset")
 def unset(key: KeyArgument) -> None:
     """Remove KEY (its default applies again); for a secret, from every store."""
-    from gsv_core.localconfig import (
-        delete_secret,
-        find_secret,
-        is_secret_key,
-        load_local_config,
-        secret_env_var,
-    )
+    from gsv_core.localconfig import delete_secret
+    from gsv_core.localconfig import find_secret
+    from gsv_core.localconfig import is_secret_key
+    from gsv_core.localconfig import load_local_config
+    from gsv_core.localconfig import secret_env_var
 
     with output.reporting_errors():
         if is_secret_key(key):

@@ -6,7 +6,8 @@ unasked: those the server marks read-only, unless the owner's rules say otherwis
 from __future__ import annotations
 
 import os
-from typing import Annotated, Any
+from typing import Annotated
+from typing import Any
 
 import typer
 

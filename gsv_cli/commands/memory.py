@@ -4,7 +4,8 @@ every past conversation (docs/memory.md). The owner's search sees everything."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
+from typing import Any
 
 import typer
 

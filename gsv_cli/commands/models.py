@@ -3,7 +3,8 @@ the gateway (it holds the keys); the one the next message uses is marked."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
+from typing import Any
 
 import typer
 

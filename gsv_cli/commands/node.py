@@ -21,11 +21,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING
+from typing import Annotated
+from typing import Any
 
 import typer
 
-from gsv_cli import output, services
+from gsv_cli import output
+from gsv_cli import services
 from gsv_cli.apps import plain_app
 from gsv_cli.options import JsonOpt
 from gsv_cli.state import CliState
@@ -173,7 +176,10 @@ def run(
     log_stderr: Annotated[bool, typer.Option("--log-stderr/--no-log-stderr", hidden=True)] = True,
 ) -> None:
     """Run the node daemon in the foreground until Ctrl-C or SIGTERM."""
-    from gsv_cli.logsetup import BACKUP_COUNT, MAX_BYTES, configure_logging, env_int
+    from gsv_cli.logsetup import BACKUP_COUNT
+    from gsv_cli.logsetup import MAX_BYTES
+    from gsv_cli.logsetup import configure_logging
+    from gsv_cli.logsetup import env_int
     from gsv_cli.runner import run as run_async
 
     state: CliState = ctx.obj
@@ -218,7 +224,8 @@ def _node_settings(
     state: CliState, chosen: dict[str, Any], log_file: Path | None = None
 ) -> NodeSettings:
     """Settings with this node's credential, or the owner token to get one with."""
-    from gsv_core.localconfig import get_secret, set_secret
+    from gsv_core.localconfig import get_secret
+    from gsv_core.localconfig import set_secret
     from gsv_core.node.daemon import NodeSettings
 
     name = credential_name(chosen["node_id"])
@@ -306,7 +313,8 @@ def install(state: CliState, chosen: dict[str, Any]) -> None:
     """Install (or refresh) the node as a user service and start it.
 
     Remembers the id, workspace, sandbox and gateway URL in the local config."""
-    from gsv_core.localconfig import load_local_config, set_secret
+    from gsv_core.localconfig import load_local_config
+    from gsv_core.localconfig import set_secret
 
     with output.reporting_errors():
         local = load_local_config()

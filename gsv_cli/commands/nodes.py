@@ -3,11 +3,13 @@ credentials and their logs."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
+from typing import Any
 
 import typer
 
-from gsv_cli import credentials, output
+from gsv_cli import credentials
+from gsv_cli import output
 from gsv_cli.apps import plain_app
 from gsv_cli.options import JsonOpt
 from gsv_cli.state import CliState
@@ -83,7 +85,8 @@ def forget(
     force: Annotated[bool, typer.Option("--force", help="Disconnect it if connected.")] = False,
 ) -> None:
     """Remove a node from the gateway's registry (--force if it is still connected)."""
-    from gsv_cli.runner import gateway_client, run
+    from gsv_cli.runner import gateway_client
+    from gsv_cli.runner import run
     from gsv_core.errors import Conflict
     from gsv_core.protocol.methods import NODE_FORGET
 

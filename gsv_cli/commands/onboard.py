@@ -18,18 +18,17 @@ from __future__ import annotations
 import difflib
 import os
 import sys
-from typing import Annotated, Any
+from typing import Annotated
+from typing import Any
 
 import typer
 
 from gsv_cli import output
-from gsv_cli.provider_setup import (
-    KEYED,
-    config_writes,
-    default_model,
-    key_path,
-    ollama_running,
-)
+from gsv_cli.provider_setup import KEYED
+from gsv_cli.provider_setup import config_writes
+from gsv_cli.provider_setup import default_model
+from gsv_cli.provider_setup import key_path
+from gsv_cli.provider_setup import ollama_running
 from gsv_cli.state import CliState
 
 BUDGET_NOTE = (

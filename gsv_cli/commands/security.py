@@ -9,8 +9,10 @@ can be repaired in place. Exit 0 when clean, 1 with findings.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Annotated, Any
+from dataclasses import asdict
+from dataclasses import dataclass
+from typing import Annotated
+from typing import Any
 
 import typer
 
@@ -106,7 +108,8 @@ def _token_in_store() -> list[Finding]:
 
 def _plain_text_secrets() -> list[Finding]:
     """A secret still held in config.toml (an older gsv put gateway.token there)."""
-    from gsv_core.localconfig import KNOWN_KEYS, find_secret
+    from gsv_core.localconfig import KNOWN_KEYS
+    from gsv_core.localconfig import find_secret
 
     return [
         Finding(
@@ -121,7 +124,8 @@ def _plain_text_secrets() -> list[Finding]:
 
 
 def _file_modes() -> list[Finding]:
-    from gsv_core.fsmodes import find_wide_modes, gsv_roots
+    from gsv_core.fsmodes import find_wide_modes
+    from gsv_core.fsmodes import gsv_roots
 
     loose = [wide.path for wide in find_wide_modes(gsv_roots())]
     if not loose:
@@ -139,7 +143,9 @@ def _file_modes() -> list[Finding]:
 
 def _fix_local(finding: Finding) -> bool:
     if finding.check == "secrets":
-        from gsv_core.localconfig import KNOWN_KEYS, find_secret, set_secret
+        from gsv_core.localconfig import KNOWN_KEYS
+        from gsv_core.localconfig import find_secret
+        from gsv_core.localconfig import set_secret
 
         for name, spec in KNOWN_KEYS.items():
             found = find_secret(name) if spec.secret else None

@@ -11,7 +11,8 @@ may be cut short to its unique start (`gsv sessions get agent:main:tel`).
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated
+from typing import Any
 
 import typer
 
@@ -42,7 +43,8 @@ def _key(ctx: typer.Context, raw: str | None, may_be_new: bool = False) -> str:
     (ambiguous or unknown: exit 1). `may_be_new` lets an unknown key through (`set` can
     configure a session before its first message)."""
     from gsv_core.localconfig import load_local_config
-    from gsv_core.routing import CLI_SESSION_KEY, cli_session_key
+    from gsv_core.routing import CLI_SESSION_KEY
+    from gsv_core.routing import cli_session_key
 
     key = cli_session_key(
         raw if raw is not None else load_local_config().get("session.default_key")
@@ -70,7 +72,8 @@ async def _known_keys(state: CliState, given: str) -> tuple[list[str], str]:
     """Every session key (sessions.list page by page) and the gateway's canonical
     spelling of `given` (a bad key fails here with the gateway's reason)."""
     from gsv_cli.runner import gateway_client
-    from gsv_core.protocol.methods import SESSION_GET, SESSIONS_LIST
+    from gsv_core.protocol.methods import SESSION_GET
+    from gsv_core.protocol.methods import SESSIONS_LIST
 
     keys: list[str] = []
     async with gateway_client(state) as client:

@@ -10,13 +10,17 @@ for binaries first (`--force`: even when their answers are fresh). Every command
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
+from typing import Any
 
 import typer
 
-from gsv_cli import output, reads
+from gsv_cli import output
+from gsv_cli import reads
 from gsv_cli.apps import plain_app
-from gsv_cli.options import AgentOpt, JsonOpt, agent_params
+from gsv_cli.options import AgentOpt
+from gsv_cli.options import JsonOpt
+from gsv_cli.options import agent_params
 
 app = plain_app(
     help="Skills: which ones the agent can use on which node, and why not.",
@@ -89,9 +93,11 @@ def show(
     json_output: JsonOpt = False,
 ) -> None:
     """Print a skill's SKILL.md (the agent's own copy if it has one)."""
-    from gsv_cli.runner import gateway_client, run
+    from gsv_cli.runner import gateway_client
+    from gsv_cli.runner import run
     from gsv_core.errors import NotFound
-    from gsv_core.protocol.methods import SKILLS_STATUS, WORKSPACE_READ
+    from gsv_core.protocol.methods import SKILLS_STATUS
+    from gsv_core.protocol.methods import WORKSPACE_READ
 
     async def fetch() -> dict[str, Any]:
         async with gateway_client(ctx.obj) as client:

@@ -14,7 +14,8 @@ import typer
 from gsv_cli import output
 from gsv_cli.options import JsonOpt
 from gsv_cli.state import CliState
-from gsv_core.usage.spend import PERIODS, usd
+from gsv_core.usage.spend import PERIODS
+from gsv_core.usage.spend import usd
 
 # a gateway that answers but does not take this CLI's token: another's, or another home's
 TOKEN_HINT = (
@@ -28,7 +29,9 @@ def status(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     """Show the gateway, model, nodes, channels, cron and pending approvals at a glance."""
     from gsv_cli.runner import call_quietly
     from gsv_core import __version__
-    from gsv_core.errors import Forbidden, GsvError, Unauthorized
+    from gsv_core.errors import Forbidden
+    from gsv_core.errors import GsvError
+    from gsv_core.errors import Unauthorized
     from gsv_core.protocol.methods import GATEWAY_STATUS
 
     state: CliState = ctx.obj
@@ -157,7 +160,8 @@ def _node(node: dict[str, Any]) -> str:
 
 def _unsandboxed(nodes: list[dict[str, Any]]) -> list[str]:
     """A warning line, with its fix, per online node whose commands run unconfined."""
-    from gsv_core.protocol.sandbox_info import unsandboxed_fix, unsandboxed_problem
+    from gsv_core.protocol.sandbox_info import unsandboxed_fix
+    from gsv_core.protocol.sandbox_info import unsandboxed_problem
 
     lines = []
     for node in nodes:

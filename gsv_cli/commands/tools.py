@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated
+from typing import Any
 
 import typer
 

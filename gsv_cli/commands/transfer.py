@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING
+from typing import Annotated
+from typing import Any
 
 import typer
 
@@ -56,13 +58,11 @@ async def _transfer(state: CliState, params: dict[str, Any], show_progress: bool
 async def _with_progress(client: GatewayClient, params: dict[str, Any], method: str) -> Any:
     import asyncio
 
-    from rich.progress import (
-        BarColumn,
-        DownloadColumn,
-        Progress,
-        TimeRemainingColumn,
-        TransferSpeedColumn,
-    )
+    from rich.progress import BarColumn
+    from rich.progress import DownloadColumn
+    from rich.progress import Progress
+    from rich.progress import TimeRemainingColumn
+    from rich.progress import TransferSpeedColumn
 
     from gsv_core.protocol.events import TRANSFER_PROGRESS
 

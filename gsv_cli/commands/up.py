@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
+from typing import Any
 
 import typer
 
 from gsv_cli import output
 from gsv_cli.state import CliState
-from gsv_core.defaults import DEFAULT_GATEWAY_PORT, DEFAULT_GATEWAY_URL
+from gsv_core.defaults import DEFAULT_GATEWAY_PORT
+from gsv_core.defaults import DEFAULT_GATEWAY_URL
 
 STATE = "up"  # run/up.json
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
@@ -143,7 +145,9 @@ def _refuse_a_strangers(state: CliState, url: str) -> None:
     (it takes this home's token); another home's (a second GSV_HOME) is said, with the
     way out, instead of an "Unauthorized" from the node step."""
     from gsv_cli.runner import call_quietly
-    from gsv_core.errors import Forbidden, GsvError, Unauthorized
+    from gsv_core.errors import Forbidden
+    from gsv_core.errors import GsvError
+    from gsv_core.errors import Unauthorized
     from gsv_core.protocol.methods import GATEWAY_STATUS
 
     try:
@@ -232,7 +236,8 @@ def _node_id() -> str:
 
 
 def _online(state: CliState, node_id: str) -> bool:
-    from gsv_cli.runner import gateway_client, run
+    from gsv_cli.runner import gateway_client
+    from gsv_cli.runner import run
     from gsv_core.protocol.methods import NODES_LIST
 
     async def ask() -> bool:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import datetime as dt
 import sys
-from typing import Annotated, Any
+from typing import Annotated
+from typing import Any
 
 import typer
 

@@ -18,10 +18,12 @@ from urllib.parse import urlsplit
 
 import typer
 
-from gsv_cli import credentials, output
+from gsv_cli import credentials
+from gsv_cli import output
 from gsv_cli.apps import plain_app
 from gsv_cli.options import JsonOpt
-from gsv_cli.state import CliState, http_base
+from gsv_cli.state import CliState
+from gsv_cli.state import http_base
 
 app = plain_app(help="The web chat: open it signed in; list or sign out browsers.")
 

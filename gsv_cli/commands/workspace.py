@@ -12,14 +12,18 @@ from __future__ import annotations
 import os
 import re
 import sys
-from pathlib import Path, PurePosixPath
-from typing import Annotated, Any
+from pathlib import Path
+from pathlib import PurePosixPath
+from typing import Annotated
+from typing import Any
 
 import typer
 
 from gsv_cli import output
 from gsv_cli.apps import plain_app
-from gsv_cli.options import AgentOpt, JsonOpt, agent_params
+from gsv_cli.options import AgentOpt
+from gsv_cli.options import JsonOpt
+from gsv_cli.options import agent_params
 from gsv_cli.reads import show
 from gsv_cli.state import CliState
 
@@ -157,7 +161,8 @@ def edit(ctx: typer.Context, path: PathArg, agent: AgentOpt = None) -> None:
 
 def _fetch(state: CliState, path: str, agent: str | None) -> str | None:
     """The file's text, None when it does not exist yet."""
-    from gsv_cli.runner import gateway_client, run
+    from gsv_cli.runner import gateway_client
+    from gsv_cli.runner import run
     from gsv_core.errors import NotFound
     from gsv_core.protocol.methods import WORKSPACE_READ
 
@@ -178,9 +183,11 @@ def _save(
     state: CliState, path: str, agent: str | None, original: str | None, edited: str
 ) -> dict[str, Any] | None:
     """Write the edited text, unless the file changed since it was fetched (None)."""
-    from gsv_cli.runner import gateway_client, run
+    from gsv_cli.runner import gateway_client
+    from gsv_cli.runner import run
     from gsv_core.errors import NotFound
-    from gsv_core.protocol.methods import WORKSPACE_READ, WORKSPACE_WRITE
+    from gsv_core.protocol.methods import WORKSPACE_READ
+    from gsv_core.protocol.methods import WORKSPACE_WRITE
 
     async def save() -> Any:
         async with gateway_client(state) as client:

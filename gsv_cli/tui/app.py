@@ -14,22 +14,28 @@ on screen: errors never end the app.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
+from typing import ClassVar
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import Binding
+from textual.binding import BindingType
 from textual.widgets import Footer
 
-from gsv_cli.tui import commands, session_info
+from gsv_cli.tui import commands
+from gsv_cli.tui import session_info
 from gsv_cli.tui.model_actions import ModelActions
 from gsv_cli.tui.screens.help import HelpScreen
 from gsv_cli.tui.screens.search import SearchScreen
 from gsv_cli.tui.screens.sessions import SessionPicker
 from gsv_cli.tui.widgets.approval import ApprovalPrompt
 from gsv_cli.tui.widgets.chat_view import ChatView
-from gsv_cli.tui.widgets.composer import Composer, ComposerArea
-from gsv_cli.tui.widgets.status import Activity, Banner, StatusBar
+from gsv_cli.tui.widgets.composer import Composer
+from gsv_cli.tui.widgets.composer import ComposerArea
+from gsv_cli.tui.widgets.status import Activity
+from gsv_cli.tui.widgets.status import Banner
+from gsv_cli.tui.widgets.status import StatusBar
 from gsv_core.client import GatewayClient
 from gsv_core.errors import GsvError
 from gsv_core.protocol.methods import CHAT_SEND

@@ -19,7 +19,10 @@ from textual.widget import Widget
 from gsv_cli.tui import session_info
 from gsv_cli.tui.widgets.chat_view import ChatView
 from gsv_cli.tui.widgets.composer import Composer
-from gsv_cli.tui.widgets.status import Activity, Banner, Status, StatusBar
+from gsv_cli.tui.widgets.status import Activity
+from gsv_cli.tui.widgets.status import Banner
+from gsv_cli.tui.widgets.status import Status
+from gsv_cli.tui.widgets.status import StatusBar
 from gsv_core.client import GatewayClient
 from gsv_core.errors import GsvError
 

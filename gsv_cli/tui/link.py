@@ -10,10 +10,15 @@ import logging
 
 from textual import work
 
-from gsv_cli.tui import model_setup, session_info
+from gsv_cli.tui import model_setup
+from gsv_cli.tui import session_info
 from gsv_cli.tui.feed import EventFeed
 from gsv_cli.tui.transcript import history_items
-from gsv_core.errors import GatewayUnreachable, GsvError, TimedOut, Unauthorized, Unavailable
+from gsv_core.errors import GatewayUnreachable
+from gsv_core.errors import GsvError
+from gsv_core.errors import TimedOut
+from gsv_core.errors import Unauthorized
+from gsv_core.errors import Unavailable
 from gsv_core.protocol import methods as m
 
 log = logging.getLogger(__name__)

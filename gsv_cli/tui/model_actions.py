@@ -5,7 +5,8 @@ again after each, so it names the model the next message will use."""
 
 from __future__ import annotations
 
-from gsv_cli.tui import model_calls, session_info
+from gsv_cli.tui import model_calls
+from gsv_cli.tui import session_info
 from gsv_cli.tui.screens.model_picker import ModelPicker
 from gsv_cli.tui.screens.setup import SetupScreen
 from gsv_cli.tui.sending import Outbox

@@ -13,7 +13,8 @@ from gsv_cli.tui import commands
 from gsv_cli.tui.link import GatewayLink
 from gsv_cli.tui.widgets.approval import ApprovalPrompt
 from gsv_core.errors import GsvError
-from gsv_core.protocol.methods import CHAT_SEND, TOOL_APPROVE
+from gsv_core.protocol.methods import CHAT_SEND
+from gsv_core.protocol.methods import TOOL_APPROVE
 
 log = logging.getLogger(__name__)
 

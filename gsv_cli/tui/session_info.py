@@ -5,7 +5,8 @@ progress, the stored conversation, and how many nodes are online."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 from gsv_core.client import GatewayClient

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 NATIVE_PREFIX = "gsv__"  # the gateway's own tools; `{nodeId}__{tool}` for node tools

@@ -16,16 +16,20 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from gsv_core.agent.levels import (
-    MODEL_SELECTOR_HELP,
-    THINK_LEVELS_LINE,
-    ModelRef,
-    normalize_think_level,
-    parse_model_selector,
-)
+from gsv_core.agent.levels import MODEL_SELECTOR_HELP
+from gsv_core.agent.levels import THINK_LEVELS_LINE
+from gsv_core.agent.levels import ModelRef
+from gsv_core.agent.levels import normalize_think_level
+from gsv_core.agent.levels import parse_model_selector
 from gsv_core.errors import InvalidParams
-from gsv_core.protocol.commands import COMMANDS, DEFAULT_COMPACT_KEEP
-from gsv_core.usage.spend import BACKGROUND, CALL_PLACES, DAILY, MONTHLY, PERIODS, usd
+from gsv_core.protocol.commands import COMMANDS
+from gsv_core.protocol.commands import DEFAULT_COMPACT_KEEP
+from gsv_core.usage.spend import BACKGROUND
+from gsv_core.usage.spend import CALL_PLACES
+from gsv_core.usage.spend import DAILY
+from gsv_core.usage.spend import MONTHLY
+from gsv_core.usage.spend import PERIODS
+from gsv_core.usage.spend import usd
 
 COMPACT_USAGE_ERROR = "Invalid count. Usage: /compact [N]"
 

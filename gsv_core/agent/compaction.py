@@ -18,9 +18,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from gsv_core.errors import GsvError
-from gsv_core.protocol.excerpt import excerpt, strings_length
-from gsv_core.protocol.messages import Usage, add_usage, empty_usage, text_of, tool_calls
-from gsv_core.providers.base import AssistantBuilder, ModelRequest, Provider
+from gsv_core.protocol.excerpt import excerpt
+from gsv_core.protocol.excerpt import strings_length
+from gsv_core.protocol.messages import Usage
+from gsv_core.protocol.messages import add_usage
+from gsv_core.protocol.messages import empty_usage
+from gsv_core.protocol.messages import text_of
+from gsv_core.protocol.messages import tool_calls
+from gsv_core.providers.base import AssistantBuilder
+from gsv_core.providers.base import ModelRequest
+from gsv_core.providers.base import Provider
 
 SUMMARY_ROLE = "summary"
 DEFAULT_WINDOW = 128_000

@@ -24,12 +24,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from gsv_core.agent.levels import (
-    MODEL_SELECTOR_HELP,
-    ModelRef,
-    normalize_think_level,
-    parse_model_selector,
-)
+from gsv_core.agent.levels import MODEL_SELECTOR_HELP
+from gsv_core.agent.levels import ModelRef
+from gsv_core.agent.levels import normalize_think_level
+from gsv_core.agent.levels import parse_model_selector
 
 # /(?<!\S/): a slash at the start or after whitespace (the lookbehind, after the slash,
 # sees the character before it); (?!\S): at the end or before whitespace. Starting with

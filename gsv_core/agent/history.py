@@ -9,13 +9,18 @@ reaches it before the cached list), so the next use reloads the same history.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
 from gsv_core.agent.host import AgentHost
 from gsv_core.agent.tools import error_result
-from gsv_core.protocol.messages import Usage, add_usage, tool_calls
-from gsv_core.storage.sessions import SessionRecord, SessionStore
+from gsv_core.protocol.messages import Usage
+from gsv_core.protocol.messages import add_usage
+from gsv_core.protocol.messages import tool_calls
+from gsv_core.storage.sessions import SessionRecord
+from gsv_core.storage.sessions import SessionStore
 
 log = logging.getLogger(__name__)
 

@@ -4,8 +4,10 @@ agent package never imports the gateway; the gateway implements this."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from collections.abc import Awaitable
+from collections.abc import Callable
+from typing import Any
+from typing import Protocol
 
 from gsv_core.agent.compaction import CompactionNote
 from gsv_core.agent.prompt import PromptInputs

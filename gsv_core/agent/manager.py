@@ -30,18 +30,18 @@ import uuid
 from typing import Any
 
 from gsv_core.agent.ack_first import AckFirst
-from gsv_core.agent.history_cache import DEFAULT_LIMIT, HistoryCache
+from gsv_core.agent.history_cache import DEFAULT_LIMIT
+from gsv_core.agent.history_cache import HistoryCache
 from gsv_core.agent.host import AgentHost
 from gsv_core.agent.session import SessionActor
-from gsv_core.routing import (
-    RoutingSettings,
-    agent_id_of,
-    canonicalize_session_key,
-    is_main_session_key,
-    normalise_agent_id,
-    validate_session_key,
-)
-from gsv_core.storage.sessions import SessionRecord, SessionStore
+from gsv_core.routing import RoutingSettings
+from gsv_core.routing import agent_id_of
+from gsv_core.routing import canonicalize_session_key
+from gsv_core.routing import is_main_session_key
+from gsv_core.routing import normalise_agent_id
+from gsv_core.routing import validate_session_key
+from gsv_core.storage.sessions import SessionRecord
+from gsv_core.storage.sessions import SessionStore
 from gsv_core.workspace.locks import KeyLocks
 
 log = logging.getLogger(__name__)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from gsv_core.config import agent_entry, agent_model, setting
+from gsv_core.config import agent_entry
+from gsv_core.config import agent_model
+from gsv_core.config import setting
 from gsv_core.config.model_refs import fallback_list
 from gsv_core.storage.sessions import SessionRecord
 

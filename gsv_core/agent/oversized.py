@@ -17,13 +17,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from gsv_core.agent.compaction import (
-    CHARS_PER_TOKEN,
-    estimate_capped,
-    estimate_text_length,
-    text_parts,
-)
-from gsv_core.protocol.excerpt import cut_strings, strings_length
+from gsv_core.agent.compaction import CHARS_PER_TOKEN
+from gsv_core.agent.compaction import estimate_capped
+from gsv_core.agent.compaction import estimate_text_length
+from gsv_core.agent.compaction import text_parts
+from gsv_core.protocol.excerpt import cut_strings
+from gsv_core.protocol.excerpt import strings_length
 from gsv_core.protocol.messages import text_of
 
 # one message may take at most this share of what the window leaves after the reserve:

@@ -9,11 +9,13 @@ The skills section is a hook: whoever builds the skills list puts its text in
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 from gsv_core.agent.tools import SEARCH_TOOL
-from gsv_core.protocol.schemas.nodes import MCP_PREFIX, is_mcp_name
+from gsv_core.protocol.schemas.nodes import MCP_PREFIX
+from gsv_core.protocol.schemas.nodes import is_mcp_name
 from gsv_core.providers.base import ToolSpec
 
 DEFAULT_BASE_PROMPT = "You are a helpful personal AI agent running inside gsv."

@@ -15,62 +15,73 @@ import base64
 import fnmatch
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+from typing import Protocol
 
-from gsv_core.agent.compaction import (
-    SUMMARY_ROLE,
-    as_model_message,
-    context_window,
-    estimate_text,
-    estimate_text_length,
-    needs_compaction,
-    within_window,
-)
+from gsv_core.agent.compaction import SUMMARY_ROLE
+from gsv_core.agent.compaction import as_model_message
+from gsv_core.agent.compaction import context_window
+from gsv_core.agent.compaction import estimate_text
+from gsv_core.agent.compaction import estimate_text_length
+from gsv_core.agent.compaction import needs_compaction
+from gsv_core.agent.compaction import within_window
 from gsv_core.agent.host import AgentHost
 from gsv_core.agent.model_choice import fallback_models
-from gsv_core.agent.oversized import fit, message_limit, notice_text, why
-from gsv_core.agent.prompt import NATIVE_PREFIX, ON_DEMAND, ON_DEMAND_NAMES, PromptInputs
-from gsv_core.agent.shown_text import Shown, ShownText
+from gsv_core.agent.oversized import fit
+from gsv_core.agent.oversized import message_limit
+from gsv_core.agent.oversized import notice_text
+from gsv_core.agent.oversized import why
+from gsv_core.agent.prompt import NATIVE_PREFIX
+from gsv_core.agent.prompt import ON_DEMAND
+from gsv_core.agent.prompt import ON_DEMAND_NAMES
+from gsv_core.agent.prompt import PromptInputs
+from gsv_core.agent.shown_text import Shown
+from gsv_core.agent.shown_text import ShownText
 from gsv_core.agent.token_estimates import TokenEstimates
-from gsv_core.agent.tools import (
-    SEARCH_TOOL,
-    SPAWN_TOOL,
-    ToolCallContext,
-    could_not_run,
-    error_result,
-    failure_message,
-    result_message,
-)
-from gsv_core.authority import guest_area, is_guest
-from gsv_core.config import agent_entry, setting
-from gsv_core.errors import ContextOverflow, GsvError, ProviderFailed, ToolFailed
+from gsv_core.agent.tools import SEARCH_TOOL
+from gsv_core.agent.tools import SPAWN_TOOL
+from gsv_core.agent.tools import ToolCallContext
+from gsv_core.agent.tools import could_not_run
+from gsv_core.agent.tools import error_result
+from gsv_core.agent.tools import failure_message
+from gsv_core.agent.tools import result_message
+from gsv_core.authority import guest_area
+from gsv_core.authority import is_guest
+from gsv_core.config import agent_entry
+from gsv_core.config import setting
+from gsv_core.errors import ContextOverflow
+from gsv_core.errors import GsvError
+from gsv_core.errors import ProviderFailed
+from gsv_core.errors import ToolFailed
 from gsv_core.protocol import events
 from gsv_core.protocol.excerpt import cut_strings
-from gsv_core.protocol.messages import (
-    AssistantMessage,
-    Message,
-    ToolCallBlock,
-    ToolResultMessage,
-    Usage,
-    add_usage,
-    empty_usage,
-    text_of,
-    tool_calls,
-)
+from gsv_core.protocol.messages import AssistantMessage
+from gsv_core.protocol.messages import Message
+from gsv_core.protocol.messages import ToolCallBlock
+from gsv_core.protocol.messages import ToolResultMessage
+from gsv_core.protocol.messages import Usage
+from gsv_core.protocol.messages import add_usage
+from gsv_core.protocol.messages import empty_usage
+from gsv_core.protocol.messages import text_of
+from gsv_core.protocol.messages import tool_calls
 from gsv_core.protocol.schemas.nodes import split_tool_name
-from gsv_core.providers.base import (
-    AssistantBuilder,
-    ModelRequest,
-    Provider,
-    TextDelta,
-    TextRetracted,
-)
-from gsv_core.providers.failover import Restart, Switched, stream_with_failover
+from gsv_core.providers.base import AssistantBuilder
+from gsv_core.providers.base import ModelRequest
+from gsv_core.providers.base import Provider
+from gsv_core.providers.base import TextDelta
+from gsv_core.providers.base import TextRetracted
+from gsv_core.providers.failover import Restart
+from gsv_core.providers.failover import Switched
+from gsv_core.providers.failover import stream_with_failover
 from gsv_core.providers.tool_call_modes import OFF
 from gsv_core.storage.sessions import SessionRecord
-from gsv_core.usage.ledger import CHAT, ModelCall
+from gsv_core.usage.ledger import CHAT
+from gsv_core.usage.ledger import ModelCall
 
 log = logging.getLogger(__name__)
 

@@ -18,27 +18,33 @@ import asyncio
 import json
 import logging
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gsv_core.agent import model_choice, session_compaction, session_reset
+from gsv_core.agent import model_choice
+from gsv_core.agent import session_compaction
+from gsv_core.agent import session_reset
 from gsv_core.agent.ack_first import AckFirst
 from gsv_core.agent.history import SessionHistory
 from gsv_core.agent.host import AgentHost
-from gsv_core.agent.run import RunFailed, RunLoop, RunState
+from gsv_core.agent.run import RunFailed
+from gsv_core.agent.run import RunLoop
+from gsv_core.agent.run import RunState
 from gsv_core.agent.token_estimates import TokenEstimates
-from gsv_core.errors import Conflict, GsvError
+from gsv_core.errors import Conflict
+from gsv_core.errors import GsvError
 from gsv_core.protocol import events
-from gsv_core.protocol.messages import (
-    ImageBlock,
-    Usage,
-    empty_usage,
-    tool_calls,
-    user_message,
-)
+from gsv_core.protocol.messages import ImageBlock
+from gsv_core.protocol.messages import Usage
+from gsv_core.protocol.messages import empty_usage
+from gsv_core.protocol.messages import tool_calls
+from gsv_core.protocol.messages import user_message
 from gsv_core.providers.base import Provider
-from gsv_core.storage.sessions import SessionRecord, SessionStore
+from gsv_core.storage.sessions import SessionRecord
+from gsv_core.storage.sessions import SessionStore
 from gsv_core.usage.ledger import run_source
 
 log = logging.getLogger(__name__)

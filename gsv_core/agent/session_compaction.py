@@ -10,15 +10,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from gsv_core.agent.compaction import (
-    CompactionNote,
-    Summary,
-    compaction_cut,
-    message_cut,
-    summarise,
-    summary_message,
-    within_window,
-)
+from gsv_core.agent.compaction import CompactionNote
+from gsv_core.agent.compaction import Summary
+from gsv_core.agent.compaction import compaction_cut
+from gsv_core.agent.compaction import message_cut
+from gsv_core.agent.compaction import summarise
+from gsv_core.agent.compaction import summary_message
+from gsv_core.agent.compaction import within_window
 from gsv_core.agent.history import SessionHistory
 from gsv_core.agent.oversized import message_limit
 from gsv_core.config import setting
@@ -26,7 +24,8 @@ from gsv_core.protocol import events
 from gsv_core.protocol.messages import add_usage
 from gsv_core.providers.base import Provider
 from gsv_core.routing import parse_session_key
-from gsv_core.usage.ledger import ModelCall, compaction_source
+from gsv_core.usage.ledger import ModelCall
+from gsv_core.usage.ledger import compaction_source
 
 log = logging.getLogger(__name__)
 

@@ -9,10 +9,16 @@ import base64
 import binascii
 import json
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
+from typing import Protocol
 
-from gsv_core.errors import GsvError, NotFound, TimedOut, Unavailable
-from gsv_core.protocol.messages import ImageBlock, TextBlock, ToolResultMessage
+from gsv_core.errors import GsvError
+from gsv_core.errors import NotFound
+from gsv_core.errors import TimedOut
+from gsv_core.errors import Unavailable
+from gsv_core.protocol.messages import ImageBlock
+from gsv_core.protocol.messages import TextBlock
+from gsv_core.protocol.messages import ToolResultMessage
 from gsv_core.providers.base import ToolSpec
 from gsv_core.storage.media import MediaStore
 

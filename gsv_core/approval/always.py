@@ -20,20 +20,19 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from gsv_core.approval.allowlist import (
-    GIT_READS,
-    GIT_REFUSED,
-    INTERPRETERS,
-    SHELLS,
-    TABLE,
-    git_read_options,
-    git_subcommand,
-    program_name,
-    refused_option,
-)
+from gsv_core.approval.allowlist import GIT_READS
+from gsv_core.approval.allowlist import GIT_REFUSED
+from gsv_core.approval.allowlist import INTERPRETERS
+from gsv_core.approval.allowlist import SHELLS
+from gsv_core.approval.allowlist import TABLE
+from gsv_core.approval.allowlist import git_read_options
+from gsv_core.approval.allowlist import git_subcommand
+from gsv_core.approval.allowlist import program_name
+from gsv_core.approval.allowlist import refused_option
 from gsv_core.approval.shell import PATTERN_CHARS
 from gsv_core.approval.wrappers import WRAPPERS
-from gsv_core.config import MAX_RULE_WORDS, RULE_WORD
+from gsv_core.config import MAX_RULE_WORDS
+from gsv_core.config import RULE_WORD
 
 # a blanket rule for these would let options in that change everything (`git -c ...`);
 # wrappers (`env`, `sudo`, `xargs`) and `find` get no rule at all (NO_RULE)

@@ -15,8 +15,10 @@ import json
 import sys
 from typing import Any
 
-from gsv_core.approval.decision import ASK, Decision
-from gsv_core.approval.policy import ApprovalPolicy, CallFacts
+from gsv_core.approval.decision import ASK
+from gsv_core.approval.decision import Decision
+from gsv_core.approval.policy import ApprovalPolicy
+from gsv_core.approval.policy import CallFacts
 from gsv_core.approval.protected import Protected
 from gsv_core.bidi import escape_bidi
 

@@ -21,31 +21,35 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from collections.abc import Iterator
+from dataclasses import dataclass
+from dataclasses import replace
 
-from gsv_core.approval import allowlist, always
+from gsv_core.approval import allowlist
+from gsv_core.approval import always
 from gsv_core.approval.dangerous import still_asks
-from gsv_core.approval.decision import ALLOW, ASK, DENY, Decision, combined, most_cautious
-from gsv_core.approval.protected import (
-    KILLS,
-    NAMES_ONLY,
-    RECURSIVE_SEARCHERS,
-    SECRETS,
-    SecretCheck,
-    kills_gsv,
-)
-from gsv_core.approval.shell import (
-    ASSIGNMENT,
-    PATTERN_CHARS,
-    ShellParse,
-    SimpleCommand,
-    Word,
-    expand_braces,
-    is_pattern,
-    parse_script,
-    words_of,
-)
+from gsv_core.approval.decision import ALLOW
+from gsv_core.approval.decision import ASK
+from gsv_core.approval.decision import DENY
+from gsv_core.approval.decision import Decision
+from gsv_core.approval.decision import combined
+from gsv_core.approval.decision import most_cautious
+from gsv_core.approval.protected import KILLS
+from gsv_core.approval.protected import NAMES_ONLY
+from gsv_core.approval.protected import RECURSIVE_SEARCHERS
+from gsv_core.approval.protected import SECRETS
+from gsv_core.approval.protected import SecretCheck
+from gsv_core.approval.protected import kills_gsv
+from gsv_core.approval.shell import ASSIGNMENT
+from gsv_core.approval.shell import PATTERN_CHARS
+from gsv_core.approval.shell import ShellParse
+from gsv_core.approval.shell import SimpleCommand
+from gsv_core.approval.shell import Word
+from gsv_core.approval.shell import expand_braces
+from gsv_core.approval.shell import is_pattern
+from gsv_core.approval.shell import parse_script
+from gsv_core.approval.shell import words_of
 from gsv_core.approval.wrappers import unwrap
 
 ALLOWLIST, DENYLIST, OFF = "allowlist", "denylist", "off"

@@ -6,7 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gsv_core.approval.lines import ALLOWLIST, DENYLIST, MODES, OFF
+from gsv_core.approval.lines import ALLOWLIST
+from gsv_core.approval.lines import DENYLIST
+from gsv_core.approval.lines import MODES
+from gsv_core.approval.lines import OFF
 
 DEFAULT_TIMEOUT_S = 300.0
 WEAKNESS = {

@@ -19,23 +19,30 @@ import posixpath
 import re
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 from typing import Any
 
 from gsv_core.approval import always
 from gsv_core.approval.credentials import CREDENTIAL_FILES
 from gsv_core.approval.dangerous import GROUPS
-from gsv_core.approval.decision import ALLOW, ASK, DENY, SEVERITY, Decision
-from gsv_core.approval.lines import (
-    ALLOWLIST,
-    DEFAULT_MAX_BYTES,
-    DENYLIST,
-    MODES,
-    OFF,
-    LineContext,
-    judge_line,
-)
-from gsv_core.approval.protected import SECRETS, Disk, Protected, SecretCheck
+from gsv_core.approval.decision import ALLOW
+from gsv_core.approval.decision import ASK
+from gsv_core.approval.decision import DENY
+from gsv_core.approval.decision import SEVERITY
+from gsv_core.approval.decision import Decision
+from gsv_core.approval.lines import ALLOWLIST
+from gsv_core.approval.lines import DEFAULT_MAX_BYTES
+from gsv_core.approval.lines import DENYLIST
+from gsv_core.approval.lines import MODES
+from gsv_core.approval.lines import OFF
+from gsv_core.approval.lines import LineContext
+from gsv_core.approval.lines import judge_line
+from gsv_core.approval.protected import SECRETS
+from gsv_core.approval.protected import Disk
+from gsv_core.approval.protected import Protected
+from gsv_core.approval.protected import SecretCheck
 from gsv_core.approval.shell import SimpleCommand
 from gsv_core.bidi import escape_bidi
 from gsv_core.protocol.schemas.nodes import MCP_PREFIX

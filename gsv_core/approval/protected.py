@@ -20,7 +20,8 @@ import functools
 import os
 import posixpath
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 

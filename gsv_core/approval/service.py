@@ -13,14 +13,18 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 from gsv_core.approval.binding import call_hash
 from gsv_core.approval.policy import Decision
-from gsv_core.authority import OWNER, authority_of
-from gsv_core.errors import InvalidParams, NotFound
-from gsv_core.protocol.excerpt import cut_strings, excerpt
+from gsv_core.authority import OWNER
+from gsv_core.authority import authority_of
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import NotFound
+from gsv_core.protocol.excerpt import cut_strings
+from gsv_core.protocol.excerpt import excerpt
 
 # cancelled: the run that asked was stopped before anyone answered
 APPROVED, DENIED, EXPIRED, CANCELLED = "approved", "denied", "expired", "cancelled"

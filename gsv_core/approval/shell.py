@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 
 from gsv_core.approval.braces import brace_words
 from gsv_core.bidi import has_bidi

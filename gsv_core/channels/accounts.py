@@ -13,11 +13,18 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Coroutine
 from dataclasses import replace
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any
+from typing import Generic
+from typing import Protocol
+from typing import TypeVar
 
-from gsv_core.channels.base import AccountStatus, ChannelSink, LoginResult
+from gsv_core.channels.base import AccountStatus
+from gsv_core.channels.base import ChannelSink
+from gsv_core.channels.base import LoginResult
 from gsv_core.errors import Unavailable
 
 log = logging.getLogger(__name__)

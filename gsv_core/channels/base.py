@@ -12,8 +12,12 @@ requests in, `channel.outbound` / `channel.typing` events out).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+from typing import Literal
+from typing import Protocol
+from typing import runtime_checkable
 
 PeerKind = Literal["dm", "group", "channel", "thread"]
 PEER_KINDS: tuple[str, ...] = ("dm", "group", "channel", "thread")

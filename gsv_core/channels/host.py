@@ -4,7 +4,8 @@ imports the gateway or the agent)."""
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import Any, Protocol
+from typing import Any
+from typing import Protocol
 
 
 class ChannelHost(Protocol):

@@ -9,7 +9,10 @@ import re
 from typing import Any
 
 from gsv_core.authority import GUEST
-from gsv_core.channels.base import InboundMessage, Media, Peer, Sender
+from gsv_core.channels.base import InboundMessage
+from gsv_core.channels.base import Media
+from gsv_core.channels.base import Peer
+from gsv_core.channels.base import Sender
 
 MAX_MEDIA_BYTES = 25 * 1024 * 1024
 

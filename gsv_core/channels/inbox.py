@@ -11,27 +11,35 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 from typing import Any
 
-from gsv_core.authority import GUEST, KEY, OWNER
+from gsv_core.authority import GUEST
+from gsv_core.authority import KEY
+from gsv_core.authority import OWNER
 from gsv_core.channels import inbound as pipeline
 from gsv_core.channels.base import InboundMessage
 from gsv_core.channels.outbox import Outbox
 from gsv_core.channels.parts import ChannelParts
 from gsv_core.channels.shaping import error_line
 from gsv_core.config import setting
-from gsv_core.errors import GsvError, InvalidParams
-from gsv_core.pairing import AWAITING_APPROVAL, PAIR, decide, is_owner, pairing_ttl_ms
+from gsv_core.errors import GsvError
+from gsv_core.errors import InvalidParams
+from gsv_core.pairing import AWAITING_APPROVAL
+from gsv_core.pairing import PAIR
+from gsv_core.pairing import decide
+from gsv_core.pairing import is_owner
+from gsv_core.pairing import pairing_ttl_ms
 from gsv_core.protocol import events
-from gsv_core.routing import RoutingSettings, route_inbound
-from gsv_core.storage.channels import (
-    ANSWERED,
-    DISPATCHED,
-    DROPPED,
-    AccountRecord,
-    JournalEntry,
-)
+from gsv_core.routing import RoutingSettings
+from gsv_core.routing import route_inbound
+from gsv_core.storage.channels import ANSWERED
+from gsv_core.storage.channels import DISPATCHED
+from gsv_core.storage.channels import DROPPED
+from gsv_core.storage.channels import AccountRecord
+from gsv_core.storage.channels import JournalEntry
 from gsv_core.storage.usage import DAY_MS
 from gsv_core.timezones import user_zone
 

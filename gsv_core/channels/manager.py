@@ -10,21 +10,27 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from gsv_core.authority import GUEST, KEY, OWNER
-from gsv_core.channels.base import (
-    AccountStatus,
-    ActionEvent,
-    Channel,
-    InboundMessage,
-    LoginResult,
-    Peer,
-)
+from gsv_core.authority import GUEST
+from gsv_core.authority import KEY
+from gsv_core.authority import OWNER
+from gsv_core.channels.base import AccountStatus
+from gsv_core.channels.base import ActionEvent
+from gsv_core.channels.base import Channel
+from gsv_core.channels.base import InboundMessage
+from gsv_core.channels.base import LoginResult
+from gsv_core.channels.base import Peer
 from gsv_core.channels.inbox import Inbox
-from gsv_core.channels.outbox import DEFAULT_ACCOUNT, Outbox, parse_approval_action
+from gsv_core.channels.outbox import DEFAULT_ACCOUNT
+from gsv_core.channels.outbox import Outbox
+from gsv_core.channels.outbox import parse_approval_action
 from gsv_core.channels.parts import ChannelParts
-from gsv_core.errors import GsvError, NotFound, Unavailable
+from gsv_core.errors import GsvError
+from gsv_core.errors import NotFound
+from gsv_core.errors import Unavailable
 from gsv_core.extras import missing_extra
-from gsv_core.pairing import WELCOME, is_owner, pairing_ttl_ms
+from gsv_core.pairing import WELCOME
+from gsv_core.pairing import is_owner
+from gsv_core.pairing import pairing_ttl_ms
 from gsv_core.storage.channels import AccountRecord
 from gsv_core.storage.outbox import QueueSummary
 

@@ -19,21 +19,23 @@ import logging
 from collections.abc import Awaitable
 from typing import Any
 
-from gsv_core.channels.base import (
-    Action,
-    ButtonChannel,
-    MessageEdit,
-    OutboundMessage,
-    Peer,
-)
+from gsv_core.channels.base import Action
+from gsv_core.channels.base import ButtonChannel
+from gsv_core.channels.base import MessageEdit
+from gsv_core.channels.base import OutboundMessage
+from gsv_core.channels.base import Peer
 from gsv_core.channels.parts import ChannelParts
 from gsv_core.channels.reply_queue import ReplyQueue
-from gsv_core.channels.shaping import RateLimiter, error_line, reply_text, split_text
+from gsv_core.channels.shaping import RateLimiter
+from gsv_core.channels.shaping import error_line
+from gsv_core.channels.shaping import reply_text
+from gsv_core.channels.shaping import split_text
 from gsv_core.config import setting
 from gsv_core.errors import Unavailable
 from gsv_core.protocol import events
 from gsv_core.storage.channels import ANSWERED
-from gsv_core.storage.outbox import NewReply, StoredReply
+from gsv_core.storage.outbox import NewReply
+from gsv_core.storage.outbox import StoredReply
 
 log = logging.getLogger(__name__)
 

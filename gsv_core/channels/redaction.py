@@ -9,7 +9,8 @@ error messages through `failure_reason` so a library exception never carries one
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from collections.abc import Iterable
 
 REASON_LIMIT = 200  # characters of an exception's text kept in a status or an error
 

@@ -25,10 +25,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 
 from gsv_core.errors import GsvError
-from gsv_core.storage.outbox import Answer, NewReply, OutboxStore, StoredReply
+from gsv_core.storage.outbox import Answer
+from gsv_core.storage.outbox import NewReply
+from gsv_core.storage.outbox import OutboxStore
+from gsv_core.storage.outbox import StoredReply
 
 log = logging.getLogger(__name__)
 

@@ -4,19 +4,19 @@ agent sends and lets a test (or `gsv channels`, for a demo) inject inbound messa
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-from gsv_core.channels.base import (
-    AccountStatus,
-    Capabilities,
-    ChannelSink,
-    InboundMessage,
-    LoginResult,
-    OutboundMessage,
-    Peer,
-)
-from gsv_core.errors import InvalidParams, Unavailable
+from gsv_core.channels.base import AccountStatus
+from gsv_core.channels.base import Capabilities
+from gsv_core.channels.base import ChannelSink
+from gsv_core.channels.base import InboundMessage
+from gsv_core.channels.base import LoginResult
+from gsv_core.channels.base import OutboundMessage
+from gsv_core.channels.base import Peer
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import Unavailable
 
 
 @dataclass

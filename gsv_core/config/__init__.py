@@ -16,23 +16,28 @@ from __future__ import annotations
 import copy
 import ipaddress
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated
+from typing import Any
+from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    field_validator,
-)
+from pydantic import AfterValidator
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
+from pydantic import ValidationError
+from pydantic import field_validator
 
-from gsv_core.config.explain import explain, field_of
+from gsv_core.config.explain import explain
+from gsv_core.config.explain import field_of
 from gsv_core.config.mask import keep_masked
 from gsv_core.config.mcp import McpConfig
 from gsv_core.config.model_refs import check_fallbacks
-from gsv_core.config.tree import deep_merge, get_path, put_path, remove_path, split_path
+from gsv_core.config.tree import deep_merge
+from gsv_core.config.tree import get_path
+from gsv_core.config.tree import put_path
+from gsv_core.config.tree import remove_path
+from gsv_core.config.tree import split_path
 from gsv_core.errors import InvalidParams
 
 

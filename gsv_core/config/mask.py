@@ -7,8 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from gsv_core.config.mcp import is_mcp_args, is_mcp_opaque, looks_mcp_secret, mask_args
-from gsv_core.secret_names import looks_secret, mask_url_credentials
+from gsv_core.config.mcp import is_mcp_args
+from gsv_core.config.mcp import is_mcp_opaque
+from gsv_core.config.mcp import looks_mcp_secret
+from gsv_core.config.mcp import mask_args
+from gsv_core.secret_names import looks_secret
+from gsv_core.secret_names import mask_url_credentials
 
 MASK = "***"
 

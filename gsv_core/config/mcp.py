@@ -10,13 +10,19 @@ what carries one does (`mask_args`), so the rest (a served directory) stays read
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated
+from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
+from pydantic import model_validator
 
 from gsv_core.protocol.schemas.mcp import check_server_name
-from gsv_core.secret_names import looks_secret, mask_url_credentials
+from gsv_core.secret_names import looks_secret
+from gsv_core.secret_names import mask_url_credentials
 
 # env variables that carry credentials: GITHUB_TOKEN, STRIPE_KEY, DB_PASSWORD ...
 _CREDENTIAL_ENV = re.compile(r"(key|token|secret|password|passwd|pwd|credentials?|auth)$", re.I)

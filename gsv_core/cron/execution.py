@@ -29,13 +29,16 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
+from typing import Protocol
 
 from gsv_core.cron.jobs import CronJob
 from gsv_core.cron.schedule import lenient_zone
 from gsv_core.errors import GsvError
 from gsv_core.protocol.messages import text_of
-from gsv_core.routing import RoutingSettings, cron_session_key, main_session_key
+from gsv_core.routing import RoutingSettings
+from gsv_core.routing import cron_session_key
+from gsv_core.routing import main_session_key
 
 # how long a run may take when the job sets no timeoutSeconds
 DEFAULT_TIMEOUT_SECONDS = 600.0

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 from typing import Any
 
-from gsv_core.cron.schedule import normalise_schedule, tag_of
+from gsv_core.cron.schedule import normalise_schedule
+from gsv_core.cron.schedule import tag_of
 from gsv_core.errors import InvalidParams
 from gsv_core.routing import normalise_agent_id
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfoNotFoundError
 
 from gsv_core.errors import InvalidParams
 
@@ -90,7 +91,8 @@ def tag_of(raw: Any, field: str, tag: str, choices: str) -> Any:
 
 def normalise_cron_expr(expr: Any, field: str = "schedule.expr") -> str:
     """A valid 5-field expression (or @daily-style alias), whitespace collapsed."""
-    from cronsim import CronSim, CronSimError
+    from cronsim import CronSim
+    from cronsim import CronSimError
 
     if not isinstance(expr, str) or not expr.strip():
         raise InvalidParams(f"{field} is required: a 5-field cron expression like '0 9 * * 1-5'")

@@ -25,18 +25,30 @@ import asyncio
 import datetime as dt
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gsv_core.cron import execution, retry
-from gsv_core.cron.execution import CronSessions, RunOutcome
-from gsv_core.cron.jobs import CronJob, new_job, patched_job
+from gsv_core.cron import execution
+from gsv_core.cron import retry
+from gsv_core.cron.execution import CronSessions
+from gsv_core.cron.execution import RunOutcome
+from gsv_core.cron.jobs import CronJob
+from gsv_core.cron.jobs import new_job
+from gsv_core.cron.jobs import patched_job
 from gsv_core.cron.schedule import next_run
-from gsv_core.errors import Conflict, GsvError, InvalidParams, NotFound, RateLimited
+from gsv_core.errors import Conflict
+from gsv_core.errors import GsvError
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import NotFound
+from gsv_core.errors import RateLimited
 from gsv_core.routing import normalise_agent_id
 from gsv_core.storage.cron import CronStore
-from gsv_core.timer import MAX_SLEEP_SECONDS, Timer, seconds_until
+from gsv_core.timer import MAX_SLEEP_SECONDS
+from gsv_core.timer import Timer
+from gsv_core.timer import seconds_until
 
 log = logging.getLogger(__name__)
 

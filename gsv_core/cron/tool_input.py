@@ -18,13 +18,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gsv_core.cron.phrases import parse_duration, parse_when
-from gsv_core.cron.schedule import (
-    CRON_ALIASES,
-    lenient_zone,
-    normalise_schedule,
-    whole_number,
-)
+from gsv_core.cron.phrases import parse_duration
+from gsv_core.cron.phrases import parse_when
+from gsv_core.cron.schedule import CRON_ALIASES
+from gsv_core.cron.schedule import lenient_zone
+from gsv_core.cron.schedule import normalise_schedule
+from gsv_core.cron.schedule import whole_number
 from gsv_core.errors import InvalidParams
 
 _IN_FIELDS = {

@@ -14,12 +14,17 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
-from gsv_core.agent.compaction import CompactionNote, compaction_note_text
+from gsv_core.agent.compaction import CompactionNote
+from gsv_core.agent.compaction import compaction_note_text
 from gsv_core.agent.host import ExecSink
-from gsv_core.agent.prompt import PromptInputs, build_system_prompt
-from gsv_core.errors import GsvError, InvalidParams, ProviderFailed
+from gsv_core.agent.prompt import PromptInputs
+from gsv_core.agent.prompt import build_system_prompt
+from gsv_core.errors import GsvError
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import ProviderFailed
 from gsv_core.gateway.host import GatewayHost
 from gsv_core.gateway.tool_router import GatewayToolRouter
 from gsv_core.heartbeat.settings import settings_for
@@ -32,7 +37,8 @@ from gsv_core.timezones import zone
 from gsv_core.usage.budget import Reached
 from gsv_core.usage.ledger import ModelCall
 from gsv_core.workspace import Workspace
-from gsv_core.workspace.prompt import daily_memory_path, workspace_sections
+from gsv_core.workspace.prompt import daily_memory_path
+from gsv_core.workspace.prompt import workspace_sections
 
 if TYPE_CHECKING:
     from gsv_core.gateway.state import Gateway
@@ -119,7 +125,8 @@ class GatewayAgentHost(GatewayHost):
         return await self._gateway.keys.report(provider.name, key, error)
 
     async def reported_window(self, provider: str, model: str) -> int | None:
-        from gsv_core.providers.registry import ProviderNotConfigured, provider_settings
+        from gsv_core.providers.registry import ProviderNotConfigured
+        from gsv_core.providers.registry import provider_settings
 
         try:
             settings = provider_settings(self.config(), provider)

@@ -19,7 +19,8 @@ from gsv_core.cron.jobs import CronJob
 from gsv_core.cron.service import CronService
 from gsv_core.errors import InvalidParams
 from gsv_core.fsmodes import tighten_gsv_modes
-from gsv_core.gateway.agent_host import GatewayAgentHost, ProviderFactory
+from gsv_core.gateway.agent_host import GatewayAgentHost
+from gsv_core.gateway.agent_host import ProviderFactory
 from gsv_core.gateway.channel_host import GatewayChannelHost
 from gsv_core.gateway.config_service import ConfigService
 from gsv_core.gateway.handlers import approvals as approval_handlers
@@ -44,26 +45,29 @@ from gsv_core.gateway.handlers import transfers as transfer_handlers
 from gsv_core.gateway.handlers import usage as usage_handlers
 from gsv_core.gateway.handlers import web as web_handlers
 from gsv_core.gateway.handlers import workspace as workspace_handlers
-from gsv_core.gateway.heartbeat_host import GatewayHeartbeatHost, last_channel_context
-from gsv_core.gateway.native import (
-    cron_tools,
-    gateway_tools,
-    memory_tools,
-    message_tools,
-    session_tools,
-    spawn_tools,
-    transfer_tools,
-    web_tools,
-    workspace_tools,
-)
+from gsv_core.gateway.heartbeat_host import GatewayHeartbeatHost
+from gsv_core.gateway.heartbeat_host import last_channel_context
+from gsv_core.gateway.native import cron_tools
+from gsv_core.gateway.native import gateway_tools
+from gsv_core.gateway.native import memory_tools
+from gsv_core.gateway.native import message_tools
+from gsv_core.gateway.native import session_tools
+from gsv_core.gateway.native import spawn_tools
+from gsv_core.gateway.native import transfer_tools
+from gsv_core.gateway.native import web_tools
+from gsv_core.gateway.native import workspace_tools
 from gsv_core.gateway.nodes import NodeService
 from gsv_core.gateway.probes import GatewayNodeAccess
-from gsv_core.gateway.retention import RetentionService, Step
-from gsv_core.gateway.state import Gateway, wall_clock_ms
+from gsv_core.gateway.retention import RetentionService
+from gsv_core.gateway.retention import Step
+from gsv_core.gateway.state import Gateway
+from gsv_core.gateway.state import wall_clock_ms
 from gsv_core.gateway.tool_router import GatewayToolRouter
-from gsv_core.gateway.transfers import TransferService, WorkspacePath
+from gsv_core.gateway.transfers import TransferService
+from gsv_core.gateway.transfers import WorkspacePath
 from gsv_core.heartbeat.service import HeartbeatService
-from gsv_core.memory.embeddings import EmbeddingsEndpoint, Spending
+from gsv_core.memory.embeddings import EmbeddingsEndpoint
+from gsv_core.memory.embeddings import Spending
 from gsv_core.memory.service import MemoryService
 from gsv_core.pairing import PairingService
 from gsv_core.providers.retry import RetryPolicy
@@ -79,10 +83,15 @@ from gsv_core.storage.outbox import OutboxStore
 from gsv_core.storage.pairing import PairingStore
 from gsv_core.storage.sessions import SessionStore
 from gsv_core.transfer import PartJournal
-from gsv_core.usage.ledger import MEMORY, cron_source, embeddings_call
+from gsv_core.usage.ledger import MEMORY
+from gsv_core.usage.ledger import cron_source
+from gsv_core.usage.ledger import embeddings_call
 from gsv_core.usage.notices import BudgetNotices
-from gsv_core.workspace import FilesystemBackend, Workspace
-from gsv_core.workspace.paths import normalise_path, validate_agent_id, write_location
+from gsv_core.workspace import FilesystemBackend
+from gsv_core.workspace import Workspace
+from gsv_core.workspace.paths import normalise_path
+from gsv_core.workspace.paths import validate_agent_id
+from gsv_core.workspace.paths import write_location
 
 log = logging.getLogger(__name__)
 

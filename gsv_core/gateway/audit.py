@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 from urllib.parse import urlsplit
 
 from gsv_core.approval.modes import mode_report
 from gsv_core.config.secrets import plaintext_paths
 from gsv_core.gateway.listening import Listening
 from gsv_core.localconfig import generate_token
-from gsv_core.protocol.sandbox_info import unsandboxed_fix, unsandboxed_problem
+from gsv_core.protocol.sandbox_info import unsandboxed_fix
+from gsv_core.protocol.sandbox_info import unsandboxed_problem
 
 if TYPE_CHECKING:
     from gsv_core.gateway.state import Gateway

@@ -28,10 +28,17 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gsv_core.errors import Forbidden, RateLimited, Unauthorized
-from gsv_core.protocol.methods import CHANNEL, CLIENT, NODE
+from gsv_core.errors import Forbidden
+from gsv_core.errors import RateLimited
+from gsv_core.errors import Unauthorized
+from gsv_core.protocol.methods import CHANNEL
+from gsv_core.protocol.methods import CLIENT
+from gsv_core.protocol.methods import NODE
 from gsv_core.protocol.schemas.connect import ConnectParams
-from gsv_core.storage.credentials import Credential, CredentialStore, JoinCheck, Redeemed
+from gsv_core.storage.credentials import Credential
+from gsv_core.storage.credentials import CredentialStore
+from gsv_core.storage.credentials import JoinCheck
+from gsv_core.storage.credentials import Redeemed
 
 log = logging.getLogger(__name__)
 

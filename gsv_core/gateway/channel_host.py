@@ -8,10 +8,12 @@ import logging
 from collections.abc import Awaitable
 from typing import Any
 
-from gsv_core.gateway.chat_pipeline import answer_approval_press, process_message
+from gsv_core.gateway.chat_pipeline import answer_approval_press
+from gsv_core.gateway.chat_pipeline import process_message
 from gsv_core.gateway.host import GatewayHost
 from gsv_core.protocol.messages import ImageBlock
-from gsv_core.providers.registry import ProviderNotConfigured, provider_settings
+from gsv_core.providers.registry import ProviderNotConfigured
+from gsv_core.providers.registry import provider_settings
 
 log = logging.getLogger(__name__)
 

@@ -5,13 +5,18 @@ by a run. Used by `chat.send` and by the channels' inbound pipeline."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from gsv_core.agent.command_runner import run_command
 from gsv_core.agent.commands import parse_command
-from gsv_core.agent.directives import Directives, directive_ack, is_directive_only, parse_directives
+from gsv_core.agent.directives import Directives
+from gsv_core.agent.directives import directive_ack
+from gsv_core.agent.directives import is_directive_only
+from gsv_core.agent.directives import parse_directives
 from gsv_core.agent.session import SessionActor
-from gsv_core.errors import InvalidParams, NotFound
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import NotFound
 from gsv_core.gateway.approval_answers import answer
 from gsv_core.protocol.messages import ImageBlock
 

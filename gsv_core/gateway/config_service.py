@@ -20,10 +20,12 @@ from typing import Any
 from gsv_core import config as cfg
 from gsv_core.config import secrets as secrets
 from gsv_core.config.mask import mask_secrets
-from gsv_core.config.tree import get_path, split_path
+from gsv_core.config.tree import get_path
+from gsv_core.config.tree import split_path
 from gsv_core.errors import Conflict
 from gsv_core.storage.config_store import ConfigStore
-from gsv_core.storage.secret_store import LocalSecretStore, SecretStore
+from gsv_core.storage.secret_store import LocalSecretStore
+from gsv_core.storage.secret_store import SecretStore
 
 log = logging.getLogger(__name__)
 

@@ -18,27 +18,29 @@ import time
 import uuid
 from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.frames import CloseCode
 
 from gsv_core.errors import ConnectionClosed as ConnectionClosedError
-from gsv_core.errors import InvalidConnectParams, InvalidParams
+from gsv_core.errors import InvalidConnectParams
+from gsv_core.errors import InvalidParams
 from gsv_core.gateway.http_front import FrontDoorConnection
-from gsv_core.gateway.peer_address import describe, host_of
-from gsv_core.protocol.frames import (
-    EncodedEvent,
-    FrameError,
-    RequestFrame,
-    encode_error,
-    encode_event,
-    parse_frame,
-)
+from gsv_core.gateway.peer_address import describe
+from gsv_core.gateway.peer_address import host_of
+from gsv_core.protocol.frames import EncodedEvent
+from gsv_core.protocol.frames import FrameError
+from gsv_core.protocol.frames import RequestFrame
+from gsv_core.protocol.frames import encode_error
+from gsv_core.protocol.frames import encode_event
+from gsv_core.protocol.frames import parse_frame
 from gsv_core.protocol.methods import CONNECT
 from gsv_core.rpc.context import RequestContext
-from gsv_core.rpc.websocket import close_reading, dispatch_messages
+from gsv_core.rpc.websocket import close_reading
+from gsv_core.rpc.websocket import dispatch_messages
 
 if TYPE_CHECKING:
     from gsv_core.gateway.keepalive import Keepalive

@@ -24,9 +24,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from gsv_core.agent.tools import SEARCH_TOOL
-from gsv_core.authority import guest_area, is_guest
-from gsv_core.errors import InvalidParams, ToolFailed
-from gsv_core.workspace.paths import join, normalise_path
+from gsv_core.authority import guest_area
+from gsv_core.authority import is_guest
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import ToolFailed
+from gsv_core.workspace.paths import join
+from gsv_core.workspace.paths import normalise_path
 
 WORKSPACE_TOOLS = frozenset({"gsv__ReadFile", "gsv__WriteFile", "gsv__EditFile", "gsv__DeleteFile"})
 MESSAGE_TOOL = "gsv__Message"

@@ -9,15 +9,19 @@ outbox, else to the clients of the agent's main session as a `session.notice` of
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from gsv_core.channels.base import Peer
-from gsv_core.errors import NotFound, TimedOut
+from gsv_core.errors import NotFound
+from gsv_core.errors import TimedOut
 from gsv_core.gateway.host import GatewayHost
 from gsv_core.heartbeat.host import LastActive
 from gsv_core.protocol import events
 from gsv_core.protocol.messages import text_of
-from gsv_core.routing import agent_id_of, heartbeat_session_key, main_session_key
+from gsv_core.routing import agent_id_of
+from gsv_core.routing import heartbeat_session_key
+from gsv_core.routing import main_session_key
 from gsv_core.usage.ledger import HEARTBEAT as HEARTBEAT_SOURCE
 from gsv_core.workspace.prompt import HEARTBEAT
 

@@ -4,7 +4,8 @@ gateway's clock."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 if TYPE_CHECKING:
     from gsv_core.gateway.state import Gateway

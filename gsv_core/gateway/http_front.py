@@ -31,13 +31,15 @@ import logging
 import re
 import time
 from collections.abc import Coroutine
-from typing import Any, ClassVar
+from typing import Any
+from typing import ClassVar
 from urllib.parse import parse_qs
 
 import h11
 from websockets.asyncio.server import ServerConnection
 
-from gsv_core.channels.base import HttpRequest, HttpResponse
+from gsv_core.channels.base import HttpRequest
+from gsv_core.channels.base import HttpResponse
 from gsv_core.errors import GsvError
 from gsv_core.gateway.state import Gateway
 

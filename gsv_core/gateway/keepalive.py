@@ -23,7 +23,8 @@ import contextlib
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from typing import Protocol
 
 from websockets.exceptions import ConnectionClosed

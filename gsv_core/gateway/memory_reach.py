@@ -8,10 +8,14 @@ it (its origin: gateway/spawn_origins.py). Pure: the caller passes what it knows
 from __future__ import annotations
 
 from gsv_core.agent.tools import ToolCallContext
-from gsv_core.authority import SYSTEM, authority_of, is_guest
+from gsv_core.authority import SYSTEM
+from gsv_core.authority import authority_of
+from gsv_core.authority import is_guest
 from gsv_core.gateway.spawn_origins import SpawnOrigin
 from gsv_core.memory.search import MemoryScope
-from gsv_core.routing import RoutingSettings, is_main_session_key, parse_session_key
+from gsv_core.routing import RoutingSettings
+from gsv_core.routing import is_main_session_key
+from gsv_core.routing import parse_session_key
 
 GROUP_KINDS = frozenset({"group", "channel", "thread"})
 

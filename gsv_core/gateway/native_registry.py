@@ -5,14 +5,20 @@ the tool's result or raises a GsvError whose message the model reads."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any
+from typing import Generic
+from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import ValidationError
 
 from gsv_core.agent.tools import ToolCallContext
-from gsv_core.errors import InvalidParams, NotFound
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import NotFound
 from gsv_core.protocol.schemas.connect import object_schema
 from gsv_core.providers.base import ToolSpec
 

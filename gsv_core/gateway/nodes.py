@@ -13,40 +13,41 @@ import asyncio
 import itertools
 import logging
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable
+from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 from pydantic import ValidationError
 
-from gsv_core.approval.binding import new_key, sign
+from gsv_core.approval.binding import new_key
+from gsv_core.approval.binding import sign
 from gsv_core.approval.policy import node_may_ask
-from gsv_core.errors import (
-    Conflict,
-    Forbidden,
-    InvalidParams,
-    NotFound,
-    TimedOut,
-    ToolFailed,
-    Unavailable,
-)
-from gsv_core.gateway.node_tools import SharedTool, ToolShelf
+from gsv_core.errors import Conflict
+from gsv_core.errors import Forbidden
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import NotFound
+from gsv_core.errors import TimedOut
+from gsv_core.errors import ToolFailed
+from gsv_core.errors import Unavailable
+from gsv_core.gateway.node_tools import SharedTool
+from gsv_core.gateway.node_tools import ToolShelf
 from gsv_core.protocol import events
 from gsv_core.protocol.close_codes import CloseCode
 from gsv_core.protocol.schemas.connect import ToolDefinition
-from gsv_core.protocol.schemas.nodes import (
-    BIN_NAME,
-    TOOL_SEPARATOR,
-    LogsGetResult,
-    LogsResultParams,
-    NodeForgetResult,
-    NodeInfo,
-    NodeProbeResultParams,
-    NodeRuntime,
-    split_tool_name,
-)
+from gsv_core.protocol.schemas.nodes import BIN_NAME
+from gsv_core.protocol.schemas.nodes import TOOL_SEPARATOR
+from gsv_core.protocol.schemas.nodes import LogsGetResult
+from gsv_core.protocol.schemas.nodes import LogsResultParams
+from gsv_core.protocol.schemas.nodes import NodeForgetResult
+from gsv_core.protocol.schemas.nodes import NodeInfo
+from gsv_core.protocol.schemas.nodes import NodeProbeResultParams
+from gsv_core.protocol.schemas.nodes import NodeRuntime
+from gsv_core.protocol.schemas.nodes import split_tool_name
 from gsv_core.rpc.context import Peer
-from gsv_core.storage.nodes import NodeRecord, NodeStore
+from gsv_core.storage.nodes import NodeRecord
+from gsv_core.storage.nodes import NodeStore
 
 log = logging.getLogger(__name__)
 

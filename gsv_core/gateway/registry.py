@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 from gsv_core.protocol.close_codes import CloseCode
-from gsv_core.protocol.methods import CHANNEL, CLIENT
+from gsv_core.protocol.methods import CHANNEL
+from gsv_core.protocol.methods import CLIENT
 from gsv_core.rpc.context import Peer
 
 log = logging.getLogger(__name__)

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 
-from gsv_core.timer import MAX_SLEEP_SECONDS, Timer
+from gsv_core.timer import MAX_SLEEP_SECONDS
+from gsv_core.timer import Timer
 
 log = logging.getLogger(__name__)
 

@@ -21,20 +21,20 @@ import asyncio
 import logging
 import socket
 import ssl
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from websockets.asyncio.server import Server, ServerConnection
+from websockets.asyncio.server import Server
+from websockets.asyncio.server import ServerConnection
 from websockets.asyncio.server import serve as ws_serve
 
-from gsv_core.defaults import (
-    DEFAULT_GATEWAY_HOST,
-    DEFAULT_GATEWAY_PORT,
-    GATEWAY_PING_INTERVAL,
-    MAX_MESSAGE_BYTES,
-)
+from gsv_core.defaults import DEFAULT_GATEWAY_HOST
+from gsv_core.defaults import DEFAULT_GATEWAY_PORT
+from gsv_core.defaults import GATEWAY_PING_INTERVAL
+from gsv_core.defaults import MAX_MESSAGE_BYTES
 from gsv_core.errors import InvalidParams
 from gsv_core.gateway.agent_host import ProviderFactory
 from gsv_core.gateway.app import build_gateway
@@ -44,9 +44,11 @@ from gsv_core.gateway.http_front import HttpFront
 from gsv_core.gateway.keepalive import Keepalive
 from gsv_core.gateway.listening import Listening
 from gsv_core.gateway.state import Gateway
-from gsv_core.gateway.web_assets import PACKAGED_PAGE, WebAssets
+from gsv_core.gateway.web_assets import PACKAGED_PAGE
+from gsv_core.gateway.web_assets import WebAssets
 from gsv_core.gateway.web_front import WebFront
-from gsv_core.localconfig import generate_token, stored_secret
+from gsv_core.localconfig import generate_token
+from gsv_core.localconfig import stored_secret
 from gsv_core.loopback import is_loopback
 from gsv_core.protocol.frames import WRITE_LIMIT
 from gsv_core.providers.retry import RetryPolicy

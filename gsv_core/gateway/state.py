@@ -9,8 +9,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 from gsv_core import __version__
@@ -43,7 +45,8 @@ from gsv_core.storage.credentials import CredentialStore
 from gsv_core.storage.db import Database
 from gsv_core.storage.provider_keys import ProviderKeyStore
 from gsv_core.storage.usage import UsageStore
-from gsv_core.usage.budget import Budget, Reached
+from gsv_core.usage.budget import Budget
+from gsv_core.usage.budget import Reached
 from gsv_core.usage.ledger import UsageLedger
 from gsv_core.usage.notices import BudgetNotices
 from gsv_core.workspace import Workspace

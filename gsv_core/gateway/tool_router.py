@@ -24,36 +24,51 @@ import asyncio
 import logging
 import os
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
-from gsv_core.agent.tools import SEARCH_TOOL, ToolCallContext
-from gsv_core.approval.binding import FULL, SANDBOX
+from gsv_core.agent.tools import SEARCH_TOOL
+from gsv_core.agent.tools import ToolCallContext
+from gsv_core.approval.binding import FULL
+from gsv_core.approval.binding import SANDBOX
 from gsv_core.approval.decision import most_cautious
 from gsv_core.approval.judge import judge_in_child
 from gsv_core.approval.modes import approval_timeout
-from gsv_core.approval.policy import ASK, DENY, ApprovalPolicy, CallFacts, Decision
-from gsv_core.approval.protected import Protected, protected_files
-from gsv_core.approval.service import APPROVED, CANCELLED, EXPIRED, ApprovalService
+from gsv_core.approval.policy import ASK
+from gsv_core.approval.policy import DENY
+from gsv_core.approval.policy import ApprovalPolicy
+from gsv_core.approval.policy import CallFacts
+from gsv_core.approval.policy import Decision
+from gsv_core.approval.protected import Protected
+from gsv_core.approval.protected import protected_files
+from gsv_core.approval.service import APPROVED
+from gsv_core.approval.service import CANCELLED
+from gsv_core.approval.service import EXPIRED
+from gsv_core.approval.service import ApprovalService
 from gsv_core.authority import conversation_of
 from gsv_core.config import setting
-from gsv_core.errors import InvalidParams, ToolFailed
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import ToolFailed
 from gsv_core.gateway.guest_reach import GuestReach
 from gsv_core.gateway.native.message_tools import reaches_elsewhere
-from gsv_core.gateway.native_registry import NATIVE_PREFIX, NativeToolRegistry
-from gsv_core.gateway.tool_search import (
-    DEFAULT_LIMIT,
-    FoundTools,
-    inline_set,
-    rank,
-    search_spec,
-)
-from gsv_core.gateway.transfers import READ, WRITE, Endpoint, parse_endpoint
+from gsv_core.gateway.native_registry import NATIVE_PREFIX
+from gsv_core.gateway.native_registry import NativeToolRegistry
+from gsv_core.gateway.tool_search import DEFAULT_LIMIT
+from gsv_core.gateway.tool_search import FoundTools
+from gsv_core.gateway.tool_search import inline_set
+from gsv_core.gateway.tool_search import rank
+from gsv_core.gateway.tool_search import search_spec
+from gsv_core.gateway.transfers import READ
+from gsv_core.gateway.transfers import WRITE
+from gsv_core.gateway.transfers import Endpoint
+from gsv_core.gateway.transfers import parse_endpoint
 from gsv_core.mcp.names import is_mcp_name
 from gsv_core.paths import resolve_paths
 from gsv_core.protocol import events
 from gsv_core.protocol.excerpt import excerpt
 from gsv_core.protocol.sandbox_info import LEAVES_SANDBOX
-from gsv_core.protocol.schemas.nodes import TOOL_SEPARATOR, split_tool_name
+from gsv_core.protocol.schemas.nodes import TOOL_SEPARATOR
+from gsv_core.protocol.schemas.nodes import split_tool_name
 from gsv_core.providers.base import ToolSpec
 from gsv_core.providers.tool_schema import for_model
 

@@ -17,9 +17,12 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 
-from gsv_core.agent.prompt import NATIVE_PREFIX, ON_DEMAND, ON_DEMAND_NAMES
+from gsv_core.agent.prompt import NATIVE_PREFIX
+from gsv_core.agent.prompt import ON_DEMAND
+from gsv_core.agent.prompt import ON_DEMAND_NAMES
 from gsv_core.agent.tools import SEARCH_TOOL
-from gsv_core.protocol.schemas.nodes import TOOL_SEPARATOR, is_mcp_name
+from gsv_core.protocol.schemas.nodes import TOOL_SEPARATOR
+from gsv_core.protocol.schemas.nodes import is_mcp_name
 from gsv_core.providers.base import ToolSpec
 
 DEFAULT_LIMIT = 5

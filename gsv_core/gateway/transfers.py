@@ -34,26 +34,33 @@ import logging
 import mimetypes
 import os
 import secrets
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable
+from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from gsv_core.approval.binding import sign
 from gsv_core.approval.policy import node_may_ask
-from gsv_core.errors import GsvError, InvalidParams, NotFound, TimedOut, ToolFailed, Unavailable
-from gsv_core.fsmodes import FILE_MODE, make_private_dir
+from gsv_core.errors import GsvError
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import NotFound
+from gsv_core.errors import TimedOut
+from gsv_core.errors import ToolFailed
+from gsv_core.errors import Unavailable
+from gsv_core.fsmodes import FILE_MODE
+from gsv_core.fsmodes import make_private_dir
 from gsv_core.protocol import events
-from gsv_core.protocol.frames import TRANSFER_HEADER_SIZE, parse_binary_frame
+from gsv_core.protocol.frames import TRANSFER_HEADER_SIZE
+from gsv_core.protocol.frames import parse_binary_frame
 from gsv_core.rpc.context import Peer
-from gsv_core.transfer import (
-    PartJournal,
-    WriteBehindFile,
-    hash_and_write,
-    new_frame_buffer,
-    read_frame_and_hash,
-    temp_path,
-)
+from gsv_core.transfer import PartJournal
+from gsv_core.transfer import WriteBehindFile
+from gsv_core.transfer import hash_and_write
+from gsv_core.transfer import new_frame_buffer
+from gsv_core.transfer import read_frame_and_hash
+from gsv_core.transfer import temp_path
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from websockets.datastructures import Headers
-from websockets.http11 import Request, Response
+from websockets.http11 import Request
+from websockets.http11 import Response
 
 PACKAGED_PAGE = Path(__file__).resolve().parent.parent / "web" / "static"
 ASSETS_PREFIX = "/assets/"

@@ -24,12 +24,14 @@ from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from websockets.asyncio.server import ServerConnection
-from websockets.http11 import Request, Response
+from websockets.http11 import Request
+from websockets.http11 import Response
 
 from gsv_core.gateway.auth import Authenticator
 from gsv_core.gateway.peer_address import host_of
 from gsv_core.gateway.web_assets import WebAssets
-from gsv_core.gateway.web_signin import browser_credential, sign_in
+from gsv_core.gateway.web_signin import browser_credential
+from gsv_core.gateway.web_signin import sign_in
 
 FORBIDDEN_ORIGIN = "this page's origin may not open the gateway's WebSocket"
 

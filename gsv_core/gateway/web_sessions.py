@@ -15,7 +15,8 @@ from collections.abc import Callable
 
 from gsv_core.gateway.registry import ConnectionRegistry
 from gsv_core.protocol.close_codes import CloseCode
-from gsv_core.timer import Timer, seconds_until
+from gsv_core.timer import Timer
+from gsv_core.timer import seconds_until
 
 log = logging.getLogger(__name__)
 

@@ -21,15 +21,21 @@ from __future__ import annotations
 
 import re
 import secrets
-from http.cookies import CookieError, SimpleCookie
-from urllib.parse import parse_qs, urlsplit
+from http.cookies import CookieError
+from http.cookies import SimpleCookie
+from urllib.parse import parse_qs
+from urllib.parse import urlsplit
 
 from websockets.datastructures import Headers
-from websockets.http11 import Request, Response
+from websockets.http11 import Request
+from websockets.http11 import Response
 
-from gsv_core.errors import RateLimited, Unauthorized
-from gsv_core.gateway.auth import WEB_SESSION_MS, Authenticator
-from gsv_core.gateway.web_assets import WebAssets, security_headers
+from gsv_core.errors import RateLimited
+from gsv_core.errors import Unauthorized
+from gsv_core.gateway.auth import WEB_SESSION_MS
+from gsv_core.gateway.auth import Authenticator
+from gsv_core.gateway.web_assets import WebAssets
+from gsv_core.gateway.web_assets import security_headers
 
 COOKIE = "gsv_web"  # plain http (and a TLS browser signed in before the prefix)
 SECURE_COOKIE = "__Host-gsv_web"  # under TLS

@@ -12,7 +12,8 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfoNotFoundError
 
 from gsv_core.errors import InvalidParams
 from gsv_core.timezones import zone

@@ -19,16 +19,27 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
-from gsv_core.errors import GsvError, InvalidParams, NotFound
+from gsv_core.errors import GsvError
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import NotFound
 from gsv_core.heartbeat import response
-from gsv_core.heartbeat.checks import BUDGET, OUTSIDE_ACTIVE_HOURS, SESSION_BUSY, checklist_skip
-from gsv_core.heartbeat.host import HeartbeatHost, LastActive
-from gsv_core.heartbeat.settings import HeartbeatSettings, agent_ids, settings_for
-from gsv_core.heartbeat.state import BeatResult, HeartbeatState
+from gsv_core.heartbeat.checks import BUDGET
+from gsv_core.heartbeat.checks import OUTSIDE_ACTIVE_HOURS
+from gsv_core.heartbeat.checks import SESSION_BUSY
+from gsv_core.heartbeat.checks import checklist_skip
+from gsv_core.heartbeat.host import HeartbeatHost
+from gsv_core.heartbeat.host import LastActive
+from gsv_core.heartbeat.settings import HeartbeatSettings
+from gsv_core.heartbeat.settings import agent_ids
+from gsv_core.heartbeat.settings import settings_for
+from gsv_core.heartbeat.state import BeatResult
+from gsv_core.heartbeat.state import HeartbeatState
 from gsv_core.routing import heartbeat_session_key
-from gsv_core.timer import Timer, seconds_until
+from gsv_core.timer import Timer
+from gsv_core.timer import seconds_until
 
 log = logging.getLogger(__name__)
 

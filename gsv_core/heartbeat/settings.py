@@ -18,9 +18,11 @@ from pydantic import ValidationError
 from gsv_core.config import HeartbeatConfig
 from gsv_core.config.explain import explain
 from gsv_core.errors import InvalidParams
-from gsv_core.heartbeat.active_hours import ActiveHours, parse_active_hours
+from gsv_core.heartbeat.active_hours import ActiveHours
+from gsv_core.heartbeat.active_hours import parse_active_hours
 from gsv_core.heartbeat.duration import parse_duration
-from gsv_core.routing import DEFAULT_AGENT_ID, normalise_agent_id
+from gsv_core.routing import DEFAULT_AGENT_ID
+from gsv_core.routing import normalise_agent_id
 
 DEFAULT_FIELD = "agents.defaultHeartbeat"
 

@@ -16,7 +16,9 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from gsv_core.config.mcp import McpServerConfig
-from gsv_core.errors import TimedOut, ToolFailed, Unavailable
+from gsv_core.errors import TimedOut
+from gsv_core.errors import ToolFailed
+from gsv_core.errors import Unavailable
 from gsv_core.extras import missing_extra
 from gsv_core.mcp.results import tool_result
 from gsv_core.mcp.stderr_log import stderr_to_log
@@ -75,7 +77,8 @@ class McpConnection:
     async def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         """Run one tool; its result as tool result blocks (gsv_core.mcp.results)."""
         from mcp import MCPError
-        from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+        from mcp.types import CONNECTION_CLOSED
+        from mcp.types import REQUEST_TIMEOUT
 
         if self._session is None or self.ended.is_set():
             raise Unavailable(f"MCP server {self.name} is not connected")
@@ -166,7 +169,8 @@ class McpConnection:
             http = httpx2.AsyncClient(headers=settings.headers, timeout=timeout)
             stack.push_async_callback(http.aclose)
             return streamable_http_client(settings.url, http_client=http)
-        from mcp.client.stdio import StdioServerParameters, stdio_client
+        from mcp.client.stdio import StdioServerParameters
+        from mcp.client.stdio import stdio_client
 
         errlog = stderr_to_log(self.name)
         stack.callback(errlog.close)

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import re
 
-from gsv_core.protocol.schemas.nodes import MCP_PREFIX, TOOL_SEPARATOR, is_mcp_name
+from gsv_core.protocol.schemas.nodes import MCP_PREFIX
+from gsv_core.protocol.schemas.nodes import TOOL_SEPARATOR
+from gsv_core.protocol.schemas.nodes import is_mcp_name
 
 __all__ = ["MCP_PREFIX", "is_mcp_name", "offered_name", "split_name"]
 SEPARATOR = TOOL_SEPARATOR

@@ -15,15 +15,20 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 from pydantic import ValidationError
 
 from gsv_core.config.mcp import McpServerConfig
-from gsv_core.errors import GsvError, NotFound, Unavailable
-from gsv_core.mcp.client import PING_INTERVAL, McpConnection
-from gsv_core.mcp.names import offered_name, split_name
+from gsv_core.errors import GsvError
+from gsv_core.errors import NotFound
+from gsv_core.errors import Unavailable
+from gsv_core.mcp.client import PING_INTERVAL
+from gsv_core.mcp.client import McpConnection
+from gsv_core.mcp.names import offered_name
+from gsv_core.mcp.names import split_name
 from gsv_core.providers.base import ToolSpec
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,9 @@ import math
 import operator
 import sqlite3
 from array import array
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 

@@ -13,12 +13,17 @@ import re
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
-from gsv_core.errors import InvalidParams, NotFound
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import NotFound
 from gsv_core.memory import embeddings as em
 from gsv_core.memory.index import NOTE
-from gsv_core.memory.query import fts_match, iso, parse_time, query_terms
+from gsv_core.memory.query import fts_match
+from gsv_core.memory.query import iso
+from gsv_core.memory.query import parse_time
+from gsv_core.memory.query import query_terms
 
 Kind = Literal["notes", "sessions", "all"]
 KINDS: tuple[Kind, ...] = ("notes", "sessions", "all")

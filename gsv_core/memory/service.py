@@ -12,19 +12,31 @@ import asyncio
 import functools
 import logging
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from gsv_core.errors import InvalidParams
 from gsv_core.memory import index as ix
-from gsv_core.memory.embeddings import Embedder, EmbeddingsEndpoint, Spending
-from gsv_core.memory.notes import NOTES_DIR, ROOT_NOTES, is_note
-from gsv_core.memory.search import MemoryScope, SearchRequest, around, search, search_fused
+from gsv_core.memory.embeddings import Embedder
+from gsv_core.memory.embeddings import EmbeddingsEndpoint
+from gsv_core.memory.embeddings import Spending
+from gsv_core.memory.notes import NOTES_DIR
+from gsv_core.memory.notes import ROOT_NOTES
+from gsv_core.memory.notes import is_note
+from gsv_core.memory.search import MemoryScope
+from gsv_core.memory.search import SearchRequest
+from gsv_core.memory.search import around
+from gsv_core.memory.search import search
+from gsv_core.memory.search import search_fused
 from gsv_core.storage.archive import parse_archive
 from gsv_core.storage.db import Database
-from gsv_core.workspace.backend import Stat, StorageBackend
-from gsv_core.workspace.paths import AGENTS_DIR, agent_root, join
+from gsv_core.workspace.backend import Stat
+from gsv_core.workspace.backend import StorageBackend
+from gsv_core.workspace.paths import AGENTS_DIR
+from gsv_core.workspace.paths import agent_root
+from gsv_core.workspace.paths import join
 
 log = logging.getLogger(__name__)
 SESSIONS_DIR = "sessions"  # an agent's transcript archives (gsv_core/gateway/agent_host.py)

@@ -23,20 +23,29 @@ import re
 import shutil
 import socket
 from collections import deque
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable
+from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from gsv_core import __version__
-from gsv_core.client import Backoff, ClientIdentity, GatewayClient, local_platform
+from gsv_core.client import Backoff
+from gsv_core.client import ClientIdentity
+from gsv_core.client import GatewayClient
+from gsv_core.client import local_platform
 from gsv_core.defaults import GATEWAY_PING_INTERVAL
-from gsv_core.errors import GsvError, Unauthorized
+from gsv_core.errors import GsvError
+from gsv_core.errors import Unauthorized
 from gsv_core.node.guard import NodeGuard
 from gsv_core.node.logtail import tail_lines
-from gsv_core.node.sandbox import Sandbox, SandboxPolicy, choose_sandbox
+from gsv_core.node.sandbox import Sandbox
+from gsv_core.node.sandbox import SandboxPolicy
+from gsv_core.node.sandbox import choose_sandbox
 from gsv_core.node.sandbox.hidden import hidden_paths
-from gsv_core.node.tools import Toolset, build_toolset
+from gsv_core.node.tools import Toolset
+from gsv_core.node.tools import build_toolset
 from gsv_core.node.tools.workspace import Workspace as ToolWorkspace
 from gsv_core.node.transfers import NodeTransfers
 from gsv_core.paths import resolve_paths

@@ -13,18 +13,18 @@ from dataclasses import replace
 from glob import iglob
 from typing import Any
 
-from gsv_core.approval.binding import SANDBOX, verify
-from gsv_core.approval.policy import (
-    ALLOW,
-    DENY,
-    SEVERITY,
-    SHELL_TOOLS,
-    WRITING_FILE_TOOLS,
-    ApprovalPolicy,
-    CallFacts,
-    Decision,
-)
-from gsv_core.approval.protected import SECRETS, protected_files
+from gsv_core.approval.binding import SANDBOX
+from gsv_core.approval.binding import verify
+from gsv_core.approval.policy import ALLOW
+from gsv_core.approval.policy import DENY
+from gsv_core.approval.policy import SEVERITY
+from gsv_core.approval.policy import SHELL_TOOLS
+from gsv_core.approval.policy import WRITING_FILE_TOOLS
+from gsv_core.approval.policy import ApprovalPolicy
+from gsv_core.approval.policy import CallFacts
+from gsv_core.approval.policy import Decision
+from gsv_core.approval.protected import SECRETS
+from gsv_core.approval.protected import protected_files
 from gsv_core.errors import ToolFailed
 from gsv_core.paths import resolve_paths
 

@@ -16,22 +16,23 @@ import hashlib
 import logging
 import mimetypes
 import os
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable
+from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from gsv_core.errors import GsvError
 from gsv_core.protocol import methods as m
-from gsv_core.protocol.frames import FrameError, parse_binary_frame
-from gsv_core.transfer import (
-    PartJournal,
-    WriteBehindFile,
-    hash_and_write,
-    new_frame_buffer,
-    read_frame_and_hash,
-    temp_path,
-)
+from gsv_core.protocol.frames import FrameError
+from gsv_core.protocol.frames import parse_binary_frame
+from gsv_core.transfer import PartJournal
+from gsv_core.transfer import WriteBehindFile
+from gsv_core.transfer import hash_and_write
+from gsv_core.transfer import new_frame_buffer
+from gsv_core.transfer import read_frame_and_hash
+from gsv_core.transfer import temp_path
 
 log = logging.getLogger(__name__)
 

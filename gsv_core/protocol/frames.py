@@ -10,10 +10,13 @@ from __future__ import annotations
 import json
 import struct
 from dataclasses import dataclass
-from typing import Any, TypeGuard
+from typing import Any
+from typing import TypeGuard
 
 from gsv_core.errors import GsvError
-from gsv_core.protocol.frame_text import bad_text_path, may_hold_bad_text, peek_id
+from gsv_core.protocol.frame_text import bad_text_path
+from gsv_core.protocol.frame_text import may_hold_bad_text
+from gsv_core.protocol.frame_text import peek_id
 
 INVALID_DATA = 1007  # the WebSocket close code for data a frame cannot carry
 

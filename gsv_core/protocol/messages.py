@@ -18,7 +18,10 @@ before a model call.
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any
+from typing import Literal
+from typing import NotRequired
+from typing import TypedDict
 
 
 class TextBlock(TypedDict):

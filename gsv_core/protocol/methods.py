@@ -11,7 +11,8 @@ and `tools.list` stays open to every mode because nodes use it as their keepaliv
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final
+from typing import Literal
 
 Mode = Literal["client", "node", "channel"]
 CLIENT: Final = "client"

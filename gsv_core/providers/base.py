@@ -14,20 +14,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+from typing import Protocol
 
 from gsv_core.errors import ProviderFailed
-from gsv_core.protocol.messages import (
-    STOP_END,
-    AssistantMessage,
-    Message,
-    TextBlock,
-    ThinkingBlock,
-    ToolCallBlock,
-    Usage,
-    empty_usage,
-)
+from gsv_core.protocol.messages import STOP_END
+from gsv_core.protocol.messages import AssistantMessage
+from gsv_core.protocol.messages import Message
+from gsv_core.protocol.messages import TextBlock
+from gsv_core.protocol.messages import ThinkingBlock
+from gsv_core.protocol.messages import ToolCallBlock
+from gsv_core.protocol.messages import Usage
+from gsv_core.protocol.messages import empty_usage
 
 THINKING_LEVELS = ("none", "minimal", "low", "medium", "high", "xhigh")
 

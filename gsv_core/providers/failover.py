@@ -20,12 +20,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from dataclasses import replace
 
-from gsv_core.errors import ContextOverflow, GsvError, ProviderFailed, RateLimited, TimedOut
-from gsv_core.providers.base import ModelRequest, Provider, StreamEvent
+from gsv_core.errors import ContextOverflow
+from gsv_core.errors import GsvError
+from gsv_core.errors import ProviderFailed
+from gsv_core.errors import RateLimited
+from gsv_core.errors import TimedOut
+from gsv_core.providers.base import ModelRequest
+from gsv_core.providers.base import Provider
+from gsv_core.providers.base import StreamEvent
 
 log = logging.getLogger(__name__)
 

@@ -14,12 +14,18 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable
+from collections.abc import Coroutine
+from collections.abc import Sequence
 from typing import Any
 
-from gsv_core.errors import GsvError, ProviderFailed
+from gsv_core.errors import GsvError
+from gsv_core.errors import ProviderFailed
 from gsv_core.providers.failover import failure_reason
-from gsv_core.storage.provider_keys import COOLING, REJECTED, KeyMark, ProviderKeyStore
+from gsv_core.storage.provider_keys import COOLING
+from gsv_core.storage.provider_keys import REJECTED
+from gsv_core.storage.provider_keys import KeyMark
+from gsv_core.storage.provider_keys import ProviderKeyStore
 
 log = logging.getLogger(__name__)
 

@@ -7,8 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 from gsv_core.errors import ProviderFailed
-from gsv_core.providers.base import ModelRequest, TextDelta
-from gsv_core.providers.registry import BUILTINS, ProviderSettings, resolve_provider
+from gsv_core.providers.base import ModelRequest
+from gsv_core.providers.base import TextDelta
+from gsv_core.providers.registry import BUILTINS
+from gsv_core.providers.registry import ProviderSettings
+from gsv_core.providers.registry import resolve_provider
 from gsv_core.providers.retry import RetryPolicy
 
 LIST_TIMEOUT_S = 15.0

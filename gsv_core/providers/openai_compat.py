@@ -10,44 +10,41 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-from gsv_core.errors import GsvError, ProviderFailed
-from gsv_core.protocol.messages import (
-    STOP_END,
-    STOP_LENGTH,
-    STOP_TOOL_USE,
-    AssistantMessage,
-    ImageBlock,
-    Message,
-    TextBlock,
-    ToolResultMessage,
-    Usage,
-)
-from gsv_core.providers.base import (
-    ModelRequest,
-    Stop,
-    StreamEvent,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallDelta,
-    ToolCallEnd,
-    ToolCallStart,
-    UsageReport,
-)
-from gsv_core.providers.retry import (
-    AttemptFailed,
-    looks_like_overflow,
-    malformed,
-    overflow,
-    retry_after,
-    short,
-    status_failure,
-    timed_out,
-    truncated,
-)
-from gsv_core.providers.sdk import SdkProvider, split_plain_json
+from gsv_core.errors import GsvError
+from gsv_core.errors import ProviderFailed
+from gsv_core.protocol.messages import STOP_END
+from gsv_core.protocol.messages import STOP_LENGTH
+from gsv_core.protocol.messages import STOP_TOOL_USE
+from gsv_core.protocol.messages import AssistantMessage
+from gsv_core.protocol.messages import ImageBlock
+from gsv_core.protocol.messages import Message
+from gsv_core.protocol.messages import TextBlock
+from gsv_core.protocol.messages import ToolResultMessage
+from gsv_core.protocol.messages import Usage
+from gsv_core.providers.base import ModelRequest
+from gsv_core.providers.base import Stop
+from gsv_core.providers.base import StreamEvent
+from gsv_core.providers.base import TextDelta
+from gsv_core.providers.base import ThinkingDelta
+from gsv_core.providers.base import ToolCallDelta
+from gsv_core.providers.base import ToolCallEnd
+from gsv_core.providers.base import ToolCallStart
+from gsv_core.providers.base import UsageReport
+from gsv_core.providers.retry import AttemptFailed
+from gsv_core.providers.retry import looks_like_overflow
+from gsv_core.providers.retry import malformed
+from gsv_core.providers.retry import overflow
+from gsv_core.providers.retry import retry_after
+from gsv_core.providers.retry import short
+from gsv_core.providers.retry import status_failure
+from gsv_core.providers.retry import timed_out
+from gsv_core.providers.retry import truncated
+from gsv_core.providers.sdk import SdkProvider
+from gsv_core.providers.sdk import split_plain_json
 
 # Chat completions knows minimal..high (some compatible servers nothing above high).
 _REASONING_EFFORT = {

@@ -14,7 +14,9 @@ import asyncio
 from collections import OrderedDict
 from typing import Any
 
-from gsv_core.providers.registry import ProviderSettings, build_provider, provider_settings
+from gsv_core.providers.registry import ProviderSettings
+from gsv_core.providers.registry import build_provider
+from gsv_core.providers.registry import provider_settings
 from gsv_core.providers.retry import RetryPolicy
 from gsv_core.providers.sdk import SdkProvider
 

@@ -18,13 +18,16 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 from urllib.parse import urlsplit
 
 from gsv_core.errors import ProviderFailed
 from gsv_core.providers.base import Provider
-from gsv_core.providers.retry import RetryPolicy, is_loopback_url
-from gsv_core.providers.tool_call_modes import NATIVE, TOOL_CALL_MODES
+from gsv_core.providers.retry import RetryPolicy
+from gsv_core.providers.retry import is_loopback_url
+from gsv_core.providers.tool_call_modes import NATIVE
+from gsv_core.providers.tool_call_modes import TOOL_CALL_MODES
 
 if TYPE_CHECKING:
     from gsv_core.providers.sdk import SdkProvider

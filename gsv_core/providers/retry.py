@@ -16,13 +16,22 @@ import logging
 import random
 import re
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Mapping
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 from urllib.parse import urlsplit
 
-from gsv_core.errors import ContextOverflow, GsvError, ProviderFailed, RateLimited, TimedOut
+from gsv_core.errors import ContextOverflow
+from gsv_core.errors import GsvError
+from gsv_core.errors import ProviderFailed
+from gsv_core.errors import RateLimited
+from gsv_core.errors import TimedOut
 from gsv_core.loopback import is_loopback
 
 if TYPE_CHECKING:

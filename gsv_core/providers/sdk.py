@@ -8,26 +8,36 @@ attempt is made (`_attempt`) and which gsv error an SDK exception becomes (`_fai
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable
+from abc import ABC
+from abc import abstractmethod
+from collections.abc import AsyncGenerator
+from collections.abc import AsyncIterable
+from collections.abc import AsyncIterator
+from collections.abc import Iterable
 from contextlib import aclosing
-from dataclasses import KW_ONLY, dataclass, field
-from typing import Any, Protocol
+from dataclasses import KW_ONLY
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+from typing import Protocol
 
-from gsv_core.errors import GsvError, ProviderFailed
-from gsv_core.providers.base import ModelRequest, StreamEvent
-from gsv_core.providers.retry import (
-    RetryPolicy,
-    cause_text,
-    http_client,
-    malformed,
-    malformed_reason,
-    short,
-    stream_with_retries,
-    truncated,
-    unreachable,
-)
-from gsv_core.providers.tool_call_modes import NATIVE, TEXT, adapt_request, text_calls
+from gsv_core.errors import GsvError
+from gsv_core.errors import ProviderFailed
+from gsv_core.providers.base import ModelRequest
+from gsv_core.providers.base import StreamEvent
+from gsv_core.providers.retry import RetryPolicy
+from gsv_core.providers.retry import cause_text
+from gsv_core.providers.retry import http_client
+from gsv_core.providers.retry import malformed
+from gsv_core.providers.retry import malformed_reason
+from gsv_core.providers.retry import short
+from gsv_core.providers.retry import stream_with_retries
+from gsv_core.providers.retry import truncated
+from gsv_core.providers.retry import unreachable
+from gsv_core.providers.tool_call_modes import NATIVE
+from gsv_core.providers.tool_call_modes import TEXT
+from gsv_core.providers.tool_call_modes import adapt_request
+from gsv_core.providers.tool_call_modes import text_calls
 
 
 class StreamReader(Protocol):

@@ -18,38 +18,33 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncGenerator, Collection
+from collections.abc import AsyncGenerator
+from collections.abc import Collection
 from contextlib import aclosing
 from dataclasses import replace
 from typing import Any
 
-from gsv_core.protocol.messages import (
-    STOP_TOOL_USE,
-    AssistantMessage,
-    ImageBlock,
-    Message,
-    TextBlock,
-    ToolResultMessage,
-    UserMessage,
-    text_of,
-)
-from gsv_core.providers.base import (
-    ModelRequest,
-    Stop,
-    StreamEvent,
-    TextDelta,
-    TextRetracted,
-    ToolCallDelta,
-    ToolCallEnd,
-    ToolCallStart,
-    UsageReport,
-)
-from gsv_core.providers.text_tool_calls import (
-    call_text,
-    catalogue,
-    parse_text_tool_call,
-    result_text,
-)
+from gsv_core.protocol.messages import STOP_TOOL_USE
+from gsv_core.protocol.messages import AssistantMessage
+from gsv_core.protocol.messages import ImageBlock
+from gsv_core.protocol.messages import Message
+from gsv_core.protocol.messages import TextBlock
+from gsv_core.protocol.messages import ToolResultMessage
+from gsv_core.protocol.messages import UserMessage
+from gsv_core.protocol.messages import text_of
+from gsv_core.providers.base import ModelRequest
+from gsv_core.providers.base import Stop
+from gsv_core.providers.base import StreamEvent
+from gsv_core.providers.base import TextDelta
+from gsv_core.providers.base import TextRetracted
+from gsv_core.providers.base import ToolCallDelta
+from gsv_core.providers.base import ToolCallEnd
+from gsv_core.providers.base import ToolCallStart
+from gsv_core.providers.base import UsageReport
+from gsv_core.providers.text_tool_calls import call_text
+from gsv_core.providers.text_tool_calls import catalogue
+from gsv_core.providers.text_tool_calls import parse_text_tool_call
+from gsv_core.providers.text_tool_calls import result_text
 
 NATIVE, TEXT, OFF = "native", "text", "off"
 TOOL_CALL_MODES = (NATIVE, TEXT, OFF)

@@ -4,13 +4,17 @@ that does neither makes no tool calls. The answer says which `toolCalls` to set.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
 from gsv_core.errors import ProviderFailed
-from gsv_core.providers.base import ModelRequest, ToolCallStart, ToolSpec
+from gsv_core.providers.base import ModelRequest
+from gsv_core.providers.base import ToolCallStart
+from gsv_core.providers.base import ToolSpec
 from gsv_core.providers.registry import resolve_provider
 from gsv_core.providers.retry import RetryPolicy
-from gsv_core.providers.tool_call_modes import NATIVE, TEXT
+from gsv_core.providers.tool_call_modes import NATIVE
+from gsv_core.providers.tool_call_modes import TEXT
 
 ToolCallSupport = Literal["native", "text", "none"]
 NATIVE_CALLS: ToolCallSupport = "native"

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
+from typing import Protocol
 
 from gsv_core.protocol.close_codes import CloseCode
 from gsv_core.protocol.frames import EncodedEvent

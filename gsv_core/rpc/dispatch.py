@@ -14,23 +14,26 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
+from pydantic import ValidationError
 
-from gsv_core.errors import (
-    Forbidden,
-    GsvError,
-    InternalError,
-    InvalidParams,
-    NotConnected,
-    UnknownMethod,
-)
-from gsv_core.protocol.frames import encode_error, encode_response
-from gsv_core.protocol.methods import METHODS, MethodSpec
-from gsv_core.protocol.param_messages import PARAM_MESSAGES, ParamMessage
+from gsv_core.errors import Forbidden
+from gsv_core.errors import GsvError
+from gsv_core.errors import InternalError
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import NotConnected
+from gsv_core.errors import UnknownMethod
+from gsv_core.protocol.frames import encode_error
+from gsv_core.protocol.frames import encode_response
+from gsv_core.protocol.methods import METHODS
+from gsv_core.protocol.methods import MethodSpec
+from gsv_core.protocol.param_messages import PARAM_MESSAGES
+from gsv_core.protocol.param_messages import ParamMessage
 from gsv_core.rpc.context import RequestContext
 
 log = logging.getLogger(__name__)

@@ -21,12 +21,20 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
+from typing import Any
 
-from gsv_core.errors import Conflict, GsvError, NotFound
-from gsv_core.fsmodes import make_private_dir, open_private, write_private_file
+from gsv_core.errors import Conflict
+from gsv_core.errors import GsvError
+from gsv_core.errors import NotFound
+from gsv_core.fsmodes import make_private_dir
+from gsv_core.fsmodes import open_private
+from gsv_core.fsmodes import write_private_file
 from gsv_core.paths import resolve_paths
 
 # how long stop() waits after SIGKILL before giving up on the process

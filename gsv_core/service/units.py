@@ -16,12 +16,15 @@ import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Literal
 
-from gsv_core.errors import InvalidParams, Unavailable
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import Unavailable
 from gsv_core.paths import gsv_home
 from gsv_core.service.background import output_file
 

@@ -11,6 +11,7 @@ calls for them, offered only when some connected node can carry them out.
     service.py      SkillService: status, update (probes), prompt section
 """
 
-from gsv_core.skills.service import NodeAccess, SkillService
+from gsv_core.skills.service import NodeAccess
+from gsv_core.skills.service import SkillService
 
 __all__ = ["NodeAccess", "SkillService"]

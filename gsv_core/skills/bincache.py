@@ -9,8 +9,10 @@ every run; `skills.update --force` asks anyway.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from collections.abc import Iterable
+from dataclasses import dataclass
+from dataclasses import field
 
 
 @dataclass

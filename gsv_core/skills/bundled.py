@@ -21,7 +21,8 @@ from gsv_core.errors import GsvError
 from gsv_core.fsmodes import write_private_file
 from gsv_core.skills.discovery import SKILL_FILE
 from gsv_core.workspace.backend import StorageBackend
-from gsv_core.workspace.paths import SKILLS_DIR, join
+from gsv_core.workspace.paths import SKILLS_DIR
+from gsv_core.workspace.paths import join
 
 log = logging.getLogger(__name__)
 

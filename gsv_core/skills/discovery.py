@@ -14,9 +14,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from gsv_core.errors import GsvError
-from gsv_core.skills.manifest import SkillManifest, SkillManifestError, parse_manifest
+from gsv_core.skills.manifest import SkillManifest
+from gsv_core.skills.manifest import SkillManifestError
+from gsv_core.skills.manifest import parse_manifest
 from gsv_core.workspace.backend import StorageBackend
-from gsv_core.workspace.paths import SKILLS_DIR, agent_root, join
+from gsv_core.workspace.paths import SKILLS_DIR
+from gsv_core.workspace.paths import agent_root
+from gsv_core.workspace.paths import join
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gsv_core.skills.manifest import Requirements
-from gsv_core.skills.policy import DISABLED_REASON, Skill
+from gsv_core.skills.policy import DISABLED_REASON
+from gsv_core.skills.policy import Skill
 
 SHELL_EXEC = "shell.exec"
 NO_NODES = "no connected nodes"

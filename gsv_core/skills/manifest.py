@@ -25,13 +25,15 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 import yaml
 
 from gsv_core.errors import InvalidParams
-from gsv_core.protocol.schemas.nodes import BIN_NAME, CAPABILITY_IDS
+from gsv_core.protocol.schemas.nodes import BIN_NAME
+from gsv_core.protocol.schemas.nodes import CAPABILITY_IDS
 
 DESCRIPTION_MAX = 200
 METADATA_NAMESPACES = ("gsv", "openclaw", "clawdbot")

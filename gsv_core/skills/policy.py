@@ -9,14 +9,18 @@ skill is kept but reported ineligible with the reason.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 from typing import Any
 
 from pydantic import ValidationError
 
 from gsv_core.config import SkillEntryConfig
 from gsv_core.skills.discovery import SkillFile
-from gsv_core.skills.manifest import Requirements, SkillManifestError, requirements_from
+from gsv_core.skills.manifest import Requirements
+from gsv_core.skills.manifest import SkillManifestError
+from gsv_core.skills.manifest import requirements_from
 
 DISABLED_REASON = "disabled by skills.entries policy"
 

@@ -14,25 +14,30 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
+from typing import Protocol
 
 from gsv_core.config import setting
 from gsv_core.errors import GsvError
-from gsv_core.protocol.schemas.skills import (
-    SkillNodeStatus,
-    SkillsStatusResult,
-    SkillStatusEntry,
-    SkillsUpdateResult,
-)
+from gsv_core.protocol.schemas.skills import SkillNodeStatus
+from gsv_core.protocol.schemas.skills import SkillsStatusResult
+from gsv_core.protocol.schemas.skills import SkillStatusEntry
+from gsv_core.protocol.schemas.skills import SkillsUpdateResult
 from gsv_core.skills.bincache import BinCache
 from gsv_core.skills.bundled import seed_bundled
 from gsv_core.skills.discovery import scan_skills
-from gsv_core.skills.eligibility import SkillHost, SkillStatus, evaluate
-from gsv_core.skills.policy import Skill, apply_policy
-from gsv_core.skills.prompt import read_tool_name, skills_section
+from gsv_core.skills.eligibility import SkillHost
+from gsv_core.skills.eligibility import SkillStatus
+from gsv_core.skills.eligibility import evaluate
+from gsv_core.skills.policy import Skill
+from gsv_core.skills.policy import apply_policy
+from gsv_core.skills.prompt import read_tool_name
+from gsv_core.skills.prompt import skills_section
 from gsv_core.workspace.paths import validate_agent_id
 from gsv_core.workspace.workspace import Workspace
 

@@ -18,12 +18,14 @@ import asyncio
 import json
 import logging
 import sqlite3
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
 from gsv_core.config import secrets as secrets
 from gsv_core.storage.db import Database
-from gsv_core.storage.secret_store import LocalSecretStore, SecretStore
+from gsv_core.storage.secret_store import LocalSecretStore
+from gsv_core.storage.secret_store import SecretStore
 
 log = logging.getLogger(__name__)
 

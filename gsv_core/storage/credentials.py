@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from gsv_core.protocol.methods import CHANNEL, NODE
+from gsv_core.protocol.methods import CHANNEL
+from gsv_core.protocol.methods import NODE
 from gsv_core.storage.db import Database
 
 # Crockford's base32 alphabet: no I, L, O or U, so a code read aloud or off a phone is

@@ -24,13 +24,18 @@ import os
 import queue
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
-from concurrent.futures import Future, InvalidStateError
+from collections.abc import Callable
+from collections.abc import Sequence
+from concurrent.futures import Future
+from concurrent.futures import InvalidStateError
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
-from gsv_core.fsmodes import create_private_file, make_private_dir, owner_only
+from gsv_core.fsmodes import create_private_file
+from gsv_core.fsmodes import make_private_dir
+from gsv_core.fsmodes import owner_only
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,8 @@ which store it is (tests pass an in-memory one that fails on demand).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from collections.abc import Mapping
 from typing import Protocol
 
 from gsv_core import localconfig

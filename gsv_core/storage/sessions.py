@@ -13,10 +13,13 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+from typing import Protocol
 
-from gsv_core.protocol.messages import Usage, empty_usage
+from gsv_core.protocol.messages import Usage
+from gsv_core.protocol.messages import empty_usage
 from gsv_core.storage.db import Database
 
 _SESSION_COLUMNS = (

@@ -19,9 +19,14 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from gsv_core.config import setting
-from gsv_core.storage.usage import UsageStore, is_background
+from gsv_core.storage.usage import UsageStore
+from gsv_core.storage.usage import is_background
 from gsv_core.timezones import user_zone
-from gsv_core.usage.spend import BACKGROUND, DAILY, MONTHLY, PERIODS, usd
+from gsv_core.usage.spend import BACKGROUND
+from gsv_core.usage.spend import DAILY
+from gsv_core.usage.spend import MONTHLY
+from gsv_core.usage.spend import PERIODS
+from gsv_core.usage.spend import usd
 
 RAISE = {
     DAILY: "/budget daily USD, or gsv config set budget.daily USD",

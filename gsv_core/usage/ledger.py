@@ -18,16 +18,15 @@ from typing import Any
 
 from gsv_core.config import setting
 from gsv_core.protocol.messages import Usage
-from gsv_core.storage.usage import (
-    DAY_MS,
-    ON_BEHALF,
-    UsageRow,
-    UsageStore,
-    insert_row,
-    is_background,
-)
+from gsv_core.storage.usage import DAY_MS
+from gsv_core.storage.usage import ON_BEHALF
+from gsv_core.storage.usage import UsageRow
+from gsv_core.storage.usage import UsageStore
+from gsv_core.storage.usage import insert_row
+from gsv_core.storage.usage import is_background
 from gsv_core.timezones import user_zone
-from gsv_core.usage.budget import monthly_capped, period_starts
+from gsv_core.usage.budget import monthly_capped
+from gsv_core.usage.budget import period_starts
 from gsv_core.usage.prices import cost_of
 
 log = logging.getLogger(__name__)

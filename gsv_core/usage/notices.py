@@ -5,11 +5,13 @@ looks like a broken agent."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from typing import Any
 
 from gsv_core.timezones import user_zone
-from gsv_core.usage.budget import Reached, period_starts
+from gsv_core.usage.budget import Reached
+from gsv_core.usage.budget import period_starts
 
 # (agent id, text) -> where it went
 Deliver = Callable[[str, str], Awaitable[str]]

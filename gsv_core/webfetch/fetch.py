@@ -15,12 +15,17 @@ from __future__ import annotations
 import asyncio
 import zlib
 from dataclasses import dataclass
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
+from urllib.parse import urlsplit
 
 import httpx
 
-from gsv_core.errors import TimedOut, ToolFailed
-from gsv_core.webfetch.guard import Network, Resolver, Target, check_url
+from gsv_core.errors import TimedOut
+from gsv_core.errors import ToolFailed
+from gsv_core.webfetch.guard import Network
+from gsv_core.webfetch.guard import Resolver
+from gsv_core.webfetch.guard import Target
+from gsv_core.webfetch.guard import check_url
 
 MAX_REDIRECTS = 5
 REDIRECTS = {301, 302, 303, 307, 308}

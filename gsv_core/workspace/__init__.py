@@ -9,7 +9,8 @@ read and rewrite, under the gateway's data directory.
     prompt.py      the workspace sections of the system prompt
 """
 
-from gsv_core.workspace.backend import FilesystemBackend, StorageBackend
+from gsv_core.workspace.backend import FilesystemBackend
+from gsv_core.workspace.backend import StorageBackend
 from gsv_core.workspace.excerpts import ReadQuery
 from gsv_core.workspace.workspace import Workspace
 

@@ -24,7 +24,9 @@ from typing import Protocol
 
 from gsv_core.errors import InvalidParams
 from gsv_core.fsmodes import make_private_dir
-from gsv_core.workspace.paths import TEMP_PREFIX, parent_of, scope_of
+from gsv_core.workspace.paths import TEMP_PREFIX
+from gsv_core.workspace.paths import parent_of
+from gsv_core.workspace.paths import scope_of
 
 
 @dataclass(frozen=True)

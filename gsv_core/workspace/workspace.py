@@ -14,26 +14,34 @@ import asyncio
 import datetime as dt
 import logging
 import threading
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import Any
+from typing import TypeVar
 
-from gsv_core.errors import Forbidden, GsvError, InternalError, InvalidParams, NotFound
-from gsv_core.workspace.backend import Stat, StorageBackend
-from gsv_core.workspace.excerpts import ReadQuery, excerpt
+from gsv_core.errors import Forbidden
+from gsv_core.errors import GsvError
+from gsv_core.errors import InternalError
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import NotFound
+from gsv_core.workspace.backend import Stat
+from gsv_core.workspace.backend import StorageBackend
+from gsv_core.workspace.excerpts import ReadQuery
+from gsv_core.workspace.excerpts import excerpt
 from gsv_core.workspace.locks import KeyLocks
-from gsv_core.workspace.paths import (
-    SKILLS_DIR,
-    Location,
-    agent_root,
-    content_type,
-    is_skills_path,
-    join,
-    locations,
-    normalise_path,
-    validate_agent_id,
-    write_location,
-)
-from gsv_core.workspace.prompt import PromptFiles, prompt_file_paths
+from gsv_core.workspace.paths import SKILLS_DIR
+from gsv_core.workspace.paths import Location
+from gsv_core.workspace.paths import agent_root
+from gsv_core.workspace.paths import content_type
+from gsv_core.workspace.paths import is_skills_path
+from gsv_core.workspace.paths import join
+from gsv_core.workspace.paths import locations
+from gsv_core.workspace.paths import normalise_path
+from gsv_core.workspace.paths import validate_agent_id
+from gsv_core.workspace.paths import write_location
+from gsv_core.workspace.prompt import PromptFiles
+from gsv_core.workspace.prompt import prompt_file_paths
 from gsv_core.workspace.templates import workspace_templates
 
 log = logging.getLogger(__name__)

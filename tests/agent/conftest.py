@@ -11,7 +11,9 @@ from typing import Any
 import pytest
 
 from gsv_core.client import GatewayClient
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
 from tests.fakes.provider import FakeProvider
 from tests.waiting import WAIT
 

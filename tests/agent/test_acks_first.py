@@ -8,7 +8,8 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +18,18 @@ from websockets.asyncio.client import ClientConnection
 
 from gsv_core.client import GatewayClient
 from gsv_core.errors import InvalidParams
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
 from tests.agent.conftest import EventLog
-from tests.fakes.llm_server import ErrorReply, FakeLLMServer, Hang, fake_llm_server, reply
+from tests.fakes.llm_server import ErrorReply
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import Hang
+from tests.fakes.llm_server import fake_llm_server
+from tests.fakes.llm_server import reply
 from tests.waiting import WAIT
-from tests.wire import connect_minimal, owner_token
+from tests.wire import connect_minimal
+from tests.wire import owner_token
 
 
 @pytest.fixture

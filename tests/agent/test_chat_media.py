@@ -13,7 +13,9 @@ from gsv_core.client import GatewayClient
 from gsv_core.errors import GsvError
 from gsv_core.gateway.server import RunningGateway
 from gsv_core.protocol.schemas.chat import MAX_IMAGE_BYTES
-from tests.agent.conftest import KEY, EventLog, send
+from tests.agent.conftest import KEY
+from tests.agent.conftest import EventLog
+from tests.agent.conftest import send
 from tests.fakes.provider import FakeProvider
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 40

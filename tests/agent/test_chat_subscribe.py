@@ -14,8 +14,11 @@ import pytest
 from gsv_core.client import GatewayClient
 from gsv_core.errors import GsvError
 from gsv_core.gateway.server import RunningGateway
-from tests.agent.conftest import KEY, EventLog, send
-from tests.fakes.provider import FakeProvider, call
+from tests.agent.conftest import KEY
+from tests.agent.conftest import EventLog
+from tests.agent.conftest import send
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
 
 
 async def _run_to_end(log: EventLog, client: GatewayClient, key: str, run_id: str) -> None:

@@ -5,33 +5,29 @@ from __future__ import annotations
 
 import pytest
 
-from gsv_core.agent.commands import (
-    COMMANDS,
-    HELP_TEXT,
-    CommandError,
-    ParsedCommand,
-    SessionStatus,
-    format_command_failure,
-    format_compact,
-    format_current_model,
-    format_current_think,
-    format_model_set,
-    format_reset,
-    format_status,
-    format_stop,
-    format_think_set,
-    parse_command,
-    parse_compact_count,
-    parse_model_arg,
-    parse_think_arg,
-)
-from gsv_core.agent.levels import (
-    MODEL_SELECTOR_HELP,
-    THINK_LEVELS,
-    ModelRef,
-    normalize_think_level,
-    parse_model_selector,
-)
+from gsv_core.agent.commands import COMMANDS
+from gsv_core.agent.commands import HELP_TEXT
+from gsv_core.agent.commands import CommandError
+from gsv_core.agent.commands import ParsedCommand
+from gsv_core.agent.commands import SessionStatus
+from gsv_core.agent.commands import format_command_failure
+from gsv_core.agent.commands import format_compact
+from gsv_core.agent.commands import format_current_model
+from gsv_core.agent.commands import format_current_think
+from gsv_core.agent.commands import format_model_set
+from gsv_core.agent.commands import format_reset
+from gsv_core.agent.commands import format_status
+from gsv_core.agent.commands import format_stop
+from gsv_core.agent.commands import format_think_set
+from gsv_core.agent.commands import parse_command
+from gsv_core.agent.commands import parse_compact_count
+from gsv_core.agent.commands import parse_model_arg
+from gsv_core.agent.commands import parse_think_arg
+from gsv_core.agent.levels import MODEL_SELECTOR_HELP
+from gsv_core.agent.levels import THINK_LEVELS
+from gsv_core.agent.levels import ModelRef
+from gsv_core.agent.levels import normalize_think_level
+from gsv_core.agent.levels import parse_model_selector
 
 # --------------------------------------------------------------------------- think levels
 

@@ -11,22 +11,24 @@ from typing import Any
 
 import pytest
 
-from gsv_core.agent.compaction import (
-    SUMMARISER_SYSTEM,
-    chunks,
-    compaction_cut,
-    context_window,
-    estimate_text,
-    estimate_tokens,
-    needs_compaction,
-    parse_summary,
-    serialise,
-)
+from gsv_core.agent.compaction import SUMMARISER_SYSTEM
+from gsv_core.agent.compaction import chunks
+from gsv_core.agent.compaction import compaction_cut
+from gsv_core.agent.compaction import context_window
+from gsv_core.agent.compaction import estimate_text
+from gsv_core.agent.compaction import estimate_tokens
+from gsv_core.agent.compaction import needs_compaction
+from gsv_core.agent.compaction import parse_summary
+from gsv_core.agent.compaction import serialise
 from gsv_core.client import GatewayClient
 from gsv_core.errors import ContextOverflow
 from gsv_core.gateway.server import RunningGateway
-from tests.agent.conftest import KEY, EventLog, send
-from tests.fakes.provider import Fail, FakeProvider, call
+from tests.agent.conftest import KEY
+from tests.agent.conftest import EventLog
+from tests.agent.conftest import send
+from tests.fakes.provider import Fail
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
 
 
 def user(text: str) -> dict[str, Any]:

@@ -10,8 +10,10 @@ from typing import Any
 from gsv_core.client import GatewayClient
 from gsv_core.config.mask import mask_secrets
 from gsv_core.gateway.server import RunningGateway
-from tests.agent.conftest import EventLog, send
-from tests.fakes.provider import FakeProvider, call
+from tests.agent.conftest import EventLog
+from tests.agent.conftest import send
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
 
 LEAKS = ("hunter2", "S3cretPw", "BSA-live-123", "pw@h", "ghp_abc", "LEAKED-QUERY-KEY",
          "LEAKED-HEADER", "admin")  # fmt: skip

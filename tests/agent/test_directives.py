@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from gsv_core.agent.directives import (
-    Directives,
-    directive_ack,
-    is_directive_only,
-    parse_directives,
-)
-from gsv_core.agent.levels import MODEL_SELECTOR_HELP, ModelRef
+from gsv_core.agent.directives import Directives
+from gsv_core.agent.directives import directive_ack
+from gsv_core.agent.directives import is_directive_only
+from gsv_core.agent.directives import parse_directives
+from gsv_core.agent.levels import MODEL_SELECTOR_HELP
+from gsv_core.agent.levels import ModelRef
 
 
 @pytest.mark.parametrize(

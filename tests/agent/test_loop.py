@@ -8,12 +8,18 @@ from pathlib import Path
 from typing import Any
 
 from gsv_core.agent.run import too_many_steps
-from gsv_core.client import Backoff, GatewayClient
+from gsv_core.client import Backoff
+from gsv_core.client import GatewayClient
 from gsv_core.errors import ProviderFailed
 from gsv_core.gateway.server import RunningGateway
-from gsv_core.node.daemon import NodeDaemon, NodeSettings
-from tests.agent.conftest import KEY, EventLog, send
-from tests.fakes.provider import Fail, FakeProvider, call
+from gsv_core.node.daemon import NodeDaemon
+from gsv_core.node.daemon import NodeSettings
+from tests.agent.conftest import KEY
+from tests.agent.conftest import EventLog
+from tests.agent.conftest import send
+from tests.fakes.provider import Fail
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
 
 
 async def history(gw: RunningGateway, key: str = KEY) -> list[dict[str, Any]]:
@@ -205,7 +211,8 @@ async def test_a_slow_model_hits_the_llm_timeout(
 
 async def test_a_missing_api_key_tells_the_user_the_command(tmp_path: Any) -> None:
     """With no key for the configured provider the error names `gsv config set`."""
-    from gsv_core.gateway.server import ServerConfig, serve
+    from gsv_core.gateway.server import ServerConfig
+    from gsv_core.gateway.server import serve
 
     config = ServerConfig(database=tmp_path / "k" / "gsv.db")
     async with (

@@ -7,28 +7,35 @@ HTTP to the fake LLM server, which records every request body."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from gsv_core.agent.compaction import SUMMARISER_SYSTEM, summarise
-from gsv_core.agent.oversized import fit, message_limit
+from gsv_core.agent.compaction import SUMMARISER_SYSTEM
+from gsv_core.agent.compaction import summarise
+from gsv_core.agent.oversized import fit
+from gsv_core.agent.oversized import message_limit
 from gsv_core.client import GatewayClient
 from gsv_core.errors import ProviderFailed
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
-from gsv_core.protocol.excerpt import cut_strings, excerpt
-from tests.agent.conftest import KEY, EventLog, send
-from tests.fakes.llm_server import (
-    ErrorReply,
-    FakeLLMServer,
-    RecordedRequest,
-    Turn,
-    fake_llm_server,
-    reply,
-)
-from tests.fakes.provider import Fail, FakeProvider
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
+from gsv_core.protocol.excerpt import cut_strings
+from gsv_core.protocol.excerpt import excerpt
+from tests.agent.conftest import KEY
+from tests.agent.conftest import EventLog
+from tests.agent.conftest import send
+from tests.fakes.llm_server import ErrorReply
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import RecordedRequest
+from tests.fakes.llm_server import Turn
+from tests.fakes.llm_server import fake_llm_server
+from tests.fakes.llm_server import reply
+from tests.fakes.provider import Fail
+from tests.fakes.provider import FakeProvider
 
 WINDOW = 32_000  # tokens: small, so a few KB of conversation fill it
 WINDOW_BYTES = WINDOW * 4

@@ -6,9 +6,11 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from gsv_core.agent.prompt import PromptInputs, build_system_prompt
+from gsv_core.agent.prompt import PromptInputs
+from gsv_core.agent.prompt import build_system_prompt
 from gsv_core.providers.base import ToolSpec
-from gsv_core.workspace import FilesystemBackend, Workspace
+from gsv_core.workspace import FilesystemBackend
+from gsv_core.workspace import Workspace
 from gsv_core.workspace.prompt import workspace_sections
 
 TODAY = dt.date(2025, 1, 31)

@@ -9,10 +9,14 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from gsv_core.agent.reset_policy import daily_boundary_ms, is_due
+from gsv_core.agent.reset_policy import daily_boundary_ms
+from gsv_core.agent.reset_policy import is_due
 from gsv_core.client import GatewayClient
-from gsv_core.gateway.server import ServerConfig, serve
-from tests.agent.conftest import KEY, EventLog, send
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
+from tests.agent.conftest import KEY
+from tests.agent.conftest import EventLog
+from tests.agent.conftest import send
 from tests.fakes.provider import FakeProvider
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import asyncio
 
 from gsv_core.client import GatewayClient
-from tests.agent.conftest import EventLog, send
+from tests.agent.conftest import EventLog
+from tests.agent.conftest import send
 
 KEY = "agent:main:cli:dm:fresh"
 

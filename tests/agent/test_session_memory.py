@@ -11,8 +11,12 @@ from pathlib import Path
 from gsv_core.agent.history_cache import DEFAULT_LIMIT
 from gsv_core.agent.manager import SessionManager
 from gsv_core.client import GatewayClient
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
-from tests.agent.conftest import KEY, EventLog, send
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
+from tests.agent.conftest import KEY
+from tests.agent.conftest import EventLog
+from tests.agent.conftest import send
 from tests.fakes.provider import FakeProvider
 
 READS = ("session.get", "session.stats", "session.history", "session.preview")

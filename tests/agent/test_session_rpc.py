@@ -12,8 +12,11 @@ import pytest
 from gsv_core.client import GatewayClient
 from gsv_core.errors import InvalidParams
 from gsv_core.gateway.server import RunningGateway
-from tests.agent.conftest import KEY, EventLog, send
-from tests.fakes.provider import FakeProvider, call
+from tests.agent.conftest import KEY
+from tests.agent.conftest import EventLog
+from tests.agent.conftest import send
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
 
 
 async def chat(client: GatewayClient, log: EventLog, text: str, key: str = KEY) -> dict[str, Any]:

@@ -13,11 +13,18 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from gsv_core.client import Backoff, GatewayClient
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
-from gsv_core.node.daemon import NodeDaemon, NodeSettings
-from tests.agent.conftest import KEY, EventLog, send
-from tests.fakes.provider import FakeProvider, call
+from gsv_core.client import Backoff
+from gsv_core.client import GatewayClient
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
+from gsv_core.node.daemon import NodeDaemon
+from gsv_core.node.daemon import NodeSettings
+from tests.agent.conftest import KEY
+from tests.agent.conftest import EventLog
+from tests.agent.conftest import send
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
 from tests.waiting import until
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from gsv_core.agent.shown_text import Shown, ShownText
+from gsv_core.agent.shown_text import Shown
+from gsv_core.agent.shown_text import ShownText
 
 
 def test_a_retry_repeating_the_shown_words_shows_only_what_is_new() -> None:

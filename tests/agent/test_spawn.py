@@ -10,8 +10,10 @@ import json
 from typing import Any
 
 from gsv_core.client import GatewayClient
-from tests.agent.conftest import EventLog, send
-from tests.fakes.provider import FakeProvider, call
+from tests.agent.conftest import EventLog
+from tests.agent.conftest import send
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
 from tests.waiting import until
 
 SPAWN = "gsv__Spawn"

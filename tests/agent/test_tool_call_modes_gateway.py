@@ -11,9 +11,15 @@ from typing import Any
 import pytest
 
 from gsv_core.client import GatewayClient
-from tests.agent.conftest import EventLog, send
-from tests.failover.conftest import configure, fake_provider, gw, llm, waits
-from tests.fakes.llm_server import FakeLLMServer, reply
+from tests.agent.conftest import EventLog
+from tests.agent.conftest import send
+from tests.failover.conftest import configure
+from tests.failover.conftest import fake_provider
+from tests.failover.conftest import gw
+from tests.failover.conftest import llm
+from tests.failover.conftest import waits
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import reply
 
 # the gateway of tests/failover: providers resolved from the config, SDKs over HTTP
 __all__ = ["gw", "llm", "waits"]

@@ -15,9 +15,11 @@ from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
 from gsv_core.gateway.tool_search import rank
 from gsv_core.providers.base import ToolSpec
-from tests.agent.conftest import EventLog, send
+from tests.agent.conftest import EventLog
+from tests.agent.conftest import send
 from tests.approval.test_flow import node
-from tests.fakes.provider import FakeProvider, call
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
 from tests.mcp.conftest import stdio
 
 

@@ -5,18 +5,25 @@ HTTP to the fake LLM server; the assertions read what that server received."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gsv_core.client import GatewayClient
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
 from gsv_core.providers.retry import RetryPolicy
-from tests.agent.conftest import KEY, EventLog, send
+from tests.agent.conftest import KEY
+from tests.agent.conftest import EventLog
+from tests.agent.conftest import send
 from tests.agent.test_sessions_live import node
-from tests.fakes.llm_server import FakeLLMServer, fake_llm_server, reply
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import fake_llm_server
+from tests.fakes.llm_server import reply
 from tests.providers import NoSleep
 
 

@@ -9,15 +9,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from gsv_core.approval.always import covers, parse_rule, rule_for
-from gsv_core.approval.modes import approval_timeout, mode_report
-from gsv_core.approval.policy import ApprovalPolicy, CallFacts
-from gsv_core.approval.protected import Protected, protected_files
+from gsv_core.approval.always import covers
+from gsv_core.approval.always import parse_rule
+from gsv_core.approval.always import rule_for
+from gsv_core.approval.modes import approval_timeout
+from gsv_core.approval.modes import mode_report
+from gsv_core.approval.policy import ApprovalPolicy
+from gsv_core.approval.policy import CallFacts
+from gsv_core.approval.protected import Protected
+from gsv_core.approval.protected import protected_files
 from gsv_core.paths import GsvPaths
-from tests.approval.lines_table import DANGEROUS, SAFE, render
+from tests.approval.lines_table import DANGEROUS
+from tests.approval.lines_table import SAFE
+from tests.approval.lines_table import render
 
 WORKSPACE = "/work/space"
 OUT = "/srv/outside"

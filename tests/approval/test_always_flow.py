@@ -13,9 +13,13 @@ import pytest
 from gsv_core.client import GatewayClient
 from gsv_core.errors import InvalidParams
 from gsv_core.gateway.server import RunningGateway
-from tests.agent.conftest import EventLog, send
-from tests.approval.test_flow import approval_event, node, tool_result
-from tests.fakes.provider import FakeProvider, call
+from tests.agent.conftest import EventLog
+from tests.agent.conftest import send
+from tests.approval.test_flow import approval_event
+from tests.approval.test_flow import node
+from tests.approval.test_flow import tool_result
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
 
 
 def approvals(log: EventLog) -> list[dict[str, Any]]:

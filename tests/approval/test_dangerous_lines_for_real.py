@@ -19,10 +19,16 @@ from websockets.asyncio.server import serve as ws_serve
 from gsv_core.approval.binding import sign
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
-from tests.agent.conftest import EventLog, send
-from tests.approval.lines_table import DANGEROUS, SAFE, render
-from tests.approval.test_flow import greet_node, invoke_bash, node
-from tests.fakes.provider import FakeProvider, call
+from tests.agent.conftest import EventLog
+from tests.agent.conftest import send
+from tests.approval.lines_table import DANGEROUS
+from tests.approval.lines_table import SAFE
+from tests.approval.lines_table import render
+from tests.approval.test_flow import greet_node
+from tests.approval.test_flow import invoke_bash
+from tests.approval.test_flow import node
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
 from tests.wire import owner_token
 
 JOB = "import os\nos.remove({canary!r})\n"

@@ -16,12 +16,18 @@ from websockets.asyncio.server import ServerConnection
 from websockets.asyncio.server import serve as ws_serve
 
 from gsv_core.approval.binding import sign
-from gsv_core.channels.base import InboundMessage, Peer, Sender
-from gsv_core.client import Backoff, GatewayClient
+from gsv_core.channels.base import InboundMessage
+from gsv_core.channels.base import Peer
+from gsv_core.channels.base import Sender
+from gsv_core.client import Backoff
+from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
-from gsv_core.node.daemon import NodeDaemon, NodeSettings
-from tests.agent.conftest import EventLog, send
-from tests.fakes.provider import FakeProvider, call
+from gsv_core.node.daemon import NodeDaemon
+from gsv_core.node.daemon import NodeSettings
+from tests.agent.conftest import EventLog
+from tests.agent.conftest import send
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
 from tests.wire import owner_token
 
 
@@ -169,7 +175,8 @@ async def test_protected_calls_are_denied_without_asking(
 
 async def test_unknown_approvals_and_bad_decisions(client: GatewayClient) -> None:
     """Approving an id that does not exist is a 404; a bad decision a 400."""
-    from gsv_core.errors import InvalidParams, NotFound
+    from gsv_core.errors import InvalidParams
+    from gsv_core.errors import NotFound
 
     with pytest.raises(NotFound, match="No pending approval"):
         await client.call("tool.approve", {"approvalId": "abc123", "decision": "allow"})

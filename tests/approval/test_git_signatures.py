@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from gsv_core.approval.policy import ApprovalPolicy, CallFacts
+from gsv_core.approval.policy import ApprovalPolicy
+from gsv_core.approval.policy import CallFacts
 from tests.approval.test_allowlist import home_secrets
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git not on PATH")

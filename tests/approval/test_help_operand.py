@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from gsv_core.approval.policy import ApprovalPolicy, CallFacts
+from gsv_core.approval.policy import ApprovalPolicy
+from gsv_core.approval.policy import CallFacts
 from gsv_core.approval.protected import protected_files
 from gsv_core.paths import resolve_paths
 

@@ -11,13 +11,21 @@ import pytest
 
 from gsv_core.approval.decision import Decision
 from gsv_core.approval.policy import ASK
-from gsv_core.approval.service import PREVIEW_CHARS, ApprovalService
+from gsv_core.approval.service import PREVIEW_CHARS
+from gsv_core.approval.service import ApprovalService
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
-from tests.agent.conftest import KEY, EventLog, send
-from tests.agent.test_oversized import HEAD, MIDDLE, TAIL, huge_log
-from tests.approval.test_flow import approval_event, node
-from tests.fakes.provider import FakeProvider, call
+from tests.agent.conftest import KEY
+from tests.agent.conftest import EventLog
+from tests.agent.conftest import send
+from tests.agent.test_oversized import HEAD
+from tests.agent.test_oversized import MIDDLE
+from tests.agent.test_oversized import TAIL
+from tests.agent.test_oversized import huge_log
+from tests.approval.test_flow import approval_event
+from tests.approval.test_flow import node
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
 
 
 async def test_a_huge_command_line_is_shown_as_an_excerpt() -> None:

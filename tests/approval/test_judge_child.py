@@ -4,7 +4,8 @@ child decides exactly as the policy does in process."""
 from __future__ import annotations
 
 from gsv_core.approval.judge import judge_in_child
-from gsv_core.approval.policy import ApprovalPolicy, CallFacts
+from gsv_core.approval.policy import ApprovalPolicy
+from gsv_core.approval.policy import CallFacts
 from gsv_core.approval.protected import Protected
 
 PROTECTED = Protected(frozenset({4242}), frozenset({"/home/me/.config/gsv/secrets.toml"}))

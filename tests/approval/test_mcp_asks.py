@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from gsv_core.approval.judge import judge_in_child
-from gsv_core.approval.policy import ApprovalPolicy, CallFacts
+from gsv_core.approval.policy import ApprovalPolicy
+from gsv_core.approval.policy import CallFacts
 from gsv_core.approval.protected import Protected
 
 WHY = "the MCP server does not mark this tool read-only"

@@ -6,21 +6,27 @@ denied, nothing happens at all. Their ordinary forms run unasked."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
+from typing import ClassVar
 
 import pytest
 
 from gsv_core.approval.policy import ASK
-from gsv_core.channels.base import InboundMessage, Peer, Sender
+from gsv_core.channels.base import InboundMessage
+from gsv_core.channels.base import Peer
+from gsv_core.channels.base import Sender
 from gsv_core.channels.test_channel import TestChannel
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
 from gsv_core.gateway.tool_router import GatewayToolRouter
-from tests.agent.conftest import EventLog, send
-from tests.fakes.provider import FakeProvider, call
+from tests.agent.conftest import EventLog
+from tests.agent.conftest import send
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
 from tests.webfetch.test_fetch import serve_site
 
 WORKSPACE = Path("data") / "workspace" / "agents" / "main"

@@ -7,8 +7,13 @@ from typing import Any
 
 import pytest
 
-from gsv_core.approval.binding import call_hash, sign, verify
-from gsv_core.approval.policy import NAMED_RULES_KEPT, ApprovalPolicy, CallFacts, standard_may_ask
+from gsv_core.approval.binding import call_hash
+from gsv_core.approval.binding import sign
+from gsv_core.approval.binding import verify
+from gsv_core.approval.policy import NAMED_RULES_KEPT
+from gsv_core.approval.policy import ApprovalPolicy
+from gsv_core.approval.policy import CallFacts
+from gsv_core.approval.policy import standard_may_ask
 from gsv_core.approval.protected import Protected
 
 GATEWAY_PID = 4242

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import os
 
-from gsv_core.approval.policy import ALLOW, ASK, CallFacts
+from gsv_core.approval.policy import ALLOW
+from gsv_core.approval.policy import ASK
+from gsv_core.approval.policy import CallFacts
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
 from gsv_core.gateway.tool_router import GatewayToolRouter
 from tests.waiting import until
-from tests.wire import handshake, node_runtime, open_raw
+from tests.wire import handshake
+from tests.wire import node_runtime
+from tests.wire import open_raw
 
 TOOLS = [{"name": "Read", "description": "read", "inputSchema": {"type": "object"}}]
 

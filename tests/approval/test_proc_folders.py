@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from gsv_core.approval.policy import ApprovalPolicy, CallFacts
+from gsv_core.approval.policy import ApprovalPolicy
+from gsv_core.approval.policy import CallFacts
 from tests.approval.test_allowlist import home_secrets
 from tests.conftest import PROVIDER_KEY
 

@@ -8,9 +8,12 @@ from pathlib import Path
 
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
-from tests.agent.conftest import EventLog, send
-from tests.approval.test_flow import approval_event, node
-from tests.fakes.provider import FakeProvider, call
+from tests.agent.conftest import EventLog
+from tests.agent.conftest import send
+from tests.approval.test_flow import approval_event
+from tests.approval.test_flow import node
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
 
 
 async def test_a_bash_call_s_workdir_is_in_every_prompt(

@@ -15,7 +15,8 @@ from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
 from gsv_core.paths import resolve_paths
 from tests.agent.conftest import EventLog
-from tests.approval.test_dangerous_lines_for_real import node_replies, owner_denying
+from tests.approval.test_dangerous_lines_for_real import node_replies
+from tests.approval.test_dangerous_lines_for_real import owner_denying
 from tests.conftest import PROVIDER_KEY
 from tests.fakes.provider import FakeProvider
 

@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
-from gsv_core.approval.always import covers, rule_for
-from gsv_core.approval.policy import ApprovalPolicy, CallFacts
+from gsv_core.approval.always import covers
+from gsv_core.approval.always import rule_for
+from gsv_core.approval.policy import ApprovalPolicy
+from gsv_core.approval.policy import CallFacts
 from gsv_core.approval.protected import Protected
 
 WORKSPACE = "/work/space"

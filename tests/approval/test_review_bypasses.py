@@ -13,11 +13,13 @@ from typing import Any
 import pytest
 
 from gsv_core.approval.decision import Decision
-from gsv_core.approval.policy import ApprovalPolicy, CallFacts
+from gsv_core.approval.policy import ApprovalPolicy
+from gsv_core.approval.policy import CallFacts
 from gsv_core.approval.shell import parse_script
 from gsv_core.paths import resolve_paths
 from tests.approval.test_allowlist import home_secrets
-from tests.approval.test_dangerous_lines_for_real import node_replies, prepare
+from tests.approval.test_dangerous_lines_for_real import node_replies
+from tests.approval.test_dangerous_lines_for_real import prepare
 
 SECRET = "OWNER-SECRET-TOKEN"
 

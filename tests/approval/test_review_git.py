@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from gsv_core.approval.binding import sign
-from gsv_core.approval.policy import ApprovalPolicy, CallFacts
+from gsv_core.approval.policy import ApprovalPolicy
+from gsv_core.approval.policy import CallFacts
 from gsv_core.approval.protected import protected_files
 from gsv_core.errors import ToolFailed
 from gsv_core.node.guard import NodeGuard

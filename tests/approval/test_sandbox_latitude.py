@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from gsv_core.approval.policy import ApprovalPolicy, CallFacts
+from gsv_core.approval.policy import ApprovalPolicy
+from gsv_core.approval.policy import CallFacts
 from gsv_core.approval.protected import Protected
 from tests.approval.everyday_work import EVERYDAY_WORK
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -19,20 +21,26 @@ from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
 from tests.fakes.discord_seam import ADA as DISCORD_ADA
 from tests.fakes.discord_seam import BOB as DISCORD_BOB
-from tests.fakes.discord_seam import GENERAL, TOKEN, FakeDiscord, dm, in_guild
-from tests.fakes.provider import FakeProvider, call
+from tests.fakes.discord_seam import GENERAL
+from tests.fakes.discord_seam import TOKEN
+from tests.fakes.discord_seam import FakeDiscord
+from tests.fakes.discord_seam import dm
+from tests.fakes.discord_seam import in_guild
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
 from tests.fakes.slack_api import ADA as SLACK_ADA
-from tests.fakes.slack_api import APP_TOKEN, BOT_TOKEN, FakeSlack, fake_slack
+from tests.fakes.slack_api import APP_TOKEN
 from tests.fakes.slack_api import BOB as SLACK_BOB
-from tests.fakes.telegram_api import (
-    ADA,
-    BOB,
-    ApiCall,
-    FakeTelegramAPI,
-    fake_telegram_api,
-    group_chat,
-    private_chat,
-)
+from tests.fakes.slack_api import BOT_TOKEN
+from tests.fakes.slack_api import FakeSlack
+from tests.fakes.slack_api import fake_slack
+from tests.fakes.telegram_api import ADA
+from tests.fakes.telegram_api import BOB
+from tests.fakes.telegram_api import ApiCall
+from tests.fakes.telegram_api import FakeTelegramAPI
+from tests.fakes.telegram_api import fake_telegram_api
+from tests.fakes.telegram_api import group_chat
+from tests.fakes.telegram_api import private_chat
 from tests.waiting import until
 
 NOT_OWNER = "Only the owner can approve this, in the conversation that asked."

@@ -6,7 +6,8 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from gsv_core.extras import EXTRAS, missing_extra
+from gsv_core.extras import EXTRAS
+from gsv_core.extras import missing_extra
 
 
 def test_a_missing_sdk_names_the_extra_to_install() -> None:

@@ -12,9 +12,11 @@ alert."""
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Callable
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 import pytest
@@ -23,16 +25,30 @@ from gsv_core.channels.discord import DiscordChannel
 from gsv_core.client import GatewayClient
 from gsv_core.errors import InvalidParams
 from gsv_core.gateway.server import RunningGateway
-from tests.channels.test_approval_buttons import pending, until
+from tests.channels.test_approval_buttons import pending
+from tests.channels.test_approval_buttons import until
 from tests.channels.test_whatsapp import post
 from tests.fakes import graph_api
 from tests.fakes.discord_seam import ADA as DISCORD_ADA
-from tests.fakes.discord_seam import TOKEN, FakeDiscord, dm
-from tests.fakes.graph_api import CREDENTIALS, FakeGraph, fake_graph, text_message, webhook_body
-from tests.fakes.provider import FakeProvider, call
+from tests.fakes.discord_seam import TOKEN
+from tests.fakes.discord_seam import FakeDiscord
+from tests.fakes.discord_seam import dm
+from tests.fakes.graph_api import CREDENTIALS
+from tests.fakes.graph_api import FakeGraph
+from tests.fakes.graph_api import fake_graph
+from tests.fakes.graph_api import text_message
+from tests.fakes.graph_api import webhook_body
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
 from tests.fakes.slack_api import ADA as SLACK_ADA
-from tests.fakes.slack_api import APP_TOKEN, BOT_TOKEN, FakeSlack, fake_slack
-from tests.fakes.telegram_api import ADA, FakeTelegramAPI, fake_telegram_api, private_chat
+from tests.fakes.slack_api import APP_TOKEN
+from tests.fakes.slack_api import BOT_TOKEN
+from tests.fakes.slack_api import FakeSlack
+from tests.fakes.slack_api import fake_slack
+from tests.fakes.telegram_api import ADA
+from tests.fakes.telegram_api import FakeTelegramAPI
+from tests.fakes.telegram_api import fake_telegram_api
+from tests.fakes.telegram_api import private_chat
 
 LINK = "https://evil.example/?d="
 KINDS = ("note", "Approval needed", "reply", "cron", "beat")  # words in each kind

@@ -13,14 +13,23 @@ from typing import Any
 
 import pytest
 
-from gsv_core.channels.base import InboundMessage, Media, Peer, Sender
+from gsv_core.channels.base import InboundMessage
+from gsv_core.channels.base import Media
+from gsv_core.channels.base import Peer
+from gsv_core.channels.base import Sender
 from gsv_core.channels.test_channel import TestChannel
 from gsv_core.client import GatewayClient
 from gsv_core.errors import ProviderFailed
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
-from tests.fakes.provider import Fail, FakeProvider, call
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
+from tests.fakes.provider import Fail
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
 from tests.waiting import until
-from tests.wire import handshake, open_raw, request
+from tests.wire import handshake
+from tests.wire import open_raw
+from tests.wire import request
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 20).decode()
 
@@ -284,7 +293,8 @@ async def test_message_tool_defaults_to_the_current_conversation(
 
 async def test_channel_rpc_errors(client: GatewayClient) -> None:
     """Unknown channel 404; a refused start 400 with its message; bad names 400."""
-    from gsv_core.errors import InvalidParams, NotFound
+    from gsv_core.errors import InvalidParams
+    from gsv_core.errors import NotFound
 
     with pytest.raises(NotFound, match="Unknown channel: nope"):
         await client.call("channel.start", {"channel": "nope"})

@@ -10,25 +10,36 @@ import datetime as dt
 import json
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
+from dataclasses import dataclass
+from dataclasses import field
+from http.server import BaseHTTPRequestHandler
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 from websockets.asyncio.client import ClientConnection
 
-from gsv_core.channels.base import ChannelSink, Media
+from gsv_core.channels.base import ChannelSink
+from gsv_core.channels.base import Media
 from gsv_core.channels.test_channel import TestChannel
 from gsv_core.client import GatewayClient
-from gsv_core.errors import GsvError, NotFound
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
+from gsv_core.errors import GsvError
+from gsv_core.errors import NotFound
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
 from gsv_core.pairing import WELCOME
-from tests.channels.test_pipeline import dm, open_policy, until
-from tests.fakes.provider import FakeProvider, call
+from tests.channels.test_pipeline import dm
+from tests.channels.test_pipeline import open_policy
+from tests.channels.test_pipeline import until
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
 from tests.transfers.nodes import node
-from tests.wire import handshake, open_raw
+from tests.wire import handshake
+from tests.wire import open_raw
 
 HOUR_MS = 3_600_000
 VOICE = b"OggS" + b"\x00" * 64  # the fake endpoint never decodes it

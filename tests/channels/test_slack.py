@@ -14,20 +14,23 @@ from typing import Any
 import pytest
 
 from gsv_core.channels.slack import SlackChannel
-from gsv_core.channels.slack.formatting import mentioned_ids, to_mrkdwn, to_plain
+from gsv_core.channels.slack.formatting import mentioned_ids
+from gsv_core.channels.slack.formatting import to_mrkdwn
+from gsv_core.channels.slack.formatting import to_plain
 from gsv_core.client import GatewayClient
-from gsv_core.errors import InvalidParams, Unauthorized
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import Unauthorized
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
 from tests.fakes.provider import FakeProvider
-from tests.fakes.slack_api import (
-    ADA,
-    APP_TOKEN,
-    BOB,
-    BOT_TOKEN,
-    BOT_USER_ID,
-    FakeSlack,
-    fake_slack,
-)
+from tests.fakes.slack_api import ADA
+from tests.fakes.slack_api import APP_TOKEN
+from tests.fakes.slack_api import BOB
+from tests.fakes.slack_api import BOT_TOKEN
+from tests.fakes.slack_api import BOT_USER_ID
+from tests.fakes.slack_api import FakeSlack
+from tests.fakes.slack_api import fake_slack
 from tests.waiting import until
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32

@@ -9,12 +9,17 @@ import json
 
 import pytest
 
-from gsv_core.channels.base import ActionEvent, InboundMessage, Peer, Sender
+from gsv_core.channels.base import ActionEvent
+from gsv_core.channels.base import InboundMessage
+from gsv_core.channels.base import Peer
+from gsv_core.channels.base import Sender
 from gsv_core.channels.test_channel import TestChannel
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
-from tests.channels.test_approval_buttons import NOT_OWNER, until
-from tests.fakes.provider import FakeProvider, call
+from tests.channels.test_approval_buttons import NOT_OWNER
+from tests.channels.test_approval_buttons import until
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
 
 TASK = "Find out which model is configured"
 OWNERS = {"dmPolicy": "open", "owners": ["boss"], "groups": {"requireMention": False}}

@@ -17,24 +17,26 @@ from urllib.parse import urlencode
 
 import pytest
 
-from gsv_core.channels.whatsapp import WhatsAppChannel, to_whatsapp
+from gsv_core.channels.whatsapp import WhatsAppChannel
+from gsv_core.channels.whatsapp import to_whatsapp
 from gsv_core.client import GatewayClient
-from gsv_core.errors import InvalidParams, Unauthorized
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
-from tests.fakes.graph_api import (
-    ACCESS_TOKEN,
-    ADA,
-    APP_SECRET,
-    CREDENTIALS,
-    VERIFY_TOKEN,
-    FakeGraph,
-    fake_graph,
-    message,
-    sign,
-    status_body,
-    text_message,
-    webhook_body,
-)
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import Unauthorized
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
+from tests.fakes.graph_api import ACCESS_TOKEN
+from tests.fakes.graph_api import ADA
+from tests.fakes.graph_api import APP_SECRET
+from tests.fakes.graph_api import CREDENTIALS
+from tests.fakes.graph_api import VERIFY_TOKEN
+from tests.fakes.graph_api import FakeGraph
+from tests.fakes.graph_api import fake_graph
+from tests.fakes.graph_api import message
+from tests.fakes.graph_api import sign
+from tests.fakes.graph_api import status_body
+from tests.fakes.graph_api import text_message
+from tests.fakes.graph_api import webhook_body
 from tests.fakes.provider import FakeProvider
 from tests.waiting import until
 

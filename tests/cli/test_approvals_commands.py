@@ -8,12 +8,14 @@ import json
 import time
 from typing import Any
 
-from typer.testing import CliRunner, Result
+from typer.testing import CliRunner
+from typer.testing import Result
 
 from gsv_cli.main import app
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
-from tests.fakes.provider import FakeProvider, call
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
 from tests.waiting import WAIT
 from tests.wire import owner_token
 

@@ -10,14 +10,20 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner, Result
+from typer.testing import CliRunner
+from typer.testing import Result
 
 from gsv_cli.main import app
-from gsv_core.channels.base import InboundMessage, LoginResult, Peer, Sender
+from gsv_core.channels.base import InboundMessage
+from gsv_core.channels.base import LoginResult
+from gsv_core.channels.base import Peer
+from gsv_core.channels.base import Sender
 from gsv_core.channels.test_channel import TestChannel
 from gsv_core.gateway.server import RunningGateway
 from tests.fakes.provider import FakeProvider
-from tests.fakes.qr_png import png, qr_matrix, read_back
+from tests.fakes.qr_png import png
+from tests.fakes.qr_png import qr_matrix
+from tests.fakes.qr_png import read_back
 from tests.threaded import threaded_gateway
 
 

@@ -11,14 +11,18 @@ import threading
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner, Result
+from typer.testing import CliRunner
+from typer.testing import Result
 
 from gsv_cli.commands.chat import _approve
 from gsv_cli.main import app
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
-from tests.cli.test_approvals_commands import RULE, rpc, wait_for
-from tests.fakes.provider import FakeProvider, call
+from tests.cli.test_approvals_commands import RULE
+from tests.cli.test_approvals_commands import rpc
+from tests.cli.test_approvals_commands import wait_for
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
 from tests.waiting import WAIT
 
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 
-from typer.testing import CliRunner, Result
+from typer.testing import CliRunner
+from typer.testing import Result
 
 from gsv_cli.main import app
 from gsv_core.errors import ProviderFailed
 from gsv_core.gateway.server import RunningGateway
-from tests.fakes.provider import Fail, FakeProvider, call
+from tests.fakes.provider import Fail
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
 
 
 def gsv(url: str, *args: str, stdin: str | None = None) -> Result:

@@ -13,7 +13,8 @@ import sys
 
 from gsv_core.gateway.server import RunningGateway
 from tests.fakes.provider import FakeProvider
-from tests.hostile import HOSTILE, RAW_CONTROL
+from tests.hostile import HOSTILE
+from tests.hostile import RAW_CONTROL
 from tests.threaded import owner_env
 
 REPLY = (

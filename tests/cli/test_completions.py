@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from gsv_cli.commands.completions import Shell, completion_script
+from gsv_cli.commands.completions import Shell
+from gsv_cli.commands.completions import completion_script
 from gsv_cli.main import app
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,11 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner, Result
+from typer.testing import CliRunner
+from typer.testing import Result
 
 from gsv_cli.main import app
 from gsv_core.gateway.server import RunningGateway
-from tests.fakes.provider import Fail, FakeProvider
+from tests.fakes.provider import Fail
+from tests.fakes.provider import FakeProvider
 
 
 def gsv(url: str, *args: str, stdin: str | None = None) -> Result:

@@ -15,15 +15,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner, Result
+from typer.testing import CliRunner
+from typer.testing import Result
 
 from gsv_cli.main import app
 from gsv_core.gateway.server import RunningGateway
 from gsv_core.node.sandbox.choose import probe_bwrap
 from gsv_core.paths import resolve_paths
 from gsv_core.service import background
-from tests.fakes.llm_server import ErrorReply, FakeLLMServer, fake_llm_server
-from tests.threaded import owner_env, threaded_gateway
+from tests.fakes.llm_server import ErrorReply
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import fake_llm_server
+from tests.threaded import owner_env
+from tests.threaded import threaded_gateway
 
 _BWRAP = shutil.which("bwrap")
 # why bubblewrap cannot confine the test node here (None: it can)

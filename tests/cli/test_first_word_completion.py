@@ -13,8 +13,11 @@ import typer
 import typer.main
 
 from gsv_cli.commands.completions import COMPLETE_VAR
-from gsv_cli.entries import ENTRIES, Entry
-from gsv_cli.first_word import Candidate, answer, completion_args
+from gsv_cli.entries import ENTRIES
+from gsv_cli.entries import Entry
+from gsv_cli.first_word import Candidate
+from gsv_cli.first_word import answer
+from gsv_cli.first_word import completion_args
 from gsv_cli.main import build_app
 
 # each run writes, after its own output, the command modules it imported (stderr's last line)

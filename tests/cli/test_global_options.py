@@ -14,7 +14,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from gsv_cli.global_options import after_command, declared_in, hoist
+from gsv_cli.global_options import after_command
+from gsv_cli.global_options import declared_in
+from gsv_cli.global_options import hoist
 from gsv_cli.main import app
 from gsv_core.gateway.server import RunningGateway
 from tests.threaded import owner_env

@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from typer.testing import CliRunner, Result
+from typer.testing import CliRunner
+from typer.testing import Result
 
 from gsv_cli.main import app
 from gsv_core.errors import ProviderFailed
 from gsv_core.gateway.server import RunningGateway
-from tests.fakes.provider import Fail, FakeProvider
+from tests.fakes.provider import Fail
+from tests.fakes.provider import FakeProvider
 
 HEARTBEAT_KEY = "agent:main:heartbeat:system:internal"
 

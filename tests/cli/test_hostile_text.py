@@ -11,15 +11,23 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner, Result
+from typer.testing import CliRunner
+from typer.testing import Result
 
 from gsv_cli.main import app
-from gsv_core.channels.base import InboundMessage, Peer, Sender
-from gsv_core.client import ClientIdentity, GatewayClient
+from gsv_core.channels.base import InboundMessage
+from gsv_core.channels.base import Peer
+from gsv_core.channels.base import Sender
+from gsv_core.client import ClientIdentity
+from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
-from tests.fakes.provider import FakeProvider, call
-from tests.hostile import HOSTILE, RAW_CONTROL, Hostile
-from tests.wire import node_runtime, owner_token
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
+from tests.hostile import HOSTILE
+from tests.hostile import RAW_CONTROL
+from tests.hostile import Hostile
+from tests.wire import node_runtime
+from tests.wire import owner_token
 
 TOOLS = [{"name": "Read", "description": "read a file", "inputSchema": {"type": "object"}}]
 

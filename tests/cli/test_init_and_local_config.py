@@ -11,12 +11,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner, Result
+from typer.testing import CliRunner
+from typer.testing import Result
 
 from gsv_cli.main import app
 from gsv_cli.state import CliState
 from gsv_core.defaults import DEFAULT_GATEWAY_URL
-from gsv_core.localconfig import get_secret, keyring_service, load_local_config, set_secret
+from gsv_core.localconfig import get_secret
+from gsv_core.localconfig import keyring_service
+from gsv_core.localconfig import load_local_config
+from gsv_core.localconfig import set_secret
 from gsv_core.paths import resolve_paths
 from tests.fakes.memory_keyring import MemoryKeyring
 

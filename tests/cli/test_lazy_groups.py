@@ -14,7 +14,8 @@ import typer.main
 
 from gsv_cli.commands.completions import COMPLETE_VAR
 from gsv_cli.entries import ENTRIES
-from gsv_cli.main import build_app, invoked
+from gsv_cli.main import build_app
+from gsv_cli.main import invoked
 from tests.test_import_hygiene import HELP
 
 # after the help probe of tests/test_import_hygiene.py: the command modules loaded

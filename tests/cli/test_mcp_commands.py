@@ -8,13 +8,18 @@ from __future__ import annotations
 import json
 import threading
 
-from typer.testing import CliRunner, Result
+from typer.testing import CliRunner
+from typer.testing import Result
 
 from gsv_cli.main import app
 from gsv_core.gateway.server import RunningGateway
-from tests.cli.test_approvals_commands import gsv, rpc, wait_for
-from tests.fakes.provider import FakeProvider, call
-from tests.mcp.conftest import TOY, stdio
+from tests.cli.test_approvals_commands import gsv
+from tests.cli.test_approvals_commands import rpc
+from tests.cli.test_approvals_commands import wait_for
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
+from tests.mcp.conftest import TOY
+from tests.mcp.conftest import stdio
 
 
 def add_toy(url: str, *options: str) -> Result:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from typer.testing import CliRunner, Result
+from typer.testing import CliRunner
+from typer.testing import Result
 
 from gsv_cli.main import app
 from gsv_core.gateway.server import RunningGateway

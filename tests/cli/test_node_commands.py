@@ -12,13 +12,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner, Result
+from typer.testing import CliRunner
+from typer.testing import Result
 
 from gsv_cli.main import app
 from gsv_core.gateway.server import RunningGateway
 from gsv_core.localconfig import load_local_config
 from gsv_core.service import background
-from tests.threaded import node_subprocess, owner_env, threaded_gateway, wait_for
+from tests.threaded import node_subprocess
+from tests.threaded import owner_env
+from tests.threaded import threaded_gateway
+from tests.threaded import wait_for
 
 
 def gsv(url: str, *args: str) -> Result:

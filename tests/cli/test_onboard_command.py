@@ -9,11 +9,15 @@ import socket
 from collections.abc import Iterator
 
 import pytest
-from typer.testing import CliRunner, Result
+from typer.testing import CliRunner
+from typer.testing import Result
 
 from gsv_cli.main import app
 from gsv_core.gateway.server import RunningGateway
-from tests.fakes.llm_server import ErrorReply, FakeLLMServer, fake_llm_server, reply
+from tests.fakes.llm_server import ErrorReply
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import fake_llm_server
+from tests.fakes.llm_server import reply
 
 
 @pytest.fixture

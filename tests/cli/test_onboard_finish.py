@@ -15,9 +15,13 @@ import pytest
 from typer.testing import Result
 
 from gsv_core.gateway.server import RunningGateway
-from tests.cli.test_onboard_command import config_value, gsv
-from tests.fakes.llm_server import FakeLLMServer, fake_llm_server, reply
-from tests.fakes.telegram_api import FakeTelegramAPI, fake_telegram_api
+from tests.cli.test_onboard_command import config_value
+from tests.cli.test_onboard_command import gsv
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import fake_llm_server
+from tests.fakes.llm_server import reply
+from tests.fakes.telegram_api import FakeTelegramAPI
+from tests.fakes.telegram_api import fake_telegram_api
 
 
 @pytest.fixture

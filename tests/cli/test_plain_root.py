@@ -12,9 +12,11 @@ import pytest
 from typer.testing import CliRunner
 
 from gsv_cli.entries import ENTRIES
-from gsv_cli.main import build_app, plain_root
+from gsv_cli.main import build_app
+from gsv_cli.main import plain_root
 from gsv_core.gateway.server import RunningGateway
-from tests.test_import_hygiene import HEAVY, HELP
+from tests.test_import_hygiene import HEAVY
+from tests.test_import_hygiene import HELP
 
 NAMES = [entry.name for entry in ENTRIES]
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from gsv_cli.provider_setup import OLLAMA_URL, config_writes, default_model, key_path
+from gsv_cli.provider_setup import OLLAMA_URL
+from gsv_cli.provider_setup import config_writes
+from gsv_cli.provider_setup import default_model
+from gsv_cli.provider_setup import key_path
 from gsv_core.errors import InvalidParams
 
 

@@ -6,8 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from gsv_cli.qr import QUIET, QrError, decode_png, modules, terminal_qr
-from tests.fakes.qr_png import png, qr_matrix, read_back
+from gsv_cli.qr import QUIET
+from gsv_cli.qr import QrError
+from gsv_cli.qr import decode_png
+from gsv_cli.qr import modules
+from gsv_cli.qr import terminal_qr
+from tests.fakes.qr_png import png
+from tests.fakes.qr_png import qr_matrix
+from tests.fakes.qr_png import read_back
 
 # -- tests --------------------------------------------------------------------------------
 

@@ -16,8 +16,13 @@ from rich.console import Console
 
 from gsv_cli import output
 from gsv_cli.logsetup import configure_logging
-from gsv_cli.safe_text import escape_json, neutralise, plain_text
-from tests.hostile import HOSTILE, RAW_CONTROL, SURROGATE, Hostile
+from gsv_cli.safe_text import escape_json
+from gsv_cli.safe_text import neutralise
+from gsv_cli.safe_text import plain_text
+from tests.hostile import HOSTILE
+from tests.hostile import RAW_CONTROL
+from tests.hostile import SURROGATE
+from tests.hostile import Hostile
 
 EVERY = [*HOSTILE, SURROGATE]
 MORE = [

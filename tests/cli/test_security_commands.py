@@ -11,17 +11,21 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner, Result
+from typer.testing import CliRunner
+from typer.testing import Result
 
 from gsv_cli.main import app
 from gsv_core.gateway.server import RunningGateway
 from gsv_core.localconfig import get_secret
-from tests.threaded import owner_env, threaded_gateway
-from tests.wire import handshake, open_raw
+from tests.threaded import owner_env
+from tests.threaded import threaded_gateway
+from tests.wire import handshake
+from tests.wire import open_raw
 
 
 @pytest.fixture

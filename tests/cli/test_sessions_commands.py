@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 
-from typer.testing import CliRunner, Result
+from typer.testing import CliRunner
+from typer.testing import Result
 
 from gsv_cli.main import app
 from gsv_core.gateway.server import RunningGateway
-from tests.fakes.provider import FakeProvider, call
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
 
 MAIN = "agent:main:main"
 

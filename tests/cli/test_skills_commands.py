@@ -8,11 +8,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner, Result
+from typer.testing import CliRunner
+from typer.testing import Result
 
 from gsv_cli.main import app
 from gsv_core.gateway.server import RunningGateway
-from tests.skills.conftest import skill_text, write_skill
+from tests.skills.conftest import skill_text
+from tests.skills.conftest import write_skill
 from tests.threaded import threaded_gateway
 
 

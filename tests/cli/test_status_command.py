@@ -6,7 +6,8 @@ import asyncio
 import json
 from pathlib import Path
 
-from typer.testing import CliRunner, Result
+from typer.testing import CliRunner
+from typer.testing import Result
 
 from gsv_cli.main import app
 from gsv_core import __version__

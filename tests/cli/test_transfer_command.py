@@ -11,11 +11,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner, Result
+from typer.testing import CliRunner
+from typer.testing import Result
 
 from gsv_cli.main import app
 from gsv_core.gateway.server import RunningGateway
-from tests.threaded import owner_env, threaded_gateway
+from tests.threaded import owner_env
+from tests.threaded import threaded_gateway
 
 
 @pytest.fixture

@@ -6,11 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from gsv_core.channels.base import InboundMessage, Peer, Sender
+from gsv_core.channels.base import InboundMessage
+from gsv_core.channels.base import Peer
+from gsv_core.channels.base import Sender
 from gsv_core.channels.test_channel import TestChannel
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
-from tests.cron.conftest import HOUR, eventually, task_job
+from tests.cron.conftest import HOUR
+from tests.cron.conftest import eventually
+from tests.cron.conftest import task_job
 from tests.fakes.provider import FakeProvider
 
 NOTE = "[Your response will be delivered automatically to test:{peer}"

@@ -9,10 +9,16 @@ from typing import Any
 
 from gsv_core.client import GatewayClient
 from gsv_core.cron.retry import RETRY_DELAYS_MS
-from gsv_core.gateway.server import RunningGateway, serve
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import serve
 from tests.agent.test_sessions_live import node
-from tests.cron.conftest import HOUR, Clock, eventually, server_config, task_job
-from tests.fakes.provider import FakeProvider, call
+from tests.cron.conftest import HOUR
+from tests.cron.conftest import Clock
+from tests.cron.conftest import eventually
+from tests.cron.conftest import server_config
+from tests.cron.conftest import task_job
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
 
 NO_NODE = "tools failed: box__Bash (No node provides tool: box__Bash)"
 

@@ -7,7 +7,12 @@ from pathlib import Path
 
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import serve
-from tests.cron.conftest import HOUR, START, Clock, eventually, server_config, task_job
+from tests.cron.conftest import HOUR
+from tests.cron.conftest import START
+from tests.cron.conftest import Clock
+from tests.cron.conftest import eventually
+from tests.cron.conftest import server_config
+from tests.cron.conftest import task_job
 from tests.fakes.provider import FakeProvider
 
 
@@ -80,7 +85,8 @@ async def test_missed_jobs_wait_for_the_nodes_that_were_connected(
 ) -> None:
     """A job that fell due while the gateway was down runs after the nodes connected before
     the stop are back, not before (its tools would fail)."""
-    from tests.wire import handshake, open_raw
+    from tests.wire import handshake
+    from tests.wire import open_raw
 
     async with serve(server_config(database, fake, clock), port=0) as gw:
         async with GatewayClient(gw.url, token=gw.token) as client:
@@ -109,7 +115,8 @@ async def test_missed_jobs_wait_for_the_nodes_that_were_connected(
 async def test_missed_jobs_run_after_the_grace_when_a_node_stays_away(
     database: Path, fake: FakeProvider, clock: Clock
 ) -> None:
-    from tests.wire import handshake, open_raw
+    from tests.wire import handshake
+    from tests.wire import open_raw
 
     async with serve(server_config(database, fake, clock), port=0) as gw:
         async with GatewayClient(gw.url, token=gw.token) as client:

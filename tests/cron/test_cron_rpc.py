@@ -8,10 +8,19 @@ from typing import Any
 import pytest
 
 from gsv_core.client import GatewayClient
-from gsv_core.errors import Conflict, InvalidParams, NotFound, ProviderFailed, RateLimited
+from gsv_core.errors import Conflict
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import NotFound
+from gsv_core.errors import ProviderFailed
+from gsv_core.errors import RateLimited
 from gsv_core.gateway.server import RunningGateway
-from tests.cron.conftest import HOUR, START, Clock, eventually, task_job
-from tests.fakes.provider import Fail, FakeProvider
+from tests.cron.conftest import HOUR
+from tests.cron.conftest import START
+from tests.cron.conftest import Clock
+from tests.cron.conftest import eventually
+from tests.cron.conftest import task_job
+from tests.fakes.provider import Fail
+from tests.fakes.provider import FakeProvider
 
 
 async def add(client: GatewayClient, doc: dict[str, Any]) -> dict[str, Any]:

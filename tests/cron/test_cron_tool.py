@@ -11,8 +11,11 @@ import pytest
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
 from tests.agent.conftest import EventLog
-from tests.cron.conftest import HOUR, START
-from tests.fakes.provider import Call, FakeProvider, call
+from tests.cron.conftest import HOUR
+from tests.cron.conftest import START
+from tests.fakes.provider import Call
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
 
 MAIN = "agent:main:main"
 

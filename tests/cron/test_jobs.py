@@ -6,7 +6,9 @@ from typing import Any
 
 import pytest
 
-from gsv_core.cron.jobs import JobState, new_job, patched_job
+from gsv_core.cron.jobs import JobState
+from gsv_core.cron.jobs import new_job
+from gsv_core.cron.jobs import patched_job
 from gsv_core.errors import InvalidParams
 
 AT = {"kind": "at", "atMs": 10_000}

@@ -7,7 +7,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from gsv_core.cron.phrases import parse_duration, parse_when
+from gsv_core.cron.phrases import parse_duration
+from gsv_core.cron.phrases import parse_when
 
 CHICAGO = ZoneInfo("America/Chicago")
 NEW_YORK = ZoneInfo("America/New_York")

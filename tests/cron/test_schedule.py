@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
-from gsv_core.cron.schedule import describe_schedule, next_run, normalise_schedule
+from gsv_core.cron.schedule import describe_schedule
+from gsv_core.cron.schedule import next_run
+from gsv_core.cron.schedule import normalise_schedule
 from gsv_core.errors import InvalidParams
 
 

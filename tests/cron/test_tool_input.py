@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
-from gsv_core.cron.tool_input import tool_job, tool_patch, tool_schedule
+from gsv_core.cron.tool_input import tool_job
+from gsv_core.cron.tool_input import tool_patch
+from gsv_core.cron.tool_input import tool_schedule
 from gsv_core.errors import InvalidParams
 
 HOUR = 3_600_000

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from gsv_core.gateway.server import RunningGateway
-from tests.fakes.llm_server import FakeLLMServer, fake_llm_server
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import fake_llm_server
 from tests.threaded import threaded_gateway
 
 

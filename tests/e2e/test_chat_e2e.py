@@ -15,7 +15,9 @@ from typer.testing import CliRunner
 
 from gsv_cli.main import app
 from gsv_core.gateway.server import RunningGateway
-from tests.fakes.llm_server import FakeLLMServer, ToolCall, reply
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import ToolCall
+from tests.fakes.llm_server import reply
 from tests.threaded import owner_env
 
 

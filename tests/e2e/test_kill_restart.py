@@ -15,7 +15,8 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -26,8 +27,14 @@ from websockets.asyncio.client import ClientConnection
 from gsv_core.client import GatewayClient
 from gsv_core.errors import NotFound
 from tests.cron.conftest import eventually
-from tests.fakes.llm_server import FakeLLMServer, Hang, ToolCall, reply
-from tests.wire import handshake, open_raw, owner_token, request
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import Hang
+from tests.fakes.llm_server import ToolCall
+from tests.fakes.llm_server import reply
+from tests.wire import handshake
+from tests.wire import open_raw
+from tests.wire import owner_token
+from tests.wire import request
 
 OUTBOUND = "channel.outbound"
 LISTENING = re.compile(r"^gsv gateway listening on ws://127\.0\.0\.1:(\d+)/ws ")

@@ -3,17 +3,22 @@ SDKs talking HTTP to the fake LLM server on 127.0.0.1, and a client following ev
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gsv_core.client import GatewayClient
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
 from gsv_core.providers.retry import RetryPolicy
-from tests.agent.conftest import client, log
-from tests.fakes.llm_server import FakeLLMServer, fake_llm_server
+from tests.agent.conftest import client
+from tests.agent.conftest import log
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import fake_llm_server
 from tests.gateway.conftest import owner
 from tests.gateway.test_foreign_channel import channel
 from tests.providers import NoSleep

@@ -10,9 +10,11 @@ import pytest
 
 from gsv_core.client import GatewayClient
 from tests.agent.conftest import EventLog
-from tests.failover.conftest import configure, fake_provider
+from tests.failover.conftest import configure
+from tests.failover.conftest import fake_provider
 from tests.fakes import provider_errors as real
-from tests.fakes.llm_server import FakeLLMServer, reply
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import reply
 from tests.gateway.test_foreign_channel import Running
 
 KEY = "agent:main:main"

@@ -14,11 +14,15 @@ import pytest
 
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import serve
-from gsv_core.providers.keys import QUOTA_COOLDOWN_MS, fingerprint
+from gsv_core.providers.keys import QUOTA_COOLDOWN_MS
+from gsv_core.providers.keys import fingerprint
 from tests.agent.conftest import EventLog
-from tests.failover.conftest import configure, fake_provider, gateway_config
+from tests.failover.conftest import configure
+from tests.failover.conftest import fake_provider
+from tests.failover.conftest import gateway_config
 from tests.fakes import provider_errors as real
-from tests.fakes.llm_server import FakeLLMServer, reply
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import reply
 from tests.providers import NoSleep
 
 KEY = "agent:main:main"

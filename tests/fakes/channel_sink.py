@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-from gsv_core.channels.base import AccountStatus, InboundMessage
+from gsv_core.channels.base import AccountStatus
+from gsv_core.channels.base import InboundMessage
 from tests.waiting import WAIT
 
 

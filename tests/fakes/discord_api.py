@@ -29,15 +29,18 @@ import ssl
 import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 from aiohttp import web
-from aiohttp.abc import AbstractResolver, ResolveResult
+from aiohttp.abc import AbstractResolver
+from aiohttp.abc import ResolveResult
 
-from tests.fakes.discord_seam import BOT_ID, TOKEN
+from tests.fakes.discord_seam import BOT_ID
+from tests.fakes.discord_seam import TOKEN
 
 HOST = "discord.com"
 BOT_USER = {"id": BOT_ID, "username": "gsv-bot", "discriminator": "0", "avatar": None,

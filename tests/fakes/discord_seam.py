@@ -4,18 +4,21 @@ sleeps, and the people, channels and messages the Discord tests use."""
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 from typing import Any
 
-from gsv_core.channels.base import Action, InboundMessage
-from gsv_core.channels.discord.seam import (
-    TOKEN_REJECTED,
-    DiscordAuthor,
-    DiscordEvents,
-    DiscordMessage,
-    DiscordPress,
-)
-from gsv_core.errors import NotFound, Unauthorized, Unavailable
+from gsv_core.channels.base import Action
+from gsv_core.channels.base import InboundMessage
+from gsv_core.channels.discord.seam import TOKEN_REJECTED
+from gsv_core.channels.discord.seam import DiscordAuthor
+from gsv_core.channels.discord.seam import DiscordEvents
+from gsv_core.channels.discord.seam import DiscordMessage
+from gsv_core.channels.discord.seam import DiscordPress
+from gsv_core.errors import NotFound
+from gsv_core.errors import Unauthorized
+from gsv_core.errors import Unavailable
 from tests.fakes.channel_sink import RecordingSink
 
 TOKEN = "MTIzNDU2Nzg5MDEyMzQ1Njc4.GhXyZa.fake-discord-secret_part-0123456789"

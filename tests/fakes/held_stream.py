@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator
+from collections.abc import Coroutine
 from contextlib import asynccontextmanager
 
 from tests.waiting import WAIT

@@ -44,27 +44,31 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Literal
+from dataclasses import dataclass
+from dataclasses import replace
+from http.server import BaseHTTPRequestHandler
+from http.server import ThreadingHTTPServer
+from typing import Any
+from typing import Literal
 
-from tests.fakes.llm_turns import (
-    MAX_DELAY,
-    ErrorReply,
-    Hang,
-    Part,
-    RawStream,
-    Reply,
-    StreamError,
-    Text,
-    Thinking,
-    ToolCall,
-    Turn,
-    reply,
-)
-from tests.fakes.prompt_cache import CacheUsage, PromptCache, TooManyBreakpoints
+from tests.fakes.llm_turns import MAX_DELAY
+from tests.fakes.llm_turns import ErrorReply
+from tests.fakes.llm_turns import Hang
+from tests.fakes.llm_turns import Part
+from tests.fakes.llm_turns import RawStream
+from tests.fakes.llm_turns import Reply
+from tests.fakes.llm_turns import StreamError
+from tests.fakes.llm_turns import Text
+from tests.fakes.llm_turns import Thinking
+from tests.fakes.llm_turns import ToolCall
+from tests.fakes.llm_turns import Turn
+from tests.fakes.llm_turns import reply
+from tests.fakes.prompt_cache import CacheUsage
+from tests.fakes.prompt_cache import PromptCache
+from tests.fakes.prompt_cache import TooManyBreakpoints
 
 # the scripted turns are defined in llm_turns.py; tests import them from here too
 __all__ = ["ErrorReply", "FakeLLMServer", "Hang", "RawStream", "RecordedRequest", "Reply",

@@ -4,8 +4,10 @@ thinking and tool-call parts, a whole streamed reply, an HTTP error, a hang, a r
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+from typing import Literal
 
 MAX_DELAY = 1.0  # seconds between two events; keeps a scripted slow stream bounded
 

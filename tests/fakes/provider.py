@@ -16,22 +16,22 @@ import json
 import uuid
 from collections import deque
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 from gsv_core.errors import GsvError
-from gsv_core.protocol.messages import STOP_END, STOP_TOOL_USE
-from gsv_core.providers.base import (
-    ModelRequest,
-    Provider,
-    Stop,
-    StreamEvent,
-    TextDelta,
-    ToolCallDelta,
-    ToolCallEnd,
-    ToolCallStart,
-    UsageReport,
-)
+from gsv_core.protocol.messages import STOP_END
+from gsv_core.protocol.messages import STOP_TOOL_USE
+from gsv_core.providers.base import ModelRequest
+from gsv_core.providers.base import Provider
+from gsv_core.providers.base import Stop
+from gsv_core.providers.base import StreamEvent
+from gsv_core.providers.base import TextDelta
+from gsv_core.providers.base import ToolCallDelta
+from gsv_core.providers.base import ToolCallEnd
+from gsv_core.providers.base import ToolCallStart
+from gsv_core.providers.base import UsageReport
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.fakes.llm_turns import ErrorReply, StreamError
+from tests.fakes.llm_turns import ErrorReply
+from tests.fakes.llm_turns import StreamError
 
 _ANTHROPIC_HEADERS = {"request-id": "req_011CTestRequestId", "x-should-retry": "true",
                       "anthropic-organization-id": "0f1e2d3c-test"}  # fmt: skip

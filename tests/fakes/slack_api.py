@@ -30,12 +30,14 @@ import asyncio
 import itertools
 import json
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from aiohttp import WSMsgType, web
+from aiohttp import WSMsgType
+from aiohttp import web
 
 BOT_TOKEN = "xoxb-1111-2222-fakebottokensecret"
 APP_TOKEN = "xapp-1-A0001-3333-fakeapptokensecret"

@@ -7,15 +7,11 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from gsv_core.channels.base import (
-    InboundMessage,
-)
+from gsv_core.channels.base import InboundMessage
 from tests.fakes.channel_sink import RecordingSink
-from tests.fakes.telegram_api import (
-    BOT_USER,
-    ApiCall,
-    FakeTelegramAPI,
-)
+from tests.fakes.telegram_api import BOT_USER
+from tests.fakes.telegram_api import ApiCall
+from tests.fakes.telegram_api import FakeTelegramAPI
 
 BOT_ID = str(BOT_USER["id"])
 SECRET = "AAH-fake-bot-token_for-tests-9z"  # the secret half of the fake's token

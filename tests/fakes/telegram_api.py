@@ -36,13 +36,18 @@ import json
 import re
 import threading
 import time
-from collections import defaultdict, deque
-from collections.abc import Callable, Iterator
+from collections import defaultdict
+from collections import deque
+from collections.abc import Callable
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+from http.server import ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl
+from urllib.parse import unquote
+from urllib.parse import urlsplit
 
 from tests.waiting import WAIT
 

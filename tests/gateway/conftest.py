@@ -11,9 +11,12 @@ from pathlib import Path
 import pytest
 from websockets.asyncio.client import ClientConnection
 
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
 from tests.fakes.provider import FakeProvider
-from tests.wire import connect_minimal, owner_token
+from tests.wire import connect_minimal
+from tests.wire import owner_token
 
 
 @pytest.fixture

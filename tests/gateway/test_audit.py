@@ -7,10 +7,16 @@ from pathlib import Path
 from typing import Any
 
 from gsv_core.client import GatewayClient
-from gsv_core.gateway.audit import STALE_AFTER_MS, bind_findings
+from gsv_core.gateway.audit import STALE_AFTER_MS
+from gsv_core.gateway.audit import bind_findings
 from gsv_core.gateway.listening import Listening
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
-from tests.wire import credential, handshake, node_runtime, open_raw
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
+from tests.wire import credential
+from tests.wire import handshake
+from tests.wire import node_runtime
+from tests.wire import open_raw
 
 TOOLS = [{"name": "Bash", "description": "run", "inputSchema": {"type": "object"}}]
 SANDBOXED = {**node_runtime(TOOLS), "sandbox": {"backend": "bwrap", "network": False}}

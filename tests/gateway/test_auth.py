@@ -13,14 +13,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import InvalidStatus
 
-from gsv_core.client import ClientIdentity, GatewayClient
+from gsv_core.client import ClientIdentity
+from gsv_core.client import GatewayClient
 from gsv_core.errors import Forbidden
-from gsv_core.gateway.auth import JOIN_CODE_TTL_MS, JOIN_FAILURES_ALLOWED
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
+from gsv_core.gateway.auth import JOIN_CODE_TTL_MS
+from gsv_core.gateway.auth import JOIN_FAILURES_ALLOWED
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
 from gsv_core.localconfig import get_secret
-from tests.wire import connect_params, credential, handshake, open_raw, request
+from tests.wire import connect_params
+from tests.wire import credential
+from tests.wire import handshake
+from tests.wire import open_raw
+from tests.wire import request
 
 TOOLS = [{"name": "Bash", "description": "run", "inputSchema": {"type": "object"}}]
 

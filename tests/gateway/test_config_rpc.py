@@ -10,9 +10,13 @@ import pytest
 
 from gsv_core.client import GatewayClient
 from gsv_core.config import DEFAULTS
-from gsv_core.errors import Conflict, InvalidParams
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
-from tests.wire import handshake, open_raw
+from gsv_core.errors import Conflict
+from gsv_core.errors import InvalidParams
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
+from tests.wire import handshake
+from tests.wire import open_raw
 
 
 async def test_full_config_read_returns_defaults(gateway: RunningGateway) -> None:

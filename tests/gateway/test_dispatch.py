@@ -13,7 +13,9 @@ from gsv_core.errors import Conflict
 from gsv_core.gateway.server import RunningGateway
 from gsv_core.protocol import methods as m
 from gsv_core.rpc.context import RequestContext
-from tests.wire import handshake, open_raw, request
+from tests.wire import handshake
+from tests.wire import open_raw
+from tests.wire import request
 
 NODE_TOOLS = [{"name": "Bash", "description": "run", "inputSchema": {}}]
 

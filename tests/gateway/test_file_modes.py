@@ -21,7 +21,8 @@ from typer.testing import CliRunner
 from gsv_cli.logsetup import configure_logging
 from gsv_cli.main import app
 from gsv_core.client import GatewayClient
-from gsv_core.gateway.server import ServerConfig, serve
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
 from gsv_core.paths import resolve_paths
 from gsv_core.service import background
 

@@ -17,8 +17,10 @@ import pytest
 from websockets.asyncio.client import ClientConnection
 
 from gsv_core.gateway.server import RunningGateway
-from tests.fakes.provider import FakeProvider, call
-from tests.wire import credential, request
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
+from tests.wire import credential
+from tests.wire import request
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "http_channel.py"
 

@@ -10,8 +10,11 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection
 
 from gsv_core.gateway.server import RunningGateway
-from tests.fakes.provider import FakeProvider, call
-from tests.wire import connect_minimal, credential, request
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
+from tests.wire import connect_minimal
+from tests.wire import credential
+from tests.wire import request
 
 BASH = {"name": "Bash", "description": "run a command", "inputSchema": {"type": "object"}}
 

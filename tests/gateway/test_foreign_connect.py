@@ -9,7 +9,10 @@ import pytest
 from websockets.asyncio.client import ClientConnection
 
 from gsv_core.gateway.server import RunningGateway
-from tests.wire import credential, open_raw, owner_token, request
+from tests.wire import credential
+from tests.wire import open_raw
+from tests.wire import owner_token
+from tests.wire import request
 
 SHELL = {"hostCapabilities": ["shell.exec"]}
 OWNER_FRAME = {"minProtocol": 1, "client": {"id": "old-cli", "mode": "client"}}

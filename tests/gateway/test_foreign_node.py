@@ -11,9 +11,13 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection
 
 from gsv_core.gateway.server import RunningGateway
-from tests.fakes.provider import FakeProvider, call
-from tests.gateway.test_foreign_chat import raw_node, run_end
-from tests.skills.conftest import skill_text, workspace_dir, write_skill
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
+from tests.gateway.test_foreign_chat import raw_node
+from tests.gateway.test_foreign_chat import run_end
+from tests.skills.conftest import skill_text
+from tests.skills.conftest import workspace_dir
+from tests.skills.conftest import write_skill
 from tests.wire import request
 
 

@@ -11,8 +11,14 @@ import pytest
 from websockets.asyncio.client import ClientConnection
 
 from gsv_core.gateway.server import RunningGateway
-from gsv_core.protocol.methods import CLIENT, CONNECT, METHODS, NODE
-from tests.wire import connect_minimal, credential, owner_token, request
+from gsv_core.protocol.methods import CLIENT
+from gsv_core.protocol.methods import CONNECT
+from gsv_core.protocol.methods import METHODS
+from gsv_core.protocol.methods import NODE
+from tests.wire import connect_minimal
+from tests.wire import credential
+from tests.wire import owner_token
+from tests.wire import request
 
 SESSION_KEY = "sessionKey required"
 CALL_ID = "callId required"

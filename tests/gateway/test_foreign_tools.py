@@ -12,7 +12,9 @@ from websockets.asyncio.client import ClientConnection
 
 from gsv_core.gateway.server import RunningGateway
 from tests.fakes.provider import FakeProvider
-from tests.wire import connect_minimal, credential, request
+from tests.wire import connect_minimal
+from tests.wire import credential
+from tests.wire import request
 
 NUMBER = {"integer", "number"}
 # The original's native tools in its order: the first sentence of each description, every

@@ -8,11 +8,17 @@ from pathlib import Path
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
 from gsv_core.protocol.events import EVENTS
 from gsv_core.protocol.methods import METHODS
 from tests.waiting import until
-from tests.wire import connect_params, credential, handshake, open_raw, request
+from tests.wire import connect_params
+from tests.wire import credential
+from tests.wire import handshake
+from tests.wire import open_raw
+from tests.wire import request
 
 
 async def test_hello_ok_lists_exactly_the_methods_the_router_serves(

@@ -7,15 +7,18 @@ import asyncio
 import http.client
 import json
 import socket
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 import pytest
 
-from gsv_core.channels.base import HttpRequest, HttpResponse
+from gsv_core.channels.base import HttpRequest
+from gsv_core.channels.base import HttpResponse
 from gsv_core.channels.test_channel import TestChannel
 from gsv_core.client import GatewayClient
 from gsv_core.errors import Forbidden
-from gsv_core.gateway.http_front import MAX_BODY, MAX_HEAD
+from gsv_core.gateway.http_front import MAX_BODY
+from gsv_core.gateway.http_front import MAX_HEAD
 from gsv_core.gateway.server import RunningGateway
 
 

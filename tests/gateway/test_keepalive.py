@@ -11,10 +11,13 @@ from pathlib import Path
 import pytest
 
 from gsv_core.gateway.keepalive import Keepalive
-from gsv_core.gateway.server import ServerConfig, serve
-from tests.gateway.test_nodes import client_socket, node_socket
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
+from tests.gateway.test_nodes import client_socket
+from tests.gateway.test_nodes import node_socket
 from tests.waiting import until
-from tests.wire import open_raw, request
+from tests.wire import open_raw
+from tests.wire import request
 
 INTERVAL, TIMEOUT, TICK = 5.0, 8.0, 0.5
 STEP = 0.1  # the test clock moves by this much between sweeps

@@ -13,9 +13,17 @@ import pytest
 
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
-from tests.gateway.test_auth import TOOLS, _node, _refused
-from tests.node.test_daemon import node_online, running_node, until
-from tests.wire import connect_params, credential, handshake, open_raw, request
+from tests.gateway.test_auth import TOOLS
+from tests.gateway.test_auth import _node
+from tests.gateway.test_auth import _refused
+from tests.node.test_daemon import node_online
+from tests.node.test_daemon import running_node
+from tests.node.test_daemon import until
+from tests.wire import connect_params
+from tests.wire import credential
+from tests.wire import handshake
+from tests.wire import open_raw
+from tests.wire import request
 
 
 async def invite(gw: RunningGateway, **params: Any) -> dict[str, Any]:

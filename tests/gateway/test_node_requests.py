@@ -11,9 +11,14 @@ from typing import Any
 import pytest
 
 from gsv_core.errors import Unavailable
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
 from gsv_core.protocol.schemas.nodes import NodeExecEventParams
-from tests.gateway.test_nodes import client_socket, next_event, node_socket, send_req
+from tests.gateway.test_nodes import client_socket
+from tests.gateway.test_nodes import next_event
+from tests.gateway.test_nodes import node_socket
+from tests.gateway.test_nodes import send_req
 from tests.waiting import until
 from tests.wire import request
 

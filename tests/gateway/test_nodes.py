@@ -12,9 +12,16 @@ import pytest
 from websockets.asyncio.client import ClientConnection
 
 from gsv_core.approval.binding import verify
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
 from tests.waiting import until
-from tests.wire import connect_params, credential, handshake, node_runtime, open_raw, request
+from tests.wire import connect_params
+from tests.wire import credential
+from tests.wire import handshake
+from tests.wire import node_runtime
+from tests.wire import open_raw
+from tests.wire import request
 
 READ = {"name": "Read", "description": "read a file", "inputSchema": {"type": "object"}}
 

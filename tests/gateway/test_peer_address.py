@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gsv_core.gateway.peer_address import describe, host_of
+from gsv_core.gateway.peer_address import describe
+from gsv_core.gateway.peer_address import host_of
 
 
 @pytest.mark.parametrize(

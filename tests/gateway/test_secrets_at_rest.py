@@ -7,7 +7,8 @@ import json
 import logging
 import sqlite3
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -16,16 +17,23 @@ import keyring.backends.fail
 import pytest
 
 from gsv_core.client import GatewayClient
-from gsv_core.errors import GsvError, InvalidParams
+from gsv_core.errors import GsvError
+from gsv_core.errors import InvalidParams
 from gsv_core.gateway.config_service import ConfigService
-from gsv_core.gateway.server import ServerConfig, serve
-from gsv_core.localconfig import get_secret, keyring_service, set_secret
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
+from gsv_core.localconfig import get_secret
+from gsv_core.localconfig import keyring_service
+from gsv_core.localconfig import set_secret
 from gsv_core.paths import resolve_paths
 from gsv_core.storage.config_store import ConfigStore
-from gsv_core.storage.db import Database, migrate
+from gsv_core.storage.db import Database
+from gsv_core.storage.db import migrate
 from tests.fakes.memory_keyring import MemoryKeyring
-from tests.fakes.provider import FakeProvider, call
-from tests.test_config_secrets import SECRET_PATHS, tree_of
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
+from tests.test_config_secrets import SECRET_PATHS
+from tests.test_config_secrets import tree_of
 
 
 def fresh_values() -> dict[str, str]:

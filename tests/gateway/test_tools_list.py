@@ -8,10 +8,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gsv_core.gateway.server import ServerConfig, serve
-from gsv_core.protocol.frames import EncodedJson, encode_response
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
+from gsv_core.protocol.frames import EncodedJson
+from gsv_core.protocol.frames import encode_response
 from gsv_core.protocol.schemas.connect import object_schema
-from tests.gateway.test_nodes import READ, client_socket, node_socket
+from tests.gateway.test_nodes import READ
+from tests.gateway.test_nodes import client_socket
+from tests.gateway.test_nodes import node_socket
 from tests.waiting import until
 from tests.wire import request
 

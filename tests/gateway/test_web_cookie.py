@@ -13,16 +13,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import ClientConnection
+from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 from websockets.typing import Origin
 
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.auth import WEB_SESSION_MS
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
 from tests.cron.conftest import Clock
-from tests.gateway.test_web_front import browser_connect, origin, signed_in_cookie
-from tests.wire import connect_params, handshake, request
+from tests.gateway.test_web_front import browser_connect
+from tests.gateway.test_web_front import origin
+from tests.gateway.test_web_front import signed_in_cookie
+from tests.wire import connect_params
+from tests.wire import handshake
+from tests.wire import request
 
 TOOL = {"name": "Bash", "description": "run", "inputSchema": {"type": "object"}}
 HOUR = 3_600_000

@@ -14,15 +14,22 @@ from typing import Any
 
 import pytest
 from websockets.asyncio.client import connect
-from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import InvalidStatus
 
 from gsv_core.client import GatewayClient
-from gsv_core.errors import RateLimited, Unauthorized
-from gsv_core.gateway.auth import JOIN_FAILURES_ALLOWED, WEB_CODE_TTL_MS, WEB_SESSION_MS
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
+from gsv_core.errors import RateLimited
+from gsv_core.errors import Unauthorized
+from gsv_core.gateway.auth import JOIN_FAILURES_ALLOWED
+from gsv_core.gateway.auth import WEB_CODE_TTL_MS
+from gsv_core.gateway.auth import WEB_SESSION_MS
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
 from tests.cron.conftest import Clock
 from tests.waiting import WAIT
-from tests.wire import connect_params, handshake
+from tests.wire import connect_params
+from tests.wire import handshake
 
 TOOL = {"name": "Bash", "description": "run", "inputSchema": {"type": "object"}}
 PAGE = "<!doctype html><title>gsv</title><script type=module src=/assets/js/main.js></script>"

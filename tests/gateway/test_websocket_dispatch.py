@@ -5,18 +5,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 import pytest
 from websockets.asyncio.client import connect
-from websockets.asyncio.server import ServerConnection, serve
+from websockets.asyncio.server import ServerConnection
+from websockets.asyncio.server import serve
 from websockets.exceptions import ConnectionClosedError
 
-from gsv_core.rpc.websocket import MessageHandler, close_reading, dispatch_messages
-from tests.waiting import WAIT, until
+from gsv_core.rpc.websocket import MessageHandler
+from gsv_core.rpc.websocket import close_reading
+from gsv_core.rpc.websocket import dispatch_messages
+from tests.waiting import WAIT
+from tests.waiting import until
 
 READY = "ready"  # sent by the server once its connection is being read
 

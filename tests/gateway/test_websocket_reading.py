@@ -9,9 +9,13 @@ import struct
 
 import pytest
 from websockets.exceptions import ConnectionClosedError
-from websockets.frames import Frame, Opcode
+from websockets.frames import Frame
+from websockets.frames import Opcode
 
-from tests.gateway.test_websocket_dispatch import READY, raw_client, serving, until
+from tests.gateway.test_websocket_dispatch import READY
+from tests.gateway.test_websocket_dispatch import raw_client
+from tests.gateway.test_websocket_dispatch import serving
+from tests.gateway.test_websocket_dispatch import until
 from tests.waiting import WAIT
 
 

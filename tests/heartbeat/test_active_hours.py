@@ -7,7 +7,8 @@ import datetime as dt
 import pytest
 
 from gsv_core.errors import InvalidParams
-from gsv_core.heartbeat.active_hours import parse_active_hours, parse_clock
+from gsv_core.heartbeat.active_hours import parse_active_hours
+from gsv_core.heartbeat.active_hours import parse_clock
 
 
 def ms(text: str) -> int:

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from gsv_core.heartbeat.checks import (
-    EMPTY_HEARTBEAT_FILE,
-    NO_HEARTBEAT_FILE,
-    checklist_skip,
-)
+from gsv_core.heartbeat.checks import EMPTY_HEARTBEAT_FILE
+from gsv_core.heartbeat.checks import NO_HEARTBEAT_FILE
+from gsv_core.heartbeat.checks import checklist_skip
 from gsv_core.workspace.templates import workspace_templates
 
 

@@ -11,14 +11,22 @@ from typing import Any
 
 import pytest
 
-from gsv_core.channels.base import InboundMessage, Peer, Sender
+from gsv_core.channels.base import InboundMessage
+from gsv_core.channels.base import Peer
+from gsv_core.channels.base import Sender
 from gsv_core.channels.test_channel import TestChannel
 from gsv_core.client import GatewayClient
-from gsv_core.errors import InvalidParams, NotFound, ProviderFailed
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import NotFound
+from gsv_core.errors import ProviderFailed
 from gsv_core.gateway.server import RunningGateway
 from gsv_core.protocol import events
-from tests.fakes.provider import Fail, FakeProvider
-from tests.heartbeat.conftest import MINUTE, START, Clock, eventually
+from tests.fakes.provider import Fail
+from tests.fakes.provider import FakeProvider
+from tests.heartbeat.conftest import MINUTE
+from tests.heartbeat.conftest import START
+from tests.heartbeat.conftest import Clock
+from tests.heartbeat.conftest import eventually
 
 TASK = "# Heartbeat checklist\n\n- Check whether the nightly backup succeeded.\n"
 HEARTBEAT_KEY = "agent:main:heartbeat:system:internal"

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from gsv_core.heartbeat.response import (
-    ACKNOWLEDGED,
-    DUPLICATE,
-    DUPLICATE_WINDOW_MS,
-    EMPTY_REPLY,
-    held_back,
-)
+from gsv_core.heartbeat.response import ACKNOWLEDGED
+from gsv_core.heartbeat.response import DUPLICATE
+from gsv_core.heartbeat.response import DUPLICATE_WINDOW_MS
+from gsv_core.heartbeat.response import EMPTY_REPLY
+from gsv_core.heartbeat.response import held_back
 
 NOW = 1_800_000_000_000
 

@@ -5,16 +5,22 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 import pytest
 
 from gsv_core.config import effective_config
-from gsv_core.errors import GsvError, ProviderFailed
+from gsv_core.errors import GsvError
+from gsv_core.errors import ProviderFailed
 from gsv_core.heartbeat.host import LastActive
 from gsv_core.heartbeat.service import HeartbeatService
-from tests.heartbeat.conftest import HOUR, MINUTE, START, Clock, eventually
+from tests.heartbeat.conftest import HOUR
+from tests.heartbeat.conftest import MINUTE
+from tests.heartbeat.conftest import START
+from tests.heartbeat.conftest import Clock
+from tests.heartbeat.conftest import eventually
 
 
 @dataclass

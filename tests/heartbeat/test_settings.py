@@ -6,9 +6,11 @@ from typing import Any
 
 import pytest
 
-from gsv_core.config import HeartbeatConfig, effective_config
+from gsv_core.config import HeartbeatConfig
+from gsv_core.config import effective_config
 from gsv_core.errors import InvalidParams
-from gsv_core.heartbeat.settings import agent_ids, settings_for
+from gsv_core.heartbeat.settings import agent_ids
+from gsv_core.heartbeat.settings import settings_for
 
 
 def config(**overrides: Any) -> dict[str, Any]:

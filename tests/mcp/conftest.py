@@ -8,7 +8,9 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,7 +18,10 @@ from typing import Any
 import pytest
 
 from gsv_core.client import GatewayClient
-from tests.agent.conftest import client, fake, gw, log  # noqa: F401  (agent runs)
+from tests.agent.conftest import client  # noqa: F401  (agent runs)
+from tests.agent.conftest import fake  # noqa: F401  (agent runs)
+from tests.agent.conftest import gw  # noqa: F401  (agent runs)
+from tests.agent.conftest import log  # noqa: F401  (agent runs)
 
 TOY = Path(__file__).parent / "servers" / "toy.py"
 

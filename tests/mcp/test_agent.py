@@ -10,9 +10,12 @@ from typing import Any
 
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
-from tests.agent.conftest import EventLog, send
-from tests.fakes.provider import FakeProvider, call
-from tests.mcp.conftest import set_rules, stdio
+from tests.agent.conftest import EventLog
+from tests.agent.conftest import send
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
+from tests.mcp.conftest import set_rules
+from tests.mcp.conftest import stdio
 
 
 def tool_result(fake: FakeProvider) -> dict[str, Any]:

@@ -14,7 +14,9 @@ from gsv_core.errors import GsvError
 from tests.agent.conftest import EventLog
 from tests.approval.test_native_asks import one_call
 from tests.fakes.provider import FakeProvider
-from tests.mcp.conftest import eventually, set_rules, stdio
+from tests.mcp.conftest import eventually
+from tests.mcp.conftest import set_rules
+from tests.mcp.conftest import stdio
 
 WHY = "the MCP server does not mark this tool read-only"
 

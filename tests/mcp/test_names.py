@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from gsv_core.mcp.names import is_mcp_name, offered_name, split_name
+from gsv_core.mcp.names import is_mcp_name
+from gsv_core.mcp.names import offered_name
+from gsv_core.mcp.names import split_name
 
 
 def test_a_tool_is_offered_under_its_servers_prefix_and_splits_back() -> None:

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from mcp.types import (
-    AudioContent,
-    BlobResourceContents,
-    CallToolResult,
-    EmbeddedResource,
-    ImageContent,
-    ResourceLink,
-    TextContent,
-)
+from mcp.types import AudioContent
+from mcp.types import BlobResourceContents
+from mcp.types import CallToolResult
+from mcp.types import EmbeddedResource
+from mcp.types import ImageContent
+from mcp.types import ResourceLink
+from mcp.types import TextContent
 
 from gsv_core.errors import ToolFailed
 from gsv_core.mcp.results import tool_result

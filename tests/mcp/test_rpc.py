@@ -12,10 +12,13 @@ import pytest
 
 from gsv_core.client import GatewayClient
 from gsv_core.errors import GsvError
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
 from gsv_core.mcp.supervisor import READY
 from tests.fakes.memory_keyring import MemoryKeyring
-from tests.mcp.conftest import HttpServer, stdio
+from tests.mcp.conftest import HttpServer
+from tests.mcp.conftest import stdio
 
 
 @pytest.fixture

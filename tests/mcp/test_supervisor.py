@@ -16,9 +16,17 @@ from typing import Any
 
 import pytest
 
-from gsv_core.errors import NotFound, TimedOut, ToolFailed, Unavailable
-from gsv_core.mcp.supervisor import FAILED, HALT_WITHIN, READY, McpSupervisor
-from tests.mcp.conftest import HttpServer, eventually, stdio
+from gsv_core.errors import NotFound
+from gsv_core.errors import TimedOut
+from gsv_core.errors import ToolFailed
+from gsv_core.errors import Unavailable
+from gsv_core.mcp.supervisor import FAILED
+from gsv_core.mcp.supervisor import HALT_WITHIN
+from gsv_core.mcp.supervisor import READY
+from gsv_core.mcp.supervisor import McpSupervisor
+from tests.mcp.conftest import HttpServer
+from tests.mcp.conftest import eventually
+from tests.mcp.conftest import stdio
 
 MODEL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 

@@ -11,9 +11,13 @@ import pytest
 
 from gsv_core.memory.service import MemoryService
 from gsv_core.storage.db import Database
-from gsv_core.storage.sessions import SessionRecord, SessionStore
+from gsv_core.storage.sessions import SessionRecord
+from gsv_core.storage.sessions import SessionStore
 from gsv_core.workspace.backend import FilesystemBackend
-from tests.agent.conftest import client, fake, gw, log  # noqa: F401  (gateway runs)
+from tests.agent.conftest import client  # noqa: F401  (gateway runs)
+from tests.agent.conftest import fake  # noqa: F401  (gateway runs)
+from tests.agent.conftest import gw  # noqa: F401  (gateway runs)
+from tests.agent.conftest import log  # noqa: F401  (gateway runs)
 
 
 @dataclass

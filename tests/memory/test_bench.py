@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 
-from bench.memory_search import QUESTIONS, main
+from bench.memory_search import QUESTIONS
+from bench.memory_search import main
 
 
 def test_the_bench_runs_small_and_recalls_the_answers(capsys: object) -> None:

@@ -11,7 +11,8 @@ from typing import Any
 from gsv_core.agent.compaction import SUMMARISER_SYSTEM
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
-from tests.agent.conftest import EventLog, send
+from tests.agent.conftest import EventLog
+from tests.agent.conftest import send
 from tests.agent.test_compaction import small_window
 from tests.fakes.provider import FakeProvider
 from tests.memory.test_memory_tools import owner_calls

@@ -10,11 +10,15 @@ from typing import Any
 
 import pytest
 
-from gsv_core.errors import InvalidParams, NotFound
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import NotFound
 from gsv_core.memory.query import query_terms
-from gsv_core.memory.search import MemoryScope, SearchRequest
-from gsv_core.storage.sessions import SessionRecord, SessionStore
-from tests.memory.conftest import Memory, message
+from gsv_core.memory.search import MemoryScope
+from gsv_core.memory.search import SearchRequest
+from gsv_core.storage.sessions import SessionRecord
+from gsv_core.storage.sessions import SessionStore
+from tests.memory.conftest import Memory
+from tests.memory.conftest import message
 
 ALL = MemoryScope.everything()
 

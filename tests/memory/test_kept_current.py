@@ -6,8 +6,11 @@ from __future__ import annotations
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
 from gsv_core.memory.query import query_terms
-from gsv_core.memory.search import MemoryScope, SearchRequest
-from tests.agent.conftest import KEY, EventLog, send
+from gsv_core.memory.search import MemoryScope
+from gsv_core.memory.search import SearchRequest
+from tests.agent.conftest import KEY
+from tests.agent.conftest import EventLog
+from tests.agent.conftest import send
 from tests.fakes.provider import FakeProvider
 
 

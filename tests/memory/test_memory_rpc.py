@@ -11,8 +11,12 @@ import pytest
 from gsv_core.client import GatewayClient
 from gsv_core.errors import InvalidParams
 from gsv_core.gateway.server import RunningGateway
-from tests.agent.conftest import EventLog, send
-from tests.wire import credential, handshake, open_raw, request
+from tests.agent.conftest import EventLog
+from tests.agent.conftest import send
+from tests.wire import credential
+from tests.wire import handshake
+from tests.wire import open_raw
+from tests.wire import request
 
 TOOLS = [{"name": "Read", "description": "Read a file", "inputSchema": {"type": "object"}}]
 

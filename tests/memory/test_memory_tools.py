@@ -17,12 +17,17 @@ from gsv_core.gateway.memory_reach import memory_scope
 from gsv_core.gateway.server import RunningGateway
 from gsv_core.gateway.spawn_origins import SpawnOrigin
 from gsv_core.memory.query import query_terms
-from gsv_core.memory.search import MemoryScope, SearchRequest
+from gsv_core.memory.search import MemoryScope
+from gsv_core.memory.search import SearchRequest
 from gsv_core.routing import RoutingSettings
-from tests.agent.conftest import EventLog, send
-from tests.fakes.provider import FakeProvider, call
-from tests.security.test_guests import Worker, tool_results
-from tests.wire import handshake, open_raw
+from tests.agent.conftest import EventLog
+from tests.agent.conftest import send
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
+from tests.security.test_guests import Worker
+from tests.security.test_guests import tool_results
+from tests.wire import handshake
+from tests.wire import open_raw
 
 NOTE = "# Memory\nThe owner's passport is in the blue folder.\n"
 

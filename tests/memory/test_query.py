@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from gsv_core.errors import InvalidParams
-from gsv_core.memory.query import MAX_QUERY_CHARS, fts_query, parse_time
+from gsv_core.memory.query import MAX_QUERY_CHARS
+from gsv_core.memory.query import fts_query
+from gsv_core.memory.query import parse_time
 
 
 def test_words_are_quoted_and_joined_by_or() -> None:

@@ -5,7 +5,8 @@ it, and a failing endpoint leaves BM25 ranking alone."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -13,23 +14,24 @@ import pytest
 
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
-from gsv_core.memory.embeddings import (
-    EmbeddingsEndpoint,
-    embed,
-    fuse,
-    nearest,
-    nearest_numpy,
-    nearest_python,
-    pack,
-    unpack,
-)
-from gsv_core.memory.search import MemoryScope, search_request
+from gsv_core.memory.embeddings import EmbeddingsEndpoint
+from gsv_core.memory.embeddings import embed
+from gsv_core.memory.embeddings import fuse
+from gsv_core.memory.embeddings import nearest
+from gsv_core.memory.embeddings import nearest_numpy
+from gsv_core.memory.embeddings import nearest_python
+from gsv_core.memory.embeddings import pack
+from gsv_core.memory.embeddings import unpack
+from gsv_core.memory.search import MemoryScope
+from gsv_core.memory.search import search_request
 from gsv_core.memory.service import MemoryService
 from gsv_core.storage.db import Database
 from gsv_core.storage.sessions import SessionStore
 from gsv_core.workspace.backend import FilesystemBackend
-from tests.agent.conftest import EventLog, send
-from tests.fakes.embeddings_server import FakeEmbeddingsServer, fake_embeddings_server
+from tests.agent.conftest import EventLog
+from tests.agent.conftest import send
+from tests.fakes.embeddings_server import FakeEmbeddingsServer
+from tests.fakes.embeddings_server import fake_embeddings_server
 from tests.memory.conftest import Memory
 
 NOW = 1_800_000_000_000

@@ -10,8 +10,10 @@ import sqlite3
 from pathlib import Path
 
 from gsv_core.client import GatewayClient
-from gsv_core.gateway.server import ServerConfig, serve
-from gsv_core.storage.db import MIGRATIONS, migrate
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
+from gsv_core.storage.db import MIGRATIONS
+from gsv_core.storage.db import migrate
 from tests.memory.conftest import message
 
 

@@ -13,14 +13,22 @@ from typing import Any
 
 import pytest
 
-from gsv_core.client import Backoff, GatewayClient
-from gsv_core.errors import NotFound, TimedOut, Unavailable
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
-from gsv_core.node.daemon import NodeDaemon, NodeSettings, default_node_id
+from gsv_core.client import Backoff
+from gsv_core.client import GatewayClient
+from gsv_core.errors import NotFound
+from gsv_core.errors import TimedOut
+from gsv_core.errors import Unavailable
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
+from gsv_core.node.daemon import NodeDaemon
+from gsv_core.node.daemon import NodeSettings
+from gsv_core.node.daemon import default_node_id
 from gsv_core.node.logtail import tail_lines
 from tests.fakes.tcp_proxy import freezable_proxy
 from tests.waiting import until
-from tests.wire import credential, owner_token
+from tests.wire import credential
+from tests.wire import owner_token
 
 
 @asynccontextmanager

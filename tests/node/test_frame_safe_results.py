@@ -10,16 +10,22 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, ClassVar, cast
+from typing import Any
+from typing import ClassVar
+from typing import cast
 
 import pytest
 
-from gsv_core.client import Backoff, GatewayClient
-from gsv_core.errors import GsvError, InvalidParams
+from gsv_core.client import Backoff
+from gsv_core.client import GatewayClient
+from gsv_core.errors import GsvError
+from gsv_core.errors import InvalidParams
 from gsv_core.gateway.server import RunningGateway
-from gsv_core.node.daemon import NodeDaemon, NodeSettings
+from gsv_core.node.daemon import NodeDaemon
+from gsv_core.node.daemon import NodeSettings
 from gsv_core.node.tools import Toolset
-from gsv_core.node.tools.base import Tool, ToolParams
+from gsv_core.node.tools.base import Tool
+from gsv_core.node.tools.base import ToolParams
 from tests.node.test_daemon import node_online
 from tests.wire import owner_token
 

@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from gsv_core.gateway.server import ServerConfig, serve
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
 from gsv_core.node.daemon import NodeSettings
 from tests.gateway.test_nodes import node_socket
-from tests.node.test_daemon import node_online, running_node
+from tests.node.test_daemon import node_online
+from tests.node.test_daemon import running_node
 from tests.waiting import until
 
 # the gateway pings after 2 s of silence; the node beats ten times as often

@@ -12,7 +12,8 @@ import pytest
 from gsv_core.approval.binding import sign
 from gsv_core.errors import ToolFailed
 from gsv_core.node.guard import NodeGuard
-from gsv_core.node.tools import Toolset, build_toolset
+from gsv_core.node.tools import Toolset
+from gsv_core.node.tools import build_toolset
 from gsv_core.paths import resolve_paths
 from tests.node.tools.conftest import BACKENDS
 

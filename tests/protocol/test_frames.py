@@ -9,21 +9,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gsv_core.errors import NotFound
-from gsv_core.protocol.frames import (
-    EncodedEvent,
-    EventFrame,
-    FrameError,
-    RequestFrame,
-    ResponseFrame,
-    encode_binary_frame,
-    encode_error,
-    encode_event,
-    encode_frame,
-    encode_request,
-    encode_response,
-    parse_binary_frame,
-    parse_frame,
-)
+from gsv_core.protocol.frames import EncodedEvent
+from gsv_core.protocol.frames import EventFrame
+from gsv_core.protocol.frames import FrameError
+from gsv_core.protocol.frames import RequestFrame
+from gsv_core.protocol.frames import ResponseFrame
+from gsv_core.protocol.frames import encode_binary_frame
+from gsv_core.protocol.frames import encode_error
+from gsv_core.protocol.frames import encode_event
+from gsv_core.protocol.frames import encode_frame
+from gsv_core.protocol.frames import encode_request
+from gsv_core.protocol.frames import encode_response
+from gsv_core.protocol.frames import parse_binary_frame
+from gsv_core.protocol.frames import parse_frame
 
 VALID = [
     ('{"type":"req","id":"1","method":"config.get"}', RequestFrame("1", "config.get")),

@@ -8,8 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from gsv_core.protocol.messages import AssistantMessage, Message
-from gsv_core.providers.base import AssistantBuilder, ModelRequest, Provider, StreamEvent, ToolSpec
+from gsv_core.protocol.messages import AssistantMessage
+from gsv_core.protocol.messages import Message
+from gsv_core.providers.base import AssistantBuilder
+from gsv_core.providers.base import ModelRequest
+from gsv_core.providers.base import Provider
+from gsv_core.providers.base import StreamEvent
+from gsv_core.providers.base import ToolSpec
 from gsv_core.providers.retry import RetryPolicy
 
 

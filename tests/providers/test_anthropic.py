@@ -9,29 +9,34 @@ from collections.abc import Iterator
 
 import pytest
 
-from gsv_core.errors import ContextOverflow, ProviderFailed, RateLimited
+from gsv_core.errors import ContextOverflow
+from gsv_core.errors import ProviderFailed
+from gsv_core.errors import RateLimited
 from gsv_core.protocol.messages import Message
-from gsv_core.providers.anthropic import DEFAULT_MAX_TOKENS, THINKING_BUDGETS, AnthropicProvider
-from gsv_core.providers.base import (
-    ModelRequest,
-    Stop,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallDelta,
-    ToolCallEnd,
-    ToolCallStart,
-    UsageReport,
-)
-from tests.fakes.llm_server import (
-    ErrorReply,
-    FakeLLMServer,
-    StreamError,
-    Thinking,
-    ToolCall,
-    fake_llm_server,
-    reply,
-)
-from tests.providers import PIXEL, READ_TOOL, ask, assemble, collect, no_sleep_policy
+from gsv_core.providers.anthropic import DEFAULT_MAX_TOKENS
+from gsv_core.providers.anthropic import THINKING_BUDGETS
+from gsv_core.providers.anthropic import AnthropicProvider
+from gsv_core.providers.base import ModelRequest
+from gsv_core.providers.base import Stop
+from gsv_core.providers.base import TextDelta
+from gsv_core.providers.base import ThinkingDelta
+from gsv_core.providers.base import ToolCallDelta
+from gsv_core.providers.base import ToolCallEnd
+from gsv_core.providers.base import ToolCallStart
+from gsv_core.providers.base import UsageReport
+from tests.fakes.llm_server import ErrorReply
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import StreamError
+from tests.fakes.llm_server import Thinking
+from tests.fakes.llm_server import ToolCall
+from tests.fakes.llm_server import fake_llm_server
+from tests.fakes.llm_server import reply
+from tests.providers import PIXEL
+from tests.providers import READ_TOOL
+from tests.providers import ask
+from tests.providers import assemble
+from tests.providers import collect
+from tests.providers import no_sleep_policy
 
 
 @pytest.fixture

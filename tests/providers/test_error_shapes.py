@@ -11,14 +11,25 @@ from dataclasses import dataclass
 
 import pytest
 
-from gsv_core.errors import ContextOverflow, GsvError, ProviderFailed, RateLimited, TimedOut
+from gsv_core.errors import ContextOverflow
+from gsv_core.errors import GsvError
+from gsv_core.errors import ProviderFailed
+from gsv_core.errors import RateLimited
+from gsv_core.errors import TimedOut
 from gsv_core.providers.anthropic import AnthropicProvider
 from gsv_core.providers.keys import fingerprint
 from gsv_core.providers.openai_compat import OpenAICompatProvider
 from gsv_core.providers.sdk import SdkProvider
 from tests.fakes import provider_errors as real
-from tests.fakes.llm_server import ErrorReply, FakeLLMServer, Hang, Turn, fake_llm_server, reply
-from tests.providers import ask, collect, no_sleep_policy
+from tests.fakes.llm_server import ErrorReply
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import Hang
+from tests.fakes.llm_server import Turn
+from tests.fakes.llm_server import fake_llm_server
+from tests.fakes.llm_server import reply
+from tests.providers import ask
+from tests.providers import collect
+from tests.providers import no_sleep_policy
 
 
 @pytest.fixture

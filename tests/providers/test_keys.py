@@ -8,8 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from gsv_core.errors import ProviderFailed, RateLimited
-from gsv_core.providers.keys import QUOTA_COOLDOWN_MS, RATE_LIMIT_COOLDOWN_MS, KeyPool, fingerprint
+from gsv_core.errors import ProviderFailed
+from gsv_core.errors import RateLimited
+from gsv_core.providers.keys import QUOTA_COOLDOWN_MS
+from gsv_core.providers.keys import RATE_LIMIT_COOLDOWN_MS
+from gsv_core.providers.keys import KeyPool
+from gsv_core.providers.keys import fingerprint
 from gsv_core.storage.db import Database
 from gsv_core.storage.provider_keys import ProviderKeyStore
 

@@ -7,7 +7,9 @@ import anthropic
 import openai
 
 from gsv_core.providers.retry import http_client
-from tests.fakes.llm_server import ToolCall, fake_llm_server, reply
+from tests.fakes.llm_server import ToolCall
+from tests.fakes.llm_server import fake_llm_server
+from tests.fakes.llm_server import reply
 
 
 async def test_non_streaming_requests_get_complete_answers() -> None:
@@ -46,7 +48,8 @@ async def test_choose_answers_what_the_queue_does_not() -> None:
     the queued turns."""
     from gsv_core.providers.base import TextDelta
     from gsv_core.providers.openai_compat import OpenAICompatProvider
-    from tests.providers import ask, collect
+    from tests.providers import ask
+    from tests.providers import collect
 
     with fake_llm_server() as server:
         server.enqueue(reply("queued"))

@@ -12,16 +12,16 @@ from typing import Any
 
 import pytest
 
-from gsv_core.agent.compaction import DEFAULT_WINDOW, context_window
-from gsv_core.providers.ollama import (
-    RETRY_AFTER_S,
-    ReportedWindows,
-    is_ollama,
-    parse_context_length,
-    show_url,
-)
+from gsv_core.agent.compaction import DEFAULT_WINDOW
+from gsv_core.agent.compaction import context_window
+from gsv_core.providers.ollama import RETRY_AFTER_S
+from gsv_core.providers.ollama import ReportedWindows
+from gsv_core.providers.ollama import is_ollama
+from gsv_core.providers.ollama import parse_context_length
+from gsv_core.providers.ollama import show_url
 from gsv_core.providers.registry import ProviderSettings
-from tests.fakes.llm_server import FakeLLMServer, fake_llm_server
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import fake_llm_server
 
 LLAMA = {"model_info": {"general.architecture": "llama", "general.parameter_count": 8030261248,
                         "llama.context_length": 131072, "llama.embedding_length": 4096}}  # fmt: skip

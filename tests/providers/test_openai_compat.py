@@ -10,31 +10,35 @@ from collections.abc import Iterator
 
 import pytest
 
-from gsv_core.errors import ContextOverflow, ProviderFailed, RateLimited, TimedOut
+from gsv_core.errors import ContextOverflow
+from gsv_core.errors import ProviderFailed
+from gsv_core.errors import RateLimited
+from gsv_core.errors import TimedOut
 from gsv_core.protocol.messages import Message
-from gsv_core.providers.base import (
-    ModelRequest,
-    Stop,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallDelta,
-    ToolCallEnd,
-    ToolCallStart,
-    UsageReport,
-)
+from gsv_core.providers.base import ModelRequest
+from gsv_core.providers.base import Stop
+from gsv_core.providers.base import TextDelta
+from gsv_core.providers.base import ThinkingDelta
+from gsv_core.providers.base import ToolCallDelta
+from gsv_core.providers.base import ToolCallEnd
+from gsv_core.providers.base import ToolCallStart
+from gsv_core.providers.base import UsageReport
 from gsv_core.providers.openai_compat import OpenAICompatProvider
-from tests.fakes.llm_server import (
-    ErrorReply,
-    FakeLLMServer,
-    Hang,
-    RawStream,
-    StreamError,
-    Thinking,
-    ToolCall,
-    fake_llm_server,
-    reply,
-)
-from tests.providers import PIXEL, READ_TOOL, ask, assemble, collect, no_sleep_policy
+from tests.fakes.llm_server import ErrorReply
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import Hang
+from tests.fakes.llm_server import RawStream
+from tests.fakes.llm_server import StreamError
+from tests.fakes.llm_server import Thinking
+from tests.fakes.llm_server import ToolCall
+from tests.fakes.llm_server import fake_llm_server
+from tests.fakes.llm_server import reply
+from tests.providers import PIXEL
+from tests.providers import READ_TOOL
+from tests.providers import ask
+from tests.providers import assemble
+from tests.providers import collect
+from tests.providers import no_sleep_policy
 
 
 @pytest.fixture

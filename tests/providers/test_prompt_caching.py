@@ -12,14 +12,20 @@ from typing import Any
 import pytest
 
 from gsv_core.protocol.messages import Message
-from gsv_core.providers.anthropic import AnthropicProvider, mark_conversation_prefix
-from gsv_core.providers.base import ModelRequest, ToolSpec
+from gsv_core.providers.anthropic import AnthropicProvider
+from gsv_core.providers.anthropic import mark_conversation_prefix
+from gsv_core.providers.base import ModelRequest
+from gsv_core.providers.base import ToolSpec
 from gsv_core.providers.openai_compat import OpenAICompatProvider
 from gsv_core.providers.registry import provider_settings
 from gsv_core.providers.tool_schema import for_model
-from tests.fakes.llm_server import FakeLLMServer, fake_llm_server, reply
-from tests.fakes.prompt_cache import PromptCache, TooManyBreakpoints
-from tests.providers import collect, no_sleep_policy
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import fake_llm_server
+from tests.fakes.llm_server import reply
+from tests.fakes.prompt_cache import PromptCache
+from tests.fakes.prompt_cache import TooManyBreakpoints
+from tests.providers import collect
+from tests.providers import no_sleep_policy
 
 CACHED = {"type": "ephemeral"}
 BIG_TOOL = ToolSpec("n1__Read", "Read a file. " + "Long description. " * 400, {"type": "object"})

@@ -11,8 +11,11 @@ import pytest
 from gsv_core.providers.base import TextDelta
 from gsv_core.providers.pool import ProviderPool
 from gsv_core.providers.retry import RetryPolicy
-from tests.fakes.llm_server import FakeLLMServer, fake_llm_server, reply
-from tests.providers import NoSleep, ask
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import fake_llm_server
+from tests.fakes.llm_server import reply
+from tests.providers import NoSleep
+from tests.providers import ask
 
 POLICY = RetryPolicy(sleep=NoSleep(), jitter=lambda: 0.0)
 

@@ -13,14 +13,15 @@ from gsv_core.config import effective_config
 from gsv_core.errors import ProviderFailed
 from gsv_core.providers.anthropic import AnthropicProvider
 from gsv_core.providers.openai_compat import OpenAICompatProvider
-from gsv_core.providers.registry import (
-    PLACEHOLDER_KEY,
-    ProviderNotConfigured,
-    provider_settings,
-    resolve_provider,
-)
-from tests.fakes.llm_server import fake_llm_server, reply
-from tests.providers import ask, assemble, collect
+from gsv_core.providers.registry import PLACEHOLDER_KEY
+from gsv_core.providers.registry import ProviderNotConfigured
+from gsv_core.providers.registry import provider_settings
+from gsv_core.providers.registry import resolve_provider
+from tests.fakes.llm_server import fake_llm_server
+from tests.fakes.llm_server import reply
+from tests.providers import ask
+from tests.providers import assemble
+from tests.providers import collect
 
 
 def config(**overrides: Any) -> dict[str, Any]:

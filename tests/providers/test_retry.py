@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator
+from collections.abc import Callable
 
 import pytest
 
-from gsv_core.errors import ProviderFailed, RateLimited
-from gsv_core.providers.base import StreamEvent, TextDelta
-from gsv_core.providers.retry import (
-    AttemptFailed,
-    RetryPolicy,
-    cause_text,
-    is_loopback_url,
-    looks_like_overflow,
-    retry_after,
-    stream_with_retries,
-)
+from gsv_core.errors import ProviderFailed
+from gsv_core.errors import RateLimited
+from gsv_core.providers.base import StreamEvent
+from gsv_core.providers.base import TextDelta
+from gsv_core.providers.retry import AttemptFailed
+from gsv_core.providers.retry import RetryPolicy
+from gsv_core.providers.retry import cause_text
+from gsv_core.providers.retry import is_loopback_url
+from gsv_core.providers.retry import looks_like_overflow
+from gsv_core.providers.retry import retry_after
+from gsv_core.providers.retry import stream_with_retries
 from tests.providers import no_sleep_policy
 
 NOW = 1_700_000_000.0  # 2023-11-14T22:13:20Z

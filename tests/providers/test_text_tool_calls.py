@@ -9,13 +9,11 @@ from typing import Any
 import pytest
 
 from gsv_core.providers.base import ToolSpec
-from gsv_core.providers.text_tool_calls import (
-    TextToolCall,
-    call_text,
-    catalogue,
-    parse_text_tool_call,
-    result_text,
-)
+from gsv_core.providers.text_tool_calls import TextToolCall
+from gsv_core.providers.text_tool_calls import call_text
+from gsv_core.providers.text_tool_calls import catalogue
+from gsv_core.providers.text_tool_calls import parse_text_tool_call
+from gsv_core.providers.text_tool_calls import result_text
 
 OFFERED = {"gsv__ReadFile", "n1__Bash", "echo"}
 READ = TextToolCall("gsv__ReadFile", {"path": "a.txt"})

@@ -11,18 +11,23 @@ from typing import Any
 import pytest
 
 from gsv_core.protocol.messages import Message
-from gsv_core.providers.base import (
-    ModelRequest,
-    Provider,
-    Stop,
-    TextDelta,
-    TextRetracted,
-    ToolCallStart,
-)
+from gsv_core.providers.base import ModelRequest
+from gsv_core.providers.base import Provider
+from gsv_core.providers.base import Stop
+from gsv_core.providers.base import TextDelta
+from gsv_core.providers.base import TextRetracted
+from gsv_core.providers.base import ToolCallStart
 from gsv_core.providers.registry import resolve_provider
 from gsv_core.providers.tool_call_modes import OFF_NOTE
-from tests.fakes.llm_server import FakeLLMServer, ToolCall, fake_llm_server, reply
-from tests.providers import READ_TOOL, ask, assemble, collect, no_sleep_policy
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import ToolCall
+from tests.fakes.llm_server import fake_llm_server
+from tests.fakes.llm_server import reply
+from tests.providers import READ_TOOL
+from tests.providers import ask
+from tests.providers import assemble
+from tests.providers import collect
+from tests.providers import no_sleep_policy
 
 APIS = ["openai", "anthropic"]
 CALL = '{"name": "n1__Read", "arguments": {"path": "notes.txt"}}'

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 
-from gsv_core.agent.manager import DROP_AFTER_MS, SPAWN_KIND
+from gsv_core.agent.manager import DROP_AFTER_MS
+from gsv_core.agent.manager import SPAWN_KIND
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.retention import SWEEP_EVERY_MS
 from gsv_core.gateway.server import RunningGateway

@@ -12,11 +12,14 @@ import pytest
 from gsv_core.client import GatewayClient
 from gsv_core.errors import InvalidParams
 from gsv_core.gateway.retention import SWEEP_EVERY_MS
-from gsv_core.gateway.server import RunningGateway, serve
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import serve
 from gsv_core.storage.channels import ANSWERED
 from gsv_core.storage.pairing import PairRequest
-from gsv_core.storage.usage import DAY_MS, UsageRow
-from tests.cron.conftest import Clock, server_config
+from gsv_core.storage.usage import DAY_MS
+from gsv_core.storage.usage import UsageRow
+from tests.cron.conftest import Clock
+from tests.cron.conftest import server_config
 from tests.fakes.provider import FakeProvider
 from tests.waiting import until
 

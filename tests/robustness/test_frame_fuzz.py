@@ -20,15 +20,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 from websockets.exceptions import ConnectionClosed
-from websockets.sync.client import ClientConnection, connect
+from websockets.sync.client import ClientConnection
+from websockets.sync.client import connect
 
 from gsv_core.gateway.server import RunningGateway
 from gsv_core.protocol.close_codes import CloseCode
 from gsv_core.protocol.frames import INVALID_DATA
-from gsv_core.protocol.methods import CONNECT, METHODS
+from gsv_core.protocol.methods import CONNECT
+from gsv_core.protocol.methods import METHODS
 from tests.robustness.conftest import troubles
 from tests.threaded import threaded_gateway
 from tests.wire import connect_params

@@ -11,8 +11,12 @@ from pathlib import Path
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
-from tests.wire import handshake, open_raw, request
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
+from tests.wire import handshake
+from tests.wire import open_raw
+from tests.wire import request
 
 DEPTH = 100_000
 

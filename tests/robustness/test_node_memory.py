@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 
 from gsv_cli.main import app
 from gsv_core.gateway.server import RunningGateway
-from tests.threaded import node_subprocess, threaded_gateway
+from tests.threaded import node_subprocess
+from tests.threaded import threaded_gateway
 
 pytestmark = pytest.mark.skipif(
     not Path("/proc/self/status").exists(), reason="reads VmHWM from Linux /proc"

@@ -15,11 +15,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner, Result
+from typer.testing import CliRunner
+from typer.testing import Result
 
 from gsv_cli.main import app
 from gsv_core.gateway.server import RunningGateway
-from tests.threaded import node_subprocess, owner_env, threaded_gateway, wait_for
+from tests.threaded import node_subprocess
+from tests.threaded import owner_env
+from tests.threaded import threaded_gateway
+from tests.threaded import wait_for
 
 # a frozen node is noticed within seconds; a live one under load still answers in time
 # (its pong crosses a busy machine and a gateway thread sharing the GIL with the CLI)

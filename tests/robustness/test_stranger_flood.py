@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from gsv_core.client import GatewayClient
-from gsv_core.gateway.server import ServerConfig, serve
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
 from tests.fakes.provider import FakeProvider
-from tests.wire import handshake, open_raw
+from tests.wire import handshake
+from tests.wire import open_raw
 
 STRANGERS = 20
 

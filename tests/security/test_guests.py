@@ -10,7 +10,8 @@ import asyncio
 import json
 import re
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +20,12 @@ from websockets.asyncio.client import ClientConnection
 
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
-from tests.agent.conftest import EventLog, send
-from tests.fakes.provider import FakeProvider, call
-from tests.wire import handshake, open_raw
+from tests.agent.conftest import EventLog
+from tests.agent.conftest import send
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
+from tests.wire import handshake
+from tests.wire import open_raw
 
 PASSPORT = "passport number X1234567"
 PIN = "my bank PIN is 4711"

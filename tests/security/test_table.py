@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,11 +20,18 @@ from websockets.asyncio.client import ClientConnection
 
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
-from tests.agent.conftest import EventLog, send
+from tests.agent.conftest import EventLog
+from tests.agent.conftest import send
 from tests.approval.test_flow import node
-from tests.fakes.provider import FakeProvider, call
-from tests.security.test_guests import PASSPORT, Worker, tool_results, worker  # noqa: F401
-from tests.wire import handshake, open_raw, request
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
+from tests.security.test_guests import PASSPORT
+from tests.security.test_guests import Worker
+from tests.security.test_guests import tool_results
+from tests.security.test_guests import worker  # noqa: F401
+from tests.wire import handshake
+from tests.wire import open_raw
+from tests.wire import request
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "security.md"
 HOUR_MS = 3_600_000

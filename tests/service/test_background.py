@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from gsv_core.errors import Conflict, GsvError, NotFound
+from gsv_core.errors import Conflict
+from gsv_core.errors import GsvError
+from gsv_core.errors import NotFound
 from gsv_core.service import background
 
 # prints a line once its SIGTERM disposition is set, then waits to be stopped

@@ -13,19 +13,18 @@ from pathlib import Path
 
 import pytest
 
-from gsv_core.errors import InvalidParams, Unavailable
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import Unavailable
 from gsv_core.service.background import output_file
-from gsv_core.service.units import (
-    ServiceSpec,
-    install_service,
-    launchd_plist,
-    service_environment,
-    service_manager,
-    systemd_quote,
-    systemd_unit,
-    uninstall_service,
-    unit_path,
-)
+from gsv_core.service.units import ServiceSpec
+from gsv_core.service.units import install_service
+from gsv_core.service.units import launchd_plist
+from gsv_core.service.units import service_environment
+from gsv_core.service.units import service_manager
+from gsv_core.service.units import systemd_quote
+from gsv_core.service.units import systemd_unit
+from gsv_core.service.units import uninstall_service
+from gsv_core.service.units import unit_path
 
 ARGV = [sys.executable, "-m", "gsv_cli", "gateway", "run", "--port", "9999"]
 

@@ -11,7 +11,8 @@ from typing import Any
 
 from gsv_core.client import Backoff
 from gsv_core.gateway.server import RunningGateway
-from gsv_core.node.daemon import NodeDaemon, NodeSettings
+from gsv_core.node.daemon import NodeDaemon
+from gsv_core.node.daemon import NodeSettings
 from tests.waiting import until
 
 

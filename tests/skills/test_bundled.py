@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from gsv_core.gateway.server import ServerConfig, serve
-from gsv_core.skills.bundled import BUNDLED_SKILLS, bundled_skills, seed_bundled
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
+from gsv_core.skills.bundled import BUNDLED_SKILLS
+from gsv_core.skills.bundled import bundled_skills
+from gsv_core.skills.bundled import seed_bundled
 from gsv_core.skills.manifest import parse_manifest
 from gsv_core.workspace.backend import FilesystemBackend
 

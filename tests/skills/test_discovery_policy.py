@@ -13,9 +13,12 @@ from gsv_core.config import validate_config
 from gsv_core.errors import InvalidParams
 from gsv_core.skills.discovery import scan_skills
 from gsv_core.skills.manifest import Requirements
-from gsv_core.skills.policy import DISABLED_REASON, Skill, apply_policy
+from gsv_core.skills.policy import DISABLED_REASON
+from gsv_core.skills.policy import Skill
+from gsv_core.skills.policy import apply_policy
 from gsv_core.workspace.backend import FilesystemBackend
-from tests.skills.conftest import skill_text, write_skill
+from tests.skills.conftest import skill_text
+from tests.skills.conftest import write_skill
 
 
 @pytest.fixture

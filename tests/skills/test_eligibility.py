@@ -9,8 +9,11 @@ import pytest
 
 from gsv_core.skills.bincache import BinCache
 from gsv_core.skills.discovery import SkillFile
-from gsv_core.skills.eligibility import SkillHost, Verdict, evaluate
-from gsv_core.skills.manifest import Requirements, SkillManifest
+from gsv_core.skills.eligibility import SkillHost
+from gsv_core.skills.eligibility import Verdict
+from gsv_core.skills.eligibility import evaluate
+from gsv_core.skills.manifest import Requirements
+from gsv_core.skills.manifest import SkillManifest
 from gsv_core.skills.policy import Skill
 
 ALL_CAPS = ("filesystem.read", "shell.exec", "text.search")

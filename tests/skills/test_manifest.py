@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from gsv_core.skills.manifest import (
-    Requirements,
-    SkillManifestError,
-    parse_manifest,
-    split_frontmatter,
-)
+from gsv_core.skills.manifest import Requirements
+from gsv_core.skills.manifest import SkillManifestError
+from gsv_core.skills.manifest import parse_manifest
+from gsv_core.skills.manifest import split_frontmatter
 
 FULL = """---
 name: tmux

@@ -9,14 +9,23 @@ from pathlib import Path
 import pytest
 
 from gsv_core.client import GatewayClient
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
 from gsv_core.skills.discovery import SkillFile
-from gsv_core.skills.eligibility import SkillHost, SkillStatus, evaluate
+from gsv_core.skills.eligibility import SkillHost
+from gsv_core.skills.eligibility import SkillStatus
+from gsv_core.skills.eligibility import evaluate
 from gsv_core.skills.manifest import parse_manifest
 from gsv_core.skills.policy import apply_policy
-from gsv_core.skills.prompt import read_tool_name, skills_section
-from tests.fakes.provider import FakeProvider, call
-from tests.skills.conftest import skill_text, until, workspace_dir, write_skill
+from gsv_core.skills.prompt import read_tool_name
+from gsv_core.skills.prompt import skills_section
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
+from tests.skills.conftest import skill_text
+from tests.skills.conftest import until
+from tests.skills.conftest import workspace_dir
+from tests.skills.conftest import write_skill
 
 SOURCES = {
     "tmux": "---\nname: tmux\ndescription: Long jobs in tmux & friends <fast>.\nbins: [tmux]\n---\n# tmux\n",

@@ -12,10 +12,18 @@ from typing import Any
 import pytest
 
 from gsv_core.client import GatewayClient
-from gsv_core.errors import Forbidden, InvalidParams
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
-from tests.skills.conftest import running_node, skill_text, workspace_dir, write_skill
-from tests.wire import handshake, open_raw, request
+from gsv_core.errors import Forbidden
+from gsv_core.errors import InvalidParams
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
+from tests.skills.conftest import running_node
+from tests.skills.conftest import skill_text
+from tests.skills.conftest import workspace_dir
+from tests.skills.conftest import write_skill
+from tests.wire import handshake
+from tests.wire import open_raw
+from tests.wire import request
 
 STATUS_KEYS = {"agentId", "refreshedAt", "requiredBins", "nodes", "skills"}
 NODE_KEYS = {"nodeId", "hostRole", "hostCapabilities", "hostOs", "hostEnv", "hostBins",

@@ -6,7 +6,9 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from gsv_core.storage.db import Checkpoints, Database, file_sizes
+from gsv_core.storage.db import Checkpoints
+from gsv_core.storage.db import Database
+from gsv_core.storage.db import file_sizes
 from tests.waiting import until
 
 ROW = 64 * 1024  # bytes per write: many pages per commit, as a long tool result makes

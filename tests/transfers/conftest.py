@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
 from tests.transfers.nodes import node
 
 

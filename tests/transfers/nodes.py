@@ -14,11 +14,16 @@ from typing import Any
 
 from websockets.asyncio.client import ClientConnection
 
-from gsv_core.client import Backoff, GatewayClient
+from gsv_core.client import Backoff
+from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
-from gsv_core.node.daemon import NodeDaemon, NodeSettings
-from gsv_core.protocol.frames import MAX_TRANSFER_CHUNK, encode_binary_frame
-from tests.wire import handshake, open_raw, owner_token
+from gsv_core.node.daemon import NodeDaemon
+from gsv_core.node.daemon import NodeSettings
+from gsv_core.protocol.frames import MAX_TRANSFER_CHUNK
+from gsv_core.protocol.frames import encode_binary_frame
+from tests.wire import handshake
+from tests.wire import open_raw
+from tests.wire import owner_token
 
 
 @asynccontextmanager

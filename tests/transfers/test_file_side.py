@@ -10,8 +10,11 @@ from pathlib import Path
 import pytest
 
 from gsv_core import transfer
-from gsv_core.protocol.frames import MAX_TRANSFER_CHUNK, parse_binary_frame
-from gsv_core.transfer import WriteBehindFile, new_frame_buffer, read_frame_and_hash
+from gsv_core.protocol.frames import MAX_TRANSFER_CHUNK
+from gsv_core.protocol.frames import parse_binary_frame
+from gsv_core.transfer import WriteBehindFile
+from gsv_core.transfer import new_frame_buffer
+from gsv_core.transfer import read_frame_and_hash
 
 
 @pytest.mark.parametrize("size", [0, 1, MAX_TRANSFER_CHUNK, MAX_TRANSFER_CHUNK * 2 + 3])

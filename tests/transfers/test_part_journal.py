@@ -7,10 +7,13 @@ import asyncio
 import json
 from pathlib import Path
 
-from gsv_core.gateway.server import ServerConfig, serve
-from gsv_core.node.daemon import NodeDaemon, NodeSettings
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
+from gsv_core.node.daemon import NodeDaemon
+from gsv_core.node.daemon import NodeSettings
 from gsv_core.paths import resolve_paths
-from gsv_core.transfer import PartJournal, temp_path
+from gsv_core.transfer import PartJournal
+from gsv_core.transfer import temp_path
 from tests.waiting import until
 
 

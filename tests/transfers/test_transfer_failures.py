@@ -11,9 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from gsv_core.errors import GsvError, TimedOut
+from gsv_core.errors import GsvError
+from gsv_core.errors import TimedOut
 from gsv_core.gateway.server import RunningGateway
-from tests.transfers.nodes import leftovers, node, raw_source, transfer, until, workspace_of
+from tests.transfers.nodes import leftovers
+from tests.transfers.nodes import node
+from tests.transfers.nodes import raw_source
+from tests.transfers.nodes import transfer
+from tests.transfers.nodes import until
+from tests.transfers.nodes import workspace_of
 
 SIZE = 3 * 256 * 1024 + 17
 DESTINATIONS = ["b:sub/out.bin", "gsv:workspace/sub/out.bin"]

@@ -15,19 +15,22 @@ from typing import Any
 import pytest
 
 from gsv_core.client import GatewayClient
-from gsv_core.errors import GsvError, InvalidParams, NotFound
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
+from gsv_core.errors import GsvError
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import NotFound
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
 from gsv_core.paths import resolve_paths
 from gsv_core.protocol.frames import encode_binary_frame
-from tests.transfers.nodes import (
-    leftovers,
-    node,
-    raw_destination,
-    transfer,
-    until,
-    workspace_of,
-)
-from tests.wire import handshake, open_raw
+from tests.transfers.nodes import leftovers
+from tests.transfers.nodes import node
+from tests.transfers.nodes import raw_destination
+from tests.transfers.nodes import transfer
+from tests.transfers.nodes import until
+from tests.transfers.nodes import workspace_of
+from tests.wire import handshake
+from tests.wire import open_raw
 
 
 @pytest.mark.parametrize("size", [0, 1, 256 * 1024, 256 * 1024 + 1, 3_000_000])
@@ -233,7 +236,8 @@ async def test_binary_frames_before_connect_are_dropped(
 
 async def test_the_agent_moves_files_with_gsv_transfer(tmp_path: Path) -> None:
     """gsv__Transfer from a (scripted) model run copies the file and returns the result."""
-    from tests.fakes.provider import FakeProvider, call
+    from tests.fakes.provider import FakeProvider
+    from tests.fakes.provider import call
 
     fake = FakeProvider()
     fake.enqueue(

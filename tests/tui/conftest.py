@@ -6,7 +6,9 @@ OpenAI-compatible server on 127.0.0.1 for them to talk to."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -14,12 +16,17 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from gsv_cli.tui.app import ChatApp, make_app
+from gsv_cli.tui.app import ChatApp
+from gsv_cli.tui.app import make_app
 from gsv_cli.tui.model_setup import HOSTED_KEY_VARS
-from gsv_core.client import Backoff, GatewayClient
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
+from gsv_core.client import Backoff
+from gsv_core.client import GatewayClient
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
 from gsv_core.localconfig import get_secret
-from tests.fakes.llm_server import FakeLLMServer, fake_llm_server
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import fake_llm_server
 from tests.fakes.provider import FakeProvider
 from tests.waiting import WAIT
 

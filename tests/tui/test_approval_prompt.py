@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from textual import on
-from textual.app import App, ComposeResult
+from textual.app import App
+from textual.app import ComposeResult
 from textual.widgets import Button
 
 from gsv_cli.tui.widgets.approval import ApprovalPrompt

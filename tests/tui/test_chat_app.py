@@ -9,16 +9,19 @@ import json
 
 from gsv_cli.tui.app import ChatApp
 from gsv_cli.tui.widgets.composer import CommandMenu
-from gsv_cli.tui.widgets.messages import ToolBlock, UserMessage
+from gsv_cli.tui.widgets.messages import ToolBlock
+from gsv_cli.tui.widgets.messages import UserMessage
 from gsv_cli.tui.widgets.status import Activity
 from gsv_core.gateway.server import RunningGateway
-from tests.fakes.provider import FakeProvider, call
-from tests.tui.chat_screen import (
-    idle,
-    notices,
-    replies,
-)
-from tests.tui.conftest import KEY, SIZE, type_and_send, wait_until
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
+from tests.tui.chat_screen import idle
+from tests.tui.chat_screen import notices
+from tests.tui.chat_screen import replies
+from tests.tui.conftest import KEY
+from tests.tui.conftest import SIZE
+from tests.tui.conftest import type_and_send
+from tests.tui.conftest import wait_until
 
 
 async def test_streamed_text_appears_incrementally(app: ChatApp, fake: FakeProvider) -> None:
@@ -204,7 +207,8 @@ async def test_a_tool_request_shows_its_block_and_leaves_no_run_busy(
 ) -> None:
     """Another client's `tool.request` on this session: its events carry no run (runId
     null). The call shows as a block; nothing is taken for a run that never ends."""
-    from tests.gateway.test_nodes import next_event, node_socket
+    from tests.gateway.test_nodes import next_event
+    from tests.gateway.test_nodes import node_socket
 
     node = await node_socket(gw, "n1")
     try:

@@ -6,17 +6,23 @@ from __future__ import annotations
 from textual.pilot import Pilot
 from textual.widgets import Button
 
-from gsv_cli.tui.app import ChatApp, make_app
+from gsv_cli.tui.app import ChatApp
+from gsv_cli.tui.app import make_app
 from gsv_cli.tui.widgets.approval import ApprovalPrompt
-from gsv_cli.tui.widgets.messages import ToolBlock, UserMessage
+from gsv_cli.tui.widgets.messages import ToolBlock
+from gsv_cli.tui.widgets.messages import UserMessage
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
-from tests.fakes.provider import FakeProvider, call
-from tests.tui.chat_screen import (
-    notices,
-    replies,
-)
-from tests.tui.conftest import KEY, SIZE, URL_LABEL, quick_client, type_and_send, wait_until
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
+from tests.tui.chat_screen import notices
+from tests.tui.chat_screen import replies
+from tests.tui.conftest import KEY
+from tests.tui.conftest import SIZE
+from tests.tui.conftest import URL_LABEL
+from tests.tui.conftest import quick_client
+from tests.tui.conftest import type_and_send
+from tests.tui.conftest import wait_until
 from tests.waiting import until
 
 

@@ -9,18 +9,25 @@ from pathlib import Path
 
 import pytest
 
-from gsv_cli.tui.app import ChatApp, make_app
+from gsv_cli.tui.app import ChatApp
+from gsv_cli.tui.app import make_app
 from gsv_cli.tui.widgets.messages import Notice
 from gsv_cli.tui.widgets.status import Banner
 from gsv_core.errors import ProviderFailed
-from gsv_core.gateway.server import ServerConfig, serve
-from gsv_core.localconfig import generate_token, set_secret
-from tests.fakes.provider import Fail, FakeProvider
-from tests.tui.chat_screen import (
-    notices,
-    replies,
-)
-from tests.tui.conftest import KEY, SIZE, URL_LABEL, quick_client, type_and_send, wait_until
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
+from gsv_core.localconfig import generate_token
+from gsv_core.localconfig import set_secret
+from tests.fakes.provider import Fail
+from tests.fakes.provider import FakeProvider
+from tests.tui.chat_screen import notices
+from tests.tui.chat_screen import replies
+from tests.tui.conftest import KEY
+from tests.tui.conftest import SIZE
+from tests.tui.conftest import URL_LABEL
+from tests.tui.conftest import quick_client
+from tests.tui.conftest import type_and_send
+from tests.tui.conftest import wait_until
 
 
 async def test_a_provider_error_shows_in_the_message_area(app: ChatApp, fake: FakeProvider) -> None:

@@ -5,17 +5,21 @@ from __future__ import annotations
 
 import pytest
 
-from gsv_cli.tui.app import ChatApp, make_app
+from gsv_cli.tui.app import ChatApp
+from gsv_cli.tui.app import make_app
 from gsv_cli.tui.screens.help import HelpScreen
-from gsv_cli.tui.widgets.messages import ToolBlock, UserMessage
+from gsv_cli.tui.widgets.messages import ToolBlock
+from gsv_cli.tui.widgets.messages import UserMessage
 from gsv_core.client import GatewayClient
 from tests.fakes.provider import FakeProvider
-from tests.tui.chat_screen import (
-    idle,
-    notices,
-    replies,
-)
-from tests.tui.conftest import KEY, SIZE, URL_LABEL, type_and_send, wait_until
+from tests.tui.chat_screen import idle
+from tests.tui.chat_screen import notices
+from tests.tui.chat_screen import replies
+from tests.tui.conftest import KEY
+from tests.tui.conftest import SIZE
+from tests.tui.conftest import URL_LABEL
+from tests.tui.conftest import type_and_send
+from tests.tui.conftest import wait_until
 
 
 async def test_f1_and_question_mark_show_the_keys(app: ChatApp) -> None:

@@ -5,15 +5,20 @@ opened session is scrolled to the hit's message and marks it, or says where it w
 
 from __future__ import annotations
 
-from textual.widgets import OptionList, Static
+from textual.widgets import OptionList
+from textual.widgets import Static
 
 from gsv_cli.tui.app import ChatApp
 from gsv_cli.tui.screens.search import SearchScreen
 from gsv_cli.tui.widgets.messages import AssistantMessage
 from gsv_core.gateway.server import RunningGateway
 from tests.fakes.provider import FakeProvider
-from tests.tui.chat_screen import notices, replies
-from tests.tui.conftest import KEY, SIZE, type_and_send, wait_until
+from tests.tui.chat_screen import notices
+from tests.tui.chat_screen import replies
+from tests.tui.conftest import KEY
+from tests.tui.conftest import SIZE
+from tests.tui.conftest import type_and_send
+from tests.tui.conftest import wait_until
 
 OTHER = "agent:main:other"
 HOSTILE = "fridge [bold red]boom[/] [link=https://evil.example]x[/link] \x1b]52;c;aGk=\x07"

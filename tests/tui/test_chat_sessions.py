@@ -12,12 +12,13 @@ from gsv_cli.tui.widgets.status import Banner
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
 from tests.fakes.provider import FakeProvider
-from tests.tui.chat_screen import (
-    idle,
-    notices,
-    replies,
-)
-from tests.tui.conftest import KEY, SIZE, type_and_send, wait_until
+from tests.tui.chat_screen import idle
+from tests.tui.chat_screen import notices
+from tests.tui.chat_screen import replies
+from tests.tui.conftest import KEY
+from tests.tui.conftest import SIZE
+from tests.tui.conftest import type_and_send
+from tests.tui.conftest import wait_until
 from tests.waiting import WAIT
 
 

@@ -8,10 +8,18 @@ from textual.widget import Widget
 from textual.widgets import Markdown
 
 from gsv_cli.tui.app import ChatApp
-from gsv_cli.tui.widgets.messages import AssistantMessage, Notice, ToolBlock, UserMessage
-from tests.fakes.provider import FakeProvider, call
-from tests.hostile import HOSTILE, RAW_CONTROL, SURROGATE
-from tests.tui.conftest import SIZE, type_and_send, wait_until
+from gsv_cli.tui.widgets.messages import AssistantMessage
+from gsv_cli.tui.widgets.messages import Notice
+from gsv_cli.tui.widgets.messages import ToolBlock
+from gsv_cli.tui.widgets.messages import UserMessage
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
+from tests.hostile import HOSTILE
+from tests.hostile import RAW_CONTROL
+from tests.hostile import SURROGATE
+from tests.tui.conftest import SIZE
+from tests.tui.conftest import type_and_send
+from tests.tui.conftest import wait_until
 
 DELTAS = [f"{hostile.written} | " for hostile in HOSTILE]
 SHOWN_REPLY = "".join(f"{hostile.shown} | " for hostile in HOSTILE)

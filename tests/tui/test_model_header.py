@@ -9,7 +9,9 @@ from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
 from tests.fakes.provider import FakeProvider
 from tests.tui.chat_screen import idle
-from tests.tui.conftest import SIZE, type_and_send, wait_until
+from tests.tui.conftest import SIZE
+from tests.tui.conftest import type_and_send
+from tests.tui.conftest import wait_until
 
 DEFAULT = "anthropic/claude-sonnet-4-20250514"
 

@@ -9,14 +9,21 @@ import socket
 from typing import Any
 
 from textual.pilot import Pilot
-from textual.widgets import Input, Static
+from textual.widgets import Input
+from textual.widgets import Static
 
 from gsv_cli.tui.screens.model_picker import ModelPicker
 from gsv_cli.tui.widgets.model_list import ModelList
 from gsv_core.gateway.server import RunningGateway
-from tests.fakes.llm_server import FakeLLMServer, reply
-from tests.tui.chat_screen import idle, notices, replies
-from tests.tui.conftest import KEY, open_chat, type_and_send, wait_until
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import reply
+from tests.tui.chat_screen import idle
+from tests.tui.chat_screen import notices
+from tests.tui.chat_screen import replies
+from tests.tui.conftest import KEY
+from tests.tui.conftest import open_chat
+from tests.tui.conftest import type_and_send
+from tests.tui.conftest import wait_until
 
 
 def fake_model(base_url: str, model: str) -> dict[str, Any]:

@@ -10,25 +10,31 @@ import socket
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Button, Input, OptionList, Static
+from textual.widgets import Button
+from textual.widgets import Input
+from textual.widgets import OptionList
+from textual.widgets import Static
 
 from gsv_cli.provider_setup import ollama_running
 from gsv_cli.tui.app import make_app
-from gsv_cli.tui.screens.setup import PROVIDERS, SetupScreen
+from gsv_cli.tui.screens.setup import PROVIDERS
+from gsv_cli.tui.screens.setup import SetupScreen
 from gsv_cli.tui.widgets.model_list import ModelList
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
-from tests.fakes.llm_server import ErrorReply, FakeLLMServer, reply
-from tests.tui.chat_screen import idle, notices, replies
-from tests.tui.conftest import (
-    KEY,
-    SIZE,
-    URL_LABEL,
-    open_chat,
-    quick_client,
-    type_and_send,
-    wait_until,
-)
+from tests.fakes.llm_server import ErrorReply
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import reply
+from tests.tui.chat_screen import idle
+from tests.tui.chat_screen import notices
+from tests.tui.chat_screen import replies
+from tests.tui.conftest import KEY
+from tests.tui.conftest import SIZE
+from tests.tui.conftest import URL_LABEL
+from tests.tui.conftest import open_chat
+from tests.tui.conftest import quick_client
+from tests.tui.conftest import type_and_send
+from tests.tui.conftest import wait_until
 
 SECRET = "sk-typed-in-the-chat-4242"
 

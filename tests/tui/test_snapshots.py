@@ -6,23 +6,33 @@ label, the scripted model's text and token counts, no clocks, no ids."""
 from __future__ import annotations
 
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Input, OptionList
+from textual.widgets import Input
+from textual.widgets import OptionList
 
-from gsv_cli.tui.app import ChatApp, make_app
+from gsv_cli.tui.app import ChatApp
+from gsv_cli.tui.app import make_app
 from gsv_cli.tui.screens.setup import SetupScreen
 from gsv_cli.tui.widgets.messages import AssistantMessage
-from gsv_cli.tui.widgets.status import Activity, Banner
+from gsv_cli.tui.widgets.status import Activity
+from gsv_cli.tui.widgets.status import Banner
 from gsv_core.gateway.server import RunningGateway
 from tests.fakes.llm_server import fake_llm_server
-from tests.fakes.provider import FakeProvider, call
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
 from tests.threaded import threaded_gateway
-from tests.tui.conftest import KEY, SIZE, URL_LABEL, quick_client, type_and_send, wait_until
+from tests.tui.conftest import KEY
+from tests.tui.conftest import SIZE
+from tests.tui.conftest import URL_LABEL
+from tests.tui.conftest import quick_client
+from tests.tui.conftest import type_and_send
+from tests.tui.conftest import wait_until
 
 Snap = Callable[..., bool]
 

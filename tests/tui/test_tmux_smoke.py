@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from gsv_core.gateway.server import RunningGateway
-from tests.fakes.provider import FakeProvider, call
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
 from tests.threaded import threaded_gateway
 
 pytestmark = pytest.mark.skipif(

@@ -3,20 +3,21 @@ command completion, the model setup hint, the status line and session names."""
 
 from __future__ import annotations
 
-from gsv_cli.tui import commands, model_setup
-from gsv_cli.tui.screens.sessions import new_session_key, preview_lines
-from gsv_cli.tui.session_info import next_model, thinking_label
-from gsv_cli.tui.transcript import (
-    AssistantItem,
-    NoticeItem,
-    ToolItem,
-    ToolView,
-    UserItem,
-    args_summary,
-    history_items,
-    image_note,
-    split_tool,
-)
+from gsv_cli.tui import commands
+from gsv_cli.tui import model_setup
+from gsv_cli.tui.screens.sessions import new_session_key
+from gsv_cli.tui.screens.sessions import preview_lines
+from gsv_cli.tui.session_info import next_model
+from gsv_cli.tui.session_info import thinking_label
+from gsv_cli.tui.transcript import AssistantItem
+from gsv_cli.tui.transcript import NoticeItem
+from gsv_cli.tui.transcript import ToolItem
+from gsv_cli.tui.transcript import ToolView
+from gsv_cli.tui.transcript import UserItem
+from gsv_cli.tui.transcript import args_summary
+from gsv_cli.tui.transcript import history_items
+from gsv_cli.tui.transcript import image_note
+from gsv_cli.tui.transcript import split_tool
 from gsv_cli.tui.widgets.status import Status
 
 HISTORY = [

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from gsv_core.storage.db import Database
-from gsv_core.storage.usage import UsageRow, UsageStore, is_background
+from gsv_core.storage.usage import UsageRow
+from gsv_core.storage.usage import UsageStore
+from gsv_core.storage.usage import is_background
 from gsv_core.usage.ledger import compaction_source
 
 SOURCES = {

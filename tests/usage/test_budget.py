@@ -13,10 +13,14 @@ import pytest
 from gsv_core.client import GatewayClient
 from gsv_core.errors import InvalidParams
 from gsv_core.gateway.server import RunningGateway
-from tests.cron.conftest import Clock, eventually
-from tests.fakes.provider import FakeProvider, call
-from tests.heartbeat.test_heartbeat_rpc import scheduled_beat, write_checklist
-from tests.usage.test_ledger import chat, recorded
+from tests.cron.conftest import Clock
+from tests.cron.conftest import eventually
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
+from tests.heartbeat.test_heartbeat_rpc import scheduled_beat
+from tests.heartbeat.test_heartbeat_rpc import write_checklist
+from tests.usage.test_ledger import chat
+from tests.usage.test_ledger import recorded
 
 # every fake call (10 in, 5 out) costs 1.5 USD at this price
 DEAR = {"input": 100_000, "output": 100_000}
@@ -154,7 +158,8 @@ async def test_cron_jobs_held_by_the_budget_run_once_it_allows(
 ) -> None:
     """Spent: a recurring job skips with status `budget` (one history entry), a one-shot
     job waits instead of being consumed, and runs once the budget is raised."""
-    from tests.cron.conftest import HOUR, task_job
+    from tests.cron.conftest import HOUR
+    from tests.cron.conftest import task_job
 
     await expensive(client)
     fake.enqueue("Spent it.")

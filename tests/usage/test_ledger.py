@@ -11,10 +11,16 @@ import pytest
 
 from gsv_core.client import GatewayClient
 from gsv_core.errors import InvalidParams
-from gsv_core.gateway.server import RunningGateway, serve
-from tests.cron.conftest import Clock, eventually, server_config, task_job
-from tests.cron.test_cron_delivery import channel_talked, run_now
-from tests.fakes.provider import FakeProvider, call
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import serve
+from tests.cron.conftest import Clock
+from tests.cron.conftest import eventually
+from tests.cron.conftest import server_config
+from tests.cron.conftest import task_job
+from tests.cron.test_cron_delivery import channel_talked
+from tests.cron.test_cron_delivery import run_now
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
 
 DAY = 86_400_000
 # the default model, claude-sonnet-4-...: $3 in, $15 out per Mtok; the fake's 10 in, 5 out

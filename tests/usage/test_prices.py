@@ -7,7 +7,10 @@ from __future__ import annotations
 import pytest
 
 from gsv_core.protocol.messages import Usage
-from gsv_core.usage.prices import BUILTIN, Price, cost_of, price_of
+from gsv_core.usage.prices import BUILTIN
+from gsv_core.usage.prices import Price
+from gsv_core.usage.prices import cost_of
+from gsv_core.usage.prices import price_of
 
 
 def usage(input_: int, output: int, read: int = 0, write: int = 0) -> Usage:

@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 from gsv_cli.main import app
 from gsv_core.gateway.server import RunningGateway
 from gsv_core.usage.prices import BUILTIN
-from tests.fakes.llm_server import FakeLLMServer, reply
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import reply
 from tests.fakes.prompt_cache import PromptCache
 
 
@@ -106,7 +107,8 @@ def test_bad_options_say_what_is_accepted(
 
 
 def test_the_day_bars_scale_to_the_costliest_day(capsys: pytest.CaptureFixture[str]) -> None:
-    from gsv_cli.commands.usage import BAR_WIDTH, print_days
+    from gsv_cli.commands.usage import BAR_WIDTH
+    from gsv_cli.commands.usage import print_days
 
     days = [{"name": "2026-11-24", "costUsd": 0.5, "input": 1, "output": 1},
             {"name": "2026-11-25", "costUsd": 1.0, "input": 1, "output": 1},

@@ -14,18 +14,28 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_asyncio
-from playwright.async_api import Browser, BrowserContext, Locator, Page, async_playwright, expect
+from playwright.async_api import Browser
+from playwright.async_api import BrowserContext
+from playwright.async_api import Locator
+from playwright.async_api import Page
+from playwright.async_api import async_playwright
+from playwright.async_api import expect
 
 from gsv_core.client import GatewayClient
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
-from tests.fakes.llm_server import FakeLLMServer, fake_llm_server
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import fake_llm_server
 from tests.waiting import WAIT
 
 BROWSER_LOOP = pytest.mark.asyncio(loop_scope="session")

@@ -6,12 +6,19 @@ from __future__ import annotations
 
 import json
 
-from playwright.async_api import Page, expect
+from playwright.async_api import Page
+from playwright.async_api import expect
 
-from tests.fakes.llm_server import FakeLLMServer, ToolCall, reply
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import ToolCall
+from tests.fakes.llm_server import reply
 from tests.gateway.test_foreign_chat import BASH
-from tests.gateway.test_nodes import next_event, node_socket
-from tests.web.conftest import BROWSER_LOOP, WebGateway, messages, send
+from tests.gateway.test_nodes import next_event
+from tests.gateway.test_nodes import node_socket
+from tests.web.conftest import BROWSER_LOOP
+from tests.web.conftest import WebGateway
+from tests.web.conftest import messages
+from tests.web.conftest import send
 
 pytestmark = BROWSER_LOOP
 

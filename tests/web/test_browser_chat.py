@@ -6,11 +6,20 @@ from __future__ import annotations
 import re
 
 import pytest
-from playwright.async_api import Locator, Page, expect
+from playwright.async_api import Locator
+from playwright.async_api import Page
+from playwright.async_api import expect
 
 from tests.fakes.held_stream import held_stream
-from tests.fakes.llm_server import FakeLLMServer, Thinking, ToolCall, reply
-from tests.web.conftest import BROWSER_LOOP, MODEL_ID, WebGateway, messages, send
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import Thinking
+from tests.fakes.llm_server import ToolCall
+from tests.fakes.llm_server import reply
+from tests.web.conftest import BROWSER_LOOP
+from tests.web.conftest import MODEL_ID
+from tests.web.conftest import WebGateway
+from tests.web.conftest import messages
+from tests.web.conftest import send
 
 HOLD = "HELD-HERE"
 

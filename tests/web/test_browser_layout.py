@@ -6,17 +6,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from playwright.async_api import FloatRect, Locator, expect
+from playwright.async_api import FloatRect
+from playwright.async_api import Locator
+from playwright.async_api import expect
 
-from tests.fakes.llm_server import FakeLLMServer, reply
-from tests.web.conftest import (
-    BROWSER_LOOP,
-    Pages,
-    WebGateway,
-    messages,
-    send,
-    sign_in,
-)
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import reply
+from tests.web.conftest import BROWSER_LOOP
+from tests.web.conftest import Pages
+from tests.web.conftest import WebGateway
+from tests.web.conftest import messages
+from tests.web.conftest import send
+from tests.web.conftest import sign_in
 
 WIDTH, HEIGHT = 375, 812
 PHONE = {"viewport": {"width": WIDTH, "height": HEIGHT}, "device_scale_factor": 2,

@@ -6,10 +6,17 @@ from __future__ import annotations
 import json
 import re
 
-from playwright.async_api import Page, WebSocketRoute, expect
+from playwright.async_api import Page
+from playwright.async_api import WebSocketRoute
+from playwright.async_api import expect
 
-from tests.fakes.llm_server import FakeLLMServer, reply
-from tests.web.conftest import BROWSER_LOOP, DESKTOP, Pages, WebGateway, messages
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import reply
+from tests.web.conftest import BROWSER_LOOP
+from tests.web.conftest import DESKTOP
+from tests.web.conftest import Pages
+from tests.web.conftest import WebGateway
+from tests.web.conftest import messages
 
 pytestmark = BROWSER_LOOP
 

@@ -8,9 +8,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest_asyncio
-from playwright.async_api import Browser, async_playwright, expect
+from playwright.async_api import Browser
+from playwright.async_api import async_playwright
+from playwright.async_api import expect
 
-from tests.web.conftest import BROWSER_LOOP, WebGateway
+from tests.web.conftest import BROWSER_LOOP
+from tests.web.conftest import WebGateway
 
 pytestmark = BROWSER_LOOP
 NAME = "gsv.test"  # resolved to 127.0.0.1 by this browser only

@@ -3,12 +3,16 @@ in (the gateway's pairing list empties and the sender is allowed from then on)."
 
 from __future__ import annotations
 
-from playwright.async_api import Page, expect
+from playwright.async_api import Page
+from playwright.async_api import expect
 
-from gsv_core.channels.base import InboundMessage, Peer, Sender
+from gsv_core.channels.base import InboundMessage
+from gsv_core.channels.base import Peer
+from gsv_core.channels.base import Sender
 from gsv_core.channels.test_channel import TestChannel
 from tests.waiting import until
-from tests.web.conftest import BROWSER_LOOP, WebGateway
+from tests.web.conftest import BROWSER_LOOP
+from tests.web.conftest import WebGateway
 
 pytestmark = BROWSER_LOOP
 

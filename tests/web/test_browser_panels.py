@@ -13,20 +13,20 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from playwright.async_api import Page, expect
+from playwright.async_api import Page
+from playwright.async_api import expect
 
-from tests.fakes.llm_server import FakeLLMServer, reply
-from tests.web.conftest import (
-    BROWSER_LOOP,
-    DESKTOP,
-    MODEL_ID,
-    Pages,
-    WebGateway,
-    eventually,
-    messages,
-    send,
-    sign_in,
-)
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import reply
+from tests.web.conftest import BROWSER_LOOP
+from tests.web.conftest import DESKTOP
+from tests.web.conftest import MODEL_ID
+from tests.web.conftest import Pages
+from tests.web.conftest import WebGateway
+from tests.web.conftest import eventually
+from tests.web.conftest import messages
+from tests.web.conftest import send
+from tests.web.conftest import sign_in
 
 pytestmark = BROWSER_LOOP
 

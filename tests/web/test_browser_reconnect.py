@@ -3,10 +3,16 @@ still good: the credential is in the database), showing what happened while it w
 
 from __future__ import annotations
 
-from playwright.async_api import Page, expect
+from playwright.async_api import Page
+from playwright.async_api import expect
 
-from tests.fakes.llm_server import FakeLLMServer, reply
-from tests.web.conftest import BROWSER_LOOP, WebGateway, current_session, messages, send
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import reply
+from tests.web.conftest import BROWSER_LOOP
+from tests.web.conftest import WebGateway
+from tests.web.conftest import current_session
+from tests.web.conftest import messages
+from tests.web.conftest import send
 
 pytestmark = BROWSER_LOOP
 

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from playwright.async_api import Page, expect
+from playwright.async_api import Page
+from playwright.async_api import expect
 
-from tests.fakes.llm_server import FakeLLMServer, reply
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import reply
 from tests.waiting import until
-from tests.web.conftest import BROWSER_LOOP, DESKTOP, Pages, WebGateway, messages, sign_in
+from tests.web.conftest import BROWSER_LOOP
+from tests.web.conftest import DESKTOP
+from tests.web.conftest import Pages
+from tests.web.conftest import WebGateway
+from tests.web.conftest import messages
+from tests.web.conftest import sign_in
 
 APPLES = ("agent:main:apples", "Apples are red.")
 PEARS = ("agent:main:pears", "Pears are green.")

@@ -10,7 +10,9 @@ from websockets.exceptions import InvalidStatus
 from websockets.typing import Origin
 
 from tests.fakes.llm_server import FakeLLMServer
-from tests.web.conftest import BROWSER_LOOP, Pages, WebGateway
+from tests.web.conftest import BROWSER_LOOP
+from tests.web.conftest import Pages
+from tests.web.conftest import WebGateway
 
 COOKIE = "gsv_web"
 # what a page's script gets when it opens a WebSocket to `url`

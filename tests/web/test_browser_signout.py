@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from playwright.async_api import expect
 
-from tests.web.conftest import BROWSER_LOOP, Pages, WebGateway, sign_in
+from tests.web.conftest import BROWSER_LOOP
+from tests.web.conftest import Pages
+from tests.web.conftest import WebGateway
+from tests.web.conftest import sign_in
 
 pytestmark = BROWSER_LOOP
 

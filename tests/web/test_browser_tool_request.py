@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import json
 
-from playwright.async_api import Page, expect
+from playwright.async_api import Page
+from playwright.async_api import expect
 
-from tests.gateway.test_nodes import next_event, node_socket
-from tests.web.conftest import BROWSER_LOOP, WebGateway, current_session
+from tests.gateway.test_nodes import next_event
+from tests.gateway.test_nodes import node_socket
+from tests.web.conftest import BROWSER_LOOP
+from tests.web.conftest import WebGateway
+from tests.web.conftest import current_session
 
 pytestmark = BROWSER_LOOP
 

@@ -5,10 +5,15 @@ sent by the user and answered by the model, so both renderings are checked."""
 from __future__ import annotations
 
 import pytest
-from playwright.async_api import Page, expect
+from playwright.async_api import Page
+from playwright.async_api import expect
 
-from tests.fakes.llm_server import FakeLLMServer, reply
-from tests.web.conftest import BROWSER_LOOP, Pages, messages, send
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import reply
+from tests.web.conftest import BROWSER_LOOP
+from tests.web.conftest import Pages
+from tests.web.conftest import messages
+from tests.web.conftest import send
 
 pytestmark = BROWSER_LOOP
 

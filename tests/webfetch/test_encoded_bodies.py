@@ -14,8 +14,10 @@ from typing import Any
 import pytest
 
 from gsv_core.errors import ToolFailed
-from gsv_core.webfetch.fetch import Request, fetch
-from gsv_core.webfetch.guard import parse_networks, system_resolver
+from gsv_core.webfetch.fetch import Request
+from gsv_core.webfetch.fetch import fetch
+from gsv_core.webfetch.guard import parse_networks
+from gsv_core.webfetch.guard import system_resolver
 from tests.webfetch.test_fetch import serve_site
 
 LOCAL = parse_networks(["127.0.0.1/32"])

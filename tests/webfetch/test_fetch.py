@@ -11,20 +11,28 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs
+from urllib.parse import urlsplit
 
 import pytest
 
 from gsv_core.client import GatewayClient
-from gsv_core.errors import InvalidParams, TimedOut, ToolFailed
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import TimedOut
+from gsv_core.errors import ToolFailed
 from gsv_core.webfetch.convert import as_text
-from gsv_core.webfetch.fetch import Request, fetch
-from gsv_core.webfetch.guard import parse_networks, system_resolver
-from tests.agent.conftest import EventLog, send
-from tests.fakes.provider import FakeProvider, call
+from gsv_core.webfetch.fetch import Request
+from gsv_core.webfetch.fetch import fetch
+from gsv_core.webfetch.guard import parse_networks
+from gsv_core.webfetch.guard import system_resolver
+from tests.agent.conftest import EventLog
+from tests.agent.conftest import send
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
 
 PAGE = (
     "<html><head><title>T</title><style>p{}</style><script>steal()</script></head>"

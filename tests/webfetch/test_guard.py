@@ -8,8 +8,10 @@ import ipaddress
 
 import pytest
 
-from gsv_core.errors import InvalidParams, ToolFailed
-from gsv_core.webfetch.guard import check_url, parse_networks
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import ToolFailed
+from gsv_core.webfetch.guard import check_url
+from gsv_core.webfetch.guard import parse_networks
 
 DNS = {
     "metadata.test": ["169.254.169.254"],

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from gsv_core.workspace import FilesystemBackend, Workspace
+from gsv_core.workspace import FilesystemBackend
+from gsv_core.workspace import Workspace
 
 
 @pytest.fixture
@@ -28,6 +29,9 @@ def put(root: Path, key: str, text: str) -> Path:
 
 
 # the agent tests' real gateway with a scripted model, for the tool and prompt tests
-from tests.agent.conftest import client, fake, gw, log  # noqa: E402
+from tests.agent.conftest import client  # noqa: E402
+from tests.agent.conftest import fake  # noqa: E402
+from tests.agent.conftest import gw  # noqa: E402
+from tests.agent.conftest import log  # noqa: E402
 
 __all__ = ["client", "fake", "gw", "log", "put"]

@@ -8,7 +8,8 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from gsv_core.workspace import FilesystemBackend, Workspace
+from gsv_core.workspace import FilesystemBackend
+from gsv_core.workspace import Workspace
 from gsv_core.workspace.paths import TEMP_PREFIX
 
 KEY = "agents/main/MEMORY.md"

@@ -8,12 +8,10 @@ import json
 import pytest
 
 from gsv_core.errors import InvalidParams
-from gsv_core.workspace.excerpts import (
-    MAX_SEARCH_MATCHES,
-    ReadQuery,
-    excerpt,
-    parse_json_path,
-)
+from gsv_core.workspace.excerpts import MAX_SEARCH_MATCHES
+from gsv_core.workspace.excerpts import ReadQuery
+from gsv_core.workspace.excerpts import excerpt
+from gsv_core.workspace.excerpts import parse_json_path
 
 TEXT = "alpha\nBeta\ngamma\nbeta again\ndelta\n"
 

@@ -4,7 +4,8 @@ untouched, inside the workspace and out; symlinks leading out are refused."""
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,9 @@ import pytest
 
 from gsv_core.errors import InvalidParams
 from gsv_core.workspace import Workspace
-from gsv_core.workspace.paths import content_type, normalise_path, validate_agent_id
+from gsv_core.workspace.paths import content_type
+from gsv_core.workspace.paths import normalise_path
+from gsv_core.workspace.paths import validate_agent_id
 from tests.workspace.conftest import put
 
 NASTY_PATHS = [

@@ -9,13 +9,11 @@ import re
 
 import pytest
 
-from gsv_core.workspace.prompt import (
-    MAX_INJECTED_CHARS,
-    NOTES_PREAMBLE,
-    PromptFiles,
-    heartbeat_file_is_empty,
-    workspace_sections,
-)
+from gsv_core.workspace.prompt import MAX_INJECTED_CHARS
+from gsv_core.workspace.prompt import NOTES_PREAMBLE
+from gsv_core.workspace.prompt import PromptFiles
+from gsv_core.workspace.prompt import heartbeat_file_is_empty
+from gsv_core.workspace.prompt import workspace_sections
 
 TODAY = dt.date(2025, 3, 1)
 

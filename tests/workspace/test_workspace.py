@@ -10,9 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from gsv_core.errors import Forbidden, InvalidParams, NotFound
-from gsv_core.workspace import FilesystemBackend, ReadQuery, Workspace
-from gsv_core.workspace.templates import TEMPLATE_FILES, workspace_templates
+from gsv_core.errors import Forbidden
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import NotFound
+from gsv_core.workspace import FilesystemBackend
+from gsv_core.workspace import ReadQuery
+from gsv_core.workspace import Workspace
+from gsv_core.workspace.templates import TEMPLATE_FILES
+from gsv_core.workspace.templates import workspace_templates
 from tests.workspace.conftest import put
 
 SKILL = "skills/summarize/SKILL.md"

@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 
 from gsv_core.client import GatewayClient
-from gsv_core.errors import Forbidden, InvalidParams, NotFound
+from gsv_core.errors import Forbidden
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import NotFound
 from gsv_core.gateway.server import RunningGateway
 
 

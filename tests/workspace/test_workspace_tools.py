@@ -13,9 +13,13 @@ from typing import Any
 import pytest
 
 from gsv_core.client import GatewayClient
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
-from tests.agent.conftest import EventLog, send
-from tests.fakes.provider import FakeProvider, call
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
+from tests.agent.conftest import EventLog
+from tests.agent.conftest import send
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
 
 WORKSPACE_TOOLS = ["gsv__ReadFile", "gsv__WriteFile", "gsv__EditFile", "gsv__DeleteFile"]
 

@@ -5,13 +5,16 @@ from __future__ import annotations
 from typing import ClassVar
 
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import Binding
+from textual.binding import BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from gsv_cli.tui.commands import GATEWAY_COMMANDS, LOCAL_COMMANDS, SlashCommand
+from gsv_cli.tui.commands import GATEWAY_COMMANDS
+from gsv_cli.tui.commands import LOCAL_COMMANDS
+from gsv_cli.tui.commands import SlashCommand
 
 KEYS = (
     ("Enter", "send the message"),

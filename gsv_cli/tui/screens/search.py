@@ -5,14 +5,18 @@ session and scrolls to the message); a note's hit has no session to open. Esc cl
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
+from typing import ClassVar
 
-from textual import on, work
+from textual import on
+from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import Binding
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import OptionList, Static
+from textual.widgets import OptionList
+from textual.widgets import Static
 from textual.widgets.option_list import Option
 
 from gsv_cli.safe_text import plain_content

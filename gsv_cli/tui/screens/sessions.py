@@ -6,20 +6,29 @@ None."""
 from __future__ import annotations
 
 import datetime
-from typing import Any, ClassVar
+from typing import Any
+from typing import ClassVar
 
-from textual import on, work
+from textual import on
+from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import Binding
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Input, OptionList, Static
+from textual.widgets import Input
+from textual.widgets import OptionList
+from textual.widgets import Static
 from textual.widgets.option_list import Option
 
-from gsv_cli.safe_text import neutralise, plain_content
+from gsv_cli.safe_text import neutralise
+from gsv_cli.safe_text import plain_content
 from gsv_cli.tui import session_info
-from gsv_cli.tui.transcript import AssistantItem, ToolItem, UserItem, history_items
+from gsv_cli.tui.transcript import AssistantItem
+from gsv_cli.tui.transcript import ToolItem
+from gsv_cli.tui.transcript import UserItem
+from gsv_cli.tui.transcript import history_items
 from gsv_core.client import GatewayClient
 from gsv_core.errors import GsvError
 

@@ -10,18 +10,27 @@ names, errors) is shown as plain text."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any, ClassVar
+from typing import Any
+from typing import ClassVar
 
-from textual import on, work
+from textual import on
+from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import Binding
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, OptionList, Static
+from textual.widgets import Button
+from textual.widgets import Input
+from textual.widgets import OptionList
+from textual.widgets import Static
 from textual.widgets.option_list import Option
 
 from gsv_cli import output
-from gsv_cli.provider_setup import KEYED, OLLAMA_URL, default_model, ollama_running
+from gsv_cli.provider_setup import KEYED
+from gsv_cli.provider_setup import OLLAMA_URL
+from gsv_cli.provider_setup import default_model
+from gsv_cli.provider_setup import ollama_running
 from gsv_cli.safe_text import plain_content
 from gsv_cli.tui import model_calls
 from gsv_cli.tui.widgets.model_list import ModelList

@@ -17,7 +17,8 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Button, Static
+from textual.widgets import Button
+from textual.widgets import Static
 
 from gsv_cli.safe_text import plain_content
 

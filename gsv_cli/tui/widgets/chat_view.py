@@ -10,7 +10,8 @@ or `error`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 from textual import on
@@ -19,22 +20,18 @@ from textual.widget import Widget
 from textual.widgets import Markdown
 
 from gsv_cli.safe_text import neutralise
-from gsv_cli.tui.transcript import (
-    AssistantItem,
-    Item,
-    NoticeItem,
-    ToolItem,
-    ToolView,
-    UserItem,
-)
+from gsv_cli.tui.transcript import AssistantItem
+from gsv_cli.tui.transcript import Item
+from gsv_cli.tui.transcript import NoticeItem
+from gsv_cli.tui.transcript import ToolItem
+from gsv_cli.tui.transcript import ToolView
+from gsv_cli.tui.transcript import UserItem
 from gsv_cli.tui.widgets.approval import ApprovalPrompt
-from gsv_cli.tui.widgets.messages import (
-    AssistantMessage,
-    MarkdownNotice,
-    Notice,
-    ToolBlock,
-    UserMessage,
-)
+from gsv_cli.tui.widgets.messages import AssistantMessage
+from gsv_cli.tui.widgets.messages import MarkdownNotice
+from gsv_cli.tui.widgets.messages import Notice
+from gsv_cli.tui.widgets.messages import ToolBlock
+from gsv_cli.tui.widgets.messages import UserMessage
 
 WEB_LINKS = ("https://", "http://")
 

@@ -7,16 +7,20 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from textual import events, on
+from textual import events
+from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import Binding
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
-from textual.widgets import OptionList, TextArea
+from textual.widgets import OptionList
+from textual.widgets import TextArea
 from textual.widgets.option_list import Option
 
-from gsv_cli.tui.commands import SlashCommand, completions
+from gsv_cli.tui.commands import SlashCommand
+from gsv_cli.tui.commands import completions
 
 NEWLINE_KEYS = frozenset({"shift+enter", "ctrl+j", "alt+enter"})
 

@@ -13,10 +13,13 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Collapsible, Markdown, Static
+from textual.widgets import Collapsible
+from textual.widgets import Markdown
+from textual.widgets import Static
 from textual.widgets.markdown import MarkdownStream
 
-from gsv_cli.safe_text import neutralise, plain_content
+from gsv_cli.safe_text import neutralise
+from gsv_cli.safe_text import plain_content
 from gsv_cli.tui.transcript import ToolView
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"

@@ -9,10 +9,12 @@ from typing import ClassVar
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import Binding
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import Input, OptionList
+from textual.widgets import Input
+from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from gsv_cli.safe_text import plain_content

@@ -11,7 +11,8 @@ from textual.timer import Timer
 from textual.widgets import Static
 
 from gsv_cli.safe_text import plain_content
-from gsv_cli.tui.widgets.messages import SPIN_SECONDS, SPINNER
+from gsv_cli.tui.widgets.messages import SPIN_SECONDS
+from gsv_cli.tui.widgets.messages import SPINNER
 from gsv_core.usage.spend import usd
 
 CONNECTION_SYMBOLS = {

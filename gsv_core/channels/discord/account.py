@@ -8,9 +8,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from gsv_core.channels.accounts import config_key
-from gsv_core.channels.base import AccountStatus, ChannelSink
+from gsv_core.channels.base import AccountStatus
+from gsv_core.channels.base import ChannelSink
 from gsv_core.channels.discord.seam import DiscordGateway
-from gsv_core.channels.redaction import TokenRedactor, failure_reason
+from gsv_core.channels.redaction import TokenRedactor
+from gsv_core.channels.redaction import failure_reason
 from gsv_core.errors import InvalidParams
 
 # -- keeping the token out of logs -------------------------------------------------------

@@ -7,21 +7,27 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from typing import Any
 
 from gsv_core.channels.accounts import start_command
-from gsv_core.channels.base import (
-    ALL_CHAT_TYPES,
-    Capabilities,
-    ChannelSink,
-)
-from gsv_core.channels.discord.account import Account, load_token, masked_reason, protect, token_key
+from gsv_core.channels.base import ALL_CHAT_TYPES
+from gsv_core.channels.base import Capabilities
+from gsv_core.channels.base import ChannelSink
+from gsv_core.channels.discord.account import Account
+from gsv_core.channels.discord.account import load_token
+from gsv_core.channels.discord.account import masked_reason
+from gsv_core.channels.discord.account import protect
+from gsv_core.channels.discord.account import token_key
 from gsv_core.channels.discord.connection import DiscordConnection
-from gsv_core.channels.discord.seam import DiscordGateway, DiscordPyGateway
-from gsv_core.channels.discord.sending import MAX_TEXT, DiscordSending
+from gsv_core.channels.discord.seam import DiscordGateway
+from gsv_core.channels.discord.seam import DiscordPyGateway
+from gsv_core.channels.discord.sending import MAX_TEXT
+from gsv_core.channels.discord.sending import DiscordSending
 from gsv_core.channels.inbound import MAX_MEDIA_BYTES
-from gsv_core.errors import GsvError, Unauthorized
+from gsv_core.errors import GsvError
+from gsv_core.errors import Unauthorized
 
 log = logging.getLogger(__name__)
 

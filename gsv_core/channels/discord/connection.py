@@ -15,17 +15,24 @@ import logging
 from dataclasses import dataclass
 
 from gsv_core.channels.accounts import AccountAdapter
-from gsv_core.channels.base import ActionEvent, InboundMessage, Media, Sender
-from gsv_core.channels.discord.account import Account, mask, masked_reason
-from gsv_core.channels.discord.conversion import peer_of, press_peer_of
-from gsv_core.channels.discord.seam import (
-    DiscordAttachment,
-    DiscordGateway,
-    DiscordMessage,
-    DiscordPress,
-)
-from gsv_core.channels.media import media_kind, sort_downloads, too_big_note
-from gsv_core.errors import GsvError, Unauthorized
+from gsv_core.channels.base import ActionEvent
+from gsv_core.channels.base import InboundMessage
+from gsv_core.channels.base import Media
+from gsv_core.channels.base import Sender
+from gsv_core.channels.discord.account import Account
+from gsv_core.channels.discord.account import mask
+from gsv_core.channels.discord.account import masked_reason
+from gsv_core.channels.discord.conversion import peer_of
+from gsv_core.channels.discord.conversion import press_peer_of
+from gsv_core.channels.discord.seam import DiscordAttachment
+from gsv_core.channels.discord.seam import DiscordGateway
+from gsv_core.channels.discord.seam import DiscordMessage
+from gsv_core.channels.discord.seam import DiscordPress
+from gsv_core.channels.media import media_kind
+from gsv_core.channels.media import sort_downloads
+from gsv_core.channels.media import too_big_note
+from gsv_core.errors import GsvError
+from gsv_core.errors import Unauthorized
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,8 @@ own conversation)."""
 from __future__ import annotations
 
 from gsv_core.channels.base import Peer
-from gsv_core.channels.discord.seam import DiscordMessage, DiscordPress
+from gsv_core.channels.discord.seam import DiscordMessage
+from gsv_core.channels.discord.seam import DiscordPress
 
 
 def peer_of(message: DiscordMessage) -> Peer:

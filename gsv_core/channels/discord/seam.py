@@ -38,18 +38,18 @@ import logging
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Protocol
 
 from gsv_core.channels.base import Action
-from gsv_core.errors import (
-    Forbidden,
-    GsvError,
-    InvalidParams,
-    NotFound,
-    RateLimited,
-    Unauthorized,
-    Unavailable,
-)
+from gsv_core.errors import Forbidden
+from gsv_core.errors import GsvError
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import NotFound
+from gsv_core.errors import RateLimited
+from gsv_core.errors import Unauthorized
+from gsv_core.errors import Unavailable
 
 if TYPE_CHECKING:
     import aiohttp

@@ -8,10 +8,15 @@ from __future__ import annotations
 import logging
 
 from gsv_core.channels.accounts import AccountAdapter
-from gsv_core.channels.base import MessageEdit, OutboundMessage, Peer
-from gsv_core.channels.discord.account import Account, mask, masked_reason
+from gsv_core.channels.base import MessageEdit
+from gsv_core.channels.base import OutboundMessage
+from gsv_core.channels.base import Peer
+from gsv_core.channels.discord.account import Account
+from gsv_core.channels.discord.account import mask
+from gsv_core.channels.discord.account import masked_reason
 from gsv_core.channels.shaping import split_text
-from gsv_core.errors import GsvError, Unavailable
+from gsv_core.errors import GsvError
+from gsv_core.errors import Unavailable
 
 log = logging.getLogger(__name__)
 

@@ -8,14 +8,21 @@ logs); messages built from exceptions are masked all the same.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from dataclasses import field
+from typing import TYPE_CHECKING
+from typing import Any
 from urllib.parse import urlsplit
 
 from gsv_core.channels.accounts import config_key
-from gsv_core.channels.base import AccountStatus, ChannelSink
-from gsv_core.channels.redaction import failure_reason, mask_secrets
-from gsv_core.errors import GsvError, InvalidParams, RateLimited, Unauthorized
+from gsv_core.channels.base import AccountStatus
+from gsv_core.channels.base import ChannelSink
+from gsv_core.channels.redaction import failure_reason
+from gsv_core.channels.redaction import mask_secrets
+from gsv_core.errors import GsvError
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import RateLimited
+from gsv_core.errors import Unauthorized
 
 if TYPE_CHECKING:
     from slack_sdk.web.async_client import AsyncWebClient

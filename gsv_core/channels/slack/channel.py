@@ -6,18 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from gsv_core.channels.accounts import start_command
-from gsv_core.channels.base import (
-    ALL_CHAT_TYPES,
-    Capabilities,
-    ChannelSink,
-)
-from gsv_core.channels.slack.account import (
-    Account,
-    close_web,
-    load_settings,
-    setting_key,
-    web_client,
-)
+from gsv_core.channels.base import ALL_CHAT_TYPES
+from gsv_core.channels.base import Capabilities
+from gsv_core.channels.base import ChannelSink
+from gsv_core.channels.slack.account import Account
+from gsv_core.channels.slack.account import close_web
+from gsv_core.channels.slack.account import load_settings
+from gsv_core.channels.slack.account import setting_key
+from gsv_core.channels.slack.account import web_client
 from gsv_core.channels.slack.connection import SlackSocket
 from gsv_core.channels.slack.formatting import MAX_TEXT
 from gsv_core.channels.slack.sending import SlackSending

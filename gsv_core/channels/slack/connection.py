@@ -17,28 +17,28 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from gsv_core.channels.accounts import AccountAdapter
-from gsv_core.channels.base import ActionEvent, InboundMessage, Sender
+from gsv_core.channels.base import ActionEvent
+from gsv_core.channels.base import InboundMessage
+from gsv_core.channels.base import Sender
 from gsv_core.channels.media import sort_downloads
-from gsv_core.channels.slack.account import (
-    AUTH_ERRORS,
-    Account,
-    error_code,
-    masked_reason,
-    network_errors,
-    setting_key,
-)
-from gsv_core.channels.slack.conversion import (
-    download,
-    guess_type,
-    parse_frame,
-    peer_of,
-    proxy_for,
-    ts_to_ms,
-)
-from gsv_core.channels.slack.formatting import mentioned_ids, to_plain
+from gsv_core.channels.slack.account import AUTH_ERRORS
+from gsv_core.channels.slack.account import Account
+from gsv_core.channels.slack.account import error_code
+from gsv_core.channels.slack.account import masked_reason
+from gsv_core.channels.slack.account import network_errors
+from gsv_core.channels.slack.account import setting_key
+from gsv_core.channels.slack.conversion import download
+from gsv_core.channels.slack.conversion import guess_type
+from gsv_core.channels.slack.conversion import parse_frame
+from gsv_core.channels.slack.conversion import peer_of
+from gsv_core.channels.slack.conversion import proxy_for
+from gsv_core.channels.slack.conversion import ts_to_ms
+from gsv_core.channels.slack.formatting import mentioned_ids
+from gsv_core.channels.slack.formatting import to_plain
 from gsv_core.channels.slack.sending import target_of
 from gsv_core.errors import Unauthorized
 

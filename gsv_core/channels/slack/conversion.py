@@ -12,12 +12,16 @@ from __future__ import annotations
 import base64
 import json
 import logging
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 from urllib.parse import urlsplit
 
-from gsv_core.channels.base import Media, Peer
-from gsv_core.channels.media import media_kind, too_big_note
-from gsv_core.channels.slack.account import Settings, masked_reason
+from gsv_core.channels.base import Media
+from gsv_core.channels.base import Peer
+from gsv_core.channels.media import media_kind
+from gsv_core.channels.media import too_big_note
+from gsv_core.channels.slack.account import Settings
+from gsv_core.channels.slack.account import masked_reason
 
 log = logging.getLogger(__name__)
 

@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import re
 
-from gsv_core.channels.markdown import (
-    BOLD,
-    BULLET,
-    CODE_SPAN,
-    HEADING,
-    ITALIC,
-    PLACEHOLDER,
-    QUOTE,
-    STRIKE,
-)
+from gsv_core.channels.markdown import BOLD
+from gsv_core.channels.markdown import BULLET
+from gsv_core.channels.markdown import CODE_SPAN
+from gsv_core.channels.markdown import HEADING
+from gsv_core.channels.markdown import ITALIC
+from gsv_core.channels.markdown import PLACEHOLDER
+from gsv_core.channels.markdown import QUOTE
+from gsv_core.channels.markdown import STRIKE
 
 MAX_TEXT = 4000  # Slack truncates at 40,000; 4,000 is its advice for readable messages
 

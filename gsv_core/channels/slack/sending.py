@@ -10,8 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 from gsv_core.channels.accounts import AccountAdapter
-from gsv_core.channels.base import Action, MessageEdit, OutboundMessage, Peer
-from gsv_core.channels.slack.account import Account, api_error, masked_reason, network_errors
+from gsv_core.channels.base import Action
+from gsv_core.channels.base import MessageEdit
+from gsv_core.channels.base import OutboundMessage
+from gsv_core.channels.base import Peer
+from gsv_core.channels.slack.account import Account
+from gsv_core.channels.slack.account import api_error
+from gsv_core.channels.slack.account import masked_reason
+from gsv_core.channels.slack.account import network_errors
 from gsv_core.channels.slack.formatting import to_mrkdwn
 from gsv_core.errors import Unavailable
 

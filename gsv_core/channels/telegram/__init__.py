@@ -21,7 +21,8 @@ import os
 # unless its v23 behaviour (timedelta values) is chosen; choose it, and accept both types.
 os.environ.setdefault("PTB_TIMEDELTA", "true")
 
-from gsv_core.channels.telegram.account import TOKEN_REJECTED, mask
+from gsv_core.channels.telegram.account import TOKEN_REJECTED
+from gsv_core.channels.telegram.account import mask
 from gsv_core.channels.telegram.channel import TelegramChannel
 
 __all__ = ["TOKEN_REJECTED", "TelegramChannel", "mask"]

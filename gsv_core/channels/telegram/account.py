@@ -10,22 +10,24 @@ from __future__ import annotations
 
 import asyncio
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from gsv_core.channels.accounts import config_key
-from gsv_core.channels.base import AccountStatus, ChannelSink
-from gsv_core.channels.redaction import TokenRedactor, failure_reason
-from gsv_core.errors import (
-    Forbidden,
-    GsvError,
-    InvalidParams,
-    RateLimited,
-    TimedOut,
-    Unauthorized,
-    Unavailable,
-)
+from gsv_core.channels.base import AccountStatus
+from gsv_core.channels.base import ChannelSink
+from gsv_core.channels.redaction import TokenRedactor
+from gsv_core.channels.redaction import failure_reason
+from gsv_core.errors import Forbidden
+from gsv_core.errors import GsvError
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import RateLimited
+from gsv_core.errors import TimedOut
+from gsv_core.errors import Unauthorized
+from gsv_core.errors import Unavailable
 
 if TYPE_CHECKING:
     from telegram import Bot

@@ -6,17 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from gsv_core.channels.accounts import start_command
-from gsv_core.channels.base import (
-    ALL_CHAT_TYPES,
-    Capabilities,
-    ChannelSink,
-)
-from gsv_core.channels.telegram.account import (
-    Account,
-    load_settings,
-    protect,
-    token_key,
-)
+from gsv_core.channels.base import ALL_CHAT_TYPES
+from gsv_core.channels.base import Capabilities
+from gsv_core.channels.base import ChannelSink
+from gsv_core.channels.telegram.account import Account
+from gsv_core.channels.telegram.account import load_settings
+from gsv_core.channels.telegram.account import protect
+from gsv_core.channels.telegram.account import token_key
 from gsv_core.channels.telegram.connection import TelegramPolling
 from gsv_core.channels.telegram.formatting import MAX_TEXT
 from gsv_core.channels.telegram.sending import TelegramSending

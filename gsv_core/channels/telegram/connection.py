@@ -17,29 +17,30 @@ import logging
 from typing import TYPE_CHECKING
 
 from gsv_core.channels.accounts import AccountAdapter
-from gsv_core.channels.base import ActionEvent, InboundMessage, Sender
+from gsv_core.channels.base import ActionEvent
+from gsv_core.channels.base import InboundMessage
+from gsv_core.channels.base import Sender
 from gsv_core.channels.media import sort_downloads
-from gsv_core.channels.telegram.account import (
-    TOKEN_REJECTED,
-    Account,
-    api_error,
-    masked_reason,
-    seconds,
-)
-from gsv_core.channels.telegram.conversion import (
-    attachments_of,
-    chat_peer_of,
-    download,
-    find_mentions,
-    peer_of,
-    real_reply,
-    sender_of,
-    strip_command_suffix,
-)
-from gsv_core.errors import GsvError, Unauthorized
+from gsv_core.channels.telegram.account import TOKEN_REJECTED
+from gsv_core.channels.telegram.account import Account
+from gsv_core.channels.telegram.account import api_error
+from gsv_core.channels.telegram.account import masked_reason
+from gsv_core.channels.telegram.account import seconds
+from gsv_core.channels.telegram.conversion import attachments_of
+from gsv_core.channels.telegram.conversion import chat_peer_of
+from gsv_core.channels.telegram.conversion import download
+from gsv_core.channels.telegram.conversion import find_mentions
+from gsv_core.channels.telegram.conversion import peer_of
+from gsv_core.channels.telegram.conversion import real_reply
+from gsv_core.channels.telegram.conversion import sender_of
+from gsv_core.channels.telegram.conversion import strip_command_suffix
+from gsv_core.errors import GsvError
+from gsv_core.errors import Unauthorized
 
 if TYPE_CHECKING:
-    from telegram import CallbackQuery, Message, Update
+    from telegram import CallbackQuery
+    from telegram import Message
+    from telegram import Update
 
 log = logging.getLogger(__name__)
 

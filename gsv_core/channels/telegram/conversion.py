@@ -7,15 +7,22 @@ from __future__ import annotations
 import base64
 import logging
 import re
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from dataclasses import replace
+from typing import TYPE_CHECKING
+from typing import Any
 
-from gsv_core.channels.base import Media, Peer, Sender
-from gsv_core.channels.media import media_kind, too_big_note
-from gsv_core.channels.telegram.account import masked_reason, seconds
+from gsv_core.channels.base import Media
+from gsv_core.channels.base import Peer
+from gsv_core.channels.base import Sender
+from gsv_core.channels.media import media_kind
+from gsv_core.channels.media import too_big_note
+from gsv_core.channels.telegram.account import masked_reason
+from gsv_core.channels.telegram.account import seconds
 
 if TYPE_CHECKING:
-    from telegram import Bot, Message
+    from telegram import Bot
+    from telegram import Message
 
 log = logging.getLogger(__name__)
 

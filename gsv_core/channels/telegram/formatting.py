@@ -18,7 +18,12 @@ import re
 from collections.abc import Callable
 from html import escape
 
-from gsv_core.channels.markdown import BOLD, BULLET, CODE_SPAN, HEADING, PLACEHOLDER, QUOTE
+from gsv_core.channels.markdown import BOLD
+from gsv_core.channels.markdown import BULLET
+from gsv_core.channels.markdown import CODE_SPAN
+from gsv_core.channels.markdown import HEADING
+from gsv_core.channels.markdown import PLACEHOLDER
+from gsv_core.channels.markdown import QUOTE
 
 MAX_TEXT = 4096
 

@@ -6,17 +6,29 @@ waiting out flood limits. Messages and edits carry `link_preview_options` with
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypeVar
+from collections.abc import Awaitable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+from typing import TypeVar
 
 from gsv_core.channels.accounts import AccountAdapter
-from gsv_core.channels.base import Action, MessageEdit, OutboundMessage, Peer
-from gsv_core.channels.telegram.account import Account, api_error, masked_reason, seconds
-from gsv_core.channels.telegram.conversion import parse_chat_id, parse_int
-from gsv_core.channels.telegram.formatting import format_html, split_text
+from gsv_core.channels.base import Action
+from gsv_core.channels.base import MessageEdit
+from gsv_core.channels.base import OutboundMessage
+from gsv_core.channels.base import Peer
+from gsv_core.channels.telegram.account import Account
+from gsv_core.channels.telegram.account import api_error
+from gsv_core.channels.telegram.account import masked_reason
+from gsv_core.channels.telegram.account import seconds
+from gsv_core.channels.telegram.conversion import parse_chat_id
+from gsv_core.channels.telegram.conversion import parse_int
+from gsv_core.channels.telegram.formatting import format_html
+from gsv_core.channels.telegram.formatting import split_text
 
 if TYPE_CHECKING:
-    from telegram import InlineKeyboardMarkup, LinkPreviewOptions, Message
+    from telegram import InlineKeyboardMarkup
+    from telegram import LinkPreviewOptions
+    from telegram import Message
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -164,7 +176,8 @@ def keyboard_of(actions: tuple[Action, ...]) -> InlineKeyboardMarkup | None:
     """One row of inline buttons; each press comes back with the action's id."""
     if not actions:
         return None
-    from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+    from telegram import InlineKeyboardButton
+    from telegram import InlineKeyboardMarkup
 
     styles = {"primary": "success", "danger": "danger"}
     return InlineKeyboardMarkup([[

@@ -14,7 +14,8 @@ The access token travels only in the Authorization header. httpx is imported whe
 account starts, not with this package.
 """
 
-from gsv_core.channels.whatsapp.channel import WEBHOOK_PATH, WhatsAppChannel
+from gsv_core.channels.whatsapp.channel import WEBHOOK_PATH
+from gsv_core.channels.whatsapp.channel import WhatsAppChannel
 from gsv_core.channels.whatsapp.formatting import to_whatsapp
 
 __all__ = ["WEBHOOK_PATH", "WhatsAppChannel", "to_whatsapp"]

@@ -7,8 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 from gsv_core.channels.accounts import start_command
-from gsv_core.channels.base import Capabilities, ChannelSink
-from gsv_core.channels.whatsapp.account import Account, load_settings, setting_prefix
+from gsv_core.channels.base import Capabilities
+from gsv_core.channels.base import ChannelSink
+from gsv_core.channels.whatsapp.account import Account
+from gsv_core.channels.whatsapp.account import load_settings
+from gsv_core.channels.whatsapp.account import setting_prefix
 from gsv_core.channels.whatsapp.formatting import MAX_TEXT
 from gsv_core.channels.whatsapp.sending import WhatsAppSending
 from gsv_core.channels.whatsapp.webhook import WhatsAppWebhook

@@ -9,7 +9,9 @@ import asyncio
 import logging
 
 from gsv_core.channels.accounts import AccountAdapter
-from gsv_core.channels.whatsapp.account import Account, graph_error, masked_reason
+from gsv_core.channels.whatsapp.account import Account
+from gsv_core.channels.whatsapp.account import graph_error
+from gsv_core.channels.whatsapp.account import masked_reason
 from gsv_core.errors import GsvError
 
 log = logging.getLogger(__name__)

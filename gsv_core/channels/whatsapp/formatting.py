@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 
-from gsv_core.channels.markdown import BOLD, ITALIC, STRIKE
+from gsv_core.channels.markdown import BOLD
+from gsv_core.channels.markdown import ITALIC
+from gsv_core.channels.markdown import STRIKE
 
 MAX_TEXT = 4096
 

@@ -7,11 +7,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gsv_core.channels.base import OutboundMessage, Peer
-from gsv_core.channels.whatsapp.account import graph_error, masked_reason
+from gsv_core.channels.base import OutboundMessage
+from gsv_core.channels.base import Peer
+from gsv_core.channels.whatsapp.account import graph_error
+from gsv_core.channels.whatsapp.account import masked_reason
 from gsv_core.channels.whatsapp.connection import WhatsAppConnection
 from gsv_core.channels.whatsapp.formatting import to_whatsapp
-from gsv_core.errors import InvalidParams, Unauthorized, Unavailable
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import Unauthorized
+from gsv_core.errors import Unavailable
 
 
 class WhatsAppSending(WhatsAppConnection):

@@ -16,14 +16,18 @@ import re
 from typing import Any
 
 from gsv_core.channels.accounts import AccountAdapter
-from gsv_core.channels.base import HttpRequest, HttpResponse, InboundMessage, Media, Peer, Sender
-from gsv_core.channels.whatsapp.account import Account, masked_reason
-from gsv_core.channels.whatsapp.conversion import (
-    MAX_MEDIA_BYTES,
-    MEDIA_KINDS,
-    messages_of,
-    seconds_to_ms,
-)
+from gsv_core.channels.base import HttpRequest
+from gsv_core.channels.base import HttpResponse
+from gsv_core.channels.base import InboundMessage
+from gsv_core.channels.base import Media
+from gsv_core.channels.base import Peer
+from gsv_core.channels.base import Sender
+from gsv_core.channels.whatsapp.account import Account
+from gsv_core.channels.whatsapp.account import masked_reason
+from gsv_core.channels.whatsapp.conversion import MAX_MEDIA_BYTES
+from gsv_core.channels.whatsapp.conversion import MEDIA_KINDS
+from gsv_core.channels.whatsapp.conversion import messages_of
+from gsv_core.channels.whatsapp.conversion import seconds_to_ms
 from gsv_core.routing import normalize_e164
 
 log = logging.getLogger(__name__)

@@ -4,14 +4,16 @@ is what "only the owner approves" means on the wire."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from gsv_core.errors import InvalidParams
 from gsv_core.gateway.approval_answers import answer
 from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.protocol import events
 from gsv_core.protocol import methods as m
-from gsv_core.protocol.schemas.approvals import ToolApprovalsParams, ToolApproveParams
+from gsv_core.protocol.schemas.approvals import ToolApprovalsParams
+from gsv_core.protocol.schemas.approvals import ToolApproveParams
 from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router
 

@@ -7,21 +7,22 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gsv_core.errors import NotFound
-from gsv_core.gateway.auth import WEB, sign_in_ends
+from gsv_core.gateway.auth import WEB
+from gsv_core.gateway.auth import sign_in_ends
 from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.close_codes import CloseCode
-from gsv_core.protocol.methods import CHANNEL, NODE
-from gsv_core.protocol.schemas.auth import (
-    AuthInviteParams,
-    AuthInviteResult,
-    AuthListParams,
-    AuthListResult,
-    AuthRevokeParams,
-    AuthRevokeResult,
-    CredentialInfo,
-)
-from gsv_core.rpc.context import Peer, RequestContext
+from gsv_core.protocol.methods import CHANNEL
+from gsv_core.protocol.methods import NODE
+from gsv_core.protocol.schemas.auth import AuthInviteParams
+from gsv_core.protocol.schemas.auth import AuthInviteResult
+from gsv_core.protocol.schemas.auth import AuthListParams
+from gsv_core.protocol.schemas.auth import AuthListResult
+from gsv_core.protocol.schemas.auth import AuthRevokeParams
+from gsv_core.protocol.schemas.auth import AuthRevokeResult
+from gsv_core.protocol.schemas.auth import CredentialInfo
+from gsv_core.rpc.context import Peer
+from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router
 from gsv_core.storage.credentials import Credential
 

@@ -4,23 +4,26 @@ account they connected as: no adapter speaks for another."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+from typing import Any
 
 from gsv_core.channels.inbound import from_wire
-from gsv_core.errors import Forbidden, NotFound
-from gsv_core.gateway.handlers.routes import Routes, add_routes
+from gsv_core.errors import Forbidden
+from gsv_core.errors import NotFound
+from gsv_core.gateway.handlers.routes import Routes
+from gsv_core.gateway.handlers.routes import add_routes
 from gsv_core.protocol import events
 from gsv_core.protocol import methods as m
-from gsv_core.protocol.schemas.channels import (
-    ChannelInboundParams,
-    ChannelLoginParams,
-    ChannelParams,
-    ChannelStartParams,
-    ChannelStatusParams,
-)
+from gsv_core.protocol.schemas.channels import ChannelInboundParams
+from gsv_core.protocol.schemas.channels import ChannelLoginParams
+from gsv_core.protocol.schemas.channels import ChannelParams
+from gsv_core.protocol.schemas.channels import ChannelStartParams
+from gsv_core.protocol.schemas.channels import ChannelStatusParams
 from gsv_core.rpc.context import RequestContext
-from gsv_core.rpc.dispatch import Handler, Router
+from gsv_core.rpc.dispatch import Handler
+from gsv_core.rpc.dispatch import Router
 from gsv_core.storage.outbox import QueueSummary
 
 if TYPE_CHECKING:

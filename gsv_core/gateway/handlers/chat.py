@@ -14,22 +14,23 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from gsv_core.errors import InvalidParams
-from gsv_core.gateway.chat_pipeline import approval_reminder, process_message
+from gsv_core.gateway.chat_pipeline import approval_reminder
+from gsv_core.gateway.chat_pipeline import process_message
 from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.protocol import events
 from gsv_core.protocol import methods as m
-from gsv_core.protocol.schemas.chat import (
-    MAX_IMAGE_BYTES,
-    ChatSendParams,
-    ChatSubscribeParams,
-    MediaParam,
-)
+from gsv_core.protocol.schemas.chat import MAX_IMAGE_BYTES
+from gsv_core.protocol.schemas.chat import ChatSendParams
+from gsv_core.protocol.schemas.chat import ChatSubscribeParams
+from gsv_core.protocol.schemas.chat import MediaParam
 from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router
-from gsv_core.sniff import HEAD_BYTES, sniff_mime
+from gsv_core.sniff import HEAD_BYTES
+from gsv_core.sniff import sniff_mime
 
 if TYPE_CHECKING:
     from gsv_core.gateway.state import Gateway

@@ -9,13 +9,18 @@ the announcement is a ConfigService listener, and every write is heard, whoever 
 from __future__ import annotations
 
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.protocol.events import CONFIG_CHANGED
-from gsv_core.protocol.methods import CONFIG_GET, CONFIG_SET
-from gsv_core.protocol.schemas.config import ConfigGetParams, ConfigSetParams, ConfigSetResult
-from gsv_core.rpc.context import Peer, RequestContext
+from gsv_core.protocol.methods import CONFIG_GET
+from gsv_core.protocol.methods import CONFIG_SET
+from gsv_core.protocol.schemas.config import ConfigGetParams
+from gsv_core.protocol.schemas.config import ConfigSetParams
+from gsv_core.protocol.schemas.config import ConfigSetResult
+from gsv_core.rpc.context import Peer
+from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router
 
 if TYPE_CHECKING:

@@ -13,34 +13,40 @@ id rule's 409), so a refused connect spends no code and revokes no credential.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from pydantic import ValidationError
 
-from gsv_core.errors import (
-    Forbidden,
-    InvalidConnectParams,
-    RateLimited,
-    Unauthorized,
-    UnsupportedProtocol,
-)
-from gsv_core.gateway.auth import WEB, Admission, sign_in_ends
+from gsv_core.errors import Forbidden
+from gsv_core.errors import InvalidConnectParams
+from gsv_core.errors import RateLimited
+from gsv_core.errors import Unauthorized
+from gsv_core.errors import UnsupportedProtocol
+from gsv_core.gateway.auth import WEB
+from gsv_core.gateway.auth import Admission
+from gsv_core.gateway.auth import sign_in_ends
 from gsv_core.gateway.handlers.auth import close_sockets_of
 from gsv_core.mcp.names import MCP_PREFIX
 from gsv_core.protocol import PROTOCOL_VERSION
 from gsv_core.protocol.close_codes import CloseCode
-from gsv_core.protocol.methods import CHANNEL, CLIENT, CONNECT, NODE
-from gsv_core.protocol.schemas.connect import (
-    ConnectParams,
-    ConnectResult,
-    Features,
-    ServerInfo,
-    ToolDefinition,
-)
-from gsv_core.protocol.schemas.nodes import TOOL_SEPARATOR, NodeRuntime, validate_node_runtime
+from gsv_core.protocol.methods import CHANNEL
+from gsv_core.protocol.methods import CLIENT
+from gsv_core.protocol.methods import CONNECT
+from gsv_core.protocol.methods import NODE
+from gsv_core.protocol.schemas.connect import ConnectParams
+from gsv_core.protocol.schemas.connect import ConnectResult
+from gsv_core.protocol.schemas.connect import Features
+from gsv_core.protocol.schemas.connect import ServerInfo
+from gsv_core.protocol.schemas.connect import ToolDefinition
+from gsv_core.protocol.schemas.nodes import TOOL_SEPARATOR
+from gsv_core.protocol.schemas.nodes import NodeRuntime
+from gsv_core.protocol.schemas.nodes import validate_node_runtime
 from gsv_core.rpc.context import RequestContext
-from gsv_core.rpc.dispatch import Router, params_error
-from gsv_core.storage.credentials import Credential, Redeemed
+from gsv_core.rpc.dispatch import Router
+from gsv_core.rpc.dispatch import params_error
+from gsv_core.storage.credentials import Credential
+from gsv_core.storage.credentials import Redeemed
 
 if TYPE_CHECKING:
     from gsv_core.gateway.state import Gateway

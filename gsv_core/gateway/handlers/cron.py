@@ -9,7 +9,9 @@ session is otherwise hard to find).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Literal
 
 from pydantic import Field
 

@@ -8,12 +8,14 @@ tells `sessionKey`, `delivered`, `heldBack` (why a reply was not delivered, e.g.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.heartbeat.state import BeatResult
 from gsv_core.protocol import methods as m
-from gsv_core.protocol.schemas.heartbeat import HeartbeatAgentParams, HeartbeatTriggerParams
+from gsv_core.protocol.schemas.heartbeat import HeartbeatAgentParams
+from gsv_core.protocol.schemas.heartbeat import HeartbeatTriggerParams
 from gsv_core.routing import heartbeat_session_key
 from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router

@@ -6,23 +6,26 @@ with the approval policy's decision on it (docs/mcp.md#approvals)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
-from gsv_core.approval.policy import ApprovalPolicy, CallFacts
+from gsv_core.approval.policy import ApprovalPolicy
+from gsv_core.approval.policy import CallFacts
 from gsv_core.approval.protected import Protected
 from gsv_core.config.mcp import McpServerConfig
-from gsv_core.errors import Conflict, NotFound, Unavailable
+from gsv_core.errors import Conflict
+from gsv_core.errors import NotFound
+from gsv_core.errors import Unavailable
 from gsv_core.gateway.handlers.routes import add_routes
 from gsv_core.mcp.client import sdk_missing
-from gsv_core.mcp.supervisor import ServerState, marked_read_only
+from gsv_core.mcp.supervisor import ServerState
+from gsv_core.mcp.supervisor import marked_read_only
 from gsv_core.protocol import methods as m
-from gsv_core.protocol.schemas.mcp import (
-    McpAddParams,
-    McpNameParams,
-    McpTestResult,
-    McpToolApproval,
-    McpToolInfo,
-)
+from gsv_core.protocol.schemas.mcp import McpAddParams
+from gsv_core.protocol.schemas.mcp import McpNameParams
+from gsv_core.protocol.schemas.mcp import McpTestResult
+from gsv_core.protocol.schemas.mcp import McpToolApproval
+from gsv_core.protocol.schemas.mcp import McpToolInfo
 from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router
 

@@ -3,10 +3,12 @@ owner's search over every note and session, the rebuild, and how far a build got
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from gsv_core.gateway.handlers.routes import Routes
-from gsv_core.memory.search import MemoryScope, search_request
+from gsv_core.memory.search import MemoryScope
+from gsv_core.memory.search import search_request
 from gsv_core.protocol import methods as m
 from gsv_core.protocol.schemas.memory import MemorySearchParams
 from gsv_core.rpc.context import RequestContext

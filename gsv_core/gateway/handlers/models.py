@@ -5,18 +5,18 @@ probe how it calls tools and say its context window."""
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from gsv_core.agent.compaction import context_window
 from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.protocol import methods as m
-from gsv_core.protocol.schemas.models import (
-    ModelsListParams,
-    ModelsListResult,
-    ModelsTestParams,
-    ModelsTestResult,
-)
-from gsv_core.providers.models import list_models, test_call
+from gsv_core.protocol.schemas.models import ModelsListParams
+from gsv_core.protocol.schemas.models import ModelsListResult
+from gsv_core.protocol.schemas.models import ModelsTestParams
+from gsv_core.protocol.schemas.models import ModelsTestResult
+from gsv_core.providers.models import list_models
+from gsv_core.providers.models import test_call
 from gsv_core.providers.registry import provider_settings
 from gsv_core.providers.tool_probe import probe_tool_calls
 from gsv_core.rpc.context import RequestContext

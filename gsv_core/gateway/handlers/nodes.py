@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from gsv_core.approval.binding import FULL
 from gsv_core.errors import GsvError
@@ -19,20 +20,18 @@ from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.mcp.names import is_mcp_name
 from gsv_core.protocol import events
 from gsv_core.protocol import methods as m
-from gsv_core.protocol.schemas.nodes import (
-    AckResult,
-    LogsGetParams,
-    LogsGetResult,
-    LogsResultParams,
-    NodeExecEventParams,
-    NodeForgetParams,
-    NodeForgetResult,
-    NodeProbeResultParams,
-    NodesListResult,
-    ToolInvokeParams,
-    ToolRequestParams,
-    ToolResultParams,
-)
+from gsv_core.protocol.schemas.nodes import AckResult
+from gsv_core.protocol.schemas.nodes import LogsGetParams
+from gsv_core.protocol.schemas.nodes import LogsGetResult
+from gsv_core.protocol.schemas.nodes import LogsResultParams
+from gsv_core.protocol.schemas.nodes import NodeExecEventParams
+from gsv_core.protocol.schemas.nodes import NodeForgetParams
+from gsv_core.protocol.schemas.nodes import NodeForgetResult
+from gsv_core.protocol.schemas.nodes import NodeProbeResultParams
+from gsv_core.protocol.schemas.nodes import NodesListResult
+from gsv_core.protocol.schemas.nodes import ToolInvokeParams
+from gsv_core.protocol.schemas.nodes import ToolRequestParams
+from gsv_core.protocol.schemas.nodes import ToolResultParams
 from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router
 

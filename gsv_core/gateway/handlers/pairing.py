@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from gsv_core.authority import guest_area
 from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.pairing import pending_pair_wire
 from gsv_core.protocol import methods as m
-from gsv_core.protocol.schemas.channels import PairApproveParams, PairParams
+from gsv_core.protocol.schemas.channels import PairApproveParams
+from gsv_core.protocol.schemas.channels import PairParams
 from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router
 

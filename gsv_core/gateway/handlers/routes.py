@@ -11,7 +11,8 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-from gsv_core.rpc.dispatch import Handler, Router
+from gsv_core.rpc.dispatch import Handler
+from gsv_core.rpc.dispatch import Router
 
 # (method, handler, params model or None when the handler takes no params)
 Route = tuple[str, Handler, type[BaseModel] | None]

@@ -8,11 +8,9 @@ from gsv_core.approval.modes import mode_report
 from gsv_core.gateway import audit
 from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.protocol import methods as m
-from gsv_core.protocol.schemas.security import (
-    FindingInfo,
-    SecurityAuditParams,
-    SecurityAuditResult,
-)
+from gsv_core.protocol.schemas.security import FindingInfo
+from gsv_core.protocol.schemas.security import SecurityAuditParams
+from gsv_core.protocol.schemas.security import SecurityAuditResult
 from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router
 

@@ -6,19 +6,18 @@ keys without the gateway keeping anything of them."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from gsv_core.agent.model_choice import next_model
 from gsv_core.agent.session import SessionActor
 from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.protocol import methods as m
-from gsv_core.protocol.schemas.sessions import (
-    SessionCompactParams,
-    SessionKeyParams,
-    SessionPatchParams,
-    SessionPreviewParams,
-    SessionsListParams,
-)
+from gsv_core.protocol.schemas.sessions import SessionCompactParams
+from gsv_core.protocol.schemas.sessions import SessionKeyParams
+from gsv_core.protocol.schemas.sessions import SessionPatchParams
+from gsv_core.protocol.schemas.sessions import SessionPreviewParams
+from gsv_core.protocol.schemas.sessions import SessionsListParams
 from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router
 from gsv_core.storage.sessions import SessionRecord

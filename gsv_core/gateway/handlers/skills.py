@@ -8,13 +8,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gsv_core.gateway.handlers.routes import Routes
-from gsv_core.protocol.methods import SKILLS_STATUS, SKILLS_UPDATE
-from gsv_core.protocol.schemas.skills import (
-    SkillsStatusParams,
-    SkillsStatusResult,
-    SkillsUpdateParams,
-    SkillsUpdateResult,
-)
+from gsv_core.protocol.methods import SKILLS_STATUS
+from gsv_core.protocol.methods import SKILLS_UPDATE
+from gsv_core.protocol.schemas.skills import SkillsStatusParams
+from gsv_core.protocol.schemas.skills import SkillsStatusResult
+from gsv_core.protocol.schemas.skills import SkillsUpdateParams
+from gsv_core.protocol.schemas.skills import SkillsUpdateResult
 from gsv_core.routing import RoutingSettings
 from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router

@@ -6,7 +6,8 @@ waits for the owner, and the database's size. Nothing secret is in it (a key is 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from gsv_core.errors import GsvError
 from gsv_core.protocol import methods as m

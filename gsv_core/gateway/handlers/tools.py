@@ -11,9 +11,11 @@ it whole would give."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
-from gsv_core.protocol.frames import EncodedJson, encode_json
+from gsv_core.protocol.frames import EncodedJson
+from gsv_core.protocol.frames import encode_json
 from gsv_core.protocol.methods import TOOLS_LIST
 from gsv_core.protocol.schemas.connect import ToolDefinition
 from gsv_core.providers.base import ToolSpec

@@ -5,18 +5,18 @@ progress events (`gsv transfer`)."""
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
-from gsv_core.gateway.handlers.routes import Routes, add_routes
+from gsv_core.gateway.handlers.routes import Routes
+from gsv_core.gateway.handlers.routes import add_routes
 from gsv_core.protocol import events
 from gsv_core.protocol import methods as m
-from gsv_core.protocol.schemas.transfers import (
-    TransferCompleteParams,
-    TransferDoneParams,
-    TransferMetaParams,
-    TransferRequestParams,
-    TransferStepParams,
-)
+from gsv_core.protocol.schemas.transfers import TransferCompleteParams
+from gsv_core.protocol.schemas.transfers import TransferDoneParams
+from gsv_core.protocol.schemas.transfers import TransferMetaParams
+from gsv_core.protocol.schemas.transfers import TransferRequestParams
+from gsv_core.protocol.schemas.transfers import TransferStepParams
 from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router
 

@@ -6,10 +6,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from gsv_core.gateway.auth import WEB, WEB_CODE_TTL_MS
+from gsv_core.gateway.auth import WEB
+from gsv_core.gateway.auth import WEB_CODE_TTL_MS
 from gsv_core.gateway.handlers.routes import Routes
 from gsv_core.protocol import methods as m
-from gsv_core.protocol.schemas.web import WebLinkParams, WebLinkResult
+from gsv_core.protocol.schemas.web import WebLinkParams
+from gsv_core.protocol.schemas.web import WebLinkResult
 from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router
 

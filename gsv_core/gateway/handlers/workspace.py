@@ -8,22 +8,22 @@ options of `gsv__ReadFile`: `startLine`/`endLine`, `search` with `contextLines`,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from pydantic import Field
 
 from gsv_core.gateway.handlers.routes import Routes
-from gsv_core.protocol.methods import (
-    WORKSPACE_DELETE,
-    WORKSPACE_LIST,
-    WORKSPACE_READ,
-    WORKSPACE_WRITE,
-)
+from gsv_core.protocol.methods import WORKSPACE_DELETE
+from gsv_core.protocol.methods import WORKSPACE_LIST
+from gsv_core.protocol.methods import WORKSPACE_READ
+from gsv_core.protocol.methods import WORKSPACE_WRITE
 from gsv_core.protocol.schemas import WireModel
 from gsv_core.routing import RoutingSettings
 from gsv_core.rpc.context import RequestContext
 from gsv_core.rpc.dispatch import Router
-from gsv_core.workspace.excerpts import MAX_CONTEXT_LINES, ReadQuery
+from gsv_core.workspace.excerpts import MAX_CONTEXT_LINES
+from gsv_core.workspace.excerpts import ReadQuery
 
 if TYPE_CHECKING:
     from gsv_core.gateway.state import Gateway

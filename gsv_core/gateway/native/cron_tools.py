@@ -14,17 +14,25 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Literal
 
 from pydantic import Field
 
 from gsv_core.agent.tools import ToolCallContext
 from gsv_core.cron.jobs import CronJob
-from gsv_core.cron.schedule import describe_schedule, format_local, lenient_zone, schedule_zone
+from gsv_core.cron.schedule import describe_schedule
+from gsv_core.cron.schedule import format_local
+from gsv_core.cron.schedule import lenient_zone
+from gsv_core.cron.schedule import schedule_zone
 from gsv_core.cron.service import Running
-from gsv_core.cron.tool_input import tool_job, tool_patch
+from gsv_core.cron.tool_input import tool_job
+from gsv_core.cron.tool_input import tool_patch
 from gsv_core.errors import InvalidParams
-from gsv_core.gateway.native_registry import NativeArgs, NativeTool, NativeToolRegistry
+from gsv_core.gateway.native_registry import NativeArgs
+from gsv_core.gateway.native_registry import NativeTool
+from gsv_core.gateway.native_registry import NativeToolRegistry
 
 if TYPE_CHECKING:
     from gsv_core.gateway.state import Gateway

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from pydantic import Field
 
 from gsv_core.agent.tools import ToolCallContext
-from gsv_core.gateway.native_registry import NativeArgs, NativeTool, NativeToolRegistry
+from gsv_core.gateway.native_registry import NativeArgs
+from gsv_core.gateway.native_registry import NativeTool
+from gsv_core.gateway.native_registry import NativeToolRegistry
 from gsv_core.protocol.schemas.config import CONFIG_PATH_PATTERN
 
 if TYPE_CHECKING:

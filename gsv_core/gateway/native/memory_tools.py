@@ -5,14 +5,21 @@ session may see (gateway/memory_reach.py).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from pydantic import Field
 
 from gsv_core.agent.tools import ToolCallContext
 from gsv_core.gateway.memory_reach import memory_scope
-from gsv_core.gateway.native_registry import NativeArgs, NativeTool, NativeToolRegistry
-from gsv_core.memory.search import MAX_AROUND, MAX_LIMIT, Kind, MemoryScope, search_request
+from gsv_core.gateway.native_registry import NativeArgs
+from gsv_core.gateway.native_registry import NativeTool
+from gsv_core.gateway.native_registry import NativeToolRegistry
+from gsv_core.memory.search import MAX_AROUND
+from gsv_core.memory.search import MAX_LIMIT
+from gsv_core.memory.search import Kind
+from gsv_core.memory.search import MemoryScope
+from gsv_core.memory.search import search_request
 
 if TYPE_CHECKING:
     from gsv_core.gateway.state import Gateway

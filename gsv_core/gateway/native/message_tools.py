@@ -5,14 +5,19 @@ session last heard from a channel (not whatever ran last)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
+from pydantic import ValidationError
 
 from gsv_core.agent.tools import ToolCallContext
 from gsv_core.channels.base import Peer
 from gsv_core.errors import InvalidParams
-from gsv_core.gateway.native_registry import NativeArgs, NativeTool, NativeToolRegistry
+from gsv_core.gateway.native_registry import NativeArgs
+from gsv_core.gateway.native_registry import NativeTool
+from gsv_core.gateway.native_registry import NativeToolRegistry
 from gsv_core.pairing import sender_key
 
 if TYPE_CHECKING:

@@ -8,7 +8,8 @@ agent's main session.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from pydantic import Field
 
@@ -16,9 +17,13 @@ from gsv_core.agent.manager import SESSION_SEND_KIND
 from gsv_core.agent.run import RunFailed
 from gsv_core.agent.tools import ToolCallContext
 from gsv_core.errors import InvalidParams
-from gsv_core.gateway.native_registry import NativeArgs, NativeTool, NativeToolRegistry
+from gsv_core.gateway.native_registry import NativeArgs
+from gsv_core.gateway.native_registry import NativeTool
+from gsv_core.gateway.native_registry import NativeToolRegistry
 from gsv_core.protocol.messages import text_of
-from gsv_core.routing import canonicalize_session_key, main_session_key, validate_session_key
+from gsv_core.routing import canonicalize_session_key
+from gsv_core.routing import main_session_key
+from gsv_core.routing import validate_session_key
 from gsv_core.storage.usage import is_background
 from gsv_core.usage.ledger import SESSION_SEND
 

@@ -17,16 +17,21 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from pydantic import Field
 
 from gsv_core.agent.manager import SPAWN_KIND
 from gsv_core.agent.run import RunFailed
-from gsv_core.agent.tools import SPAWN_TOOL, ToolCallContext
+from gsv_core.agent.tools import SPAWN_TOOL
+from gsv_core.agent.tools import ToolCallContext
 from gsv_core.config import setting
-from gsv_core.errors import TimedOut, ToolFailed
-from gsv_core.gateway.native_registry import NativeArgs, NativeTool, NativeToolRegistry
+from gsv_core.errors import TimedOut
+from gsv_core.errors import ToolFailed
+from gsv_core.gateway.native_registry import NativeArgs
+from gsv_core.gateway.native_registry import NativeTool
+from gsv_core.gateway.native_registry import NativeToolRegistry
 from gsv_core.protocol.messages import text_of
 
 if TYPE_CHECKING:

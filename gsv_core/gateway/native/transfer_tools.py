@@ -7,12 +7,15 @@ policy would ask, which the transfer service signs with that node's key."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from pydantic import Field
 
 from gsv_core.agent.tools import ToolCallContext
-from gsv_core.gateway.native_registry import NativeArgs, NativeTool, NativeToolRegistry
+from gsv_core.gateway.native_registry import NativeArgs
+from gsv_core.gateway.native_registry import NativeTool
+from gsv_core.gateway.native_registry import NativeToolRegistry
 
 if TYPE_CHECKING:
     from gsv_core.gateway.state import Gateway

@@ -4,17 +4,25 @@ capped). docs/tools.md#gateway-native-tools."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Literal
 
 from pydantic import Field
 
 from gsv_core.agent.tools import ToolCallContext
 from gsv_core.config import setting
 from gsv_core.errors import ToolFailed
-from gsv_core.gateway.native_registry import NativeArgs, NativeTool, NativeToolRegistry
+from gsv_core.gateway.native_registry import NativeArgs
+from gsv_core.gateway.native_registry import NativeTool
+from gsv_core.gateway.native_registry import NativeToolRegistry
 from gsv_core.webfetch.convert import as_text
-from gsv_core.webfetch.fetch import Fetched, Request, fetch
-from gsv_core.webfetch.guard import Resolver, parse_networks, system_resolver
+from gsv_core.webfetch.fetch import Fetched
+from gsv_core.webfetch.fetch import Request
+from gsv_core.webfetch.fetch import fetch
+from gsv_core.webfetch.guard import Resolver
+from gsv_core.webfetch.guard import parse_networks
+from gsv_core.webfetch.guard import system_resolver
 
 if TYPE_CHECKING:
     from gsv_core.gateway.state import Gateway

@@ -6,13 +6,17 @@ artifact reader does.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from pydantic import Field
 
 from gsv_core.agent.tools import ToolCallContext
-from gsv_core.gateway.native_registry import NativeArgs, NativeTool, NativeToolRegistry
-from gsv_core.workspace.excerpts import MAX_CONTEXT_LINES, ReadQuery
+from gsv_core.gateway.native_registry import NativeArgs
+from gsv_core.gateway.native_registry import NativeTool
+from gsv_core.gateway.native_registry import NativeToolRegistry
+from gsv_core.workspace.excerpts import MAX_CONTEXT_LINES
+from gsv_core.workspace.excerpts import ReadQuery
 
 if TYPE_CHECKING:
     from gsv_core.gateway.state import Gateway

@@ -15,7 +15,10 @@ command's environment never carries, `failure.py` what a confined command that f
 lack of network or write access is told.
 """
 
-from gsv_core.node.sandbox.base import Sandbox, SandboxPolicy, SandboxUnavailable
-from gsv_core.node.sandbox.choose import MODES, choose_sandbox
+from gsv_core.node.sandbox.base import Sandbox
+from gsv_core.node.sandbox.base import SandboxPolicy
+from gsv_core.node.sandbox.base import SandboxUnavailable
+from gsv_core.node.sandbox.choose import MODES
+from gsv_core.node.sandbox.choose import choose_sandbox
 
 __all__ = ["MODES", "Sandbox", "SandboxPolicy", "SandboxUnavailable", "choose_sandbox"]

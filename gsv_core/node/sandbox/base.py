@@ -4,7 +4,8 @@ SandboxPolicy, and a description of itself for the gateway (`nodeRuntime.sandbox
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
+from typing import Protocol
 
 from gsv_core.errors import Unavailable
 

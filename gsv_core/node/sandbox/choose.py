@@ -18,10 +18,13 @@ import shutil
 import subprocess
 
 from gsv_core.defaults import SANDBOX_MODES
-from gsv_core.node.sandbox.base import Sandbox, SandboxPolicy, SandboxUnavailable
+from gsv_core.node.sandbox.base import Sandbox
+from gsv_core.node.sandbox.base import SandboxPolicy
+from gsv_core.node.sandbox.base import SandboxUnavailable
 from gsv_core.node.sandbox.bwrap import BwrapSandbox
 from gsv_core.node.sandbox.none import NoSandbox
-from gsv_core.node.sandbox.seatbelt import EXECUTABLE, SeatbeltSandbox
+from gsv_core.node.sandbox.seatbelt import EXECUTABLE
+from gsv_core.node.sandbox.seatbelt import SeatbeltSandbox
 
 AUTO, BWRAP, SEATBELT, OFF = MODES = SANDBOX_MODES
 INSTALL_BWRAP = (

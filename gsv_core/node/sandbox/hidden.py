@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from gsv_core.approval.credentials import HOME_CREDENTIALS, MACOS_CREDENTIALS
+from gsv_core.approval.credentials import HOME_CREDENTIALS
+from gsv_core.approval.credentials import MACOS_CREDENTIALS
 from gsv_core.paths import GsvPaths
 
 # sockets of services that act outside the sandbox for whoever connects: the session

@@ -21,7 +21,10 @@ from gsv_core.node.tools.edit import EditTool
 from gsv_core.node.tools.glob import GlobTool
 from gsv_core.node.tools.grep import GrepTool
 from gsv_core.node.tools.process import ProcessTool
-from gsv_core.node.tools.processes import Clock, ExecEventSink, ProcessManager, epoch_ms
+from gsv_core.node.tools.processes import Clock
+from gsv_core.node.tools.processes import ExecEventSink
+from gsv_core.node.tools.processes import ProcessManager
+from gsv_core.node.tools.processes import epoch_ms
 from gsv_core.node.tools.read import ReadTool
 from gsv_core.node.tools.toolset import Toolset
 from gsv_core.node.tools.workspace import Workspace

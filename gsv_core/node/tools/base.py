@@ -13,11 +13,17 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from abc import ABC, abstractmethod
+from abc import ABC
+from abc import abstractmethod
 from collections.abc import Callable
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any
+from typing import ClassVar
+from typing import Generic
+from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import ValidationError
 
 from gsv_core.errors import ToolFailed
 from gsv_core.node.tools.workspace import Workspace

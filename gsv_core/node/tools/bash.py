@@ -22,11 +22,14 @@ from typing import Any
 
 from pydantic import Field
 
-from gsv_core.approval.binding import FULL, SANDBOX
+from gsv_core.approval.binding import FULL
+from gsv_core.approval.binding import SANDBOX
 from gsv_core.errors import ToolFailed
 from gsv_core.node.sandbox.failure import sandbox_note
-from gsv_core.node.tools.base import Tool, ToolParams
-from gsv_core.node.tools.processes import ProcessManager, ProcessSession
+from gsv_core.node.tools.base import Tool
+from gsv_core.node.tools.base import ToolParams
+from gsv_core.node.tools.processes import ProcessManager
+from gsv_core.node.tools.processes import ProcessSession
 from gsv_core.node.tools.workspace import Workspace
 
 DEFAULT_TIMEOUT_MS = 300_000

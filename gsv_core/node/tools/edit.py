@@ -13,7 +13,8 @@ from pydantic import Field
 
 from gsv_core.errors import ToolFailed
 from gsv_core.node.tools.base import ToolParams
-from gsv_core.node.tools.write import FileChangeTool, write_file
+from gsv_core.node.tools.write import FileChangeTool
+from gsv_core.node.tools.write import write_file
 
 
 class EditParams(ToolParams):

@@ -21,15 +21,15 @@ from typing import Any
 from pydantic import Field
 
 from gsv_core.errors import ToolFailed
-from gsv_core.node.tools.base import ToolParams, WorkspaceTool, run_blocking
-from gsv_core.node.tools.patterns import (
-    NameTest,
-    PatternError,
-    SegmentMatcher,
-    compile_segments,
-    expand_braces,
-    has_magic,
-)
+from gsv_core.node.tools.base import ToolParams
+from gsv_core.node.tools.base import WorkspaceTool
+from gsv_core.node.tools.base import run_blocking
+from gsv_core.node.tools.patterns import NameTest
+from gsv_core.node.tools.patterns import PatternError
+from gsv_core.node.tools.patterns import SegmentMatcher
+from gsv_core.node.tools.patterns import compile_segments
+from gsv_core.node.tools.patterns import expand_braces
+from gsv_core.node.tools.patterns import has_magic
 from gsv_core.node.tools.walk import TreeWalker
 
 MAX_GLOB_MATCHES = 1000

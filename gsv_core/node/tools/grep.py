@@ -21,26 +21,29 @@ import re
 import shutil
 import threading
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from typing import Any
 
 from pydantic import Field
 
 from gsv_core.errors import ToolFailed
-from gsv_core.node.tools.base import ToolParams, WorkspaceTool
-from gsv_core.node.tools.patterns import PatternError, expand_braces, name_matcher
-from gsv_core.node.tools.ripgrep import RgUnusable, rg_matches
+from gsv_core.node.tools.base import ToolParams
+from gsv_core.node.tools.base import WorkspaceTool
+from gsv_core.node.tools.patterns import PatternError
+from gsv_core.node.tools.patterns import expand_braces
+from gsv_core.node.tools.patterns import name_matcher
+from gsv_core.node.tools.ripgrep import RgUnusable
+from gsv_core.node.tools.ripgrep import rg_matches
 from gsv_core.node.tools.searchworker import SearchWorkers
-from gsv_core.node.tools.textsearch import (
-    MAX_LINE_CHARS,
-    SKIPPED_DIRS,
-    GrepQuery,
-    Match,
-    literal_needle,
-    order_key,
-    python_matches,
-    secret_files,
-)
+from gsv_core.node.tools.textsearch import MAX_LINE_CHARS
+from gsv_core.node.tools.textsearch import SKIPPED_DIRS
+from gsv_core.node.tools.textsearch import GrepQuery
+from gsv_core.node.tools.textsearch import Match
+from gsv_core.node.tools.textsearch import literal_needle
+from gsv_core.node.tools.textsearch import order_key
+from gsv_core.node.tools.textsearch import python_matches
+from gsv_core.node.tools.textsearch import secret_files
 from gsv_core.node.tools.walk import TreeWalker
 from gsv_core.node.tools.workspace import Workspace
 

@@ -15,8 +15,10 @@ from typing import Any
 from pydantic import Field
 
 from gsv_core.errors import ToolFailed
-from gsv_core.node.tools.base import Tool, ToolParams
-from gsv_core.node.tools.processes import ProcessManager, ProcessSession
+from gsv_core.node.tools.base import Tool
+from gsv_core.node.tools.base import ToolParams
+from gsv_core.node.tools.processes import ProcessManager
+from gsv_core.node.tools.processes import ProcessSession
 
 ACTIONS = ("list", "poll", "log", "write", "submit", "kill")
 STDIN_WRITE_SECONDS = 5.0

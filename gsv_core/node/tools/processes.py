@@ -25,9 +25,15 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Callable, Coroutine, Iterable, Mapping
-from dataclasses import dataclass, field
-from signal import SIGKILL, SIGTERM, Signals
+from collections.abc import Callable
+from collections.abc import Coroutine
+from collections.abc import Iterable
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import field
+from signal import SIGKILL
+from signal import SIGTERM
+from signal import Signals
 from typing import Any
 
 from gsv_core.node.sandbox.base import Sandbox

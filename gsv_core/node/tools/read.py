@@ -18,13 +18,19 @@ import base64
 import codecs
 import os
 import stat
-from typing import Any, BinaryIO
+from typing import Any
+from typing import BinaryIO
 
 from pydantic import Field
 
 from gsv_core.errors import ToolFailed
-from gsv_core.node.tools.base import LATER, ToolParams, WorkspaceTool, run_blocking
-from gsv_core.sniff import HEAD_BYTES, is_image, sniff_mime
+from gsv_core.node.tools.base import LATER
+from gsv_core.node.tools.base import ToolParams
+from gsv_core.node.tools.base import WorkspaceTool
+from gsv_core.node.tools.base import run_blocking
+from gsv_core.sniff import HEAD_BYTES
+from gsv_core.sniff import is_image
+from gsv_core.sniff import sniff_mime
 
 MAX_IMAGE_BYTES = 10 * 1024 * 1024
 MAX_TEXT_CHARS = 256 * 1024

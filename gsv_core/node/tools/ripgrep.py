@@ -20,18 +20,17 @@ import os
 import re
 import subprocess
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from typing import Any
 
 from gsv_core.node.tools.base import check_cancelled
-from gsv_core.node.tools.textsearch import (
-    MAX_FILE_BYTES,
-    MAX_LINE_CHARS,
-    SKIPPED_DIRS,
-    GrepQuery,
-    Match,
-    is_searchable,
-)
+from gsv_core.node.tools.textsearch import MAX_FILE_BYTES
+from gsv_core.node.tools.textsearch import MAX_LINE_CHARS
+from gsv_core.node.tools.textsearch import SKIPPED_DIRS
+from gsv_core.node.tools.textsearch import GrepQuery
+from gsv_core.node.tools.textsearch import Match
+from gsv_core.node.tools.textsearch import is_searchable
 
 _GLOB_SYNTAX = frozenset("[]\\!{}/")
 # An rg event longer than this is a match on a huge line (a minified file, a one-line

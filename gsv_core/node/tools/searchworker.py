@@ -33,7 +33,8 @@ import traceback
 import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
+from typing import Any
 
 from gsv_core.errors import ToolFailed
 

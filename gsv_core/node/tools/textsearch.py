@@ -23,7 +23,9 @@ from dataclasses import dataclass
 
 from gsv_core.approval.protected import protected_files
 from gsv_core.node.tools.patterns import NameTest
-from gsv_core.node.tools.textstream import PIECE_BYTES, is_searchable_stream, matching_lines
+from gsv_core.node.tools.textstream import PIECE_BYTES
+from gsv_core.node.tools.textstream import is_searchable_stream
+from gsv_core.node.tools.textstream import matching_lines
 from gsv_core.node.tools.walk import TreeWalker
 from gsv_core.paths import resolve_paths
 

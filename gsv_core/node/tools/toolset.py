@@ -17,7 +17,8 @@ from gsv_core.approval.binding import SANDBOX
 from gsv_core.errors import ToolFailed
 from gsv_core.node.sandbox.base import Sandbox
 from gsv_core.node.sandbox.none import NoSandbox
-from gsv_core.node.tools.base import LATER, Tool
+from gsv_core.node.tools.base import LATER
+from gsv_core.node.tools.base import Tool
 from gsv_core.node.tools.processes import ProcessManager
 
 log = logging.getLogger(__name__)

@@ -5,12 +5,16 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
 from pydantic import Field
 
 from gsv_core.errors import ToolFailed
-from gsv_core.node.tools.base import P, ToolParams, WorkspaceTool, run_blocking
+from gsv_core.node.tools.base import P
+from gsv_core.node.tools.base import ToolParams
+from gsv_core.node.tools.base import WorkspaceTool
+from gsv_core.node.tools.base import run_blocking
 from gsv_core.node.tools.workspace import Workspace
 from gsv_core.workspace.locks import KeyLocks
 

@@ -6,7 +6,8 @@ fields (peers may be newer than us); results leave out absent optional fields.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
+from pydantic import ConfigDict
 
 
 class WireModel(BaseModel):

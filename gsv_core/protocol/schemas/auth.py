@@ -3,9 +3,13 @@ channel adapters and signed-in browsers. Owner (client mode) only."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
+from typing import Literal
 
-from pydantic import Field, StringConstraints, ValidationInfo, field_validator
+from pydantic import Field
+from pydantic import StringConstraints
+from pydantic import ValidationInfo
+from pydantic import field_validator
 
 from gsv_core.protocol.schemas import WireModel
 

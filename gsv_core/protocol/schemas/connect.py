@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
+from pydantic import field_validator
 
 from gsv_core.protocol.schemas import WireModel
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 
-from pydantic import Field, field_validator
+from pydantic import Field
+from pydantic import field_validator
 
 from gsv_core.protocol.schemas import WireModel
 

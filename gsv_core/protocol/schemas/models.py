@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated
+from typing import Any
+from typing import Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import Field
+from pydantic import StringConstraints
 
 from gsv_core.protocol.schemas import WireModel
 

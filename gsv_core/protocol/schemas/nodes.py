@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Annotated, Any, Literal
+from typing import Annotated
+from typing import Any
+from typing import Literal
 
-from pydantic import Field, StringConstraints, ValidationError
+from pydantic import Field
+from pydantic import StringConstraints
+from pydantic import ValidationError
 
 from gsv_core.errors import InvalidConnectParams
 from gsv_core.protocol.schemas import WireModel

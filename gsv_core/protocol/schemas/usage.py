@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field
+from pydantic import model_validator
 
 from gsv_core.protocol.schemas import WireModel
 

@@ -8,11 +8,10 @@ from collections.abc import AsyncIterator
 import pytest
 
 from gsv_core.channels.discord import DiscordChannel
-from tests.fakes.channel_sink import RecordingSink, Sleeps
-from tests.fakes.discord_seam import (
-    TOKEN,
-    FakeDiscord,
-)
+from tests.fakes.channel_sink import RecordingSink
+from tests.fakes.channel_sink import Sleeps
+from tests.fakes.discord_seam import TOKEN
+from tests.fakes.discord_seam import FakeDiscord
 
 
 @pytest.fixture

@@ -9,21 +9,22 @@ from typing import Any
 
 import pytest
 
-from gsv_core.channels.base import OutboundMessage, Peer
+from gsv_core.channels.base import OutboundMessage
+from gsv_core.channels.base import Peer
 from gsv_core.channels.discord import DiscordChannel
-from gsv_core.channels.discord.seam import (
-    INTENT_MISSING,
-    TOKEN_REJECTED,
-)
-from gsv_core.errors import Forbidden, InvalidParams, Unauthorized, Unavailable
-from tests.fakes.channel_sink import RecordingSink, Sleeps
-from tests.fakes.discord_seam import (
-    DM_CHANNEL,
-    TOKEN,
-    FakeDiscord,
-    dm,
-    receive,
-)
+from gsv_core.channels.discord.seam import INTENT_MISSING
+from gsv_core.channels.discord.seam import TOKEN_REJECTED
+from gsv_core.errors import Forbidden
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import Unauthorized
+from gsv_core.errors import Unavailable
+from tests.fakes.channel_sink import RecordingSink
+from tests.fakes.channel_sink import Sleeps
+from tests.fakes.discord_seam import DM_CHANNEL
+from tests.fakes.discord_seam import TOKEN
+from tests.fakes.discord_seam import FakeDiscord
+from tests.fakes.discord_seam import dm
+from tests.fakes.discord_seam import receive
 
 
 async def test_a_bad_token_is_a_clear_error_and_status(

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gsv_core.channels.discord import MAX_TEXT, DiscordChannel
+from gsv_core.channels.discord import MAX_TEXT
+from gsv_core.channels.discord import DiscordChannel
 from gsv_core.client import GatewayClient
-from gsv_core.gateway.server import ServerConfig, serve
-from tests.fakes.discord_seam import (
-    ADA,
-    BOT_ID,
-    DM_CHANNEL,
-    TOKEN,
-    FakeDiscord,
-    Sent,
-    dm,
-)
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
+from tests.fakes.discord_seam import ADA
+from tests.fakes.discord_seam import BOT_ID
+from tests.fakes.discord_seam import DM_CHANNEL
+from tests.fakes.discord_seam import TOKEN
+from tests.fakes.discord_seam import FakeDiscord
+from tests.fakes.discord_seam import Sent
+from tests.fakes.discord_seam import dm
 from tests.fakes.provider import FakeProvider
 from tests.waiting import until
 

@@ -10,32 +10,32 @@ import asyncio
 import shutil
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
+from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gsv_core.channels.base import Action
-from gsv_core.channels.discord.seam import (
-    DiscordAttachment,
-    DiscordAuthor,
-    DiscordMessage,
-    DiscordPyGateway,
-    message_from_discord,
-)
-from gsv_core.errors import InvalidParams, Unavailable
-from tests.fakes.discord_api import FakeDiscordAPI, fake_discord_api
-from tests.fakes.discord_seam import (
-    ADA,
-    BOT_ID,
-    DM_CHANNEL,
-    GENERAL,
-    GUILD,
-    THREAD,
-    TOKEN,
-)
+from gsv_core.channels.discord.seam import DiscordAttachment
+from gsv_core.channels.discord.seam import DiscordAuthor
+from gsv_core.channels.discord.seam import DiscordMessage
+from gsv_core.channels.discord.seam import DiscordPyGateway
+from gsv_core.channels.discord.seam import message_from_discord
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import Unavailable
+from tests.fakes.discord_api import FakeDiscordAPI
+from tests.fakes.discord_api import fake_discord_api
+from tests.fakes.discord_seam import ADA
+from tests.fakes.discord_seam import BOT_ID
+from tests.fakes.discord_seam import DM_CHANNEL
+from tests.fakes.discord_seam import GENERAL
+from tests.fakes.discord_seam import GUILD
+from tests.fakes.discord_seam import THREAD
+from tests.fakes.discord_seam import TOKEN
 from tests.waiting import WAIT
 
 

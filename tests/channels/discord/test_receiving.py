@@ -8,27 +8,25 @@ import logging
 
 import pytest
 
-from gsv_core.channels.base import OutboundMessage, Peer
+from gsv_core.channels.base import OutboundMessage
+from gsv_core.channels.base import Peer
 from gsv_core.channels.discord import DiscordChannel
-from gsv_core.channels.discord.seam import (
-    DiscordAttachment,
-    DiscordAuthor,
-)
-from tests.fakes.channel_sink import RecordingSink, Sleeps
-from tests.fakes.discord_seam import (
-    ADA,
-    BOB,
-    BOT_ID,
-    DM_CHANNEL,
-    GENERAL,
-    PNG,
-    THREAD,
-    FakeDiscord,
-    Sent,
-    dm,
-    in_guild,
-    receive,
-)
+from gsv_core.channels.discord.seam import DiscordAttachment
+from gsv_core.channels.discord.seam import DiscordAuthor
+from tests.fakes.channel_sink import RecordingSink
+from tests.fakes.channel_sink import Sleeps
+from tests.fakes.discord_seam import ADA
+from tests.fakes.discord_seam import BOB
+from tests.fakes.discord_seam import BOT_ID
+from tests.fakes.discord_seam import DM_CHANNEL
+from tests.fakes.discord_seam import GENERAL
+from tests.fakes.discord_seam import PNG
+from tests.fakes.discord_seam import THREAD
+from tests.fakes.discord_seam import FakeDiscord
+from tests.fakes.discord_seam import Sent
+from tests.fakes.discord_seam import dm
+from tests.fakes.discord_seam import in_guild
+from tests.fakes.discord_seam import receive
 
 
 async def test_a_dm_reaches_the_sink_with_peer_sender_and_ids(

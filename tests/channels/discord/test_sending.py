@@ -5,17 +5,18 @@ from __future__ import annotations
 
 import pytest
 
-from gsv_core.channels.base import OutboundMessage, Peer
-from gsv_core.channels.discord import MAX_TEXT, DiscordChannel
-from gsv_core.errors import Forbidden, Unavailable
-from tests.fakes.discord_seam import (
-    DM_CHANNEL,
-    GENERAL,
-    THREAD,
-    TOKEN,
-    FakeDiscord,
-    Sent,
-)
+from gsv_core.channels.base import OutboundMessage
+from gsv_core.channels.base import Peer
+from gsv_core.channels.discord import MAX_TEXT
+from gsv_core.channels.discord import DiscordChannel
+from gsv_core.errors import Forbidden
+from gsv_core.errors import Unavailable
+from tests.fakes.discord_seam import DM_CHANNEL
+from tests.fakes.discord_seam import GENERAL
+from tests.fakes.discord_seam import THREAD
+from tests.fakes.discord_seam import TOKEN
+from tests.fakes.discord_seam import FakeDiscord
+from tests.fakes.discord_seam import Sent
 
 
 async def test_send_replies_to_the_inbound_message(

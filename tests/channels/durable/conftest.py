@@ -7,7 +7,10 @@ from gsv_core.channels.test_channel import TestChannel
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
 from tests.channels.test_pipeline import open_policy
-from tests.cron.conftest import client, clock, database, gw  # noqa: F401
+from tests.cron.conftest import client  # noqa: F401
+from tests.cron.conftest import clock  # noqa: F401
+from tests.cron.conftest import database  # noqa: F401
+from tests.cron.conftest import gw  # noqa: F401
 
 
 @pytest.fixture

@@ -6,13 +6,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gsv_core.channels.inbox import DAY_MS, JOURNAL_RETENTION_DAYS
+from gsv_core.channels.inbox import DAY_MS
+from gsv_core.channels.inbox import JOURNAL_RETENTION_DAYS
 from gsv_core.channels.test_channel import TestChannel
 from gsv_core.client import GatewayClient
-from gsv_core.gateway.server import RunningGateway, serve
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import serve
 from gsv_core.protocol import events
-from tests.channels.test_pipeline import dm, open_policy, until
-from tests.cron.conftest import Clock, server_config
+from tests.channels.test_pipeline import dm
+from tests.channels.test_pipeline import open_policy
+from tests.channels.test_pipeline import until
+from tests.cron.conftest import Clock
+from tests.cron.conftest import server_config
 from tests.fakes.provider import FakeProvider
 
 

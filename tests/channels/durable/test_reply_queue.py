@@ -11,15 +11,26 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import ClientConnection
 
-from gsv_core.channels.reply_queue import RETRY_BASE_MS, RETRY_CAP_MS, backoff_ms
+from gsv_core.channels.reply_queue import RETRY_BASE_MS
+from gsv_core.channels.reply_queue import RETRY_CAP_MS
+from gsv_core.channels.reply_queue import backoff_ms
 from gsv_core.channels.test_channel import TestChannel
 from gsv_core.client import GatewayClient
-from gsv_core.errors import NotFound, RateLimited, Unavailable
-from gsv_core.gateway.server import RunningGateway, ServerConfig, serve
-from tests.channels.test_pipeline import dm, until
-from tests.cron.conftest import Clock, eventually
+from gsv_core.errors import NotFound
+from gsv_core.errors import RateLimited
+from gsv_core.errors import Unavailable
+from gsv_core.gateway.server import RunningGateway
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
+from tests.channels.test_pipeline import dm
+from tests.channels.test_pipeline import until
+from tests.cron.conftest import Clock
+from tests.cron.conftest import eventually
 from tests.fakes.provider import FakeProvider
-from tests.wire import connect_params, handshake, open_raw, request
+from tests.wire import connect_params
+from tests.wire import handshake
+from tests.wire import open_raw
+from tests.wire import request
 
 HOUR = 3_600_000
 INBOUND = {"channel": "ext", "accountId": "a1", "peer": {"kind": "dm", "id": "p1"},

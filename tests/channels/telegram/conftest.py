@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
 
 import pytest
 
 from gsv_core.channels.telegram import TelegramChannel
-from tests.fakes.channel_sink import RecordingSink, Sleeps
-from tests.fakes.telegram_adapter import (
-    bot_config,
-)
-from tests.fakes.telegram_api import (
-    FakeTelegramAPI,
-    fake_telegram_api,
-)
+from tests.fakes.channel_sink import RecordingSink
+from tests.fakes.channel_sink import Sleeps
+from tests.fakes.telegram_adapter import bot_config
+from tests.fakes.telegram_api import FakeTelegramAPI
+from tests.fakes.telegram_api import fake_telegram_api
 
 
 @pytest.fixture

@@ -9,27 +9,21 @@ from typing import Any
 
 import pytest
 
-from gsv_core.channels.base import (
-    OutboundMessage,
-    Peer,
-)
-from gsv_core.channels.telegram import TOKEN_REJECTED, TelegramChannel
-from gsv_core.errors import (
-    InvalidParams,
-    Unauthorized,
-    Unavailable,
-)
-from tests.fakes.channel_sink import RecordingSink, Sleeps
-from tests.fakes.telegram_adapter import (
-    SECRET,
-    bot_config,
-    receive,
-)
-from tests.fakes.telegram_api import (
-    ADA,
-    FakeTelegramAPI,
-    private_chat,
-)
+from gsv_core.channels.base import OutboundMessage
+from gsv_core.channels.base import Peer
+from gsv_core.channels.telegram import TOKEN_REJECTED
+from gsv_core.channels.telegram import TelegramChannel
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import Unauthorized
+from gsv_core.errors import Unavailable
+from tests.fakes.channel_sink import RecordingSink
+from tests.fakes.channel_sink import Sleeps
+from tests.fakes.telegram_adapter import SECRET
+from tests.fakes.telegram_adapter import bot_config
+from tests.fakes.telegram_adapter import receive
+from tests.fakes.telegram_api import ADA
+from tests.fakes.telegram_api import FakeTelegramAPI
+from tests.fakes.telegram_api import private_chat
 
 
 async def test_a_bad_token_is_a_clear_error_and_status(

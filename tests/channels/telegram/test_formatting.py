@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from gsv_core.channels.telegram.formatting import format_html, split_text, utf16_len
-from tests.fakes.telegram_api import (
-    visible_text,
-)
+from gsv_core.channels.telegram.formatting import format_html
+from gsv_core.channels.telegram.formatting import split_text
+from gsv_core.channels.telegram.formatting import utf16_len
+from tests.fakes.telegram_api import visible_text
 
 
 @pytest.mark.parametrize(

@@ -6,28 +6,23 @@ from __future__ import annotations
 import asyncio
 import base64
 
-from gsv_core.channels.base import (
-    OutboundMessage,
-    Peer,
-    Sender,
-)
+from gsv_core.channels.base import OutboundMessage
+from gsv_core.channels.base import Peer
+from gsv_core.channels.base import Sender
 from gsv_core.channels.telegram import TelegramChannel
-from tests.fakes.channel_sink import RecordingSink, Sleeps
-from tests.fakes.telegram_adapter import (
-    BOT_ID,
-    bot_config,
-    called,
-    receive,
-)
-from tests.fakes.telegram_api import (
-    ADA,
-    BOB,
-    FakeTelegramAPI,
-    channel_chat,
-    group_chat,
-    mention,
-    private_chat,
-)
+from tests.fakes.channel_sink import RecordingSink
+from tests.fakes.channel_sink import Sleeps
+from tests.fakes.telegram_adapter import BOT_ID
+from tests.fakes.telegram_adapter import bot_config
+from tests.fakes.telegram_adapter import called
+from tests.fakes.telegram_adapter import receive
+from tests.fakes.telegram_api import ADA
+from tests.fakes.telegram_api import BOB
+from tests.fakes.telegram_api import FakeTelegramAPI
+from tests.fakes.telegram_api import channel_chat
+from tests.fakes.telegram_api import group_chat
+from tests.fakes.telegram_api import mention
+from tests.fakes.telegram_api import private_chat
 from tests.waiting import WAIT
 
 

@@ -5,23 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-from gsv_core.channels.base import (
-    Action,
-    MessageEdit,
-    OutboundMessage,
-    Peer,
-)
+from gsv_core.channels.base import Action
+from gsv_core.channels.base import MessageEdit
+from gsv_core.channels.base import OutboundMessage
+from gsv_core.channels.base import Peer
 from gsv_core.channels.telegram import TelegramChannel
-from gsv_core.errors import (
-    Forbidden,
-    InvalidParams,
-    RateLimited,
-    Unavailable,
-)
+from gsv_core.errors import Forbidden
+from gsv_core.errors import InvalidParams
+from gsv_core.errors import RateLimited
+from gsv_core.errors import Unavailable
 from tests.fakes.channel_sink import Sleeps
-from tests.fakes.telegram_api import (
-    FakeTelegramAPI,
-)
+from tests.fakes.telegram_api import FakeTelegramAPI
 
 
 async def test_send_formats_html_replies_and_targets_the_thread(

@@ -5,20 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from gsv_core.client import GatewayClient
-from gsv_core.gateway.server import ServerConfig, serve
+from gsv_core.gateway.server import ServerConfig
+from gsv_core.gateway.server import serve
 from tests.fakes.provider import FakeProvider
-from tests.fakes.telegram_adapter import (
-    bot_config,
-    called,
-)
-from tests.fakes.telegram_api import (
-    ADA,
-    BOB,
-    FakeTelegramAPI,
-    group_chat,
-    mention,
-    private_chat,
-)
+from tests.fakes.telegram_adapter import bot_config
+from tests.fakes.telegram_adapter import called
+from tests.fakes.telegram_api import ADA
+from tests.fakes.telegram_api import BOB
+from tests.fakes.telegram_api import FakeTelegramAPI
+from tests.fakes.telegram_api import group_chat
+from tests.fakes.telegram_api import mention
+from tests.fakes.telegram_api import private_chat
 
 
 async def test_a_telegram_dm_is_answered_through_the_gateway(

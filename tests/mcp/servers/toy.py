@@ -25,7 +25,10 @@ from pathlib import Path
 
 import anyio
 from mcp.server.mcpserver import MCPServer
-from mcp.types import EmbeddedResource, ImageContent, TextResourceContents, ToolAnnotations
+from mcp.types import EmbeddedResource
+from mcp.types import ImageContent
+from mcp.types import TextResourceContents
+from mcp.types import ToolAnnotations
 from pydantic import BaseModel
 
 # a 1x1 PNG

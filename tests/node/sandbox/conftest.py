@@ -7,7 +7,8 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,9 +20,13 @@ from gsv_core.node.sandbox import SandboxPolicy
 from gsv_core.node.sandbox.bwrap import BwrapSandbox
 from gsv_core.node.sandbox.choose import probe_bwrap
 from gsv_core.node.sandbox.hidden import hidden_paths
-from gsv_core.node.tools import Toolset, build_toolset
+from gsv_core.node.tools import Toolset
+from gsv_core.node.tools import build_toolset
 from gsv_core.paths import resolve_paths
-from tests.agent.conftest import client, fake, gw, log  # noqa: F401  (gateway runs)
+from tests.agent.conftest import client  # noqa: F401  (gateway runs)
+from tests.agent.conftest import fake  # noqa: F401  (gateway runs)
+from tests.agent.conftest import gw  # noqa: F401  (gateway runs)
+from tests.agent.conftest import log  # noqa: F401  (gateway runs)
 from tests.node.tools.conftest import workspace  # noqa: F401  (a workspace in tmp_path)
 
 BWRAP = shutil.which("bwrap")

@@ -19,7 +19,10 @@ import pytest
 from gsv_core.approval.binding import FULL
 from gsv_core.node.tools import Toolset
 from gsv_core.paths import resolve_paths
-from tests.node.sandbox.conftest import PROVIDER_KEY, Outsider, bash, needs_bwrap
+from tests.node.sandbox.conftest import PROVIDER_KEY
+from tests.node.sandbox.conftest import Outsider
+from tests.node.sandbox.conftest import bash
+from tests.node.sandbox.conftest import needs_bwrap
 
 pytestmark = needs_bwrap
 

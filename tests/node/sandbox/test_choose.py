@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from gsv_core.node.sandbox import SandboxPolicy, SandboxUnavailable, choose_sandbox
+from gsv_core.node.sandbox import SandboxPolicy
+from gsv_core.node.sandbox import SandboxUnavailable
+from gsv_core.node.sandbox import choose_sandbox
 from gsv_core.node.sandbox.bwrap import BwrapSandbox
 from gsv_core.node.sandbox.seatbelt import SeatbeltSandbox
 from tests.node.sandbox.conftest import needs_bwrap

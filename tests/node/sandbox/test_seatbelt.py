@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from gsv_core.node.sandbox import SandboxPolicy
-from gsv_core.node.sandbox.seatbelt import EXECUTABLE, SeatbeltSandbox, profile
+from gsv_core.node.sandbox.seatbelt import EXECUTABLE
+from gsv_core.node.sandbox.seatbelt import SeatbeltSandbox
+from gsv_core.node.sandbox.seatbelt import profile
 
 
 def test_the_profile_denies_by_default_and_hides_what_it_must(tmp_path: Path) -> None:

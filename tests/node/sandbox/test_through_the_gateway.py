@@ -19,12 +19,19 @@ import pytest
 from gsv_core.client import GatewayClient
 from gsv_core.gateway.server import RunningGateway
 from gsv_core.paths import resolve_paths
-from tests.agent.conftest import EventLog, send
-from tests.approval.lines_table import DANGEROUS, render
-from tests.approval.test_dangerous_lines_for_real import deny_everything, prepare, snapshot
+from tests.agent.conftest import EventLog
+from tests.agent.conftest import send
+from tests.approval.lines_table import DANGEROUS
+from tests.approval.lines_table import render
+from tests.approval.test_dangerous_lines_for_real import deny_everything
+from tests.approval.test_dangerous_lines_for_real import prepare
+from tests.approval.test_dangerous_lines_for_real import snapshot
 from tests.approval.test_flow import node
-from tests.fakes.provider import FakeProvider, call
-from tests.node.sandbox.conftest import PROVIDER_KEY, Outsider, needs_bwrap
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
+from tests.node.sandbox.conftest import PROVIDER_KEY
+from tests.node.sandbox.conftest import Outsider
+from tests.node.sandbox.conftest import needs_bwrap
 
 pytestmark = needs_bwrap
 OWNER_TOKEN = "owner-token-SECRET-7f3a"

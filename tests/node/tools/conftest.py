@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from gsv_core.errors import ToolFailed
-from gsv_core.node.tools import Toolset, build_toolset
+from gsv_core.node.tools import Toolset
+from gsv_core.node.tools import build_toolset
 from tests.waiting import until
 
 HAS_RG = shutil.which("rg") is not None

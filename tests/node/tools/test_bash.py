@@ -14,9 +14,12 @@ from typing import Any
 
 import pytest
 
-from gsv_core.node.tools import Toolset, build_toolset
+from gsv_core.node.tools import Toolset
+from gsv_core.node.tools import build_toolset
 from gsv_core.node.tools.processes import login_shell
-from tests.node.tools.conftest import alive, eventually, failure
+from tests.node.tools.conftest import alive
+from tests.node.tools.conftest import eventually
+from tests.node.tools.conftest import failure
 from tests.waiting import WAIT
 
 

@@ -9,7 +9,8 @@ import pytest
 
 from gsv_core.node.tools import Toolset
 from gsv_core.node.tools.glob import MAX_GLOB_MATCHES
-from gsv_core.node.tools.patterns import PatternError, expand_braces
+from gsv_core.node.tools.patterns import PatternError
+from gsv_core.node.tools.patterns import expand_braces
 from tests.node.tools.conftest import failure
 
 

@@ -9,9 +9,12 @@ from typing import Any
 
 import pytest
 
-from gsv_core.node.tools import Toolset, build_toolset
+from gsv_core.node.tools import Toolset
+from gsv_core.node.tools import build_toolset
 from gsv_core.node.tools.grep import GrepTool
-from tests.node.tools.conftest import BACKENDS, HAS_RG, failure
+from tests.node.tools.conftest import BACKENDS
+from tests.node.tools.conftest import HAS_RG
+from tests.node.tools.conftest import failure
 
 
 @pytest.fixture(params=BACKENDS)
@@ -252,7 +255,9 @@ def test_rg_backend_yields_the_python_sequence(workspace: Path, pattern: str) ->
     import threading
 
     from gsv_core.node.tools.ripgrep import rg_matches
-    from gsv_core.node.tools.textsearch import SKIPPED_DIRS, GrepQuery, python_matches
+    from gsv_core.node.tools.textsearch import SKIPPED_DIRS
+    from gsv_core.node.tools.textsearch import GrepQuery
+    from gsv_core.node.tools.textsearch import python_matches
     from gsv_core.node.tools.walk import TreeWalker
 
     rich_tree(workspace)

@@ -14,7 +14,10 @@ import pytest
 from gsv_core.errors import ToolFailed
 from gsv_core.node.tools.grep import GrepTool
 from gsv_core.node.tools.workspace import Workspace
-from tests.node.tools.conftest import BACKENDS, HAS_RG, alive, eventually
+from tests.node.tools.conftest import BACKENDS
+from tests.node.tools.conftest import HAS_RG
+from tests.node.tools.conftest import alive
+from tests.node.tools.conftest import eventually
 
 # Python's `re` needs about 2^N steps to fail on N a's then "!" (seconds at N = 28), and
 # holds the GIL throughout; rg cannot run the backreference, so it falls back to Python.

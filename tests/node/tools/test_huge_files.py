@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from gsv_core.node.tools import Toolset
-from gsv_core.node.tools.textstream import PIECE_BYTES, WINDOW_OVERLAP
+from gsv_core.node.tools.textstream import PIECE_BYTES
+from gsv_core.node.tools.textstream import WINDOW_OVERLAP
 from tests.node.tools.conftest import HAS_RG
 
 HUGE = 3 * PIECE_BYTES  # a line three read pieces long
@@ -168,7 +169,8 @@ def test_a_cancelled_search_stops_inside_a_big_file(workspace: Path) -> None:
     import threading
 
     from gsv_core.node.tools.base import SearchCancelled
-    from gsv_core.node.tools.textsearch import GrepQuery, file_matches
+    from gsv_core.node.tools.textsearch import GrepQuery
+    from gsv_core.node.tools.textsearch import file_matches
 
     path = workspace / "big.txt"
     path.write_text("x" * HUGE + "\nNEEDLE\n")

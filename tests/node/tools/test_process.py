@@ -12,7 +12,10 @@ from gsv_core.errors import ToolFailed
 from gsv_core.node.tools import Toolset
 from gsv_core.node.tools.process import ProcessTool
 from gsv_core.node.tools.processes import ProcessManager
-from tests.node.tools.conftest import FakeClock, alive, eventually, failure
+from tests.node.tools.conftest import FakeClock
+from tests.node.tools.conftest import alive
+from tests.node.tools.conftest import eventually
+from tests.node.tools.conftest import failure
 
 THIRTY_MINUTES = 30 * 60 * 1000
 

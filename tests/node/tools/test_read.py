@@ -13,7 +13,10 @@ import pytest
 
 from gsv_core.errors import ToolFailed
 from gsv_core.node.tools import Toolset
-from gsv_core.node.tools.read import MAX_LINE_CHARS, MAX_TEXT_CHARS, read_file, read_small_file
+from gsv_core.node.tools.read import MAX_LINE_CHARS
+from gsv_core.node.tools.read import MAX_TEXT_CHARS
+from gsv_core.node.tools.read import read_file
+from gsv_core.node.tools.read import read_small_file
 from gsv_core.sniff import sniff_mime
 from tests.node.tools.conftest import failure
 

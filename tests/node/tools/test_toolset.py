@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
+from typing import ClassVar
 
 import pytest
 from pydantic import Field
 
 from gsv_core.errors import ToolFailed
 from gsv_core.node.tools import Toolset
-from gsv_core.node.tools.base import LATER, Tool, ToolParams
-from gsv_core.node.tools.read import INLINE_READ_BYTES, ReadParams, ReadTool
+from gsv_core.node.tools.base import LATER
+from gsv_core.node.tools.base import Tool
+from gsv_core.node.tools.base import ToolParams
+from gsv_core.node.tools.read import INLINE_READ_BYTES
+from gsv_core.node.tools.read import ReadParams
+from gsv_core.node.tools.read import ReadTool
 from gsv_core.node.tools.workspace import Workspace
 from gsv_core.protocol.schemas.connect import ToolDefinition
 from tests.node.tools.conftest import failure

@@ -1,4 +1,7 @@
 """The agent fixtures (gateway with a scripted model, client, event log) for transfers
 under the approval gate."""
 
-from tests.agent.conftest import client, fake, gw, log  # noqa: F401
+from tests.agent.conftest import client  # noqa: F401
+from tests.agent.conftest import fake  # noqa: F401
+from tests.agent.conftest import gw  # noqa: F401
+from tests.agent.conftest import log  # noqa: F401

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from gsv_core.approval.binding import new_key, sign
+from gsv_core.approval.binding import new_key
+from gsv_core.approval.binding import sign
 from gsv_core.client import GatewayClient
 from gsv_core.errors import GsvError
 from gsv_core.gateway.server import RunningGateway
@@ -18,9 +19,13 @@ from gsv_core.node.guard import NodeGuard
 from gsv_core.node.tools.workspace import Workspace
 from gsv_core.node.transfers import NodeTransfers
 from gsv_core.paths import resolve_paths
-from tests.agent.conftest import EventLog, send
-from tests.fakes.provider import FakeProvider, call
-from tests.transfers.nodes import node, transfer, workspace_of
+from tests.agent.conftest import EventLog
+from tests.agent.conftest import send
+from tests.fakes.provider import FakeProvider
+from tests.fakes.provider import call
+from tests.transfers.nodes import node
+from tests.transfers.nodes import transfer
+from tests.transfers.nodes import workspace_of
 
 
 def tool_result(fake: FakeProvider) -> dict[str, Any]:
