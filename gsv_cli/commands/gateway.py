@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import enum
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -167,23 +168,48 @@ def run(
     run_async(lambda: _serve_until_signalled(listen, chosen), fast=True)
 
 
-@app.command("start")
-def start(
-    ctx: typer.Context,
-    host: Host = None,
-    port: Port = None,
-    tls_cert: TlsCert = None,
-    tls_key: TlsKey = None,
-    insecure_no_tls: InsecureNoTls = False,
-) -> None:
+@dataclass(frozen=True)
+class _Place:
+    """Whether the user named where to listen, and the URL later commands looked at before."""
+
+    chose: bool
+    looked_at: str
+
+
+ListenAction = Callable[[CliState, Listen, _Place], None]
+
+
+def _with_listen_options(name: str) -> Callable[[ListenAction], Callable[..., None]]:
+    """Register `action(state, listen, place)` as command `name`, taking the listen options
+    that `start` and `install` share; returns the typer command (up and onboard call it)."""
+
+    def register(action: ListenAction) -> Callable[..., None]:
+        def command(
+            ctx: typer.Context,
+            host: Host = None,
+            port: Port = None,
+            tls_cert: TlsCert = None,
+            tls_key: TlsKey = None,
+            insecure_no_tls: InsecureNoTls = False,
+        ) -> None:
+            state: CliState = ctx.obj
+            looked_at = state.url()  # before the gateway may save where it listens
+            listen = _listen_options(state, host, port, tls_cert, tls_key, insecure_no_tls)
+            action(state, listen, _Place(_chose_place(state, host, port), looked_at))
+
+        command.__doc__ = action.__doc__
+        app.command(name)(command)
+        return command
+
+    return register
+
+
+@_with_listen_options("start")
+def start(state: CliState, listen: Listen, place: _Place) -> None:
     """Start the gateway in the background and wait until it answers /health."""
     from gsv_core.service import background
 
-    state: CliState = ctx.obj
-    looked_at = state.url()  # before the gateway may save where it listens
-    listen = _listen_options(state, host, port, tls_cert, tls_key, insecure_no_tls)
-    chose = _chose_place(state, host, port)
-    pid = services.start_background(NAME, _run_argv(listen, chose, log_stderr=False))
+    pid = services.start_background(NAME, _run_argv(listen, place.chose, log_stderr=False))
     url = _wait_until_healthy(pid)
     log_path = services.log_file(NAME)
     background.write_state(NAME, {"pid": pid, "url": url, "log": str(log_path)})
@@ -191,7 +217,7 @@ def start(
         f"gsv gateway started (pid {pid})\n"
         f"  url:    {url}\n  health: {_health_url(url)}\n  log:    {log_path}\n"
     )
-    if chose and not remembered_url.same_place(url, looked_at):
+    if place.chose and not remembered_url.same_place(url, place.looked_at):
         output.write_text(remembered_url.saved_line(url))
 
 
@@ -225,21 +251,13 @@ def status(
     raise typer.Exit(0 if report["healthy"] else 1)
 
 
-@app.command("install")
-def install(
-    ctx: typer.Context,
-    host: Host = None,
-    port: Port = None,
-    tls_cert: TlsCert = None,
-    tls_key: TlsKey = None,
-    insecure_no_tls: InsecureNoTls = False,
-) -> None:
+@_with_listen_options("install")
+def install(state: CliState, listen: Listen, place: _Place) -> None:
     """Install the gateway as a user service (systemd on Linux, launchd on macOS), start it."""
-    listen = _listen_options(ctx.obj, host, port, tls_cert, tls_key, insecure_no_tls)
     result = services.install(
         NAME,
         "gsv gateway",
-        lambda stderr: _run_argv(listen, _chose_place(ctx.obj, host, port), log_stderr=stderr),
+        lambda stderr: _run_argv(listen, place.chose, log_stderr=stderr),
     )
     if result.activated:
         output.write_text("see `gsv gateway status`\n")
