@@ -69,6 +69,40 @@ def fit(message: dict[str, Any], limit: int, reason: str) -> tuple[dict[str, Any
     return {**message, "content": blocks}, cut
 
 
+class Fits:
+    """`fit` of each message of a history, kept between a session's model calls.
+
+    Every turn sends every earlier message again, and each is the same object with the
+    same limit (stored messages are never changed in place), so its check, or its excerpt,
+    is made once: over a long session this was the per-turn cost that grew with the
+    history. An excerpt stays one object from turn to turn, so its token estimate is kept
+    too (token_estimates.py)."""
+
+    def __init__(self) -> None:
+        # id(message) -> (the message, (limit, reason), fit's answer); holding the message
+        # keeps its id from being reused while the entry exists
+        self._known: dict[int, tuple[Any, tuple[int, str], tuple[dict[str, Any], int]]] = {}
+
+    def fit_all(
+        self, messages: list[dict[str, Any]], limit: int, reason: str
+    ) -> list[tuple[dict[str, Any], int]]:
+        """`fit(message, limit, reason)` of each message; entries of messages no longer
+        passed in are dropped."""
+        known = self._known
+        kept: dict[int, tuple[Any, tuple[int, str], tuple[dict[str, Any], int]]] = {}
+        for message in messages:
+            entry = known.get(id(message))
+            if entry is None or entry[0] is not message or entry[1] != (limit, reason):
+                entry = (message, (limit, reason), fit(message, limit, reason))
+            kept[id(message)] = entry
+        self._known = kept
+        return [kept[id(message)][2] for message in messages]
+
+    def forget(self) -> None:
+        """Drop every entry (the history was released)."""
+        self._known = {}
+
+
 def _with(block: Any, part: Any) -> Any:
     if part is None or not isinstance(block, dict):
         return block

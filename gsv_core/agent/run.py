@@ -15,9 +15,6 @@ import base64
 import fnmatch
 import logging
 import time
-from collections.abc import Callable
-from collections.abc import Mapping
-from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
@@ -30,9 +27,10 @@ from gsv_core.agent.compaction import estimate_text
 from gsv_core.agent.compaction import estimate_text_length
 from gsv_core.agent.compaction import needs_compaction
 from gsv_core.agent.compaction import within_window
+from gsv_core.agent.history import SessionHistory
 from gsv_core.agent.host import AgentHost
 from gsv_core.agent.model_choice import fallback_models
-from gsv_core.agent.oversized import fit
+from gsv_core.agent.oversized import Fits
 from gsv_core.agent.oversized import message_limit
 from gsv_core.agent.oversized import notice_text
 from gsv_core.agent.oversized import why
@@ -155,14 +153,13 @@ class RunSession(Protocol):
     @property
     def token_estimates(self) -> TokenEstimates: ...
 
-    async def history(self) -> list[dict[str, Any]]: ...
+    @property
+    def fits(self) -> Fits: ...
 
-    async def persist(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        usage: Usage | None = None,
-        also: Callable[[Any], None] | None = None,
-    ) -> None: ...
+    @property
+    def transcript(self) -> SessionHistory:
+        """The session's stored messages: read them, append the run's (persist)."""
+        ...
 
     def emit(self, event: str, run: RunState, **fields: Any) -> None: ...
 
@@ -230,7 +227,9 @@ class RunLoop:
         call = ModelCall(self.session.agent_id, self.session.key, self.run.source,
                          assistant["provider"], assistant["model"], assistant["usage"])  # fmt: skip
         ledger_row = self.host.usage_writer(call)
-        await self.session.persist([assistant], usage=assistant["usage"], also=ledger_row)
+        await self.session.transcript.persist(
+            [assistant], usage=assistant["usage"], also=ledger_row
+        )
         await self.host.usage_written()
 
     # -- the model ----------------------------------------------------------------------
@@ -410,13 +409,14 @@ class RunLoop:
         limit = message_limit(window, reserve, self.run.tighter_cuts)
         reason = why(window)
         self._cut_in_request = False
+        history = [
+            as_model_message(message) if message.get("role") == SUMMARY_ROLE else message
+            for message in await self.session.transcript.messages()
+            if not (message.get("role") == "assistant" and message.get("stopReason") == "error")
+        ]
         messages: list[Message] = []
-        for message in await self.session.history():
-            if message.get("role") == "assistant" and message.get("stopReason") == "error":
-                continue
-            if message.get("role") == SUMMARY_ROLE:
-                message = as_model_message(message)
-            sent, cut = fit(message, limit, reason)
+        fitted = self.session.fits.fit_all(history, limit, reason)
+        for message, (sent, cut) in zip(history, fitted, strict=True):
             self._cut_in_request = self._cut_in_request or cut > 0
             if cut and message.get("runId") == self.run.run_id:
                 self._notice_cut(message, cut, window)
@@ -516,7 +516,7 @@ class RunLoop:
     async def _record_tool(
         self, call: ToolCallBlock, message: ToolResultMessage, started: float
     ) -> None:
-        await self.session.persist([message])
+        await self.session.transcript.persist([message])
         duration = int((time.monotonic() - started) * 1000)
         summary = text_of(message)
         self._emit_tool(call, "end", isError=message["isError"], durationMs=duration,

@@ -19,8 +19,6 @@ import json
 import logging
 import uuid
 from collections.abc import Callable
-from collections.abc import Mapping
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +28,7 @@ from gsv_core.agent import session_reset
 from gsv_core.agent.ack_first import AckFirst
 from gsv_core.agent.history import SessionHistory
 from gsv_core.agent.host import AgentHost
+from gsv_core.agent.oversized import Fits
 from gsv_core.agent.run import RunFailed
 from gsv_core.agent.run import RunLoop
 from gsv_core.agent.run import RunState
@@ -38,7 +37,6 @@ from gsv_core.errors import Conflict
 from gsv_core.errors import GsvError
 from gsv_core.protocol import events
 from gsv_core.protocol.messages import ImageBlock
-from gsv_core.protocol.messages import Usage
 from gsv_core.protocol.messages import empty_usage
 from gsv_core.protocol.messages import tool_calls
 from gsv_core.protocol.messages import user_message
@@ -93,6 +91,8 @@ class SessionActor:
         self._acks = acks or AckFirst()
         # the history's token estimate, kept between its model calls (token_estimates.py)
         self.token_estimates = TokenEstimates()
+        # what each message becomes for the model, kept likewise (oversized.py)
+        self.fits = Fits()
         self._run: RunState | None = None
         self._task: asyncio.Task[None] | None = None  # the latest run's, until it ended
         self._lock = asyncio.Lock()
@@ -138,6 +138,7 @@ class SessionActor:
             return False
         self._history.release()
         self.token_estimates.forget()
+        self.fits.forget()
         return True
 
     @property
@@ -188,15 +189,9 @@ class SessionActor:
     async def history(self) -> list[dict[str, Any]]:
         return await self._history.messages()
 
-    async def persist(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        usage: Usage | None = None,
-        also: Callable[[Any], None] | None = None,
-    ) -> None:
-        """Append messages of the current run (stored before anyone is told about them);
-        `also`: a write in the same transaction (the reply's usage-ledger row)."""
-        await self._history.persist(messages, usage, also)
+    @property
+    def transcript(self) -> SessionHistory:
+        return self._history
 
     async def take_turn(self) -> None:
         """Before each piece of run work: let messages being acknowledged go first."""

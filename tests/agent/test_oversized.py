@@ -16,6 +16,7 @@ import pytest
 
 from gsv_core.agent.compaction import SUMMARISER_SYSTEM
 from gsv_core.agent.compaction import summarise
+from gsv_core.agent.oversized import Fits
 from gsv_core.agent.oversized import fit
 from gsv_core.agent.oversized import message_limit
 from gsv_core.client import GatewayClient
@@ -97,6 +98,29 @@ def test_fit_cuts_text_and_tool_arguments_but_never_thinking() -> None:
     assert fit(small, limit, "x") == (small, 0)
     near = {"role": "user", "content": "x" * int(limit * 3.2), "timestamp": 0}
     assert fit(near, limit, "x") == (near, 0)  # just under the limit: encoded, and fits
+
+
+def test_a_history_is_fitted_once_and_an_excerpt_stays_one_object() -> None:
+    """Every turn re-sends the history: Fits answers each message it has seen with the
+    same limit from what it kept (the same excerpt object, so its token estimate is kept
+    too), works again when the limit changes, and forgets messages no longer passed."""
+    small = {"role": "user", "content": "hello"}
+    huge = {"role": "user", "content": "x" * 200_000}
+    fits = Fits()
+    first = fits.fit_all([small, huge], 2_000, "too long")
+    assert first[0] == (small, 0) and first[0][0] is small
+    excerpt_message, cut = first[1]
+    assert cut > 0 and len(excerpt_message["content"]) < 20_000
+    assert first[1] == fit(huge, 2_000, "too long")  # the same answer as fit's own
+    again = fits.fit_all([small, huge], 2_000, "too long")
+    assert again[1][0] is excerpt_message  # kept, not made again
+    tighter = fits.fit_all([small, huge], 1_000, "too long")
+    assert tighter[1][0] is not excerpt_message
+    assert len(tighter[1][0]["content"]) < len(excerpt_message["content"])
+    fits.fit_all([small], 1_000, "too long")  # huge left the history (compacted)
+    assert fits.fit_all([huge], 1_000, "too long")[0][0] is not tighter[1][0]
+    fits.forget()
+    assert fits.fit_all([huge], 2_000, "too long")[0][0] is not excerpt_message
 
 
 async def test_a_failed_chunk_is_not_sent_again_as_it_was() -> None:
