@@ -72,7 +72,8 @@ class SessionHistory:
         also: Callable[[Any], None] | None = None,
     ) -> None:
         """Append messages of the current run (stored before anyone is told about them);
-        `also` is a write of the same transaction (SessionStore.append)."""
+        `also` is a write in the same transaction (SessionStore.append): the reply's
+        usage-ledger row."""
         stored = [dict(message) for message in messages]
         history = await self.messages()
         self.record.updated_at = self.host.now_ms()

@@ -4,8 +4,21 @@ imports the gateway or the agent)."""
 from __future__ import annotations
 
 from collections.abc import Awaitable
+from dataclasses import dataclass
 from typing import Any
 from typing import Protocol
+
+
+@dataclass(frozen=True)
+class ChannelTurn:
+    """A channel message on its way to the chat pipeline."""
+
+    key: str  # the session it was routed to
+    text: str  # as the model reads it: transcriptions and the quoted reply added
+    raw_text: str  # as the sender wrote it: commands and directives are read from this
+    run_id: str
+    context: dict[str, Any]  # the run's channelContext: where the answer goes, who asked
+    images: list[dict[str, Any]]
 
 
 class ChannelHost(Protocol):
@@ -15,16 +28,7 @@ class ChannelHost(Protocol):
 
     def now_ms(self) -> int: ...
 
-    async def dispatch(
-        self,
-        key: str,
-        text: str,
-        *,
-        raw_text: str,
-        run_id: str,
-        context: dict[str, Any],
-        images: list[dict[str, Any]],
-    ) -> dict[str, Any]:
+    async def dispatch(self, turn: ChannelTurn) -> dict[str, Any]:
         """Run the chat pipeline for a channel message; the chat.send-style result."""
         ...
 

@@ -21,6 +21,7 @@ from gsv_core.authority import KEY
 from gsv_core.authority import OWNER
 from gsv_core.channels import inbound as pipeline
 from gsv_core.channels.base import InboundMessage
+from gsv_core.channels.host import ChannelTurn
 from gsv_core.channels.outbox import Outbox
 from gsv_core.channels.parts import ChannelParts
 from gsv_core.channels.shaping import error_line
@@ -191,9 +192,8 @@ class Inbox:
         text, images = await self._content(message, key, authority)
         run_id = f"in-{entry_id}"
         try:
-            result = await self.parts.host.dispatch(
-                key, text, raw_text=message.text, run_id=run_id, context=context, images=images
-            )
+            turn = ChannelTurn(key, text, message.text, run_id, context, images)
+            result = await self.parts.host.dispatch(turn)
         except GsvError as exc:
             await self._safe_reply(message, error_line(exc.message))
             await self.parts.store.mark(entry_id, DROPPED, self.parts.host.now_ms())

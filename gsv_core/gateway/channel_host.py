@@ -8,6 +8,7 @@ import logging
 from collections.abc import Awaitable
 from typing import Any
 
+from gsv_core.channels.host import ChannelTurn
 from gsv_core.gateway.chat_pipeline import answer_approval_press
 from gsv_core.gateway.chat_pipeline import process_message
 from gsv_core.gateway.host import GatewayHost
@@ -21,20 +22,11 @@ TRANSCRIPTION_MODEL = "whisper-1"
 
 
 class GatewayChannelHost(GatewayHost):
-    async def dispatch(
-        self,
-        key: str,
-        text: str,
-        *,
-        raw_text: str,
-        run_id: str,
-        context: dict[str, Any],
-        images: list[dict[str, Any]],
-    ) -> dict[str, Any]:
-        blocks: list[ImageBlock] = [image for image in images]  # type: ignore[misc]
+    async def dispatch(self, turn: ChannelTurn) -> dict[str, Any]:
+        blocks: list[ImageBlock] = [image for image in turn.images]  # type: ignore[misc]
         return await process_message(
-            self._gateway, key, text, run_id, command_text=raw_text, context=context,
-            images=blocks or None, channel=True,
+            self._gateway, turn.key, turn.text, turn.run_id, command_text=turn.raw_text,
+            context=turn.context, images=blocks or None, channel=True,
         )  # fmt: skip
 
     async def run_status(self, key: str, run_id: str) -> tuple[str, dict[str, Any] | None]:

@@ -9,7 +9,7 @@ discord.py sends its real requests, bodies and all, to the fake.
     async with fake_discord_api(tmp_path) as api:
         gateway = DiscordPyGateway(TOKEN, connector=api.connector)
         await gateway.login()
-        await gateway.send(DM_CHANNEL, "hi", None, None)
+        await gateway.send(DiscordPost(DM_CHANNEL, "hi"))
         api.requests[-1]      # Request("POST", "/api/v10/channels/<id>/messages", {...})
 
 Routes under `/api/v10`: `GET /users/@me` and `GET /oauth2/applications/@me` (what a

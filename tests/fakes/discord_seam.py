@@ -9,12 +9,12 @@ from dataclasses import field
 from dataclasses import replace
 from typing import Any
 
-from gsv_core.channels.base import Action
 from gsv_core.channels.base import InboundMessage
 from gsv_core.channels.discord.seam import TOKEN_REJECTED
 from gsv_core.channels.discord.seam import DiscordAuthor
 from gsv_core.channels.discord.seam import DiscordEvents
 from gsv_core.channels.discord.seam import DiscordMessage
+from gsv_core.channels.discord.seam import DiscordPost
 from gsv_core.channels.discord.seam import DiscordPress
 from gsv_core.errors import NotFound
 from gsv_core.errors import Unauthorized
@@ -35,14 +35,8 @@ PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 24
 # -- the fake seam ---------------------------------------------------------------------
 
 
-@dataclass
-class Sent:
-    channel_id: str
-    text: str
-    reply_to: str | None
-    thread_id: str | None
-    actions: tuple[Action, ...] = ()
-    suppress_embeds: bool = True  # the flag that keeps Discord from previewing links
+# what the fake records of each message sent: the post itself
+Sent = DiscordPost
 
 
 @dataclass
@@ -100,19 +94,10 @@ class FakeDiscord:
         if self._end is not None and not self._end.done():
             self._end.set_result(None)
 
-    async def send(
-        self,
-        channel_id: str,
-        text: str,
-        reply_to: str | None,
-        thread_id: str | None,
-        actions: tuple[Action, ...] = (),
-        *,
-        suppress_embeds: bool = True,
-    ) -> str:
+    async def send(self, post: DiscordPost) -> str:
         if self.send_failures:
             raise self.send_failures.pop(0)
-        self.sent.append(Sent(channel_id, text, reply_to, thread_id, actions, suppress_embeds))
+        self.sent.append(post)
         return self.message_id(len(self.sent) - 1)
 
     @staticmethod

@@ -10,12 +10,12 @@ implements it, and only `DiscordPyGateway` touches discord.py:
     gateway = DiscordPyGateway(token)
     await gateway.login()              # checks the token (Unauthorized when rejected)
     await gateway.run(events)          # receives until close(); events.message(...) per message
-    await gateway.send("1234", "hi", reply_to="5678", thread_id=None)   # -> message id
+    await gateway.send(DiscordPost("1234", "hi", reply_to="5678"))   # -> message id
     await gateway.edit("1234", message_id, "settled")   # new text, buttons removed
 
 A message goes out with embeds suppressed (flag SUPPRESS_EMBEDS: Discord fetches no link
-to preview it) unless `suppress_embeds=False`. An edit sends no flags, and Discord keeps
-the ones the message was sent with.
+to preview it) unless its `DiscordPost.suppress_embeds` is False. An edit sends no flags,
+and Discord keeps the ones the message was sent with.
 
 Buttons are message components (a `discord.ui.View` of buttons); a press is an
 interaction, reported as `events.press(...)`, whose returned text answers it privately
@@ -141,6 +141,20 @@ class DiscordEvents(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class DiscordPost:
+    """A message to post (at most 2,000 characters) to a channel, or to `thread_id` when
+    given, as a reply to message `reply_to` when given, with `actions` as buttons and link
+    previews (embeds) suppressed unless told otherwise."""
+
+    channel_id: str
+    text: str
+    reply_to: str | None = None
+    thread_id: str | None = None
+    actions: tuple[Action, ...] = ()
+    suppress_embeds: bool = True  # the flag that keeps Discord from previewing links
+
+
 class DiscordGateway(Protocol):
     """One bot's connection to Discord: the whole of what the adapter asks of discord.py."""
 
@@ -157,20 +171,8 @@ class DiscordGateway(Protocol):
 
     async def close(self) -> None: ...
 
-    async def send(
-        self,
-        channel_id: str,
-        text: str,
-        reply_to: str | None,
-        thread_id: str | None,
-        actions: tuple[Action, ...] = (),
-        *,
-        suppress_embeds: bool = True,
-    ) -> str:
-        """Post `text` (at most 2,000 characters) to a channel, or to `thread_id` when
-        given, as a reply to message `reply_to` when given, with `actions` as buttons and
-        link previews (embeds) suppressed unless told otherwise; returns the new message
-        id. Failures raise gsv errors."""
+    async def send(self, post: DiscordPost) -> str:
+        """Post a message; returns the new message id. Failures raise gsv errors."""
         ...
 
     async def edit(self, channel_id: str, message_id: str, text: str) -> None:
@@ -315,20 +317,12 @@ class DiscordPyGateway:
             raise Unavailable("discord is not connected")
         return self._client
 
-    async def send(
-        self,
-        channel_id: str,
-        text: str,
-        reply_to: str | None,
-        thread_id: str | None,
-        actions: tuple[Action, ...] = (),
-        *,
-        suppress_embeds: bool = True,
-    ) -> str:
+    async def send(self, post: DiscordPost) -> str:
         import aiohttp
         import discord
 
-        target_id = _snowflake(thread_id or channel_id)  # refused before any request
+        reply_to = post.reply_to
+        target_id = _snowflake(post.thread_id or post.channel_id)  # refused before any request
         target = self._require().get_partial_messageable(target_id)
         reference = None
         if reply_to and reply_to.isdigit():
@@ -336,14 +330,14 @@ class DiscordPyGateway:
             reference = discord.MessageReference(
                 message_id=int(reply_to), channel_id=target.id, fail_if_not_exists=False
             )
-        options: dict[str, Any] = {"suppress_embeds": suppress_embeds}
+        options: dict[str, Any] = {"suppress_embeds": post.suppress_embeds}
         if reference is not None:
             options["reference"] = reference
-        view = _view(actions)
+        view = _view(post.actions)
         if view is not None:
             options["view"] = view
         try:
-            sent = await target.send(text, **options)
+            sent = await target.send(post.text, **options)
         except discord.HTTPException as exc:
             raise _http_error(exc, target.id) from None
         except (aiohttp.ClientError, OSError, TimeoutError) as exc:

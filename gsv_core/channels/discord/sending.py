@@ -14,6 +14,7 @@ from gsv_core.channels.base import Peer
 from gsv_core.channels.discord.account import Account
 from gsv_core.channels.discord.account import mask
 from gsv_core.channels.discord.account import masked_reason
+from gsv_core.channels.discord.seam import DiscordPost
 from gsv_core.channels.shaping import split_text
 from gsv_core.errors import GsvError
 from gsv_core.errors import Unavailable
@@ -37,10 +38,9 @@ class DiscordSending(AccountAdapter[Account]):
             reply_to = message.reply_to_id if index == 0 else None
             actions = message.actions if index == len(pieces) - 1 else ()
             try:
-                sent = await account.gateway.send(
-                    peer.id, piece, reply_to, peer.thread_id, actions,
-                    suppress_embeds=not message.link_previews,
-                )  # fmt: skip
+                post = DiscordPost(peer.id, piece, reply_to, peer.thread_id, actions,
+                                   suppress_embeds=not message.link_previews)  # fmt: skip
+                sent = await account.gateway.send(post)
             except GsvError as exc:
                 raise type(exc)(mask(exc.message), details=exc.details) from None
             except Exception as exc:

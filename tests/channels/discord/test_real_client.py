@@ -23,6 +23,7 @@ from gsv_core.channels.base import Action
 from gsv_core.channels.discord.seam import DiscordAttachment
 from gsv_core.channels.discord.seam import DiscordAuthor
 from gsv_core.channels.discord.seam import DiscordMessage
+from gsv_core.channels.discord.seam import DiscordPost
 from gsv_core.channels.discord.seam import DiscordPyGateway
 from gsv_core.channels.discord.seam import message_from_discord
 from gsv_core.errors import InvalidParams
@@ -65,7 +66,7 @@ async def test_the_real_gateway_refuses_to_send_before_login() -> None:
     """Without a login there is no client: a clear Unavailable, no network involved."""
     gateway = DiscordPyGateway(TOKEN)
     with pytest.raises(Unavailable, match="discord is not connected"):
-        await gateway.send(DM_CHANNEL, "hi", None, None)
+        await gateway.send(DiscordPost(DM_CHANNEL, "hi"))
     await gateway.close()
 
 
@@ -277,7 +278,7 @@ async def test_the_real_gateway_refuses_a_malformed_channel_id() -> None:
     """A peer id that is not a Discord snowflake is refused before any request."""
     gateway = DiscordPyGateway(TOKEN)
     with pytest.raises(InvalidParams, match="not a Discord channel id: 'general'"):
-        await gateway.send("general", "hi", None, None)
+        await gateway.send(DiscordPost("general", "hi"))
     with pytest.raises(InvalidParams, match="not a Discord channel id"):
         await gateway.typing("#general")
 
@@ -311,9 +312,9 @@ async def test_the_real_client_posts_with_link_previews_suppressed(
     link in it), with a reply reference and buttons too; its edit sends no flags, so the
     message keeps the one it was sent with."""
     assert (logged_in.bot_user_id, logged_in.bot_name) == (BOT_ID, "gsv-bot")
-    plain = await logged_in.send(DM_CHANNEL, LINK, None, None)
+    plain = await logged_in.send(DiscordPost(DM_CHANNEL, LINK))
     allow = Action("approve:ab12cd:allow", "Allow", "primary")
-    prompt = await logged_in.send(GENERAL, LINK, "1234567890123456789", None, (allow,))
+    prompt = await logged_in.send(DiscordPost(GENERAL, LINK, "1234567890123456789", None, (allow,)))
     posts = discord_api.sent("POST")
     assert [(p.path, p.body["content"], p.body["flags"]) for p in posts] == [
         (f"/api/v10/channels/{DM_CHANNEL}/messages", LINK, SUPPRESS_EMBEDS),
@@ -334,6 +335,6 @@ async def test_the_real_client_lets_discord_preview_links_when_told(
 ) -> None:
     """suppress_embeds=False (the owner turned link previews on): the POST carries no
     flags, so Discord shows its embeds."""
-    await logged_in.send(DM_CHANNEL, LINK, None, None, suppress_embeds=False)
+    await logged_in.send(DiscordPost(DM_CHANNEL, LINK, suppress_embeds=False))
     [post] = discord_api.sent("POST")
     assert post.body["content"] == LINK and "flags" not in post.body
