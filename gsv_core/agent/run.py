@@ -135,26 +135,18 @@ class RunSession(Protocol):
     """What a run uses of its session (the session actor implements it); the loop never
     imports the actor, which starts the loop."""
 
-    @property
-    def host(self) -> AgentHost: ...
-
-    @property
-    def record(self) -> SessionRecord: ...
+    # the actor's own attributes (a run reads them and never rebinds them)
+    host: AgentHost
+    record: SessionRecord
+    is_main: bool
+    token_estimates: TokenEstimates
+    fits: Fits
 
     @property
     def key(self) -> str: ...
 
     @property
     def agent_id(self) -> str: ...
-
-    @property
-    def is_main(self) -> bool: ...
-
-    @property
-    def token_estimates(self) -> TokenEstimates: ...
-
-    @property
-    def fits(self) -> Fits: ...
 
     @property
     def transcript(self) -> SessionHistory:
