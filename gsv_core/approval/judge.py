@@ -40,16 +40,8 @@ def judge(request: dict[str, Any]) -> Decision:
 
 async def judge_in_child(config: dict[str, Any], protected: Protected, call: CallFacts) -> Decision:
     """The decision, computed in a child process; a child that fails makes it ask."""
-    child = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "gsv_core.approval.judge",
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    try:
-        out, err = await child.communicate(encode_request(config, protected, call))
-    except asyncio.CancelledError:  # the run stopped: the child's answer is not wanted
-        child.kill()
-        raise
+    child = await start_child()
+    out, err = await answer_of(child, encode_request(config, protected, call))
     if child.returncode != 0:
         return _failed(err, call)
     try:
@@ -57,6 +49,26 @@ async def judge_in_child(config: dict[str, Any], protected: Protected, call: Cal
         return Decision(**{**fields, "always": tuple(fields["always"])})
     except (ValueError, TypeError, KeyError):
         return _failed(err, call)
+
+
+async def start_child() -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "gsv_core.approval.judge",
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+
+
+async def answer_of(child: asyncio.subprocess.Process, request: bytes) -> tuple[bytes, bytes]:
+    """The child's output and errors for `request`. Cancelled (the run stopped), the child
+    is killed and reaped before the cancel goes on: a child left unreaped keeps its
+    transport open past its event loop, and it surfaces later as a ResourceWarning."""
+    try:
+        return await child.communicate(request)
+    except asyncio.CancelledError:
+        child.kill()
+        await child.wait()  # at once after SIGKILL
+        raise
 
 
 def _failed(err: bytes, call: CallFacts) -> Decision:

@@ -3,7 +3,14 @@ child decides exactly as the policy does in process."""
 
 from __future__ import annotations
 
+import asyncio
+import signal
+
+import pytest
+
+from gsv_core.approval.judge import answer_of
 from gsv_core.approval.judge import judge_in_child
+from gsv_core.approval.judge import start_child
 from gsv_core.approval.policy import ApprovalPolicy
 from gsv_core.approval.policy import CallFacts
 from gsv_core.approval.protected import Protected
@@ -36,3 +43,16 @@ async def test_a_child_that_cannot_judge_shows_direction_controls_as_escapes() -
     broken = {"toolApproval": {"rules": [{"decision": "maybe"}]}}
     decided = await judge_in_child(broken, PROTECTED, facts)
     assert decided.summary == "echo \\u202eok"
+
+
+async def test_a_stopped_run_kills_and_reaps_its_judge_child() -> None:
+    """The run stops while the child is still starting: the child is killed and reaped
+    before the cancel goes on (left unreaped, its transport outlived the test's loop and
+    a later test saw the ResourceWarning)."""
+    child = await start_child()
+    asking = asyncio.create_task(answer_of(child, b"{}"))
+    await asyncio.sleep(0)  # the request is written; Python in the child is still starting
+    asking.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asking
+    assert child.returncode == -signal.SIGKILL
