@@ -3,13 +3,17 @@ chat-completions API (OpenRouter, Gemini's compatible endpoint, Ollama, vLLM, LM
 through the official `openai` SDK, imported only when a request is made.
 
 It maps canonical messages to chat messages, streams `chat.completions.create(stream=True)`
-and turns the chunks into gsv stream events; failures become gsv errors (see retry.py).
+through the SDK's `with_streaming_response` (its HTTP, status errors and auth) and reads
+the body's server-sent events itself (sse.py: plain JSON, not a pydantic model per chunk),
+turning the chunks into gsv stream events; failures become gsv errors (see retry.py).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
@@ -45,6 +49,7 @@ from gsv_core.providers.retry import timed_out
 from gsv_core.providers.retry import truncated
 from gsv_core.providers.sdk import SdkProvider
 from gsv_core.providers.sdk import split_plain_json
+from gsv_core.providers.sse import SseDecoder
 
 # Chat completions knows minimal..high (some compatible servers nothing above high).
 _REASONING_EFFORT = {
@@ -78,30 +83,56 @@ class OpenAICompatProvider(SdkProvider):
         return self._sdk_client(openai.AsyncOpenAI, openai.DefaultAsyncHttpxClient)
 
     async def _attempt(self, params: dict[str, Any]) -> AsyncGenerator[StreamEvent, None]:
+        import httpx2
         import openai
 
-        typed, plain = split_plain_json(params, ("messages", "tools"))
-        async with self._client_for_attempt() as client:
+        # only `model` typed: the SDK's walk of its typed parameters costs more than the
+        # rest of the request, and every other field is plain JSON already
+        typed, plain = split_plain_json(params, [key for key in params if key != "model"])
+        # the raw body (sse.py), not the SDK's stream of pydantic chunks
+        errors = (openai.OpenAIError, httpx2.TransportError)
+        async with self._client_for_attempt() as client, AsyncExitStack() as stack:
+            completions = client.chat.completions.with_streaming_response
             try:
-                chunks: Any = await client.chat.completions.create(
-                    **typed, messages=[], extra_body=plain
+                response = await stack.enter_async_context(
+                    completions.create(**typed, messages=[], extra_body=plain)
                 )
             except openai.OpenAIError as exc:
                 raise self._failure(exc, streaming=False) from exc
-            async for event in self._read(chunks, ChunkReader(self.name), (openai.OpenAIError,)):
+            chunks = self._chunks(response.iter_lines())
+            async for event in self._read(chunks, ChunkReader(self.name), errors):
                 yield event
 
+    async def _chunks(self, lines: AsyncIterator[str]) -> AsyncIterator[Any]:
+        """The JSON chunks of a streamed completion, up to `[DONE]`; an `{"error": ...}`
+        chunk raises (as the SDK's stream does)."""
+        decoder = SseDecoder()
+        done = False
+        async for line in lines:
+            event = decoder.line(line)
+            if event is None or done:
+                continue  # after [DONE]: read on, so the connection can be reused
+            if event.data.startswith("[DONE]"):
+                done = True
+                continue
+            chunk = json.loads(event.data)
+            if isinstance(chunk, dict) and chunk.get("error"):
+                raise self._stream_error(chunk["error"])
+            yield chunk
+        last = decoder.end()
+        if last is not None and not done and not last.data.startswith("[DONE]"):
+            yield json.loads(last.data)
+
     def _failure(self, exc: Exception, *, streaming: bool) -> Exception:
+        import httpx2
         import openai
 
-        if isinstance(exc, openai.APITimeoutError):
+        if isinstance(exc, openai.APITimeoutError | httpx2.TimeoutException):
             return timed_out(self.name, self.llm_timeout)
-        if isinstance(exc, openai.APIConnectionError):
+        if isinstance(exc, openai.APIConnectionError | httpx2.TransportError):
             return self._connection_failure(exc, streaming=streaming)
         if isinstance(exc, openai.APIStatusError):
             return self._status_failure(exc)
-        if isinstance(exc, openai.APIError):
-            return self._stream_error(exc)  # an `{"error": ...}` chunk inside the stream
         return self._unknown_failure(exc)
 
     def _status_failure(self, exc: Any) -> Exception:
@@ -119,13 +150,18 @@ class OpenAICompatProvider(SdkProvider):
             self.name, exc.status_code, detail, retry_after(exc.response.headers, self.retry.now)
         )
 
-    def _stream_error(self, exc: Any) -> GsvError | AttemptFailed:
-        detail = _detail(exc.body, exc.message)
-        kind = f"{exc.code or ''} {exc.type or ''}"
+    def _stream_error(self, error: Any) -> GsvError | AttemptFailed:
+        """The failure an `{"error": ...}` chunk inside the stream stands for."""
+        fields = error if isinstance(error, dict) else {}
+        message = fields.get("message")
+        if not isinstance(message, str) or not message:
+            message = "An error occurred during streaming"  # the SDK's words
+        detail = _detail(error, message)
+        kind = f"{fields.get('code') or ''} {fields.get('type') or ''}"
         if "context_length" in kind or looks_like_overflow(detail):
             return overflow(self.name, detail)
-        error = ProviderFailed(f"{self.name} failed mid-stream: {detail}")
-        return AttemptFailed(error)  # a retry helps if nothing was streamed yet
+        failed = ProviderFailed(f"{self.name} failed mid-stream: {detail}")
+        return AttemptFailed(failed)  # a retry helps if nothing was streamed yet
 
 
 def _detail(body: object, fallback: str) -> str:
@@ -258,53 +294,58 @@ class _Call:
 
 
 class ChunkReader:
-    """Turns `chat.completion.chunk` objects into stream events (choice 0 only)."""
+    """Turns `chat.completion.chunk` JSON objects into stream events (choice 0 only).
+    Servers differ, so every field is read defensively; a chunk that is not an object,
+    or a field of the wrong kind, fails as a malformed stream (sdk.py `_read`)."""
 
     def __init__(self, provider: str) -> None:
         self.provider = provider
         self.calls: dict[int, _Call] = {}
         self.finish_reason: str | None = None
 
-    def feed(self, chunk: Any) -> list[StreamEvent]:
+    def feed(self, chunk: dict[str, Any]) -> list[StreamEvent]:
         events: list[StreamEvent] = []
-        for choice in chunk.choices or []:
-            if choice.index == 0:
+        for choice in chunk.get("choices") or []:
+            if choice.get("index", 0) == 0:
                 events.extend(self._choice(choice))
-        if chunk.usage:
-            events.append(UsageReport(_usage(chunk.usage)))
+        usage = chunk.get("usage")
+        if usage:
+            events.append(UsageReport(_usage(usage)))
         return events
 
-    def _choice(self, choice: Any) -> list[StreamEvent]:
+    def _choice(self, choice: dict[str, Any]) -> list[StreamEvent]:
         # some servers send `"delta": null` along with the finish reason
-        events = self._delta(choice.delta) if choice.delta is not None else []
-        if choice.finish_reason:
-            self.finish_reason = choice.finish_reason
+        delta = choice.get("delta")
+        events = self._delta(delta) if delta is not None else []
+        finish_reason = choice.get("finish_reason")
+        if finish_reason:
+            self.finish_reason = str(finish_reason)
             events.extend(self._end_calls())
         return events
 
-    def _delta(self, delta: Any) -> list[StreamEvent]:
+    def _delta(self, delta: dict[str, Any]) -> list[StreamEvent]:
         events: list[StreamEvent] = []
         # reasoning text: `reasoning_content` (DeepSeek, vLLM) or `reasoning` (OpenRouter, Ollama)
-        reasoning = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
         if isinstance(reasoning, str) and reasoning:
             events.append(ThinkingDelta(reasoning))
-        if delta.content:
-            events.append(TextDelta(delta.content))
-        for fragment in delta.tool_calls or []:
+        content = delta.get("content")
+        if isinstance(content, str) and content:
+            events.append(TextDelta(content))
+        for fragment in delta.get("tool_calls") or []:
             events.extend(self._tool_fragment(fragment))
         return events
 
-    def _tool_fragment(self, fragment: Any) -> list[StreamEvent]:
-        # Servers differ: some omit `index` (each fragment is then a whole call), `id` or
-        # `function`; every field is read defensively.
-        index = getattr(fragment, "index", None)
+    def _tool_fragment(self, fragment: dict[str, Any]) -> list[StreamEvent]:
+        # some servers omit `index` (each fragment is then a whole call), `id` or `function`
+        index = fragment.get("index")
         if not isinstance(index, int):
             index = len(self.calls)
         call = self.calls.setdefault(index, _Call())
-        function = getattr(fragment, "function", None)
-        call.id = call.id or getattr(fragment, "id", None)
-        call.name = call.name or getattr(function, "name", None)
-        arguments = getattr(function, "arguments", None)
+        function = fragment.get("function") or {}
+        call.id = call.id or _text(fragment.get("id"))
+        call.name = call.name or _text(function.get("name"))
+        arguments = _text(function.get("arguments"))
         events: list[StreamEvent] = []
         if not call.started and call.name:
             call.started = True
@@ -338,16 +379,23 @@ class ChunkReader:
         return [*self._end_calls(), Stop(reason)]
 
 
-def _usage(raw: Any) -> Usage:
-    prompt = raw.prompt_tokens or 0
-    completion = raw.completion_tokens or 0
+def _usage(raw: dict[str, Any]) -> Usage:
+    prompt = raw.get("prompt_tokens") or 0
+    completion = raw.get("completion_tokens") or 0
     usage: Usage = {
         "input": prompt,
         "output": completion,
-        "total": raw.total_tokens or prompt + completion,
+        "total": raw.get("total_tokens") or prompt + completion,
     }
-    details = getattr(raw, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) if details else None
+    details = raw.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
     if cached:
         usage["cacheRead"] = cached
     return usage
+
+
+def _text(value: Any) -> str | None:
+    """A string field, or None for a missing one; another kind is a malformed chunk."""
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"expected a string, got {type(value).__name__}")

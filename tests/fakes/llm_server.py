@@ -58,6 +58,7 @@ from tests.fakes.llm_turns import MAX_DELAY
 from tests.fakes.llm_turns import ErrorReply
 from tests.fakes.llm_turns import Hang
 from tests.fakes.llm_turns import Part
+from tests.fakes.llm_turns import RawBody
 from tests.fakes.llm_turns import RawStream
 from tests.fakes.llm_turns import Reply
 from tests.fakes.llm_turns import StreamError
@@ -71,7 +72,7 @@ from tests.fakes.prompt_cache import PromptCache
 from tests.fakes.prompt_cache import TooManyBreakpoints
 
 # the scripted turns are defined in llm_turns.py; tests import them from here too
-__all__ = ["ErrorReply", "FakeLLMServer", "Hang", "RawStream", "RecordedRequest", "Reply",
+__all__ = ["ErrorReply", "FakeLLMServer", "Hang", "RawBody", "RawStream", "RecordedRequest", "Reply",
            "StreamError", "Text", "Thinking", "ToolCall", "Turn", "fake_llm_server", "reply"]  # fmt: skip
 HANG_LIMIT = 30.0  # a Hang turn is released at server close, or after this at the latest
 
@@ -247,6 +248,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error(api, turn)
         elif isinstance(turn, RawStream):
             self._stream(Reply(()), iter(_sse(event) for event in turn.events))
+        elif isinstance(turn, RawBody):
+            self._stream(Reply(()), iter([turn.text]))
         elif not body.get("stream"):
             self._send_json(
                 200,

@@ -111,4 +111,12 @@ class RawStream:
     events: tuple[dict[str, Any] | str, ...]
 
 
-Turn = Reply | ErrorReply | Hang | RawStream
+@dataclass(frozen=True)
+class RawBody:
+    """A 200 event stream whose body is `text` exactly (comments, field spellings, a
+    missing last blank line: what no `RawStream` event can say)."""
+
+    text: str
+
+
+Turn = Reply | ErrorReply | Hang | RawStream | RawBody

@@ -4,6 +4,7 @@ LLM server: streaming, request mapping, retries and errors."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import socket
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ from gsv_core.errors import ContextOverflow
 from gsv_core.errors import ProviderFailed
 from gsv_core.errors import RateLimited
 from gsv_core.errors import TimedOut
+from gsv_core.protocol.messages import STOP_END
 from gsv_core.protocol.messages import Message
 from gsv_core.providers.base import ModelRequest
 from gsv_core.providers.base import Stop
@@ -27,6 +29,7 @@ from gsv_core.providers.openai_compat import OpenAICompatProvider
 from tests.fakes.llm_server import ErrorReply
 from tests.fakes.llm_server import FakeLLMServer
 from tests.fakes.llm_server import Hang
+from tests.fakes.llm_server import RawBody
 from tests.fakes.llm_server import RawStream
 from tests.fakes.llm_server import StreamError
 from tests.fakes.llm_server import Thinking
@@ -479,3 +482,50 @@ async def test_closing_a_stream_early_releases_it(server: FakeLLMServer) -> None
     stream = provider_for(server).stream(ask())
     assert await anext(stream) == TextDelta("one")
     await stream.aclose()  # type: ignore[attr-defined]
+
+
+def _chunk(delta: dict[str, object], finish: str | None = None) -> str:
+    return json.dumps({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+
+
+async def test_comments_unspaced_fields_and_a_missing_last_blank_line_are_read(
+    server: FakeLLMServer,
+) -> None:
+    """The stream is read as server-sent events, not line by line: keep-alive comments
+    (OpenRouter's `: OPENROUTER PROCESSING`), `data:` without a space, an event split over
+    two `data` lines and a body that ends without its last blank line."""
+    body = (
+        ": OPENROUTER PROCESSING\n\n"
+        f"data:{_chunk({'content': 'Hel'})}\n\n"
+        ": ping\n"
+        f'data: {{"choices": [{{"index": 0,\ndata: "delta": {{"content": "lo"}}}}]}}\n\n'
+        f"data: {_chunk({}, 'stop')}\n\n"
+        "data: [DONE]"
+    )
+    server.enqueue(RawBody(body))
+    events = await collect(provider_for(server), ask())
+    assert [e for e in events if isinstance(e, TextDelta)] == [TextDelta("Hel"), TextDelta("lo")]
+    assert events[-1] == Stop(STOP_END)
+
+
+async def test_an_error_chunk_of_any_shape_fails_the_stream(server: FakeLLMServer) -> None:
+    """`{"error": "text"}` (not an object) still fails mid-stream with its words."""
+    server.enqueue(RawBody(f'data: {_chunk({"content": "a"})}\n\ndata: {{"error": "boom"}}\n\n'))
+    with pytest.raises(ProviderFailed, match="fake failed mid-stream: boom"):
+        await collect(provider_for(server), ask())
+
+
+@pytest.mark.parametrize(
+    "chunk",
+    [
+        '["not", "an", "object"]',
+        '{"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"name": 5}}]}}]}',
+        '{"choices": "many"}',
+    ],
+)
+async def test_a_chunk_of_the_wrong_shape_is_a_malformed_stream(
+    server: FakeLLMServer, chunk: str
+) -> None:
+    server.enqueue(RawBody(f"data: {chunk}\n\ndata: [DONE]\n\n"))
+    with pytest.raises(ProviderFailed, match="malformed stream from fake"):
+        await collect(provider_for(server), ask())
