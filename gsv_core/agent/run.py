@@ -287,6 +287,9 @@ class RunLoop:
 
         chain = stream_with_failover(models, request, resolve, timeout, self.host.key_failed)
         async for event in chain:
+            # a reply arrives in pieces a crowd of runs would all parse in one pass of the
+            # loop (a fast model sends its whole answer at once): each takes a turn
+            await self.session.take_turn()
             if isinstance(event, Restart | Switched):
                 await self._record_voided(builder, request)
                 if isinstance(event, Switched):
@@ -368,6 +371,10 @@ class RunLoop:
             guest_area=self._guest_area(),
         )
         system = await self.host.system_prompt(inputs)
+        # the prompt's files were read in a thread: what follows (history, the request
+        # built and sent) is a run's heaviest step, so it waits for a turn like any other,
+        # or every run whose read ends in the same pass would build at once
+        await self.session.take_turn()
         history = await self._model_history(window)
         thinking = self.run.overrides.get("thinkLevel") or self.session.record.settings.get(
             "thinkingLevel", "none"

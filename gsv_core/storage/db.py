@@ -4,7 +4,10 @@ Writes never run on the event loop: `await db.write(fn)` hands `fn(conn)` to the
 thread, which drains every queued write into one transaction and commits once (group
 commit), then resolves each caller. A write that raises rolls back only its own savepoint;
 the others in the batch still commit. `await db.read(fn)` runs on a separate read-only
-connection in a worker thread (WAL lets readers proceed while the writer writes).
+connection in one of the database's own reader threads (WAL lets readers proceed while the
+writer writes). Own threads, not asyncio's default pool: a crowd of runs reading their
+workspace files there would queue every message's session lookup, and so its ack, behind
+them (bench/crowd.py).
 
 Schema changes are the `MIGRATIONS` list: each entry runs once, in order, tracked by
 `PRAGMA user_version`. Append; never edit a released entry.
@@ -28,6 +31,7 @@ from collections.abc import Callable
 from collections.abc import Sequence
 from concurrent.futures import Future
 from concurrent.futures import InvalidStateError
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -392,6 +396,9 @@ def migrate(conn: sqlite3.Connection, migrations: list[str] = MIGRATIONS) -> int
     return len(migrations)
 
 
+READ_THREADS = 4  # reads are short, and SQLite lets go of the GIL while it works
+
+
 class Database:
     """An open gateway database. Create with `await Database.open(path)`."""
 
@@ -408,6 +415,7 @@ class Database:
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._write_loop, name="gsv-db-writer", daemon=True)
         self._reader_local = threading.local()
+        self._read_pool = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="gsv-db-read")
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
         self._reads_idle = threading.Condition(self._readers_lock)
@@ -463,10 +471,11 @@ class Database:
         return await asyncio.wrap_future(future)
 
     async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """Run `fn(conn)` on a read connection in a worker thread."""
+        """Run `fn(conn)` on a read connection in one of the reader threads."""
         if self._closed:
             raise RuntimeError("database is closed")
-        return await asyncio.to_thread(self._run_read, fn)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._read_pool, self._run_read, fn)
 
     async def select(
         self, convert: Callable[[Row], T], sql: str, args: Sequence[Any] = ()
@@ -619,6 +628,7 @@ class Database:
         await asyncio.to_thread(self._thread.join)
         self._writer_conn.close()
         await asyncio.to_thread(self._close_readers)
+        self._read_pool.shutdown(wait=False)
 
     def _close_readers(self) -> None:
         with self._reads_idle:

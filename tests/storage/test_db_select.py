@@ -3,6 +3,8 @@ Database.execute: one statement, committed by the writer."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from pathlib import Path
 
 from gsv_core.storage.db import Database
@@ -54,3 +56,21 @@ async def test_execute_commits_one_statement_with_its_arguments(tmp_path: Path) 
     finally:
         await db.close()
     assert keys == ["b"]
+
+
+async def test_reads_do_not_queue_behind_the_default_thread_pool(tmp_path: Path) -> None:
+    """With asyncio's default pool full of work that waits (a crowd of runs reading their
+    workspace files), a read still answers: the database has its own reader threads, so
+    a message's session lookup, and its ack, never queue behind that work."""
+    db = await _db_with_rows(tmp_path / "gsv.db")
+    release = threading.Event()
+    # more than the default pool's threads (min(32, cpus + 4)): some queue as well
+    blockers = [asyncio.create_task(asyncio.to_thread(release.wait)) for _ in range(40)]
+    try:
+        await asyncio.sleep(0)
+        sql = "SELECT value FROM config_overrides WHERE key = ?"
+        assert await asyncio.wait_for(db.select_one(lambda row: row[0], sql, ("a",)), 30) == '"one"'
+    finally:
+        release.set()
+        await asyncio.gather(*blockers)
+        await db.close()
