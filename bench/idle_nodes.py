@@ -7,11 +7,12 @@ The gateway runs in its own process (bench._servers gateway). N light nodes in t
 process each join with a one-time code (`auth.invite`) and connect in `node` mode with
 the seven tools and the runtime info a real `gsv node run` sends; like a real node they
 send a heartbeat (an unsolicited pong) every NodeSettings.heartbeat seconds, ping every
-NodeSettings.ping_interval and otherwise stay silent, so the gateway, which pings only a
-peer silent for its ping interval, never pings them. The heartbeat starts at the connect,
-like the real node's; the once-a-minute pings start at a random point of their minute, as
-a fleet's do (its nodes connected at different times), so a window shorter than a minute
-sees their steady rate. Figures (issue 41, point 3): the gateway's idle
+NodeSettings.ping_interval (`node_ping_interval`: 300 s where TCP_USER_TIMEOUT exists,
+else 60 s) and otherwise stay silent, so the gateway, which pings only a peer silent for
+its ping interval, never pings them. The heartbeat starts at the connect, like the real
+node's; the pings start at a random point of their period, as a fleet's do (its nodes
+connected at different times), so a window shorter than the period sees their steady
+rate. Figures (issue 41, point 3): the gateway's idle
 CPU over `--seconds` (target under 1%), its RSS (target within 110 MB at 1,000 nodes) and
 `tools.list` p50/p99 from a client (target under 100 ms), beside an idle `config.get`.
 """
@@ -197,6 +198,8 @@ async def big_answers(admin: RawPeer, calls: int) -> tuple[list[float], list[flo
 
 
 async def measure(pid: int, url: str, token: str, count: int, seconds: float) -> None:
+    from gsv_core.node.daemon import NodeSettings
+
     admin = await owner(url, token)
     await asyncio.sleep(1.0)  # the gateway's start-up work settles
     base_cpu = await idle_cpu_percent(pid, seconds)
@@ -221,6 +224,8 @@ async def measure(pid: int, url: str, token: str, count: int, seconds: float) ->
     await admin.ws.close()
     print(f"gateway on {loop_name()}; {count} idle nodes joined in {joined:.1f} s; "
           f"CPU over {seconds:.0f} s of idleness")  # fmt: skip
+    print(f"each node beats every {NodeSettings.heartbeat:g} s "
+          f"and pings every {NodeSettings.ping_interval:g} s")  # fmt: skip
     print(f"{'':<24}{'no node':>14}{f'{count} nodes':>14}{'ratio':>10}")
     print(f"{'idle CPU %':<24}{base_cpu:>14.2f}{cpu:>14.2f}")
     print(f"{'RSS MB':<24}{base_rss:>14.1f}{rss:>14.1f}{rss / base_rss:>9.2f}x")

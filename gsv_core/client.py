@@ -136,6 +136,9 @@ _END = object()
 # where the kernel can (Linux), it gives up on the connection after this long, so a
 # partition is noticed within about heartbeat + this, not our ping's interval + timeout
 UNACKED_TIMEOUT = 20.0
+# whether it can: Python defines TCP_USER_TIMEOUT only where the kernel has it (Linux and
+# Android; not macOS, the BSDs or Windows)
+UNACKED_TIMEOUT_APPLIES = hasattr(socket, "TCP_USER_TIMEOUT")
 
 
 class BeatingConnection(ClientConnection):
@@ -145,11 +148,14 @@ class BeatingConnection(ClientConnection):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
         sock = transport.get_extra_info("socket")
-        if sock is not None and hasattr(socket, "TCP_USER_TIMEOUT"):
-            with contextlib.suppress(OSError):  # not TCP after all: the ping still covers it
+        if sock is not None and UNACKED_TIMEOUT_APPLIES:
+            try:
                 sock.setsockopt(
                     socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, int(UNACKED_TIMEOUT * 1000)
                 )
+            except OSError as exc:  # a kernel that lacks it after all: only the ping is left
+                log.warning("TCP_USER_TIMEOUT refused (%s): a dead network is noticed "
+                            "only by the keepalive ping", exc)  # fmt: skip
 
 
 async def beat(ws: ClientConnection, every: float) -> None:

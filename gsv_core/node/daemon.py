@@ -3,8 +3,9 @@ and serve what the gateway asks (`tool.invoke`, `logs.get`, `node.probe`).
 
 It survives anything: a refused connect, a bad token, a gateway restart or a dead
 network all lead to a logged reason and a reconnect with jittered exponential backoff
-(capped at 30 s); every reconnect repeats the handshake, so the tools reappear. The
-websocket keepalive notices a dead connection within two ping intervals.
+(capped at 30 s); every reconnect repeats the handshake, so the tools reappear. A dead
+network is noticed by the heartbeat's unacknowledged bytes where TCP_USER_TIMEOUT exists,
+else by the websocket keepalive within two ping intervals (`node_ping_interval`).
 
 Background process events from Bash are queued in a bounded outbox and sent as
 `node.exec.event` in order, surviving reconnects.
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from gsv_core import __version__
+from gsv_core.client import UNACKED_TIMEOUT_APPLIES
 from gsv_core.client import Backoff
 from gsv_core.client import ClientIdentity
 from gsv_core.client import GatewayClient
@@ -74,6 +76,26 @@ def default_node_id() -> str:
     return f"node-{safe or 'host'}"[:48].rstrip("-")
 
 
+# A gateway process that dies closes our socket at once (its kernel does), so our ping
+# covers only a network that stops carrying packets and a gateway hung while its kernel
+# still ACKs. Where TCP_USER_TIMEOUT applies, the first is noticed within about 30 s by the
+# heartbeat's unacknowledged bytes (gsv_core/client.py `BeatingConnection`), both ways
+# (the ACKs come back to us); the ping is then only a backstop for the hung gateway, which
+# serves nobody until it is restarted, and a restart closes the socket anyway. So there it
+# is rare: 300 s, one ping round trip per node every five minutes (a thousand nodes cost
+# the gateway about 3 pongs a second, not 17), and a hung gateway is given up on within
+# about ten minutes (300 s, then as long for the pong: `GatewayClient.connect`).
+# Elsewhere the ping is all that notices a dead network, so it stays at a minute.
+PING_INTERVAL = 60.0
+BACKSTOP_PING_INTERVAL = 300.0
+
+
+def node_ping_interval(unacked_timeout: bool) -> float:
+    """The node's ping interval: the rare backstop where the socket times out
+    unacknowledged bytes (`unacked_timeout`, TCP_USER_TIMEOUT), else once a minute."""
+    return BACKSTOP_PING_INTERVAL if unacked_timeout else PING_INTERVAL
+
+
 @dataclass
 class NodeSettings:
     url: str
@@ -98,11 +120,9 @@ class NodeSettings:
     # never pings us: it pings only a peer silent for its ping interval (10 s), so this
     # must stay below that, with room for a busy loop (gateway/keepalive.py)
     heartbeat: float = 8.0
-    # our own ping notices a dead gateway. A gateway process that dies closes the socket
-    # at once (its kernel does), so this covers only a network that stops carrying
-    # packets; where TCP_USER_TIMEOUT exists the heartbeat's unacknowledged bytes notice
-    # that within about 30 s (gsv_core/client.py `BeatingConnection`)
-    ping_interval: float = 60.0
+    # our own ping notices a gateway that stopped answering: every 300 s where the
+    # socket times out unacknowledged bytes (Linux), else every 60 s (`node_ping_interval`)
+    ping_interval: float = node_ping_interval(UNACKED_TIMEOUT_APPLIES)
     backoff: Backoff = field(default_factory=Backoff)
 
     def __post_init__(self) -> None:

@@ -11,9 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from gsv_core.client import UNACKED_TIMEOUT_APPLIES
 from gsv_core.gateway.server import ServerConfig
 from gsv_core.gateway.server import serve
 from gsv_core.node.daemon import NodeSettings
+from gsv_core.node.daemon import check_heartbeat
+from gsv_core.node.daemon import node_ping_interval
 from tests.gateway.test_nodes import node_socket
 from tests.node.test_daemon import node_online
 from tests.node.test_daemon import running_node
@@ -74,6 +77,16 @@ def test_the_default_heartbeat_beats_the_gateways_ping() -> None:
     assert config.ping_interval is not None and config.ping_timeout is not None
     assert NodeSettings.heartbeat < config.ping_interval
     assert config.ping_interval + config.ping_timeout + config.close_timeout <= 15
+
+
+def test_the_node_pings_rarely_where_unacknowledged_bytes_time_out() -> None:
+    """With TCP_USER_TIMEOUT the heartbeat notices a partition, so the ping is a backstop
+    every five minutes; without it the ping stays once a minute; both are valid settings."""
+    assert node_ping_interval(unacked_timeout=True) == 300.0
+    assert node_ping_interval(unacked_timeout=False) == 60.0
+    for unacked_timeout in (True, False):
+        check_heartbeat(NodeSettings.heartbeat, node_ping_interval(unacked_timeout))
+    assert NodeSettings.ping_interval == node_ping_interval(UNACKED_TIMEOUT_APPLIES)
 
 
 @pytest.mark.parametrize(
