@@ -35,7 +35,6 @@ from gsv_core.providers.retry import overflow
 from gsv_core.providers.retry import retry_after
 from gsv_core.providers.retry import short
 from gsv_core.providers.retry import status_failure
-from gsv_core.providers.retry import timed_out
 from gsv_core.providers.retry import truncated
 from gsv_core.providers.sdk import SdkProvider
 from gsv_core.providers.sdk import split_plain_json
@@ -106,24 +105,20 @@ class AnthropicProvider(SdkProvider):
             async for event in self._read(events, EventReader(self.name), sdk_errors):
                 yield event
 
-    def _failure(self, exc: Exception, *, streaming: bool) -> Exception:
+    def _sdk(self) -> Any:
         import anthropic
-        import httpx2
 
-        if isinstance(exc, anthropic.APITimeoutError | httpx2.TimeoutException):
-            return timed_out(self.name, self.llm_timeout)
-        if isinstance(exc, anthropic.APIConnectionError | httpx2.HTTPError):
-            return self._connection_failure(exc, streaming=streaming)
-        if isinstance(exc, anthropic.APIStatusError):
-            detail = short(exc.api_message or _body_text(exc.body) or exc.message)
-            status = exc.status_code
-            if status == 200:  # an `error` event inside the stream
-                status = _STATUS_OF_ERROR_TYPE.get(exc.type or "", 500)
-            if status in (400, 413) and looks_like_overflow(detail):
-                return overflow(self.name, detail)
-            delay = None if streaming else retry_after(exc.response.headers, self.retry.now)
-            return status_failure(self.name, status, detail, delay)
-        return self._unknown_failure(exc)
+        return anthropic
+
+    def _status_failure(self, exc: Any, *, streaming: bool) -> Exception:
+        detail = short(exc.api_message or _body_text(exc.body) or exc.message)
+        status = exc.status_code
+        if status == 200:  # an `error` event inside the stream
+            status = _STATUS_OF_ERROR_TYPE.get(exc.type or "", 500)
+        if status in (400, 413) and looks_like_overflow(detail):
+            return overflow(self.name, detail)
+        delay = None if streaming else retry_after(exc.response.headers, self.retry.now)
+        return status_failure(self.name, status, detail, delay)
 
 
 def _body_text(body: object) -> str:

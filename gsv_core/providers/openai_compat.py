@@ -45,7 +45,6 @@ from gsv_core.providers.retry import overflow
 from gsv_core.providers.retry import retry_after
 from gsv_core.providers.retry import short
 from gsv_core.providers.retry import status_failure
-from gsv_core.providers.retry import timed_out
 from gsv_core.providers.retry import truncated
 from gsv_core.providers.sdk import SdkProvider
 from gsv_core.providers.sdk import split_plain_json
@@ -90,7 +89,7 @@ class OpenAICompatProvider(SdkProvider):
         # rest of the request, and every other field is plain JSON already
         typed, plain = split_plain_json(params, [key for key in params if key != "model"])
         # the raw body (sse.py), not the SDK's stream of pydantic chunks
-        errors = (openai.OpenAIError, httpx2.TransportError)
+        errors = (openai.OpenAIError, httpx2.HTTPError)
         async with self._client_for_attempt() as client, AsyncExitStack() as stack:
             completions = client.chat.completions.with_streaming_response
             try:
@@ -123,19 +122,12 @@ class OpenAICompatProvider(SdkProvider):
         if last is not None and not done and not last.data.startswith("[DONE]"):
             yield json.loads(last.data)
 
-    def _failure(self, exc: Exception, *, streaming: bool) -> Exception:
-        import httpx2
+    def _sdk(self) -> Any:
         import openai
 
-        if isinstance(exc, openai.APITimeoutError | httpx2.TimeoutException):
-            return timed_out(self.name, self.llm_timeout)
-        if isinstance(exc, openai.APIConnectionError | httpx2.TransportError):
-            return self._connection_failure(exc, streaming=streaming)
-        if isinstance(exc, openai.APIStatusError):
-            return self._status_failure(exc)
-        return self._unknown_failure(exc)
+        return openai
 
-    def _status_failure(self, exc: Any) -> Exception:
+    def _status_failure(self, exc: Any, *, streaming: bool) -> Exception:
         detail = _detail(exc.body, exc.message)
         if exc.code == "context_length_exceeded" or (
             exc.status_code in (400, 413, 422) and looks_like_overflow(detail)

@@ -3,7 +3,9 @@ settings, the retry loop around one attempt, and reading the SDK's raw stream th
 reader that turns each raw event into gsv stream events.
 
 A subclass says how a request becomes the SDK's arguments (`request_params`), how one
-attempt is made (`_attempt`) and which gsv error an SDK exception becomes (`_failure`).
+attempt is made (`_attempt`), which SDK it uses (`_sdk`) and which gsv error the server's
+error status becomes (`_status_failure`); timeouts and broken connections are told apart
+here (`_failure`), as both SDKs name their exception classes alike.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from gsv_core.providers.retry import malformed
 from gsv_core.providers.retry import malformed_reason
 from gsv_core.providers.retry import short
 from gsv_core.providers.retry import stream_with_retries
+from gsv_core.providers.retry import timed_out
 from gsv_core.providers.retry import truncated
 from gsv_core.providers.retry import unreachable
 from gsv_core.providers.tool_call_modes import NATIVE
@@ -139,19 +142,32 @@ class SdkProvider(ABC):
     def _attempt(self, params: dict[str, Any]) -> AsyncGenerator[StreamEvent, None]:
         """One streaming call; failures raised as gsv errors (see retry.py)."""
 
-    @abstractmethod
     def _failure(self, exc: Exception, *, streaming: bool) -> Exception:
-        """The gsv error an SDK exception stands for (`streaming`: after the call began)."""
+        """The gsv error an SDK exception stands for (`streaming`: after the call began):
+        a timeout, a broken connection (a stream cut short once the call began, else
+        unreachable), the server's answer with an error status, or one of no kind we know.
+        Both SDKs name their classes alike; httpx's own errors come through while a
+        stream is read."""
+        import httpx2
 
-    def _connection_failure(self, exc: Exception, *, streaming: bool) -> Exception:
-        """A broken connection: a stream cut short once the call began, else unreachable."""
-        if streaming:
-            return truncated(self.name, cause_text(exc))
-        return unreachable(self.name, self.base_url, cause_text(exc))
-
-    def _unknown_failure(self, exc: Exception) -> Exception:
-        """An SDK exception of no kind `_failure` knows."""
+        sdk = self._sdk()
+        if isinstance(exc, sdk.APITimeoutError | httpx2.TimeoutException):
+            return timed_out(self.name, self.llm_timeout)
+        if isinstance(exc, sdk.APIConnectionError | httpx2.HTTPError):
+            if streaming:
+                return truncated(self.name, cause_text(exc))
+            return unreachable(self.name, self.base_url, cause_text(exc))
+        if isinstance(exc, sdk.APIStatusError):
+            return self._status_failure(exc, streaming=streaming)
         return ProviderFailed(f"{self.name} failed: {short(str(exc))}")
+
+    @abstractmethod
+    def _sdk(self) -> Any:
+        """The SDK's module, imported when a request is made."""
+
+    @abstractmethod
+    def _status_failure(self, exc: Any, *, streaming: bool) -> Exception:
+        """The gsv error of the SDK's status error `exc`."""
 
     async def _read(
         self,
