@@ -21,16 +21,19 @@ TOOL_CALLS = {
 }
 MODE_HINTS = {"text": "text", "none": "off"}
 
+# both commands ask one provider: the configured model's unless named
+ProviderOpt = Annotated[
+    str | None,
+    typer.Option("--provider", "-p", help="Provider name (default: model.provider)."),
+]
+
 app = plain_app(help="The models your providers offer.", no_args_is_help=True)
 
 
 @app.command("list")
 def list_models(
     ctx: typer.Context,
-    provider: Annotated[
-        str | None,
-        typer.Option("--provider", "-p", help="Provider name (default: model.provider)."),
-    ] = None,
+    provider: ProviderOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
     """List a provider's models (its /models endpoint; a local Ollama's pulled models)."""
@@ -53,9 +56,7 @@ def list_models(
 @app.command("test")
 def test_model(
     ctx: typer.Context,
-    provider: Annotated[
-        str | None, typer.Option("--provider", "-p", help="Provider (default: model.provider).")
-    ] = None,
+    provider: ProviderOpt = None,
     model: Annotated[
         str | None, typer.Option("--model", "-m", help="Model id (default: model.id).")
     ] = None,
