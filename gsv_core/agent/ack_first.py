@@ -16,7 +16,8 @@ first served. A crowd of runs released together (after a burst of acks) would ot
 go in lockstep, every one's step ready in the same pass, and one pass would hold the loop
 (and every request waiting for it) for all of them at once. Besides each piece of work, a
 run takes a turn once its prompt files are read (building and sending the request is its
-heaviest step) and for each piece of the model's reply (run.py). One a pass, not four:
+heaviest step) and for each piece of the model's reply (run.py; that one does not wait
+for acks, or a steady flow of messages would hold a long reply). One a pass, not four:
 measured with 100 chats at once (bench/crowd.py), four a pass let a `config.get` wait
 behind four requests being built, about 140 ms at the 99th percentile; one, about 30-60 ms.
 """
@@ -69,11 +70,13 @@ class AckFirst:
         finally:
             self._add(1)
 
-    async def turn(self) -> None:
+    async def turn(self, hold: bool = True) -> None:
         """A run's turn: yield to whatever is ready, wait while acks are in progress (at
-        most `hold_limit`), then for a place in a round of `per_round` turns."""
+        most `hold_limit`; not with `hold` False, for the many small pieces of a reply,
+        which a steady flow of messages would otherwise hold up to a second each), then
+        for a place in a round of `per_round` turns."""
         await asyncio.sleep(0)
-        if not self._clear.is_set():
+        if hold and not self._clear.is_set():
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self.hold_limit):
                     await self._clear.wait()

@@ -155,8 +155,9 @@ class RunSession(Protocol):
 
     def emit(self, event: str, run: RunState, **fields: Any) -> None: ...
 
-    async def take_turn(self) -> None:
-        """Wait, briefly, while messages are being acknowledged (ack_first.py)."""
+    async def take_turn(self, hold: bool = True) -> None:
+        """Wait, briefly, while messages are being acknowledged (ack_first.py; not with
+        `hold` False), then for this run's place in the round."""
         ...
 
     def emit_chat(self, run: RunState, state: str, **fields: Any) -> None: ...
@@ -288,8 +289,9 @@ class RunLoop:
         chain = stream_with_failover(models, request, resolve, timeout, self.host.key_failed)
         async for event in chain:
             # a reply arrives in pieces a crowd of runs would all parse in one pass of the
-            # loop (a fast model sends its whole answer at once): each takes a turn
-            await self.session.take_turn()
+            # loop (a fast model sends its whole answer at once): each takes a turn, without
+            # waiting for acks (a steady flow of messages would hold every piece)
+            await self.session.take_turn(hold=False)
             if isinstance(event, Restart | Switched):
                 await self._record_voided(builder, request)
                 if isinstance(event, Switched):

@@ -193,9 +193,9 @@ class SessionActor:
     def transcript(self) -> SessionHistory:
         return self._history
 
-    async def take_turn(self) -> None:
+    async def take_turn(self, hold: bool = True) -> None:
         """Before each piece of run work: let messages being acknowledged go first."""
-        await self._acks.turn()
+        await self._acks.turn(hold)
 
     # -- events -------------------------------------------------------------------------
     def emit(self, event: str, run: RunState, **fields: Any) -> None:

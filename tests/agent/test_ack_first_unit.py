@@ -32,6 +32,18 @@ async def test_with_no_ack_in_progress_a_turn_only_yields() -> None:
     assert acks.acking == 0
 
 
+async def test_a_piece_of_a_reply_does_not_wait_for_acks() -> None:
+    """turn(hold=False), taken for each piece of a streamed reply, only paces: with a
+    message being acknowledged it still goes on, where a step's turn waits."""
+    acks = AckFirst(hold_limit=60)
+    with acks.ack():
+        await asyncio.wait_for(acks.turn(hold=False), 5)
+        step = asyncio.create_task(acks.turn())
+        await _settle()
+        assert not step.done()
+    await asyncio.wait_for(step, 5)
+
+
 async def test_a_slow_part_of_an_ack_steps_aside_for_runs() -> None:
     acks = AckFirst(hold_limit=60)
     with acks.ack():
