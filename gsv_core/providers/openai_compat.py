@@ -14,6 +14,7 @@ import json
 from collections.abc import AsyncGenerator
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
+from contextlib import aclosing
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
@@ -98,11 +99,12 @@ class OpenAICompatProvider(SdkProvider):
                 )
             except openai.OpenAIError as exc:
                 raise self._failure(exc, streaming=False) from exc
-            chunks = self._chunks(response.iter_lines())
-            async for event in self._read(chunks, ChunkReader(self.name), errors):
-                yield event
+            # closed here, in this task, if the reader stops early
+            async with aclosing(self._chunks(response.iter_lines())) as chunks:
+                async for event in self._read(chunks, ChunkReader(self.name), errors):
+                    yield event
 
-    async def _chunks(self, lines: AsyncIterator[str]) -> AsyncIterator[Any]:
+    async def _chunks(self, lines: AsyncIterator[str]) -> AsyncGenerator[Any, None]:
         """The JSON chunks of a streamed completion, up to `[DONE]`; an `{"error": ...}`
         chunk raises (as the SDK's stream does)."""
         decoder = SseDecoder()
