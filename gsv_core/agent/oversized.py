@@ -21,6 +21,7 @@ from gsv_core.agent.compaction import CHARS_PER_TOKEN
 from gsv_core.agent.compaction import estimate_capped
 from gsv_core.agent.compaction import estimate_text_length
 from gsv_core.agent.compaction import text_parts
+from gsv_core.agent.per_message import PerMessage
 from gsv_core.protocol.excerpt import cut_strings
 from gsv_core.protocol.excerpt import strings_length
 from gsv_core.protocol.messages import text_of
@@ -79,28 +80,18 @@ class Fits:
     too (token_estimates.py)."""
 
     def __init__(self) -> None:
-        # id(message) -> (the message, (limit, reason), fit's answer); holding the message
-        # keeps its id from being reused while the entry exists
-        self._known: dict[int, tuple[Any, tuple[int, str], tuple[dict[str, Any], int]]] = {}
+        self._fitted: PerMessage[tuple[dict[str, Any], int]] = PerMessage()
 
     def fit_all(
         self, messages: list[dict[str, Any]], limit: int, reason: str
     ) -> list[tuple[dict[str, Any], int]]:
         """`fit(message, limit, reason)` of each message; entries of messages no longer
         passed in are dropped."""
-        known = self._known
-        kept: dict[int, tuple[Any, tuple[int, str], tuple[dict[str, Any], int]]] = {}
-        for message in messages:
-            entry = known.get(id(message))
-            if entry is None or entry[0] is not message or entry[1] != (limit, reason):
-                entry = (message, (limit, reason), fit(message, limit, reason))
-            kept[id(message)] = entry
-        self._known = kept
-        return [kept[id(message)][2] for message in messages]
+        return self._fitted.each(messages, lambda m: fit(m, limit, reason), (limit, reason))
 
     def forget(self) -> None:
         """Drop every entry (the history was released)."""
-        self._known = {}
+        self._fitted.forget()
 
 
 def _with(block: Any, part: Any) -> Any:

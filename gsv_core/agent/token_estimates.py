@@ -14,29 +14,18 @@ from collections.abc import Iterable
 from typing import Any
 
 from gsv_core.agent.compaction import estimate_tokens
+from gsv_core.agent.per_message import PerMessage
 
 
 class TokenEstimates:
     def __init__(self) -> None:
-        # id(message) -> (the message, its estimate); holding the message keeps its id
-        # from being reused by another object while the entry exists
-        self._known: dict[int, tuple[Any, int]] = {}
+        self._estimates: PerMessage[int] = PerMessage()
 
     def total(self, messages: Iterable[Any]) -> int:
         """The estimates of `messages` added up (`compaction.estimate_tokens` of each);
         entries of messages no longer passed in are dropped."""
-        known = self._known
-        kept: dict[int, tuple[Any, int]] = {}
-        total = 0
-        for message in messages:
-            entry = known.get(id(message))
-            if entry is None or entry[0] is not message:
-                entry = (message, estimate_tokens(message))
-            kept[id(message)] = entry
-            total += entry[1]
-        self._known = kept
-        return total
+        return sum(self._estimates.each(messages, estimate_tokens))
 
     def forget(self) -> None:
         """Drop every entry (the history was released)."""
-        self._known = {}
+        self._estimates.forget()
