@@ -146,9 +146,14 @@ async def _metered_gateway(data_dir: str) -> None:
 
     os.environ.update(GSV_HOME=data_dir, PYTHON_KEYRING_BACKEND=_NO_KEYRING)
     profiler: cProfile.Profile | None = None
+    # stdin read on the loop, not in a thread: a reading is taken before every turn, and
+    # a thread hop per reading would cost the gateway more CPU than a config.get
+    commands = asyncio.StreamReader()
+    loop = asyncio.get_running_loop()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(commands), sys.stdin)
     async with serve(ServerConfig(database=Path(data_dir) / "gsv.db"), port=0) as running:
         print(running.url, running.token, flush=True)
-        while line := await asyncio.to_thread(sys.stdin.readline):
+        while line := (await commands.readline()).decode():
             # back on the loop's thread here: cProfile follows the thread that enables it
             command, _, arg = line.strip().partition(" ")
             if command == "cpu":
