@@ -2,10 +2,10 @@
 chat-completions API (OpenRouter, Gemini's compatible endpoint, Ollama, vLLM, LM Studio),
 through the official `openai` SDK, imported only when a request is made.
 
-It maps canonical messages to chat messages, streams `chat.completions.create(stream=True)`
-through the SDK's `with_streaming_response` (its HTTP, status errors and auth) and reads
-the body's server-sent events itself (sse.py: plain JSON, not a pydantic model per chunk),
-turning the chunks into gsv stream events; failures become gsv errors (see retry.py).
+It maps canonical messages to chat messages, posts them with `stream: true` through the
+SDK's client (its HTTP, status errors and auth) and reads the body's server-sent events
+itself (sse.py: plain JSON, not a pydantic model per chunk), turning the chunks into gsv
+stream events; failures become gsv errors (see retry.py).
 """
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ from gsv_core.providers.retry import short
 from gsv_core.providers.retry import status_failure
 from gsv_core.providers.retry import truncated
 from gsv_core.providers.sdk import SdkProvider
-from gsv_core.providers.sdk import split_plain_json
 from gsv_core.providers.sse import SseDecoder
+from gsv_core.providers.sse import lines
 
 # Chat completions knows minimal..high (some compatible servers nothing above high).
 _REASONING_EFFORT = {
@@ -59,6 +59,8 @@ _REASONING_EFFORT = {
     "high": "high",
     "xhigh": "high",
 }
+
+COMPLETIONS_PATH = "/chat/completions"  # under the client's base URL, as the SDK posts it
 
 _STOP_REASONS = {
     "stop": STOP_END,
@@ -86,21 +88,21 @@ class OpenAICompatProvider(SdkProvider):
         import httpx2
         import openai
 
-        # only `model` typed: the SDK's walk of its typed parameters costs more than the
-        # rest of the request, and every other field is plain JSON already
-        typed, plain = split_plain_json(params, [key for key in params if key != "model"])
-        # the raw body (sse.py), not the SDK's stream of pydantic chunks
         errors = (openai.OpenAIError, httpx2.HTTPError)
         async with self._client_for_attempt() as client, AsyncExitStack() as stack:
-            completions = client.chat.completions.with_streaming_response
             try:
-                response = await stack.enter_async_context(
-                    completions.create(**typed, messages=[], extra_body=plain)
+                # the SDK's HTTP, auth and status errors for a body that is plain JSON
+                # already: `chat.completions.create` would walk it against the typed
+                # parameters first, a tenth of the request's CPU (bench/turn_profile.py)
+                response = await client.post(
+                    COMPLETIONS_PATH, cast_to=httpx2.Response, body=params, stream=True
                 )
             except openai.OpenAIError as exc:
                 raise self._failure(exc, streaming=False) from exc
-            # closed here, in this task, if the reader stops early
-            async with aclosing(self._chunks(response.iter_lines())) as chunks:
+            stack.push_async_callback(response.aclose)
+            # the raw body (sse.py), not the SDK's stream of pydantic chunks; closed here,
+            # in this task, if the reader stops early
+            async with aclosing(self._chunks(lines(response.aiter_bytes()))) as chunks:
                 async for event in self._read(chunks, ChunkReader(self.name), errors):
                     yield event
 
@@ -170,7 +172,7 @@ def _detail(body: object, fallback: str) -> str:
 
 
 def chat_params(request: ModelRequest) -> dict[str, Any]:
-    """The keyword arguments of `chat.completions.create` for a request."""
+    """The JSON body of a chat completions request (`chat.completions.create`'s fields)."""
     params: dict[str, Any] = {
         "model": request.model,
         "messages": chat_messages(request.system, request.messages),

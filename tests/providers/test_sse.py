@@ -1,9 +1,12 @@
 """The server-sent-events decoder the OpenAI-compatible provider reads its stream with
-(gsv_core/providers/sse.py): the format's rules, and a round trip of any payloads."""
+(gsv_core/providers/sse.py): the format's rules, a round trip of any payloads, and the
+body's bytes cut into lines however they arrive."""
 
 from __future__ import annotations
 
+import itertools
 import os
+from collections.abc import AsyncIterator
 
 from hypothesis import given
 from hypothesis import settings
@@ -11,6 +14,7 @@ from hypothesis import strategies as st
 
 from gsv_core.providers.sse import ServerEvent
 from gsv_core.providers.sse import SseDecoder
+from gsv_core.providers.sse import lines
 
 EXAMPLES = int(os.environ.get("GSV_FUZZ_EXAMPLES", "60"))
 
@@ -72,3 +76,62 @@ def test_any_payloads_come_back_as_sent(texts: list[str], comments: list[bool]) 
             lines.append(": ping")
         lines += [f"data: {text}", ""]
     assert [event.data for event in decode(lines)] == texts
+
+
+# -- the body's bytes cut into lines -----------------------------------------------------
+async def _chunks(parts: list[bytes]) -> AsyncIterator[bytes]:
+    for part in parts:
+        yield part
+
+
+async def body_lines(parts: list[bytes]) -> list[str]:
+    return [line async for line in lines(_chunks(parts))]
+
+
+async def test_lines_end_in_lf_crlf_or_a_lone_cr() -> None:
+    body = [b"data: one\n", b"data: two\r\n", b"data: three\rdata: four\r\n\r\n"]
+    assert await body_lines(body) == ["data: one", "data: two", "data: three", "data: four", ""]
+
+
+async def test_a_crlf_cut_between_its_cr_and_lf_ends_one_line() -> None:
+    # read as two line ends, the LF would end the event too early: a blank line
+    assert await body_lines([b"data: a\r", b"\ndata: b\r\n", b"\r", b"\n"]) == [
+        "data: a",
+        "data: b",
+        "",
+    ]
+
+
+async def test_a_line_cut_anywhere_comes_back_whole() -> None:
+    text = "data: héllo 😀 wörld\n\n".encode()
+    for cut in range(1, len(text)):  # inside the UTF-8 characters too
+        assert await body_lines([text[:cut], text[cut:]]) == ["data: héllo 😀 wörld", ""]
+    assert await body_lines([bytes([b]) for b in text]) == ["data: héllo 😀 wörld", ""]
+
+
+async def test_the_last_line_counts_without_its_end() -> None:
+    assert await body_lines([b"data: [DONE]"]) == ["data: [DONE]"]
+    assert await body_lines([b"data: x\n", b"data: ", b"[DONE]\r"]) == ["data: x", "data: [DONE]"]
+    assert await body_lines([]) == []
+
+
+async def test_invalid_utf8_is_replaced_not_raised() -> None:
+    assert await body_lines([b"data: \xff\xfe ok\n"]) == ["data: \ufffd\ufffd ok"]
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(
+    st.lists(
+        st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n")),
+        max_size=8,
+    ),
+    st.sampled_from(["\n", "\r\n", "\r"]),
+    st.lists(st.integers(min_value=0, max_value=200), max_size=6),
+)
+async def test_any_text_cut_anywhere_gives_its_lines(
+    texts: list[str], end: str, cuts: list[int]
+) -> None:
+    body = "".join(text + end for text in texts).encode()
+    points = sorted({min(c, len(body)) for c in cuts})
+    parts = [body[a:b] for a, b in itertools.pairwise([0, *points, len(body)])]
+    assert await body_lines(parts) == texts
