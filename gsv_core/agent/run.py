@@ -229,15 +229,18 @@ class RunLoop:
     async def _call_model(self) -> AssistantMessage:
         provider_name, model_id = self.session.effective_model(self.run)
         timeout = max(1000, int(self._setting("timeouts.llmMs"))) / 1000
-        provider = self.host.provider(provider_name, timeout)
+
+        def summariser() -> Provider:  # only when compacting: not resolved every step
+            return self.host.provider(provider_name, timeout)
+
         reported = await self.host.reported_window(provider_name, model_id)
         window = context_window(self.host.config(), provider_name, model_id, reported)
         request = await self._request(model_id, (provider_name, model_id), window)
         if self._compaction_enabled() and self._over_budget(request, window):
-            await self.session.auto_compact(provider, model_id, window, self.run.source)
+            await self.session.auto_compact(summariser(), model_id, window, self.run.source)
             request = await self._request(model_id, (provider_name, model_id), window)
         try:
-            return await self._stream(provider, request, (provider_name, model_id), timeout)
+            return await self._stream(request, (provider_name, model_id), timeout)
         except ContextOverflow:
             # the provider's own count disagreed with our estimate: once a run, cut big
             # messages tighter (a dense text) and compact, then retry once
@@ -247,14 +250,14 @@ class RunLoop:
             self.run.tighter_cuts = retry = self._cut_in_request
             if self._compaction_enabled():
                 compacted = await self.session.auto_compact(
-                    provider, model_id, window, self.run.source
+                    summariser(), model_id, window, self.run.source
                 )
                 retry = retry or compacted is not None
             if not retry:
                 raise ProviderFailed(OVERFLOW_AFTER_COMPACTION) from None
             request = await self._request(model_id, (provider_name, model_id), window)
             try:
-                return await self._stream(provider, request, (provider_name, model_id), timeout)
+                return await self._stream(request, (provider_name, model_id), timeout)
             except ContextOverflow:
                 raise ProviderFailed(OVERFLOW_AFTER_COMPACTION) from None
 
@@ -274,7 +277,7 @@ class RunLoop:
         )
 
     async def _stream(
-        self, provider: Provider, request: ModelRequest, model: tuple[str, str], timeout: float
+        self, request: ModelRequest, model: tuple[str, str], timeout: float
     ) -> AssistantMessage:
         """The step's answer from the first model of the chain that gives one; the chat
         sees each word once however many attempts it took (shown_text.py)."""
@@ -421,7 +424,9 @@ class RunLoop:
             self._cut_in_request = self._cut_in_request or cut > 0
             if cut and message.get("runId") == self.run.run_id:
                 self._notice_cut(message, cut, window)
-            messages.append(await self._hydrated(sent))
+            # a message without stored images is passed as it is, without a coroutine
+            # per message per turn
+            messages.append(await self._hydrated(sent) if _has_media(sent) else sent)
         return messages
 
     def _notice_cut(self, message: dict[str, Any], cut: int, window: int) -> None:
@@ -435,13 +440,9 @@ class RunLoop:
                           details=details)  # fmt: skip
 
     async def _hydrated(self, message: dict[str, Any]) -> Any:
-        content = message.get("content")
-        if not isinstance(content, list) or not any(
-            isinstance(b, dict) and b.get("mediaPath") for b in content
-        ):
-            return message
+        """The message with its stored images read in (`_has_media`)."""
         blocks = []
-        for block in content:
+        for block in message["content"]:
             if isinstance(block, dict) and block.get("type") == "image" and block.get("mediaPath"):
                 data = await self.host.media.load(block["mediaPath"])
                 if data is None:
@@ -541,6 +542,14 @@ class RunLoop:
             await self.session.ingest_exec(completion, context)
 
         self.host.watch_exec(parts[0], process_id, deliver, call_id)
+
+
+def _has_media(message: dict[str, Any]) -> bool:
+    """Whether the message holds an image kept in the media store (by `mediaPath`)."""
+    content = message.get("content")
+    return isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("mediaPath") for b in content
+    )
 
 
 def _batches(calls: list[ToolCallBlock]) -> list[list[ToolCallBlock]]:

@@ -241,6 +241,7 @@ def short(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+@functools.lru_cache(maxsize=64)  # asked of the same few base URLs on every model call
 def is_loopback_url(url: str) -> bool:
     return is_loopback(urlsplit(url).hostname or "")
 
