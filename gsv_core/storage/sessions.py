@@ -93,12 +93,23 @@ class QueuedItem:
     queued_at: int
 
 
-def _save_session(conn: sqlite3.Connection, record: SessionRecord) -> None:
-    placeholders = ", ".join("?" * len(record.row()))
-    conn.execute(
-        f"INSERT OR REPLACE INTO sessions ({_SESSION_COLUMNS}) VALUES ({placeholders})",
-        record.row(),
+# saved on every write of a turn: an upsert changes the row in place, where INSERT OR
+# REPLACE deleted and re-inserted it (and its index entries), which cost about as much as
+# the rest of the write
+_SAVE_SESSION = (
+    f"INSERT INTO sessions ({_SESSION_COLUMNS}) "
+    f"VALUES ({', '.join('?' * len(_SESSION_COLUMNS.split(',')))}) "
+    "ON CONFLICT (session_key) DO UPDATE SET "
+    + ", ".join(
+        f"{column} = excluded.{column}"
+        for column in (name.strip() for name in _SESSION_COLUMNS.split(","))
+        if column != "session_key"
     )
+)
+
+
+def _save_session(conn: sqlite3.Connection, record: SessionRecord) -> None:
+    conn.execute(_SAVE_SESSION, record.row())
 
 
 class HistoryIndex(Protocol):
