@@ -592,6 +592,9 @@ class Database:
     def _commit_batch(self, jobs: list[_Job]) -> None:
         if not jobs:
             return
+        if len(jobs) == 1:
+            self._commit_one(*jobs[0])
+            return
         conn = self._writer_conn
         outcomes: list[tuple[Future[Any], bool, Any]] = []
         try:
@@ -619,6 +622,29 @@ class Database:
                     future.set_result(value)
                 else:
                     future.set_exception(value)
+
+    def _commit_one(self, fn: Callable[[sqlite3.Connection], Any], future: Future[Any]) -> None:
+        """A batch of one job (most are): its own transaction, without the savepoint that
+        keeps one bad job of several from sinking the others."""
+        conn = self._writer_conn
+        in_job = False
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            in_job = True
+            result = fn(conn)
+            in_job = False
+            conn.execute("COMMIT")
+        except Exception as exc:
+            if not in_job:  # the job's own error is its caller's; this one is ours
+                log.exception("database commit failed")
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            with contextlib.suppress(InvalidStateError):
+                future.set_exception(exc)
+            return
+        self._dirty = True
+        with contextlib.suppress(InvalidStateError):
+            future.set_result(result)
 
     async def close(self) -> None:
         if self._closed:
