@@ -97,6 +97,9 @@ class SessionActor:
         self._task: asyncio.Task[None] | None = None  # the latest run's, until it ended
         self._lock = asyncio.Lock()
         self.queue_size = 0
+        # True once the store said the queue is empty, until this actor (its only writer)
+        # queues again: a run's end then need not read the queue (it is, most of the time)
+        self._queue_empty = False
         self._outcomes: dict[str, asyncio.Future[dict[str, Any]]] = {}
         # run id -> tools that could not run, kept for whoever awaited the run's outcome
         self._unrecovered: dict[str, dict[str, str]] = {}
@@ -247,6 +250,7 @@ class SessionActor:
                 self._start(RunState(run_id, merged, context, source=source))
                 return SendResult(run_id, queued=False)
             item = {"message": message, "overrides": merged, "context": context, "source": source}
+            self._queue_empty = False
             position = await self.store.enqueue(self.record, run_id, item, now)
             self.queue_size = position
             return SendResult(run_id, queued=True, position=position)
@@ -311,9 +315,12 @@ class SessionActor:
             await self._start_next()
 
     async def _start_next(self) -> None:
+        if self._queue_empty:
+            return
         queued = await self.store.queue(self.key)
         self.queue_size = len(queued)
         if not queued:
+            self._queue_empty = True
             return
         item = queued[0]
         now = self.host.now_ms()
@@ -362,6 +369,7 @@ class SessionActor:
                 self._start(RunState(new_id, {}, context, source=run_source(context)))
             else:
                 item = {"resume": True, "context": context}
+                self._queue_empty = False
                 self.queue_size = await self.store.enqueue(self.record, new_id, item, now)
         return new_id
 
