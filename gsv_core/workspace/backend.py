@@ -17,9 +17,11 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from stat import S_ISDIR
+from stat import S_ISLNK
 from typing import Protocol
 
 from gsv_core.errors import InvalidParams
@@ -47,6 +49,11 @@ class Listing:
 class StorageBackend(Protocol):
     def stat(self, key: str) -> Stat | None:
         """The file or folder at `key`; None when there is none."""
+        ...
+
+    def stat_many(self, keys: Sequence[str]) -> dict[str, Stat | None]:
+        """`stat` of each key at once (the files a system prompt injects, every turn); a
+        key that `stat` refuses is left out."""
         ...
 
     def list(self, key: str) -> Listing | None:
@@ -84,8 +91,36 @@ class FilesystemBackend:
             st = os.stat(self.real_path(key))
         except (FileNotFoundError, NotADirectoryError):
             return None
-        is_dir = S_ISDIR(st.st_mode)
-        return Stat(is_dir, 0 if is_dir else st.st_size, st.st_mtime_ns)
+        return _stat_of(st)
+
+    def stat_many(self, keys: Sequence[str]) -> dict[str, Stat | None]:
+        # each folder's real path once, then one lstat a file: resolving every key whole
+        # (two realpaths, an lstat per component) cost 0.8 ms a turn for a prompt's files
+        folders: dict[str, str | None] = {}
+        found: dict[str, Stat | None] = {}
+        for key in keys:
+            folder = parent_of(key)
+            if folder not in folders:
+                try:
+                    folders[folder] = self.real_path(folder) if folder else None
+                except InvalidParams:
+                    folders[folder] = None  # `stat` refuses each of its keys below
+            try:
+                found[key] = self._stat_in(folders[folder], key)
+            except InvalidParams:
+                continue
+        return found
+
+    def _stat_in(self, real_folder: str | None, key: str) -> Stat | None:
+        """`stat(key)`, knowing its folder's checked real path: a file that is no symlink
+        is that folder's (only a symlink, or an unchecked folder, is resolved whole)."""
+        if real_folder is None:
+            return self.stat(key)
+        try:
+            st = os.lstat(os.path.join(real_folder, key.rpartition("/")[2]))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return self.stat(key) if S_ISLNK(st.st_mode) else _stat_of(st)
 
     def list(self, key: str) -> Listing | None:
         files: list[str] = []
@@ -189,6 +224,11 @@ class FilesystemBackend:
             except OSError:
                 return  # not empty (or gone): stop climbing
             folder_key = parent_of(folder_key)
+
+
+def _stat_of(st: os.stat_result) -> Stat:
+    is_dir = S_ISDIR(st.st_mode)
+    return Stat(is_dir, 0 if is_dir else st.st_size, st.st_mtime_ns)
 
 
 def _fsync_folder(folder: str) -> None:

@@ -268,10 +268,13 @@ class Workspace:
         previous = self._prompt_cache.get(agent_id, {})
         cache: dict[str, tuple[int, int, str]] = {}
         texts: dict[str, str] = {}
-        for path in paths:
-            key = join(agent_root(agent_id), path)
+        keys = {path: join(agent_root(agent_id), path) for path in paths}
+        stats = self.backend.stat_many(list(keys.values()))
+        for path, key in keys.items():
             try:
-                entry = self._prompt_text(key, previous.get(key))
+                # a key stat_many left out is refused: `stat` says why
+                stat = stats[key] if key in stats else self.backend.stat(key)
+                entry = self._prompt_text(key, stat, previous.get(key))
             except GsvError as exc:  # e.g. a symlink leading out: leave the file out
                 log.warning("prompt file %s skipped: %s", key, exc.message)
                 continue
@@ -283,9 +286,8 @@ class Workspace:
         return texts
 
     def _prompt_text(
-        self, key: str, cached: tuple[int, int, str] | None
+        self, key: str, stat: Stat | None, cached: tuple[int, int, str] | None
     ) -> tuple[int, int, str] | None:
-        stat = self.backend.stat(key)
         if stat is None or stat.is_dir:
             return None
         if cached is not None and cached[:2] == (stat.mtime_ns, stat.size):

@@ -3,6 +3,7 @@ untouched, inside the workspace and out; symlinks leading out are refused."""
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from collections.abc import Awaitable
 from collections.abc import Callable
@@ -177,6 +178,32 @@ async def test_symlinks_inside_the_agent_root_work(workspace: Workspace, root: P
     await workspace.delete("main", "alias.md")
     assert not (root / "agents" / "main" / "alias.md").exists()
     assert (await workspace.read("main", "notes/real.md"))["content"] == "real text"
+
+
+async def test_prompt_files_never_inject_what_a_symlink_leads_out_to(
+    workspace: Workspace, root: Path, tmp_path: Path
+) -> None:
+    """The system prompt's files, checked a folder at a time: a file linked out of the
+    agent root, or one inside a folder linked out, is left out of the prompt; a link
+    inside the root is read through."""
+    await workspace.list("main")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("OUTSIDE SECRET")
+    (outside / "2025-01-31.md").write_text("OUTSIDE MEMORY")
+    agent = root / "agents" / "main"
+    (agent / "SOUL.md").unlink()
+    (agent / "SOUL.md").symlink_to(outside / "secret.txt")
+    (agent / "memory").symlink_to(outside)
+    await workspace.write("main", "notes/user.md", "inside text")
+    (agent / "USER.md").unlink()
+    (agent / "USER.md").symlink_to(agent / "notes" / "user.md")
+    day = dt.date(2025, 1, 31)
+    files = (await workspace.prompt_files("main", True, day)).files
+    assert "SOUL.md" not in files
+    assert "memory/2025-01-31.md" not in files
+    assert not any("OUTSIDE" in text for text in files.values())
+    assert files["USER.md"] == "inside text"
 
 
 async def test_a_file_standing_in_for_a_folder_is_a_clear_400(
