@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 from typing import Protocol
+from typing import cast
 
 from gsv_core.agent.compaction import SUMMARY_ROLE
 from gsv_core.agent.compaction import as_model_message
@@ -78,6 +79,7 @@ from gsv_core.providers.failover import Switched
 from gsv_core.providers.failover import stream_with_failover
 from gsv_core.providers.tool_call_modes import OFF
 from gsv_core.storage.sessions import SessionRecord
+from gsv_core.storage.sessions import run_closer
 from gsv_core.usage.ledger import CHAT
 from gsv_core.usage.ledger import ModelCall
 
@@ -124,6 +126,7 @@ class RunState:
     tools_in_flight: int = 0
     compaction_attempted: bool = False
     cut_noticed: bool = False  # the user was told their message was cut for the model
+    closed_in_store: bool = False  # its row went with its final reply (`_store_reply`)
     tighter_cuts: bool = False  # an overflow came all the same: cut big messages more
     source: str = CHAT  # what started it, for the usage ledger (gsv_core/usage/ledger.py)
     # tool name -> why it could not run, for calls the model has not since made work
@@ -216,13 +219,21 @@ class RunLoop:
         return setting(self.host.config(), path)
 
     async def _store_reply(self, assistant: AssistantMessage) -> None:
-        """The reply and its usage-ledger row, in one transaction."""
+        """The reply and its usage-ledger row, in one transaction; a final reply (no tool
+        calls: the run ends with it) closes the run's row in it too, a write a turn fewer."""
         call = ModelCall(self.session.agent_id, self.session.key, self.run.source,
                          assistant["provider"], assistant["model"], assistant["usage"])  # fmt: skip
-        ledger_row = self.host.usage_writer(call)
-        await self.session.transcript.persist(
-            [assistant], usage=assistant["usage"], also=ledger_row
-        )
+        writes = [self.host.usage_writer(call)]
+        final = not tool_calls(assistant)
+        if final:
+            writes.append(run_closer(self.run.run_id))
+
+        def write_all(conn: Any) -> None:
+            for write in writes:
+                write(conn)
+
+        await self.session.transcript.persist([assistant], usage=assistant["usage"], also=write_all)
+        self.run.closed_in_store = final
         await self.host.usage_written()
 
     # -- the model ----------------------------------------------------------------------
@@ -426,7 +437,9 @@ class RunLoop:
                 self._notice_cut(message, cut, window)
             # a message without stored images is passed as it is, without a coroutine
             # per message per turn
-            messages.append(await self._hydrated(sent) if _has_media(sent) else sent)
+            if _has_media(sent):
+                sent = await self._hydrated(sent)
+            messages.append(cast(Message, sent))
         return messages
 
     def _notice_cut(self, message: dict[str, Any], cut: int, window: int) -> None:

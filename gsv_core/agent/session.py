@@ -302,7 +302,8 @@ class SessionActor:
         Clients hear `final` only once the session is idle again."""
         history = await self.history()
         closing = self._history.dangling_results(note) if note else []
-        await self.store.finish_run(self.record, run.run_id, closing)
+        if closing or not run.closed_in_store:  # else its final reply's write closed it
+            await self.store.finish_run(self.record, run.run_id, closing)
         history.extend(closing)
         self._run = None
         if run.error is not None:

@@ -137,6 +137,17 @@ def _append(conn: sqlite3.Connection, key: str, messages: list[dict[str, Any]]) 
     return int(last) + 1
 
 
+def run_closer(run_id: str) -> Callable[[sqlite3.Connection], None]:
+    """A write closing run `run_id` (its row dropped), for a run's final reply to take
+    into its own transaction (`SessionStore.append`'s `also`): the run then ends without
+    a write of its own (`finish_run`)."""
+
+    def close(conn: sqlite3.Connection) -> None:
+        conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
+
+    return close
+
+
 # a session somebody used: it holds messages, was reset, labelled, given settings, or
 # changed since its row was made (a first session.get only reserves the row, fixing the
 # id: agent/manager.py)

@@ -20,6 +20,7 @@ from tests.agent.conftest import send
 from tests.fakes.provider import Fail
 from tests.fakes.provider import FakeProvider
 from tests.fakes.provider import call
+from tests.waiting import until
 
 
 async def history(gw: RunningGateway, key: str = KEY) -> list[dict[str, Any]]:
@@ -304,3 +305,26 @@ async def test_logs_get_returns_the_node_log(
     text = result["content"][0]["text"]
     assert not result["isError"]
     assert "line 5" in text and "line 7" in text and "line 4" not in text
+
+
+async def test_a_run_is_open_in_the_store_until_its_final_reply_closes_it(
+    gw: RunningGateway, client: GatewayClient, fake: FakeProvider, log: EventLog
+) -> None:
+    """A run's row (what a restart resumes) is there while the run works, through its
+    tool steps, and goes in the same write as its final reply: a restart after that
+    write finds the reply stored and nothing to resume."""
+    store = gw.gateway.sessions.store
+    release = asyncio.Event()
+    fake.enqueue("Checking.", call("gsv__ConfigGet", {"path": "model.provider"}, "c1"))
+    fake.enqueue(release, "Done.")  # the second step waits until released
+    run = (await send(client, "go"))["runId"]
+    await until(lambda: len(fake.requests) == 2, "the second model call")
+    open_runs, _ = await store.recovery_state()
+    assert open_runs == [(run, KEY)]
+    release.set()
+    assert (await log.ended(run))["state"] == "final"
+    open_runs, _ = await store.recovery_state()
+    assert open_runs == []
+    stored = await history(gw)
+    assert [m["role"] for m in stored] == ["user", "assistant", "toolResult", "assistant"]
+    assert stored[-1]["content"][0]["text"] == "Done."
