@@ -102,7 +102,7 @@ async def _final(events: AsyncIterator[Any], run_id: str) -> None:
     raise RuntimeError("the event stream ended")
 
 
-async def _turns(
+async def timed_turns(
     client: Any, events: AsyncIterator[Any], llm: FakeLLMServer, key: str, count: int,
     cpu: Callable[[], float],
 ) -> list[float]:  # fmt: skip
@@ -139,7 +139,7 @@ def reading_cost(cpu: Callable[[], float], count: int = 50) -> float:
     return min(costs)
 
 
-async def _setup(client: Any, llm: FakeLLMServer) -> None:
+async def use_fake_llm(client: Any, llm: FakeLLMServer) -> None:
     provider = {"api": "openai", "baseUrl": llm.openai_base_url}
     await client.call("config.set", {"path": "providers.fake", "value": provider})
     await client.call("config.set", {"path": "model", "value": {"provider": "fake", "id": "m"}})
@@ -158,9 +158,9 @@ async def measure_turn_cpu(
         client = await stack.enter_async_context(GatewayClient(gateway.url, token=gateway.token))
         for _ in range(watchers):
             await stack.enter_async_context(GatewayClient(gateway.url, token=gateway.token))
-        await _setup(client, llm)
+        await use_fake_llm(client, llm)
         events = client.events()
-        await _turns(client, events, llm, f"{session_key}-warm-up", WARM_UP, gateway.cpu)
+        await timed_turns(client, events, llm, f"{session_key}-warm-up", WARM_UP, gateway.cpu)
         await _config_gets(client, 50, gateway.cpu)  # warm up
         hook = reading_cost(gateway.cpu)
         # turns and config.gets take turns, a block of each at a time, so both meet the
@@ -169,7 +169,7 @@ async def measure_turn_cpu(
         gets: list[float] = []
         for start in range(0, count, BLOCK):
             block = min(BLOCK, count - start)
-            block_turns = await _turns(client, events, llm, session_key, block, gateway.cpu)
+            block_turns = await timed_turns(client, events, llm, session_key, block, gateway.cpu)
             turns += [turn - hook for turn in block_turns]
             calls = GETS_PER_TURN * block
             gets.append(await _config_gets(client, calls, gateway.cpu) - hook / calls)
@@ -183,7 +183,7 @@ async def profile_turns(gateway: MeteredGateway, llm: FakeLLMServer, count: int,
     async with GatewayClient(gateway.url, token=gateway.token) as client:
         events = client.events()
         gateway.profile()
-        await _turns(client, events, llm, "bench-profiled", count, gateway.cpu)
+        await timed_turns(client, events, llm, "bench-profiled", count, gateway.cpu)
         gateway.dump_profile(out)
 
 
