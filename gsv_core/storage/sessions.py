@@ -20,6 +20,7 @@ from typing import Protocol
 
 from gsv_core.protocol.messages import Usage
 from gsv_core.protocol.messages import empty_usage
+from gsv_core.storage.batched import BatchedLookup
 from gsv_core.storage.db import Database
 
 _SESSION_COLUMNS = (
@@ -162,6 +163,8 @@ class SessionStore:
     def __init__(self, db: Database, index: HistoryIndex | None = None) -> None:
         self._db = db
         self.index = index  # set by the gateway; None: histories are not indexed
+        # the lookups of one pass of the loop read in one query (storage/batched.py)
+        self._rows: BatchedLookup[tuple[Any, ...]] = BatchedLookup(self._session_rows)
 
     def _append(self, conn: sqlite3.Connection, key: str, messages: list[dict[str, Any]]) -> None:
         first = _append(conn, key, messages)
@@ -170,9 +173,15 @@ class SessionStore:
 
     # -- reads --------------------------------------------------------------------------
     async def get(self, key: str) -> SessionRecord | None:
-        return await self._db.select_one(
-            _record, f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE session_key = ?", (key,)
+        row = await self._rows.get(key)
+        return _record(row) if row is not None else None  # each caller its own record
+
+    async def _session_rows(self, keys: list[str]) -> dict[str, tuple[Any, ...]]:
+        marks = ", ".join("?" * len(keys))
+        rows = await self._db.select(
+            tuple, f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE session_key IN ({marks})", keys
         )
+        return {row[0]: row for row in rows}
 
     async def messages(self, key: str, limit: int | None = None) -> list[dict[str, Any]]:
         """The history in order; with `limit`, only the last `limit` messages."""
