@@ -21,7 +21,6 @@ from gsv_core.agent.compaction import CHARS_PER_TOKEN
 from gsv_core.agent.compaction import estimate_capped
 from gsv_core.agent.compaction import estimate_text_length
 from gsv_core.agent.compaction import text_parts
-from gsv_core.agent.per_message import PerMessage
 from gsv_core.protocol.excerpt import cut_strings
 from gsv_core.protocol.excerpt import strings_length
 from gsv_core.protocol.messages import text_of
@@ -68,30 +67,6 @@ def fit(message: dict[str, Any], limit: int, reason: str) -> tuple[dict[str, Any
         return {**message, "content": shorter_parts[0]}, cut
     blocks = [_with(block, part) for block, part in zip(content, shorter_parts, strict=True)]
     return {**message, "content": blocks}, cut
-
-
-class Fits:
-    """`fit` of each message of a history, kept between a session's model calls.
-
-    Every turn sends every earlier message again, and each is the same object with the
-    same limit (stored messages are never changed in place), so its check, or its excerpt,
-    is made once: over a long session this was the per-turn cost that grew with the
-    history. An excerpt stays one object from turn to turn, so its token estimate is kept
-    too (token_estimates.py)."""
-
-    def __init__(self) -> None:
-        self._fitted: PerMessage[tuple[dict[str, Any], int]] = PerMessage()
-
-    def fit_all(
-        self, messages: list[dict[str, Any]], limit: int, reason: str
-    ) -> list[tuple[dict[str, Any], int]]:
-        """`fit(message, limit, reason)` of each message; entries of messages no longer
-        passed in are dropped."""
-        return self._fitted.each(messages, lambda m: fit(m, limit, reason), (limit, reason))
-
-    def forget(self) -> None:
-        """Drop every entry (the history was released)."""
-        self._fitted.forget()
 
 
 def _with(block: Any, part: Any) -> Any:

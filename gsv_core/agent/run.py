@@ -21,8 +21,6 @@ from typing import Any
 from typing import Protocol
 from typing import cast
 
-from gsv_core.agent.compaction import SUMMARY_ROLE
-from gsv_core.agent.compaction import as_model_message
 from gsv_core.agent.compaction import context_window
 from gsv_core.agent.compaction import estimate_text
 from gsv_core.agent.compaction import estimate_text_length
@@ -31,7 +29,7 @@ from gsv_core.agent.compaction import within_window
 from gsv_core.agent.history import SessionHistory
 from gsv_core.agent.host import AgentHost
 from gsv_core.agent.model_choice import fallback_models
-from gsv_core.agent.oversized import Fits
+from gsv_core.agent.model_view import ModelView
 from gsv_core.agent.oversized import message_limit
 from gsv_core.agent.oversized import notice_text
 from gsv_core.agent.oversized import why
@@ -143,7 +141,7 @@ class RunSession(Protocol):
     record: SessionRecord
     is_main: bool
     token_estimates: TokenEstimates
-    fits: Fits
+    model_view: ModelView
 
     @property
     def key(self) -> str: ...
@@ -422,25 +420,19 @@ class RunLoop:
         for the window cut to an excerpt (oversized.py), images inlined."""
         reserve = within_window(int(self._setting("compaction.reserveTokens")), window)
         limit = message_limit(window, reserve, self.run.tighter_cuts)
-        reason = why(window)
-        self._cut_in_request = False
-        history = [
-            as_model_message(message) if message.get("role") == SUMMARY_ROLE else message
-            for message in await self.session.transcript.messages()
-            if not (message.get("role") == "assistant" and message.get("stopReason") == "error")
+        stored = await self.session.transcript.messages()
+        sent = self.session.model_view.sent(stored, limit, why(window))
+        self._cut_in_request = any(entry.cut for entry in sent)
+        if self._cut_in_request:
+            for entry in sent:
+                if entry.cut and entry.stored.get("runId") == self.run.run_id:
+                    self._notice_cut(entry.stored, entry.cut, window)
+        if not any(entry.media for entry in sent):
+            return cast(list[Message], [entry.message for entry in sent])
+        return [
+            await self._hydrated(entry.message) if entry.media else cast(Message, entry.message)
+            for entry in sent
         ]
-        messages: list[Message] = []
-        fitted = self.session.fits.fit_all(history, limit, reason)
-        for message, (sent, cut) in zip(history, fitted, strict=True):
-            self._cut_in_request = self._cut_in_request or cut > 0
-            if cut and message.get("runId") == self.run.run_id:
-                self._notice_cut(message, cut, window)
-            # a message without stored images is passed as it is, without a coroutine
-            # per message per turn
-            if _has_media(sent):
-                sent = await self._hydrated(sent)
-            messages.append(cast(Message, sent))
-        return messages
 
     def _notice_cut(self, message: dict[str, Any], cut: int, window: int) -> None:
         """Tell the user, once a run, that the message it answers was cut for the model."""
@@ -453,7 +445,7 @@ class RunLoop:
                           details=details)  # fmt: skip
 
     async def _hydrated(self, message: dict[str, Any]) -> Any:
-        """The message with its stored images read in (`_has_media`)."""
+        """The message with its stored images read in (`model_view.has_media`)."""
         blocks = []
         for block in message["content"]:
             if isinstance(block, dict) and block.get("type") == "image" and block.get("mediaPath"):
@@ -555,14 +547,6 @@ class RunLoop:
             await self.session.ingest_exec(completion, context)
 
         self.host.watch_exec(parts[0], process_id, deliver, call_id)
-
-
-def _has_media(message: dict[str, Any]) -> bool:
-    """Whether the message holds an image kept in the media store (by `mediaPath`)."""
-    content = message.get("content")
-    return isinstance(content, list) and any(
-        isinstance(b, dict) and b.get("mediaPath") for b in content
-    )
 
 
 def _batches(calls: list[ToolCallBlock]) -> list[list[ToolCallBlock]]:

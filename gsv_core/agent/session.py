@@ -28,7 +28,7 @@ from gsv_core.agent import session_reset
 from gsv_core.agent.ack_first import AckFirst
 from gsv_core.agent.history import SessionHistory
 from gsv_core.agent.host import AgentHost
-from gsv_core.agent.oversized import Fits
+from gsv_core.agent.model_view import ModelView
 from gsv_core.agent.run import RunFailed
 from gsv_core.agent.run import RunLoop
 from gsv_core.agent.run import RunState
@@ -92,7 +92,7 @@ class SessionActor:
         # the history's token estimate, kept between its model calls (token_estimates.py)
         self.token_estimates = TokenEstimates()
         # what each message becomes for the model, kept likewise (oversized.py)
-        self.fits = Fits()
+        self.model_view = ModelView()
         self._run: RunState | None = None
         self._task: asyncio.Task[None] | None = None  # the latest run's, until it ended
         self._lock = asyncio.Lock()
@@ -141,7 +141,7 @@ class SessionActor:
             return False
         self._history.release()
         self.token_estimates.forget()
-        self.fits.forget()
+        self.model_view.forget()
         return True
 
     @property

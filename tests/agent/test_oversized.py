@@ -15,8 +15,10 @@ from typing import Any
 import pytest
 
 from gsv_core.agent.compaction import SUMMARISER_SYSTEM
+from gsv_core.agent.compaction import SUMMARY_ROLE
+from gsv_core.agent.compaction import as_model_message
 from gsv_core.agent.compaction import summarise
-from gsv_core.agent.oversized import Fits
+from gsv_core.agent.model_view import ModelView
 from gsv_core.agent.oversized import fit
 from gsv_core.agent.oversized import message_limit
 from gsv_core.client import GatewayClient
@@ -101,26 +103,45 @@ def test_fit_cuts_text_and_tool_arguments_but_never_thinking() -> None:
 
 
 def test_a_history_is_fitted_once_and_an_excerpt_stays_one_object() -> None:
-    """Every turn re-sends the history: Fits answers each message it has seen with the
-    same limit from what it kept (the same excerpt object, so its token estimate is kept
-    too), works again when the limit changes, and forgets messages no longer passed."""
+    """Every turn re-sends the history: ModelView answers each message it has seen with
+    the same limit from what it kept (the same excerpt object, so its token estimate is
+    kept too), works again when the limit changes, and forgets messages no longer passed."""
     small = {"role": "user", "content": "hello"}
     huge = {"role": "user", "content": "x" * 200_000}
-    fits = Fits()
-    first = fits.fit_all([small, huge], 2_000, "too long")
+    view = ModelView()
+
+    def sent(history: list[dict[str, Any]], limit: int) -> list[tuple[dict[str, Any], int]]:
+        return [(entry.message, entry.cut) for entry in view.sent(history, limit, "too long")]
+
+    first = sent([small, huge], 2_000)
     assert first[0] == (small, 0) and first[0][0] is small
     excerpt_message, cut = first[1]
     assert cut > 0 and len(excerpt_message["content"]) < 20_000
     assert first[1] == fit(huge, 2_000, "too long")  # the same answer as fit's own
-    again = fits.fit_all([small, huge], 2_000, "too long")
+    again = sent([small, huge], 2_000)
     assert again[1][0] is excerpt_message  # kept, not made again
-    tighter = fits.fit_all([small, huge], 1_000, "too long")
+    tighter = sent([small, huge], 1_000)
     assert tighter[1][0] is not excerpt_message
     assert len(tighter[1][0]["content"]) < len(excerpt_message["content"])
-    fits.fit_all([small], 1_000, "too long")  # huge left the history (compacted)
-    assert fits.fit_all([huge], 1_000, "too long")[0][0] is not tighter[1][0]
-    fits.forget()
-    assert fits.fit_all([huge], 2_000, "too long")[0][0] is not excerpt_message
+    sent([small], 1_000)  # huge left the history (compacted)
+    assert sent([huge], 1_000)[0][0] is not tighter[1][0]
+    view.forget()
+    assert sent([huge], 2_000)[0][0] is not excerpt_message
+
+
+def test_the_model_is_sent_no_failed_reply_and_a_summary_in_its_model_form() -> None:
+    """A failed reply stays in the history but is left out of what the model gets; a
+    compaction summary reaches it as a user message, built once, not every turn."""
+    summary = {"role": SUMMARY_ROLE, "content": "they talked about cats", "timestamp": 5}
+    failed = {"role": "assistant", "content": [], "stopReason": "error", "timestamp": 6}
+    question = {"role": "user", "content": "and dogs?", "timestamp": 7}
+    view = ModelView()
+    first = view.sent([summary, failed, question], 2_000, "too long")
+    assert [entry.stored for entry in first] == [summary, question]
+    assert first[0].message == as_model_message(summary)
+    assert first[1].message is question and not first[1].cut and not first[1].media
+    again = view.sent([summary, failed, question], 2_000, "too long")
+    assert again[0].message is first[0].message
 
 
 async def test_a_failed_chunk_is_not_sent_again_as_it_was() -> None:
