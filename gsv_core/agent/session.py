@@ -91,7 +91,7 @@ class SessionActor:
         self._acks = acks or AckFirst()
         # the history's token estimate, kept between its model calls (token_estimates.py)
         self.token_estimates = TokenEstimates()
-        # what each message becomes for the model, kept likewise (oversized.py)
+        # what each message becomes for the model, kept likewise (model_view.py)
         self.model_view = ModelView()
         self._run: RunState | None = None
         self._task: asyncio.Task[None] | None = None  # the latest run's, until it ended

@@ -106,12 +106,12 @@ class OpenAICompatProvider(SdkProvider):
                 async for event in self._read(chunks, ChunkReader(self.name), errors):
                     yield event
 
-    async def _chunks(self, lines: AsyncIterator[str]) -> AsyncGenerator[Any, None]:
+    async def _chunks(self, body_lines: AsyncIterator[str]) -> AsyncGenerator[Any, None]:
         """The JSON chunks of a streamed completion, up to `[DONE]`; an `{"error": ...}`
         chunk raises (as the SDK's stream does)."""
         decoder = SseDecoder()
         done = False
-        async for line in lines:
+        async for line in body_lines:
             event = decoder.line(line)
             if event is None or done:
                 continue  # after [DONE]: read on, so the connection can be reused

@@ -100,7 +100,8 @@ class SdkProvider(ABC):
 
     @abstractmethod
     def request_params(self, request: ModelRequest) -> dict[str, Any]:
-        """The keyword arguments of the SDK's streaming call for `request`."""
+        """What the attempt sends for `request`: the SDK call's arguments (OpenAI-compatible:
+        the request's JSON body)."""
 
     @abstractmethod
     def _new_client(self) -> Any:

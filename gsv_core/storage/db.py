@@ -592,24 +592,29 @@ class Database:
     def _commit_batch(self, jobs: list[_Job]) -> None:
         if not jobs:
             return
-        if len(jobs) == 1:
-            self._commit_one(*jobs[0])
-            return
         conn = self._writer_conn
+        # of several jobs, each is behind a savepoint, so one bad write does not sink the
+        # others; a job alone (most are) needs none: its failure rolls back the whole
+        guarded = len(jobs) > 1
         outcomes: list[tuple[Future[Any], bool, Any]] = []
         try:
             conn.execute("BEGIN IMMEDIATE")
             for fn, future in jobs:
-                conn.execute("SAVEPOINT job")
+                if guarded:
+                    conn.execute("SAVEPOINT job")
                 try:
                     outcomes.append((future, True, fn(conn)))
-                    conn.execute("RELEASE job")
-                except Exception as exc:  # one bad write must not sink the batch
-                    conn.execute("ROLLBACK TO job")
-                    conn.execute("RELEASE job")
+                except Exception as exc:
+                    if guarded:
+                        conn.execute("ROLLBACK TO job")
                     outcomes.append((future, False, exc))
-            conn.execute("COMMIT")
-            self._dirty = True
+                if guarded:
+                    conn.execute("RELEASE job")
+            if guarded or outcomes[0][1]:
+                conn.execute("COMMIT")
+                self._dirty = True
+            else:
+                conn.execute("ROLLBACK")  # the one job failed: nothing of it is kept
         except Exception as exc:
             log.exception("database commit failed")
             if conn.in_transaction:
@@ -622,29 +627,6 @@ class Database:
                     future.set_result(value)
                 else:
                     future.set_exception(value)
-
-    def _commit_one(self, fn: Callable[[sqlite3.Connection], Any], future: Future[Any]) -> None:
-        """A batch of one job (most are): its own transaction, without the savepoint that
-        keeps one bad job of several from sinking the others."""
-        conn = self._writer_conn
-        in_job = False
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            in_job = True
-            result = fn(conn)
-            in_job = False
-            conn.execute("COMMIT")
-        except Exception as exc:
-            if not in_job:  # the job's own error is its caller's; this one is ours
-                log.exception("database commit failed")
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            with contextlib.suppress(InvalidStateError):
-                future.set_exception(exc)
-            return
-        self._dirty = True
-        with contextlib.suppress(InvalidStateError):
-            future.set_result(result)
 
     async def close(self) -> None:
         if self._closed:

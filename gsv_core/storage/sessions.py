@@ -97,15 +97,11 @@ class QueuedItem:
 # saved on every write of a turn: an upsert changes the row in place, where INSERT OR
 # REPLACE deleted and re-inserted it (and its index entries), which cost about as much as
 # the rest of the write
+_COLUMN_NAMES = [name.strip() for name in _SESSION_COLUMNS.split(",")]
 _SAVE_SESSION = (
-    f"INSERT INTO sessions ({_SESSION_COLUMNS}) "
-    f"VALUES ({', '.join('?' * len(_SESSION_COLUMNS.split(',')))}) "
+    f"INSERT INTO sessions ({_SESSION_COLUMNS}) VALUES ({', '.join('?' * len(_COLUMN_NAMES))}) "
     "ON CONFLICT (session_key) DO UPDATE SET "
-    + ", ".join(
-        f"{column} = excluded.{column}"
-        for column in (name.strip() for name in _SESSION_COLUMNS.split(","))
-        if column != "session_key"
-    )
+    + ", ".join(f"{name} = excluded.{name}" for name in _COLUMN_NAMES if name != "session_key")
 )
 
 

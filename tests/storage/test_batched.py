@@ -9,6 +9,7 @@ import pytest
 
 from gsv_core.storage.batched import MAX_KEYS
 from gsv_core.storage.batched import BatchedLookup
+from tests.waiting import until
 
 
 class Store:
@@ -63,8 +64,7 @@ async def test_a_cancelled_lookup_leaves_the_others_their_answer() -> None:
     lookup = BatchedLookup(store.fetch)
     first = asyncio.ensure_future(lookup.get("a"))
     second = asyncio.ensure_future(lookup.get("a"))
-    while not store.batches:
-        await asyncio.sleep(0)
+    await until(lambda: store.batches, "the read to start")
     first.cancel()
     store.release.set()
     assert await second == 1
