@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from gsv_core.storage.db import Database
+from tests.waiting import WAIT
+from tests.waiting import until
 
 INSERT = "INSERT INTO config_overrides (key, value, updated_at) VALUES (?, '1', 0)"
 
@@ -42,18 +44,23 @@ async def test_a_failing_job_alone_keeps_nothing_and_the_next_write_works(tmp_pa
 
 async def test_a_failing_job_in_a_group_commit_does_not_sink_the_others(tmp_path: Path) -> None:
     db = await Database.open(tmp_path / "gsv.db")
-    release = threading.Event()
+    inside, release = threading.Event(), threading.Event()
+
+    def hold(conn: sqlite3.Connection) -> None:
+        inside.set()
+        release.wait(WAIT)
+
     try:
         # the writer waits inside a first job while the next three queue up behind it:
         # they are committed together, as one batch
-        blocker = asyncio.ensure_future(db.write(lambda conn: release.wait(10)))
-        await asyncio.sleep(0.05)
+        blocker = asyncio.ensure_future(db.write(hold))
+        await until(inside.is_set, "the writer inside the first job")
         writes = [
             asyncio.ensure_future(db.execute(INSERT, ("a",))),
             asyncio.ensure_future(db.write(_insert_then_fail("b"))),
             asyncio.ensure_future(db.execute(INSERT, ("c",))),
         ]
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0)  # each queues its write in its first step
         release.set()
         await blocker
         outcomes = await asyncio.gather(*writes, return_exceptions=True)
