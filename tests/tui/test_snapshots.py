@@ -1,7 +1,9 @@
 """Snapshots of the chat at 80x24 (pytest-textual-snapshot; `--snapshot-update` rewrites
 them after a deliberate change): the empty chat, a streamed reply with a code block, a tool
 call, the banner when no gateway answers, and the setup screen's list of models. Everything on screen is fixed: the address
-label, the scripted model's text and token counts, no clocks, no ids."""
+label, the scripted model's text and token counts, no clocks, no ids. A tool call's duration
+is the one figure the gateway measures (and a busy CI machine once took 0.1 s over it), so
+that test checks it arrived and then pins it before the picture is taken."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from gsv_cli.tui.app import ChatApp
 from gsv_cli.tui.app import make_app
 from gsv_cli.tui.screens.setup import SetupScreen
 from gsv_cli.tui.widgets.messages import AssistantMessage
+from gsv_cli.tui.widgets.messages import ToolBlock
 from gsv_cli.tui.widgets.status import Activity
 from gsv_cli.tui.widgets.status import Banner
 from gsv_core.gateway.server import RunningGateway
@@ -100,9 +103,17 @@ def test_tool_call(snap_compare: Snap, live: RunningGateway, fake: FakeProvider)
     fake.enqueue("Let me look.", call("gsv__ConfigGet", {"path": "model.id"}))
     fake.enqueue("You are on the default model.")
     app = chat_app(live.url)
-    assert snap_compare(
-        app, terminal_size=SIZE, run_before=_conversation("which model?", "default model")
-    )
+    converse = _conversation("which model?", "default model")
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await converse(pilot)
+        block = pilot.app.query_one(ToolBlock)
+        duration = block.view.duration_ms
+        assert block.view.ok is True and isinstance(duration, int) and duration >= 0
+        block.finish(True, block.view.summary, 0)  # the machine's speed is not the layout
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
 def test_no_gateway_banner(snap_compare: Snap) -> None:
