@@ -209,6 +209,9 @@ def main(argv: list[str] | None = None) -> TurnFigures:
     parser.add_argument("--watchers", type=int, default=2, help="extra clients hearing events")
     parser.add_argument("--profile", action="store_true", help="then profile turns (cProfile)")
     parser.add_argument("--top", type=int, default=40, help="profile entries printed")
+    parser.add_argument(
+        "--sort", default="cumulative", help="profile order (a pstats key: cumulative, tottime)"
+    )
     parser.add_argument("--stats", type=Path, help="keep the cProfile stats in this file")
     args = parser.parse_args(argv)
     count = max(2 * EDGE, min(args.count, 2000))  # bounded: the loop always ends
@@ -225,7 +228,7 @@ def main(argv: list[str] | None = None) -> TurnFigures:
             profiled = min(count, 200)
             asyncio.run(profile_turns(gateway, llm, profiled, stats_file))
             print(f"\ncProfile of {profiled} turns in a fresh session (gateway loop thread):")
-            pstats.Stats(str(stats_file)).sort_stats("cumulative").print_stats(args.top)
+            pstats.Stats(str(stats_file)).sort_stats(args.sort).print_stats(args.top)
     return figures
 
 
