@@ -178,10 +178,13 @@ class Embedder:
         db: Database,
         endpoint: Callable[[], EmbeddingsEndpoint | None],
         spending: Spending | None = None,
+        caught_up: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self._db = db
         self.endpoint = endpoint
         self._spending = spending  # None: nothing records or limits (tests of the index)
+        # brings the index up to date first (stored messages wait to be indexed: index.py)
+        self._caught_up = caught_up
         self._task: asyncio.Task[None] | None = None
         self._again = False
         self.error: str | None = None
@@ -252,6 +255,8 @@ class Embedder:
     async def _embed_all(self, client: httpx.AsyncClient, endpoint: EmbeddingsEndpoint) -> bool:
         """Embed every pending piece; False when a reached budget stopped it first."""
         model = endpoint.model
+        if self._caught_up is not None:
+            await self._caught_up()
         while batch := await self._db.read(lambda c: pending(c, model, BATCH)):
             if await self._held():
                 return False

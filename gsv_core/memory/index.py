@@ -1,7 +1,13 @@
-"""What writes the memory index, always in the database's writer thread (inside the
-transaction that changes what it mirrors): messages as the session store appends or
-clears them (`MemoryIndex`, the store's `HistoryIndex`), archives as they are written,
-note chunks as files change, and the pieces of a full build.
+"""What writes the memory index, always in the database's writer thread: messages as the
+session store appends or clears them (`MemoryIndex`, the store's `HistoryIndex`),
+archives as they are written, note chunks as files change, and the pieces of a full
+build.
+
+Appended messages are indexed by a catch-up write (`Database.when_quiet`) right after
+the one that stored them, not inside it: a crowd's acks wait on their messages' own
+writes only (bench/crowd.py). The storing transaction notes them in `memory_pending`,
+so a crash in between loses nothing, and every reader of the index catches up first
+(`MemoryService.caught_up`): a search still finds a message once its send returned.
 
 Rows live in `memory_docs`; `memory_fts` is an external-content FTS5 table over their
 text, so every delete goes through FTS5's 'delete' command with the old text first.
@@ -84,18 +90,59 @@ _LIVE = "kind = 'message' AND session_key = ? AND archive IS NULL"
 class MemoryIndex:
     """Keeps the live history rows current (gsv_core.storage.sessions.HistoryIndex)."""
 
+    def __init__(self) -> None:
+        # messages may wait in memory_pending (set in the writer thread, in the storing
+        # transaction; read on the loop). True at first: a crash may have left some.
+        self.pending = True
+
+    def is_pending(self) -> bool:
+        return self.pending
+
     def appended(
         self, conn: sqlite3.Connection, key: str, first_idx: int, messages: list[dict[str, Any]]
     ) -> None:
-        insert(conn, message_rows(key, first_idx, messages))
+        if not any(message.get("role") in INDEXED_ROLES for message in messages):
+            return  # tool results: nothing to index
+        conn.execute(
+            "INSERT INTO memory_pending (session_key, first_idx, count) VALUES (?, ?, ?)",
+            (key, first_idx, len(messages)),
+        )
+        self.pending = True
 
     def cleared(self, conn: sqlite3.Connection, key: str) -> None:
         delete(conn, _LIVE, (key,))
+        _forget_pending(conn, key)  # those messages are gone too
+
+    def catch_up(self, conn: sqlite3.Connection) -> None:
+        """Index every message waiting in memory_pending (the catch-up write)."""
+        waiting = conn.execute(
+            "SELECT rowid, session_key, first_idx, count FROM memory_pending ORDER BY rowid"
+        ).fetchall()
+        found: list[DocRow] = []
+        for _, key, first, count in waiting:
+            rows = conn.execute(
+                "SELECT idx, data FROM messages WHERE session_key = ? AND idx >= ? AND idx < ? "
+                "ORDER BY idx",
+                (key, first, first + count),
+            ).fetchall()
+            for idx, data in rows:
+                found += message_rows(key, idx, [json.loads(data)])
+        insert(conn, found)
+        if waiting:
+            conn.execute("DELETE FROM memory_pending WHERE rowid <= ?", (waiting[-1][0],))
+        # cleared before the commit: a commit that fails leaves the rows for the next
+        # catch-up, which the next append (or a restart) asks for
+        self.pending = False
+
+
+def _forget_pending(conn: sqlite3.Connection, key: str) -> None:
+    conn.execute("DELETE FROM memory_pending WHERE session_key = ?", (key,))
 
 
 def index_session(conn: sqlite3.Connection, key: str) -> None:
     """Index a session's live history afresh (the build; idempotent)."""
     delete(conn, _LIVE, (key,))
+    _forget_pending(conn, key)  # indexed here, all of it
     rows = conn.execute(
         "SELECT idx, data FROM messages WHERE session_key = ? ORDER BY idx", (key,)
     ).fetchall()
@@ -169,7 +216,13 @@ def wipe(conn: sqlite3.Connection) -> None:
     """Forget everything indexed (a rebuild follows)."""
     conn.execute("DELETE FROM memory_docs")
     conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('delete-all')")
-    for table in ("memory_vectors", "memory_files", "memory_archives", "memory_state"):
+    for table in (
+        "memory_vectors",
+        "memory_files",
+        "memory_archives",
+        "memory_state",
+        "memory_pending",
+    ):
         conn.execute(f"DELETE FROM {table}")
 
 

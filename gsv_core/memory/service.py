@@ -67,12 +67,13 @@ class MemoryService:
         self._backend = backend
         self._extra_notes = extra_notes  # memory.notes: more paths or patterns per agent
         self.index = ix.MemoryIndex()
+        db.when_quiet(self.index.catch_up, self.index.is_pending)
         self.progress = BuildProgress()
         self._build: asyncio.Task[None] | None = None
         self._dirty: set[tuple[str, str]] = set()
         self._notes_lock = asyncio.Lock()
         # memory.embeddings: off unless configured; its cost is recorded and budgeted
-        self.embedder = Embedder(db, embeddings, spending)
+        self.embedder = Embedder(db, embeddings, spending, self.caught_up)
 
     # -- life ---------------------------------------------------------------------------
     async def start(self) -> None:
@@ -99,7 +100,14 @@ class MemoryService:
         if self._build is not None:
             await asyncio.wait({self._build})
 
+    async def caught_up(self) -> None:
+        """Index now the messages stored but not indexed yet (memory/index.py): every
+        reader of the index calls this first, so it finds what was sent before it."""
+        if self.index.pending:
+            await self._db.write(self.index.catch_up)
+
     async def status(self) -> dict[str, Any]:
+        await self.caught_up()
         endpoint = self.embedder.endpoint()
 
         def read(conn: sqlite3.Connection) -> dict[str, Any]:
@@ -141,6 +149,7 @@ class MemoryService:
         """Notes are checked for changes while the index is searched (both mostly wait on
         the disk); when some changed, the search runs again on the index brought up to date."""
 
+        await self.caught_up()
         self.embedder.kick()  # what was stored since the last search is embedded next
         endpoint = self.embedder.endpoint()
         vector = await self.embedder.query_vector(request.text) if endpoint else None
@@ -159,9 +168,11 @@ class MemoryService:
     async def first_ref(self, agent_id: str, archive: str) -> str | None:
         """The ref of the first message of an indexed archive (`archive` relative to the
         agent's folder), for a note to point at; None when it is not indexed."""
+        await self.caught_up()
         return await self._db.read(lambda c: ix.first_archived_ref(c, agent_id, archive))
 
     async def around(self, ref: str, before: int, after: int, scope: MemoryScope) -> dict[str, Any]:
+        await self.caught_up()
         return await self._db.read(lambda c: around(c, ref, before, after, scope))
 
     async def refresh_notes(self) -> int:

@@ -9,6 +9,11 @@ writer writes). Own threads, not asyncio's default pool: a crowd of runs reading
 workspace files there would queue every message's session lookup, and so its ack, behind
 them (bench/crowd.py).
 
+Work nobody waits on (the memory index of stored messages) is a catch-up write
+(`when_quiet`): the writer runs it in a transaction of its own once writes pause for
+`QUIET_DELAY`, or `QUIET_LIMIT` after it became due under writes that never pause, so a
+crowd's message acks do not wait behind it and one catch-up serves many writes.
+
 Schema changes are the `MIGRATIONS` list: each entry runs once, in order, tracked by
 `PRAGMA user_version`. Append; never edit a released entry.
 
@@ -27,6 +32,7 @@ import os
 import queue
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from collections.abc import Sequence
 from concurrent.futures import Future
@@ -294,11 +300,47 @@ MIGRATIONS: list[str] = [
         vec BLOB NOT NULL
     );
     """,
+    # 13: messages stored but not in the memory index yet: written with them, gone once
+    # the catch-up write indexed them (gsv_core/memory/index.py), so a crash between the
+    # two loses nothing
+    """
+    CREATE TABLE memory_pending (
+        session_key TEXT NOT NULL,
+        first_idx INTEGER NOT NULL,
+        count INTEGER NOT NULL
+    );
+    """,
 ]
 
 _STOP = object()
 BUSY_TIMEOUT_MS = 5000  # how long a statement waits for a lock held by another connection
+# a due catch-up write runs once no write came for QUIET_DELAY seconds, or QUIET_LIMIT
+# seconds after it became due, however busy the writer is
+QUIET_DELAY = 0.25
+QUIET_LIMIT = 0.5
 _Job = tuple[Callable[[sqlite3.Connection], Any], "Future[Any]"]
+
+
+@dataclass
+class _CatchUp:
+    """A catch-up write (`Database.when_quiet`) and since when it has been due."""
+
+    job: Callable[[sqlite3.Connection], None]
+    due: Callable[[], bool]
+    since: float | None = None
+
+
+def _logged(job: Callable[[sqlite3.Connection], None]) -> Callable[[sqlite3.Connection], None]:
+    """`job`, its failure logged (nobody awaits a catch-up write to hear of it)."""
+
+    def run(conn: sqlite3.Connection) -> None:
+        try:
+            job(conn)
+        except Exception:
+            log.exception("catch-up write failed")
+            raise
+
+    return run
 
 
 @dataclass(frozen=True)
@@ -421,6 +463,7 @@ class Database:
         self._reads_idle = threading.Condition(self._readers_lock)
         self._reads_in_flight = 0
         self._closed = False
+        self._catch_ups: list[_CatchUp] = []
         self._thread.start()
 
     @classmethod
@@ -448,6 +491,16 @@ class Database:
         future: Future[T] = Future()
         self._queue.put((fn, future))
         return await asyncio.wrap_future(future)
+
+    def when_quiet(
+        self, job: Callable[[sqlite3.Connection], None], due: Callable[[], bool]
+    ) -> None:
+        """Run `job(conn)` in the writer thread, in a transaction of its own, whenever
+        `due()` (asked in the writer thread) and no write came for `QUIET_DELAY`
+        seconds; under writes that never pause, once it has been due `QUIET_LIMIT`
+        seconds; at close, if due. Nobody awaits it: what fails is logged. A reader that
+        needs its work done first writes `job` itself (`write`)."""
+        self._catch_ups.append(_CatchUp(job, due))
 
     async def execute(self, sql: str, args: Sequence[Any] = ()) -> None:
         """Run one statement in the writer thread; return once committed."""
@@ -536,13 +589,36 @@ class Database:
                 elif item is not _STOP:
                     jobs.append(item)
             self._commit_batch(jobs)
+            # after _STOP nothing can come: every due catch-up runs now; else only one
+            # due for QUIET_LIMIT already (the others wait for a pause: _next_job)
+            self._catch_up(quiet=stop)
             if stop:
                 return
             self._truncate_when_over_limit()
 
+    def _catch_up(self, quiet: bool) -> None:
+        """The due catch-up writes (`when_quiet`): all when `quiet`, else the overdue."""
+        for catch_up in self._catch_ups:
+            if not catch_up.due():
+                catch_up.since = None  # a reader ran it (`write`) since it became due
+                continue
+            now = time.monotonic()
+            if catch_up.since is None:
+                catch_up.since = now
+            if not quiet and now - catch_up.since < QUIET_LIMIT:
+                continue
+            catch_up.since = None
+            self._commit_batch([(_logged(catch_up.job), Future())])
+
     def _next_job(self) -> Any:
         """The next queued write; after writes pause `idle_seconds`, the WAL is truncated
-        first (then the wait goes on without a timeout: nothing to checkpoint)."""
+        first (then the wait goes on without a timeout: nothing to checkpoint). A due
+        catch-up write runs first once writes pause for QUIET_DELAY."""
+        if any(catch_up.due() for catch_up in self._catch_ups):
+            try:
+                return self._queue.get(timeout=QUIET_DELAY)
+            except queue.Empty:
+                self._catch_up(quiet=True)
         if not self._dirty:
             return self._queue.get()
         try:
