@@ -88,7 +88,7 @@ class AnthropicProvider(SdkProvider):
     def _new_client(self) -> Any:
         import anthropic
 
-        return self._sdk_client(anthropic.AsyncAnthropic, anthropic.DefaultAsyncHttpxClient)
+        return self._sdk_client(anthropic.AsyncAnthropic, anthropic.DefaultAioHttpClient)
 
     async def _attempt(self, params: dict[str, Any]) -> AsyncGenerator[StreamEvent, None]:
         import anthropic

@@ -82,7 +82,7 @@ class OpenAICompatProvider(SdkProvider):
     def _new_client(self) -> Any:
         import openai
 
-        return self._sdk_client(openai.AsyncOpenAI, openai.DefaultAsyncHttpxClient)
+        return self._sdk_client(openai.AsyncOpenAI, openai.DefaultAioHttpClient)
 
     async def _attempt(self, params: dict[str, Any]) -> AsyncGenerator[StreamEvent, None]:
         import httpx2

@@ -32,6 +32,7 @@ from gsv_core.providers.retry import cause_text
 from gsv_core.providers.retry import http_client
 from gsv_core.providers.retry import malformed
 from gsv_core.providers.retry import malformed_reason
+from gsv_core.providers.retry import refused
 from gsv_core.providers.retry import short
 from gsv_core.providers.retry import stream_with_retries
 from gsv_core.providers.retry import timed_out
@@ -152,7 +153,8 @@ class SdkProvider(ABC):
         import httpx2
 
         sdk = self._sdk()
-        if isinstance(exc, sdk.APITimeoutError | httpx2.TimeoutException):
+        # aiohttp's transport calls a refused connection a timeout (retry.http_client)
+        if isinstance(exc, sdk.APITimeoutError | httpx2.TimeoutException) and not refused(exc):
             return timed_out(self.name, self.llm_timeout)
         if isinstance(exc, sdk.APIConnectionError | httpx2.HTTPError):
             if streaming:

@@ -16,6 +16,7 @@ from gsv_core.providers.retry import RetryPolicy
 from gsv_core.providers.retry import cause_text
 from gsv_core.providers.retry import is_loopback_url
 from gsv_core.providers.retry import looks_like_overflow
+from gsv_core.providers.retry import refused
 from gsv_core.providers.retry import retry_after
 from gsv_core.providers.retry import stream_with_retries
 from tests.providers import no_sleep_policy
@@ -169,3 +170,32 @@ def test_cause_text_follows_causes_and_context_but_not_a_suppressed_context() ->
     assert cause_text(_raised(wrapped)) == "[Errno 111] Connection refused"
     assert cause_text(_raised(suppressed)) == "Connection error."
     assert cause_text(_raised(lambda: (_ for _ in ()).throw(ValueError()))) == "ValueError"
+
+
+def _timeout_from(cause: BaseException) -> BaseException:
+    """A timeout raised over `cause`, as the SDK and its transport chain them."""
+
+    def timed_out() -> None:
+        try:
+            raise cause
+        except BaseException as exc:
+            raise TimeoutError("Request timed out.") from exc
+
+    return _raised(timed_out)
+
+
+def test_a_timeout_over_a_refused_connection_is_refused_not_a_wait() -> None:
+    """The SDKs' aiohttp transport names a refused connection a connect timeout: the
+    OS error under it says what happened. A real timeout under it stays a timeout."""
+    assert refused(_timeout_from(ConnectionRefusedError(111, "Connection refused")))
+    assert refused(_timeout_from(OSError(113, "No route to host")))
+    assert not refused(_timeout_from(TimeoutError("timed out")))
+    assert not refused(_raised(lambda: (_ for _ in ()).throw(TimeoutError("read timed out"))))
+    assert not refused(_raised(lambda: (_ for _ in ()).throw(ValueError("bad json"))))
+
+
+def test_a_cause_chain_that_loops_is_read_to_an_end() -> None:
+    first, second = RuntimeError("one"), RuntimeError("two")
+    first.__cause__, second.__cause__ = second, first
+    assert cause_text(first) in {"one", "two"}
+    assert refused(first) is False
