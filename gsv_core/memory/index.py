@@ -91,12 +91,24 @@ class MemoryIndex:
     """Keeps the live history rows current (gsv_core.storage.sessions.HistoryIndex)."""
 
     def __init__(self) -> None:
-        # messages may wait in memory_pending (set in the writer thread, in the storing
-        # transaction; read on the loop). True at first: a crash may have left some.
-        self.pending = True
+        # appends noted in memory_pending (counted in the writer thread, in the storing
+        # transaction) and how many of them a committed catch-up had seen: messages may
+        # wait while the two differ. One at first: a crash may have left some.
+        self._noted = 1
+        self._indexed = 0
+
+    @property
+    def pending(self) -> bool:
+        """Messages may wait to be indexed (a catch-up runs only then)."""
+        return self._noted != self._indexed
 
     def is_pending(self) -> bool:
         return self.pending
+
+    def committed(self, seen: int) -> None:
+        """The catch-up that returned `seen` committed: what was noted before it is
+        indexed. Only then, so a reader never skips a catch-up not yet committed."""
+        self._indexed = max(self._indexed, seen)
 
     def appended(
         self, conn: sqlite3.Connection, key: str, first_idx: int, messages: list[dict[str, Any]]
@@ -107,14 +119,16 @@ class MemoryIndex:
             "INSERT INTO memory_pending (session_key, first_idx, count) VALUES (?, ?, ?)",
             (key, first_idx, len(messages)),
         )
-        self.pending = True
+        self._noted += 1
 
     def cleared(self, conn: sqlite3.Connection, key: str) -> None:
         delete(conn, _LIVE, (key,))
         _forget_pending(conn, key)  # those messages are gone too
 
-    def catch_up(self, conn: sqlite3.Connection) -> None:
-        """Index every message waiting in memory_pending (the catch-up write)."""
+    def catch_up(self, conn: sqlite3.Connection) -> int:
+        """Index every message waiting in memory_pending (the catch-up write); returns
+        the count to hand to `committed` once it committed."""
+        seen = self._noted  # appends run in this thread too: none comes in between
         waiting = conn.execute(
             "SELECT rowid, session_key, first_idx, count FROM memory_pending ORDER BY rowid"
         ).fetchall()
@@ -130,9 +144,7 @@ class MemoryIndex:
         insert(conn, found)
         if waiting:
             conn.execute("DELETE FROM memory_pending WHERE rowid <= ?", (waiting[-1][0],))
-        # cleared before the commit: a commit that fails leaves the rows for the next
-        # catch-up, which the next append (or a restart) asks for
-        self.pending = False
+        return seen
 
 
 def _forget_pending(conn: sqlite3.Connection, key: str) -> None:

@@ -67,7 +67,7 @@ class MemoryService:
         self._backend = backend
         self._extra_notes = extra_notes  # memory.notes: more paths or patterns per agent
         self.index = ix.MemoryIndex()
-        db.when_quiet(self.index.catch_up, self.index.is_pending)
+        db.when_quiet(self.index.catch_up, self.index.is_pending, self.index.committed)
         self.progress = BuildProgress()
         self._build: asyncio.Task[None] | None = None
         self._dirty: set[tuple[str, str]] = set()
@@ -104,7 +104,7 @@ class MemoryService:
         """Index now the messages stored but not indexed yet (memory/index.py): every
         reader of the index calls this first, so it finds what was sent before it."""
         if self.index.pending:
-            await self._db.write(self.index.catch_up)
+            self.index.committed(await self._db.write(self.index.catch_up))
 
     async def status(self) -> dict[str, Any]:
         await self.caught_up()

@@ -325,22 +325,22 @@ _Job = tuple[Callable[[sqlite3.Connection], Any], "Future[Any]"]
 class _CatchUp:
     """A catch-up write (`Database.when_quiet`) and since when it has been due."""
 
-    job: Callable[[sqlite3.Connection], None]
+    job: Callable[[sqlite3.Connection], Any]
     due: Callable[[], bool]
+    committed: Callable[[Any], None] | None
     since: float | None = None
 
-
-def _logged(job: Callable[[sqlite3.Connection], None]) -> Callable[[sqlite3.Connection], None]:
-    """`job`, its failure logged (nobody awaits a catch-up write to hear of it)."""
-
-    def run(conn: sqlite3.Connection) -> None:
+    def run(self, conn: sqlite3.Connection) -> Any:
         try:
-            job(conn)
-        except Exception:
+            return self.job(conn)
+        except Exception:  # nobody awaits a catch-up write to hear of it
             log.exception("catch-up write failed")
             raise
 
-    return run
+    def settled(self, future: Future[Any]) -> None:
+        """After the commit (in the writer thread): tell `committed` what the job said."""
+        if self.committed is not None and future.exception() is None:
+            self.committed(future.result())
 
 
 @dataclass(frozen=True)
@@ -493,14 +493,18 @@ class Database:
         return await asyncio.wrap_future(future)
 
     def when_quiet(
-        self, job: Callable[[sqlite3.Connection], None], due: Callable[[], bool]
+        self,
+        job: Callable[[sqlite3.Connection], T],
+        due: Callable[[], bool],
+        committed: Callable[[T], None] | None = None,
     ) -> None:
         """Run `job(conn)` in the writer thread, in a transaction of its own, whenever
         `due()` (asked in the writer thread) and no write came for `QUIET_DELAY`
         seconds; under writes that never pause, once it has been due `QUIET_LIMIT`
-        seconds; at close, if due. Nobody awaits it: what fails is logged. A reader that
-        needs its work done first writes `job` itself (`write`)."""
-        self._catch_ups.append(_CatchUp(job, due))
+        seconds; at close, if due. Nobody awaits it: what fails is logged, and
+        `committed(result)` is told once it committed. A reader that needs its work done
+        first writes `job` itself (`write`)."""
+        self._catch_ups.append(_CatchUp(job, due, committed))
 
     async def execute(self, sql: str, args: Sequence[Any] = ()) -> None:
         """Run one statement in the writer thread; return once committed."""
@@ -608,7 +612,9 @@ class Database:
             if not quiet and now - catch_up.since < QUIET_LIMIT:
                 continue
             catch_up.since = None
-            self._commit_batch([(_logged(catch_up.job), Future())])
+            future: Future[Any] = Future()
+            future.add_done_callback(catch_up.settled)
+            self._commit_batch([(catch_up.run, future)])
 
     def _next_job(self) -> Any:
         """The next queued write; after writes pause `idle_seconds`, the WAL is truncated

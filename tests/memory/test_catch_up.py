@@ -116,7 +116,7 @@ def test_a_cleared_history_is_not_indexed_after_the_fact(tmp_path: Path) -> None
         conn.execute("DELETE FROM messages WHERE session_key = ?", (KEY,))
         index.cleared(conn, KEY)
         _put(conn, index, 0, "new public plan")
-        index.catch_up(conn)
+        seen = index.catch_up(conn)
     texts = [row[0] for row in conn.execute("SELECT text FROM memory_docs")]
     (secret,) = conn.execute(
         "SELECT COUNT(*) FROM memory_fts WHERE memory_fts MATCH 'secret'"
@@ -127,7 +127,9 @@ def test_a_cleared_history_is_not_indexed_after_the_fact(tmp_path: Path) -> None
     conn.close()
     assert texts == ["new public plan"]
     assert (secret, public) == (0, 1)
-    assert index.pending is False
+    assert index.pending  # until the catch-up's commit is told
+    index.committed(seen)
+    assert not index.pending
 
 
 async def test_a_rebuild_indexes_a_waiting_message_once(memory: Memory) -> None:
@@ -136,3 +138,26 @@ async def test_a_rebuild_indexes_a_waiting_message_once(memory: Memory) -> None:
     await memory.service.wait_built()
     assert await _found(memory, "garage") == [(KEY, 0)]
     assert await _counts(memory.db) == (1, 0)
+
+
+def test_a_catch_up_counts_only_once_committed_and_not_what_came_after(tmp_path: Path) -> None:
+    """A reader asks `pending` to decide whether to catch up first: it must stay true
+    until the catch-up that indexed a message committed, and again for a later one."""
+    conn = _open(tmp_path / "gsv.db")
+    migrate(conn)
+    index = ix.MemoryIndex()
+    with conn:
+        first = index.catch_up(conn)  # what a crash may have left: nothing here
+    index.committed(first)
+    assert not index.pending
+    with conn:
+        _put(conn, index, 0, "first message")
+        seen = index.catch_up(conn)
+        assert index.pending  # indexed, not committed yet
+        _put(conn, index, 1, "second message")  # after the catch-up read what waited
+    index.committed(seen)
+    assert index.pending  # the second still waits
+    with conn:
+        index.committed(index.catch_up(conn))
+    conn.close()
+    assert not index.pending

@@ -185,3 +185,35 @@ async def test_a_failing_catch_up_is_logged_and_the_writer_goes_on(
     assert sorted(keys) == ["after", "message"]  # what it wrote before failing is gone
     assert "catch-up write failed" in caplog.text
     assert "the index is broken" in caplog.text
+
+
+async def test_committed_is_told_the_result_after_the_commit_only(tmp_path: Path) -> None:
+    db = await Database.open(tmp_path / "gsv.db")
+    due = [False]
+    told: list[tuple[int, bool]] = []
+    outcomes = iter([7, RuntimeError("no"), 9])
+
+    def job(conn: sqlite3.Connection) -> int:
+        due[0] = False
+        outcome = next(outcomes)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    def committed(result: int) -> None:
+        # told in the writer thread once committed: no transaction is open any more
+        told.append((result, threading.current_thread().name == "gsv-db-writer"))
+
+    def make_due(conn: sqlite3.Connection) -> None:
+        due[0] = True
+
+    db.when_quiet(job, lambda: due[0], committed)
+    try:
+        for expected in (1, 1, 2):  # the failing run tells nothing
+            await db.write(make_due)
+            await until(lambda: not due[0], "the catch-up write")
+            await db.write(lambda conn: None)  # after the catch-up's own commit
+            assert len(told) == expected
+    finally:
+        await db.close()
+    assert told == [(7, True), (9, True)]
