@@ -34,6 +34,7 @@ from gsv_core.errors import ProviderFailed
 from gsv_core.errors import RateLimited
 from gsv_core.errors import TimedOut
 from gsv_core.loopback import is_loopback
+from gsv_core.providers.sse import StreamTooLong
 
 if TYPE_CHECKING:
     import ssl
@@ -216,6 +217,8 @@ def malformed_reason(exc: Exception) -> str:
     """Why a stream event could not be read, for a `malformed` error."""
     if isinstance(exc, json.JSONDecodeError):
         return f"an event is not valid JSON ({exc.msg})"
+    if isinstance(exc, StreamTooLong):
+        return str(exc)
     return f"an event lacks an expected field ({short(str(exc), 200)})"
 
 

@@ -26,6 +26,7 @@ from gsv_core.providers.base import ToolCallEnd
 from gsv_core.providers.base import ToolCallStart
 from gsv_core.providers.base import UsageReport
 from gsv_core.providers.openai_compat import OpenAICompatProvider
+from gsv_core.providers.sse import MAX_BYTES
 from tests.fakes.llm_server import ErrorReply
 from tests.fakes.llm_server import FakeLLMServer
 from tests.fakes.llm_server import Hang
@@ -365,6 +366,16 @@ async def test_malformed_chunk_fails_clearly(server: FakeLLMServer) -> None:
     server.enqueue(reply("text", end="malformed"))
     with pytest.raises(
         ProviderFailed, match="malformed stream from fake: an event is not valid JSON"
+    ):
+        await collect(provider_for(server), ask())
+
+
+async def test_a_stream_of_one_endless_line_fails_clearly(server: FakeLLMServer) -> None:
+    """A server that sends one line longer than the limit: a malformed stream, not a
+    gateway holding the whole line in memory until the model call's timeout."""
+    server.enqueue(RawBody("data: " + "x" * (MAX_BYTES + 1024)))
+    with pytest.raises(
+        ProviderFailed, match="malformed stream from fake: a line passed 16 MiB without ending"
     ):
         await collect(provider_for(server), ask())
 

@@ -8,12 +8,15 @@ import itertools
 import os
 from collections.abc import AsyncIterator
 
+import pytest
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
+from gsv_core.providers.sse import MAX_BYTES
 from gsv_core.providers.sse import ServerEvent
 from gsv_core.providers.sse import SseDecoder
+from gsv_core.providers.sse import StreamTooLong
 from gsv_core.providers.sse import lines
 
 EXAMPLES = int(os.environ.get("GSV_FUZZ_EXAMPLES", "60"))
@@ -135,3 +138,54 @@ async def test_any_text_cut_anywhere_gives_its_lines(
     points = sorted({min(c, len(body)) for c in cuts})
     parts = [body[a:b] for a, b in itertools.pairwise([0, *points, len(body)])]
     assert await body_lines(parts) == texts
+
+
+MIB = 1024 * 1024
+
+
+async def test_a_line_that_never_ends_stops_at_the_limit_not_at_the_memory() -> None:
+    """A server streaming one endless line: read up to the limit, then StreamTooLong.
+    The body is bounded too (40 MiB), so a broken limit ends the test, not the machine."""
+    taken = 0
+
+    async def endless() -> AsyncIterator[bytes]:
+        nonlocal taken
+        yield b"data: "
+        for _ in range(40):
+            taken += 1
+            yield b"x" * MIB
+
+    with pytest.raises(StreamTooLong, match="a line passed 16 MiB without ending"):
+        async for _ in lines(endless()):
+            pass
+    assert taken == MAX_BYTES // MIB  # "data: " and 16 MiB: past the limit, read no further
+
+
+async def test_an_unended_tail_after_a_line_end_counts_too() -> None:
+    with pytest.raises(StreamTooLong, match="a line"):
+        await body_lines([b"data: a\n" + b"x" * (MAX_BYTES + 1)])
+
+
+async def test_a_long_line_that_ends_under_the_limit_comes_back() -> None:
+    big = b"x" * (2 * MIB)
+    assert await body_lines([b"data: ", big[:MIB], big[MIB:], b"\n\n"]) == [
+        "data: " + "x" * (2 * MIB),
+        "",
+    ]
+
+
+def test_an_event_of_endless_data_lines_stops_at_the_limit() -> None:
+    decoder = SseDecoder()
+    line = "data: " + "y" * MIB
+    with pytest.raises(StreamTooLong, match="an event passed 16 MiB without ending"):
+        for _ in range(40):
+            assert decoder.line(line) is None
+
+
+def test_the_event_limit_is_per_event() -> None:
+    decoder = SseDecoder()
+    for _ in range(3):  # 3 x 10 MiB in three events: each under the limit
+        for _ in range(10):
+            decoder.line("data: " + "z" * (MIB - 1))
+        event = decoder.line("")
+        assert event is not None and len(event.data) == 10 * MIB - 1
