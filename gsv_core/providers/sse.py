@@ -90,19 +90,17 @@ async def lines(body: AsyncIterable[bytes]) -> AsyncGenerator[str, None]:
         if not chunk:
             continue
         ends_line = b"\n" in chunk or b"\r" in chunk or (pending and pending[-1][-1:] == b"\r")
-        if not ends_line:
-            held += len(chunk)
-            if held > MAX_BYTES:
-                raise StreamTooLong("a line")
+        if ends_line:
+            found = b"".join([*pending, chunk]).splitlines(keepends=True)  # only CR, LF, CRLF
+            # an unended line, or a CR whose LF may start the next chunk, waits for more
+            pending = [found.pop()] if found and not found[-1].endswith(b"\n") else []
+            held = len(pending[0]) if pending else 0
+            for line in found:
+                yield line.rstrip(b"\r\n").decode("utf-8", "replace")
+        else:
             pending.append(chunk)  # joined once its line ends: a long line is copied once
-            continue
-        found = b"".join([*pending, chunk]).splitlines(keepends=True)  # only CR, LF, CRLF
-        # an unended line, or a CR whose LF may start the next chunk, waits for more
-        pending = [found.pop()] if found and not found[-1].endswith(b"\n") else []
-        held = len(pending[0]) if pending else 0
+            held += len(chunk)
         if held > MAX_BYTES:
             raise StreamTooLong("a line")
-        for line in found:
-            yield line.rstrip(b"\r\n").decode("utf-8", "replace")
     if pending:  # never empty parts
         yield b"".join(pending).rstrip(b"\r\n").decode("utf-8", "replace")
