@@ -62,8 +62,12 @@ async def test_a_pause_in_writes_truncates_the_wal_to_nothing(tmp_path: Path) ->
         for _ in range(2):
             for i in range(10):
                 await db.write(_put(f"k{i}"))  # type: ignore[arg-type]
-            await until(lambda: file_sizes(path).wal == 0, "the WAL truncated to nothing")
-            assert db.checkpoint_count > done  # a pause mid-round may have truncated too
+            # the file is empty a moment before the writer counts its checkpoint: wait
+            # for both (a pause mid-round may have truncated too)
+            await until(
+                lambda before=done: file_sizes(path).wal == 0 and db.checkpoint_count > before,
+                "the WAL truncated to nothing",
+            )
             done = db.checkpoint_count
         sizes = db.sizes()
         assert sizes.wal == 0 and sizes.database >= 10 * ROW
