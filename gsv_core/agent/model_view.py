@@ -7,6 +7,10 @@ window (`PerMessage`), not on every call: every turn sends the whole history aga
 walk of it per turn was the cost that grew with a session. An excerpt stays one object
 from turn to turn, so its token estimate is kept too (token_estimates.py). Stored images
 are only marked here; their bytes are read in for each request (run.py).
+
+What each message became on the wire (its JSON in the provider's format) is kept here
+too (`wire`, passed as `ModelRequest.memo`), for a history without images: a provider
+encodes only the messages new since the last call (providers/chat_request.py).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ class Sent:
 class ModelView:
     def __init__(self) -> None:
         self._sent: PerMessage[Sent | None] = PerMessage()
+        self.wire: PerMessage[Any] = PerMessage()
 
     def sent(self, stored: list[dict[str, Any]], limit: int, reason: str) -> list[Sent]:
         """What the model is sent of each stored message, in order (failed replies left
@@ -41,6 +46,7 @@ class ModelView:
     def forget(self) -> None:
         """Drop every entry (the history was released)."""
         self._sent.forget()
+        self.wire.forget()
 
 
 def _sent(stored: dict[str, Any], limit: int, reason: str) -> Sent | None:

@@ -68,6 +68,7 @@ from gsv_core.protocol.messages import text_of
 from gsv_core.protocol.messages import tool_calls
 from gsv_core.protocol.schemas.nodes import split_tool_name
 from gsv_core.providers.base import AssistantBuilder
+from gsv_core.providers.base import MessageMemo
 from gsv_core.providers.base import ModelRequest
 from gsv_core.providers.base import Provider
 from gsv_core.providers.base import TextDelta
@@ -389,7 +390,7 @@ class RunLoop:
         # built and sent) is a run's heaviest step, so it waits for a turn like any other,
         # or every run whose read ends in the same pass would build at once
         await self.session.take_turn()
-        history = await self._model_history(window)
+        history, memo = await self._model_history(window)
         thinking = self.run.overrides.get("thinkLevel") or self.session.record.settings.get(
             "thinkingLevel", "none"
         )
@@ -402,6 +403,7 @@ class RunLoop:
             thinking=str(thinking),
             max_tokens=int(max_tokens) if isinstance(max_tokens, int) else None,
             cache_key=self.session.record.session_id,  # a uuid: new after a reset
+            memo=memo,
         )
 
     def _offers_tools(self, provider_name: str) -> bool:
@@ -415,9 +417,11 @@ class RunLoop:
         context = self.run.context
         return guest_area(context) if context is not None and is_guest(context) else None
 
-    async def _model_history(self, window: int) -> list[Message]:
+    async def _model_history(self, window: int) -> tuple[list[Message], MessageMemo | None]:
         """The history as the model sees it: failed replies left out, a message too big
-        for the window cut to an excerpt (oversized.py), images inlined."""
+        for the window cut to an excerpt (oversized.py), images inlined; with the memo of
+        the wire form of its messages when it holds no images (their bytes are not kept
+        in memory between calls)."""
         reserve = within_window(int(self._setting("compaction.reserveTokens")), window)
         limit = message_limit(window, reserve, self.run.tighter_cuts)
         stored = await self.session.transcript.messages()
@@ -428,11 +432,13 @@ class RunLoop:
                 if entry.cut and entry.stored.get("runId") == self.run.run_id:
                     self._notice_cut(entry.stored, entry.cut, window)
         if not any(entry.media for entry in sent):
-            return cast(list[Message], [entry.message for entry in sent])
-        return [
+            plain = cast(list[Message], [entry.message for entry in sent])
+            return plain, self.session.model_view.wire
+        hydrated = [
             await self._hydrated(entry.message) if entry.media else cast(Message, entry.message)
             for entry in sent
         ]
+        return hydrated, None
 
     def _notice_cut(self, message: dict[str, Any], cut: int, window: int) -> None:
         """Tell the user, once a run, that the message it answers was cut for the model."""

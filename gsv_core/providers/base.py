@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from collections.abc import Callable
+from collections.abc import Hashable
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 from typing import Protocol
+from typing import TypeVar
 
 from gsv_core.errors import ProviderFailed
 from gsv_core.protocol.messages import STOP_END
@@ -30,6 +33,8 @@ from gsv_core.protocol.messages import Usage
 from gsv_core.protocol.messages import empty_usage
 
 THINKING_LEVELS = ("none", "minimal", "low", "medium", "high", "xhigh")
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,23 @@ class ModelRequest:
     max_tokens: int | None = None
     # stable for one conversation, opaque: providers that route by it keep its cache warm
     cache_key: str | None = None
+    # the conversation's memo of what each message became on the wire at its earlier
+    # calls (None: nothing kept, each message is encoded again)
+    memo: MessageMemo | None = field(default=None, compare=False, repr=False)
+
+
+class MessageMemo(Protocol):
+    """A value computed once per history message and kept between one conversation's
+    model calls (agent/per_message.py implements it): stored messages never change in
+    place, so a value of one holds while it is passed. A provider keeps its wire form of
+    each message in it, so a turn does not convert and encode the whole history again."""
+
+    def each(
+        self, messages: list[Any], compute: Callable[[Any], T], inputs: Hashable = None
+    ) -> list[T]:
+        """`compute(message)` of each message, kept from the last call with the same
+        `inputs` (a provider's wire format)."""
+        ...
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,11 @@
 chat-completions API (OpenRouter, Gemini's compatible endpoint, Ollama, vLLM, LM Studio),
 through the official `openai` SDK, imported only when a request is made.
 
-It maps canonical messages to chat messages, posts them with `stream: true` through the
-SDK's client (its HTTP, status errors and auth) and reads the body's server-sent events
-itself (sse.py: plain JSON, not a pydantic model per chunk), turning the chunks into gsv
-stream events; failures become gsv errors (see retry.py).
+It posts the request's body (chat_request.py: canonical messages as chat messages,
+`stream: true`) through the SDK's client (its HTTP, status errors and auth) and reads the
+response's server-sent events itself (sse.py: plain JSON, not a pydantic model per
+chunk), turning the chunks into gsv stream events; failures become gsv errors (see
+retry.py).
 """
 
 from __future__ import annotations
@@ -24,11 +25,6 @@ from gsv_core.errors import ProviderFailed
 from gsv_core.protocol.messages import STOP_END
 from gsv_core.protocol.messages import STOP_LENGTH
 from gsv_core.protocol.messages import STOP_TOOL_USE
-from gsv_core.protocol.messages import AssistantMessage
-from gsv_core.protocol.messages import ImageBlock
-from gsv_core.protocol.messages import Message
-from gsv_core.protocol.messages import TextBlock
-from gsv_core.protocol.messages import ToolResultMessage
 from gsv_core.protocol.messages import Usage
 from gsv_core.providers.base import ModelRequest
 from gsv_core.providers.base import Stop
@@ -39,6 +35,8 @@ from gsv_core.providers.base import ToolCallDelta
 from gsv_core.providers.base import ToolCallEnd
 from gsv_core.providers.base import ToolCallStart
 from gsv_core.providers.base import UsageReport
+from gsv_core.providers.chat_request import ToolsJson
+from gsv_core.providers.chat_request import chat_body
 from gsv_core.providers.retry import AttemptFailed
 from gsv_core.providers.retry import looks_like_overflow
 from gsv_core.providers.retry import malformed
@@ -51,15 +49,6 @@ from gsv_core.providers.sdk import SdkProvider
 from gsv_core.providers.sse import SseDecoder
 from gsv_core.providers.sse import lines
 
-# Chat completions knows minimal..high (some compatible servers nothing above high).
-_REASONING_EFFORT = {
-    "minimal": "minimal",
-    "low": "low",
-    "medium": "medium",
-    "high": "high",
-    "xhigh": "high",
-}
-
 COMPLETIONS_PATH = "/chat/completions"  # under the client's base URL, as the SDK posts it
 
 _STOP_REASONS = {
@@ -70,32 +59,34 @@ _STOP_REASONS = {
 }
 
 
+@dataclass(eq=False)
 class OpenAICompatProvider(SdkProvider):
     """A provider speaking OpenAI chat completions at `base_url`."""
 
-    def request_params(self, request: ModelRequest) -> dict[str, Any]:
-        params = chat_params(request)
-        if self.prompt_cache_key and request.cache_key:
-            params["prompt_cache_key"] = request.cache_key
-        return params
+    # the tools' JSON, kept for the next call (the pool keeps one provider per settings)
+    _tools_json: ToolsJson = field(default_factory=ToolsJson, init=False, repr=False)
+
+    def request_params(self, request: ModelRequest) -> bytes:
+        cache_key = request.cache_key if self.prompt_cache_key else None
+        return chat_body(request, self._tools_json, cache_key)
 
     def _new_client(self) -> Any:
         import openai
 
         return self._sdk_client(openai.AsyncOpenAI, openai.DefaultAioHttpClient)
 
-    async def _attempt(self, params: dict[str, Any]) -> AsyncGenerator[StreamEvent, None]:
+    async def _attempt(self, body: bytes) -> AsyncGenerator[StreamEvent, None]:
         import httpx2
         import openai
 
         errors = (openai.OpenAIError, httpx2.HTTPError)
         async with self._client_for_attempt() as client, AsyncExitStack() as stack:
             try:
-                # the SDK's HTTP, auth and status errors for a body that is plain JSON
-                # already: `chat.completions.create` would walk it against the typed
-                # parameters first, a tenth of the request's CPU (bench/turn_profile.py)
+                # the SDK's HTTP, auth and status errors for a body encoded already
+                # (chat_request.py): `chat.completions.create` would walk it against the
+                # typed parameters first, a tenth of the request's CPU, then encode it all
                 response = await client.post(
-                    COMPLETIONS_PATH, cast_to=httpx2.Response, body=params, stream=True
+                    COMPLETIONS_PATH, cast_to=httpx2.Response, content=body, stream=True
                 )
             except openai.OpenAIError as exc:
                 raise self._failure(exc, streaming=False) from exc
@@ -166,115 +157,6 @@ def _detail(body: object, fallback: str) -> str:
     if isinstance(body, str) and body.strip():
         return short(body)
     return short(fallback)
-
-
-# -- request mapping ---------------------------------------------------------------------
-
-
-def chat_params(request: ModelRequest) -> dict[str, Any]:
-    """The JSON body of a chat completions request (`chat.completions.create`'s fields)."""
-    params: dict[str, Any] = {
-        "model": request.model,
-        "messages": chat_messages(request.system, request.messages),
-        "stream": True,
-        "stream_options": {"include_usage": True},
-    }
-    if request.tools:
-        params["tools"] = [
-            {
-                "type": "function",
-                "function": {
-                    "name": tool.name,
-                    "description": tool.description,
-                    "parameters": tool.parameters,
-                },
-            }
-            for tool in request.tools
-        ]
-    effort = _REASONING_EFFORT.get(request.thinking)
-    if effort:
-        params["reasoning_effort"] = effort
-    if request.max_tokens:
-        params["max_completion_tokens"] = request.max_tokens
-    return params
-
-
-def chat_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
-    """Canonical messages as chat messages, the system prompt first."""
-    out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
-    tool_images: list[tuple[str, ImageBlock]] = []
-    for message in messages:
-        if message["role"] != "toolResult" and tool_images:
-            out.append(_tool_images_message(tool_images))
-            tool_images = []
-        if message["role"] == "user":
-            out.append({"role": "user", "content": _user_content(message["content"])})
-        elif message["role"] == "assistant":
-            mapped = _assistant_message(message)
-            if mapped:
-                out.append(mapped)
-        elif message["role"] == "toolResult":
-            out.append(_tool_message(message))
-            name = message["toolName"]
-            images = [b for b in message["content"] if b["type"] == "image"]
-            tool_images.extend((name, image) for image in images)
-    if tool_images:
-        out.append(_tool_images_message(tool_images))
-    return out
-
-
-def _user_content(content: str | list[TextBlock | ImageBlock]) -> str | list[dict[str, Any]]:
-    if isinstance(content, str):
-        return content
-    return [_content_part(block) for block in content]
-
-
-def _content_part(block: TextBlock | ImageBlock) -> dict[str, Any]:
-    if block["type"] == "text":
-        return {"type": "text", "text": block["text"]}
-    data = block.get("data")
-    if not data:
-        return {"type": "text", "text": "[image not available]"}
-    url = f"data:{block['mimeType']};base64,{data}"
-    return {"type": "image_url", "image_url": {"url": url}}
-
-
-def _assistant_message(message: AssistantMessage) -> dict[str, Any] | None:
-    """Text and tool calls; thinking is dropped (chat completions takes no reasoning back)."""
-    text = "".join(b["text"] for b in message["content"] if b["type"] == "text")
-    calls = [
-        {
-            "id": block["id"],
-            "type": "function",
-            "function": {"name": block["name"], "arguments": json.dumps(block["arguments"])},
-        }
-        for block in message["content"]
-        if block["type"] == "toolCall"
-    ]
-    if not text and not calls:
-        return None  # an empty assistant turn is refused by several servers
-    mapped: dict[str, Any] = {"role": "assistant", "content": text or None}
-    if calls:
-        mapped["tool_calls"] = calls
-    return mapped
-
-
-def _tool_message(message: ToolResultMessage) -> dict[str, Any]:
-    text = "".join(b["text"] for b in message["content"] if b["type"] == "text")
-    images = sum(1 for b in message["content"] if b["type"] == "image")
-    if not text:
-        text = f"(the tool returned {images} image(s), shown next)" if images else "(no output)"
-    return {"role": "tool", "tool_call_id": message["toolCallId"], "content": text}
-
-
-def _tool_images_message(images: list[tuple[str, ImageBlock]]) -> dict[str, Any]:
-    """Chat-completions tool messages carry text only, so images a tool returned follow
-    the tool messages as one user message (after them: a user message between an
-    assistant's tool calls and their results is refused)."""
-    names = ", ".join(dict.fromkeys(name for name, _ in images))
-    parts = [{"type": "text", "text": f"Images returned by {names}:"}]
-    parts.extend(_content_part(image) for _, image in images)
-    return {"role": "user", "content": parts}
 
 
 # -- stream mapping ----------------------------------------------------------------------

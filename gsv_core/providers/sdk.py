@@ -100,9 +100,9 @@ class SdkProvider(ABC):
             raise type(exc)(message, details=exc.details, retryable=exc.retryable) from None
 
     @abstractmethod
-    def request_params(self, request: ModelRequest) -> dict[str, Any]:
-        """What the attempt sends for `request`: the SDK call's arguments (OpenAI-compatible:
-        the request's JSON body)."""
+    def request_params(self, request: ModelRequest) -> Any:
+        """What the attempt sends for `request`: the SDK call's arguments (Anthropic) or
+        the request's JSON body, encoded (OpenAI-compatible: chat_request.py)."""
 
     @abstractmethod
     def _new_client(self) -> Any:
@@ -141,8 +141,9 @@ class SdkProvider(ABC):
             await client.close()
 
     @abstractmethod
-    def _attempt(self, params: dict[str, Any]) -> AsyncGenerator[StreamEvent, None]:
-        """One streaming call; failures raised as gsv errors (see retry.py)."""
+    def _attempt(self, params: Any) -> AsyncGenerator[StreamEvent, None]:
+        """One streaming call of what `request_params` gave; failures raised as gsv
+        errors (see retry.py)."""
 
     def _failure(self, exc: Exception, *, streaming: bool) -> Exception:
         """The gsv error an SDK exception stands for (`streaming`: after the call began):
