@@ -109,13 +109,15 @@ class GatewayAgentHost(GatewayHost):
         from gsv_core.providers.registry import provider_settings
 
         config = self.config()
-        keys = self._gateway.keys.usable(name, provider_settings(config, name).api_keys)
+        settings = provider_settings(config, name)
+        keys = self._gateway.keys.usable(name, settings.api_keys)
         policy = self._retry or RetryPolicy()
         # with another key or model left, a refusal gets one retry (one retry-after
         # honoured) before the next is tried
         return [self._gateway.providers.get(config, name, llm_timeout=llm_timeout, key=key,
                                             retry=policy if last_resort and n == len(keys)
-                                            else replace(policy, retries=1))
+                                            else replace(policy, retries=1),
+                                            settings=settings)
                 for n, key in enumerate(keys, start=1)]  # fmt: skip
 
     async def key_failed(self, provider: Provider, error: GsvError) -> bool:

@@ -306,23 +306,27 @@ class GatewayToolRouter:
 
 
 class CompactSchemas:
-    """Each tool's schema in the model's form (`tool_schema.for_model`), made once per
-    schema: a node's, a native tool's and an MCP server's schema objects live as long as
-    their tool is registered (a node that reconnects brings new ones), so a turn only
-    looks them up. Entries of schemas not seen in the last pass are dropped."""
+    """Each tool's spec with its schema in the model's form (`tool_schema.for_model`),
+    made once per schema: a node's, a native tool's and an MCP server's schema objects
+    live as long as their tool is registered (a node that reconnects brings new ones), so
+    a turn only looks them up, and gets the same spec object each time (the provider
+    keeps the tools' JSON while they stay the same, providers/chat_request.py). Entries
+    of schemas not seen in the last pass are dropped."""
 
     def __init__(self) -> None:
-        # id(schema) -> (schema, compacted); holding the schema keeps its id unique
-        self._known: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
-        self._seen: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+        # id(schema) -> (schema, compacted spec); holding the schema keeps its id unique
+        self._known: dict[int, tuple[dict[str, Any], ToolSpec]] = {}
+        self._seen: dict[int, tuple[dict[str, Any], ToolSpec]] = {}
 
     def compact(self, spec: ToolSpec) -> ToolSpec:
         schema = spec.parameters
         entry = self._seen.get(id(schema)) or self._known.get(id(schema))
         if entry is None or entry[0] is not schema:
-            entry = (schema, for_model(schema))
+            entry = (schema, replace(spec, parameters=for_model(schema)))
+        elif (entry[1].name, entry[1].description) != (spec.name, spec.description):
+            entry = (schema, replace(spec, parameters=entry[1].parameters))
         self._seen[id(schema)] = entry
-        return replace(spec, parameters=entry[1])
+        return entry[1]
 
     def done(self) -> None:
         """The end of a pass over every tool: forget the schemas it did not meet."""

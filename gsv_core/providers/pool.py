@@ -40,9 +40,11 @@ class ProviderPool:
         llm_timeout: float,
         retry: RetryPolicy,
         key: str | None = None,
+        settings: ProviderSettings | None = None,
     ) -> SdkProvider:
-        """Provider `name` as `config` has it now (`registry.resolve_provider`, kept)."""
-        settings = provider_settings(config, name)
+        """Provider `name` as `config` has it now (`registry.resolve_provider`, kept);
+        `settings`: its settings from `config`, when the caller has them already."""
+        settings = settings or provider_settings(config, name)
         identity = (settings, key or settings.api_key, llm_timeout, retry)
         provider = self._kept.get(identity)
         if provider is not None:
