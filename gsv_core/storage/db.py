@@ -318,7 +318,9 @@ BUSY_TIMEOUT_MS = 5000  # how long a statement waits for a lock held by another 
 # seconds after it became due, however busy the writer is
 QUIET_DELAY = 0.25
 QUIET_LIMIT = 0.5
-_Job = tuple[Callable[[sqlite3.Connection], Any], "Future[Any]"]
+# a write and who waits for it: a task on the event loop (`write`) or the writer itself
+_Job = tuple[Callable[[sqlite3.Connection], Any], "asyncio.Future[Any] | Future[Any]"]
+_Outcome = tuple["asyncio.Future[Any] | Future[Any]", bool, Any]  # (waiter, ok, result)
 
 
 @dataclass
@@ -441,6 +443,17 @@ def migrate(conn: sqlite3.Connection, migrations: list[str] = MIGRATIONS) -> int
 READ_THREADS = 4  # reads are short, and SQLite lets go of the GIL while it works
 
 
+def _settle(outcomes: list[_Outcome]) -> None:
+    """Tell each waiter its write's outcome (on its event loop, for a loop's future)."""
+    for future, ok, value in outcomes:
+        # a caller that stopped waiting (cancelled) still had its write committed
+        with contextlib.suppress(InvalidStateError, asyncio.InvalidStateError):
+            if ok:
+                future.set_result(value)
+            else:
+                future.set_exception(value)
+
+
 class Database:
     """An open gateway database. Create with `await Database.open(path)`."""
 
@@ -488,9 +501,11 @@ class Database:
         """Run `fn(conn)` in the writer thread inside a transaction; return once committed."""
         if self._closed:
             raise RuntimeError("database is closed")
-        future: Future[T] = Future()
+        # a future of the loop's own, told by one callback for the whole batch it commits
+        # in (`_settle`): a burst of writes wakes the loop once, not once per write
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         self._queue.put((fn, future))
-        return await asyncio.wrap_future(future)
+        return await future
 
     def when_quiet(
         self,
@@ -678,7 +693,7 @@ class Database:
         # of several jobs, each is behind a savepoint, so one bad write does not sink the
         # others; a job alone (most are) needs none: its failure rolls back the whole
         guarded = len(jobs) > 1
-        outcomes: list[tuple[Future[Any], bool, Any]] = []
+        outcomes: list[_Outcome] = []
         try:
             conn.execute("BEGIN IMMEDIATE")
             for fn, future in jobs:
@@ -702,13 +717,16 @@ class Database:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             outcomes = [(future, False, exc) for _, future in jobs]
-        for future, ok, value in outcomes:
-            # a caller that stopped waiting (cancelled) still had its write committed
-            with contextlib.suppress(InvalidStateError):
-                if ok:
-                    future.set_result(value)
-                else:
-                    future.set_exception(value)
+        on_loops: dict[asyncio.AbstractEventLoop, list[_Outcome]] = {}
+        for outcome in outcomes:
+            future = outcome[0]
+            if isinstance(future, asyncio.Future):
+                on_loops.setdefault(future.get_loop(), []).append(outcome)
+            else:
+                _settle([outcome])
+        for loop, settled in on_loops.items():
+            with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits
+                loop.call_soon_threadsafe(_settle, settled)
 
     async def close(self) -> None:
         if self._closed:

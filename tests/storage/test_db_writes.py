@@ -71,3 +71,68 @@ async def test_a_failing_job_in_a_group_commit_does_not_sink_the_others(tmp_path
     assert outcomes[0] is None and outcomes[2] is None
     assert isinstance(outcomes[1], ValueError)
     assert keys == ["a", "c"]
+
+
+async def test_each_waiter_of_a_group_commit_hears_its_own_result_even_if_one_left(
+    tmp_path: Path,
+) -> None:
+    db = await Database.open(tmp_path / "gsv.db")
+    inside, release = threading.Event(), threading.Event()
+
+    def hold(conn: sqlite3.Connection) -> None:
+        inside.set()
+        release.wait(WAIT)
+
+    def insert(key: str) -> Callable[[sqlite3.Connection], str]:
+        def job(conn: sqlite3.Connection) -> str:
+            conn.execute(INSERT, (key,))
+            return f"stored {key}"
+
+        return job
+
+    try:
+        blocker = asyncio.ensure_future(db.write(hold))
+        await until(inside.is_set, "the writer inside the first job")
+        writes = {key: asyncio.ensure_future(db.write(insert(key))) for key in "abcd"}
+        await asyncio.sleep(0)  # each queues its write in its first step
+        writes["b"].cancel()  # its caller stopped waiting: the write still commits
+        release.set()
+        await blocker
+        outcomes = await asyncio.gather(*writes.values(), return_exceptions=True)
+        keys = await _keys(db)
+    finally:
+        release.set()
+        await db.close()
+    assert outcomes[0] == "stored a" and outcomes[2] == "stored c" and outcomes[3] == "stored d"
+    assert isinstance(outcomes[1], asyncio.CancelledError)
+    assert keys == ["a", "b", "c", "d"]
+
+
+async def test_a_write_whose_event_loop_closed_before_the_commit_does_not_stop_the_writer(
+    tmp_path: Path,
+) -> None:
+    db = await Database.open(tmp_path / "gsv.db")
+    inside, release = threading.Event(), threading.Event()
+
+    def hold(conn: sqlite3.Connection) -> None:
+        inside.set()
+        release.wait(WAIT)
+
+    async def queue_and_leave() -> None:
+        # a loop in another thread queues a write and ends before it commits
+        write = asyncio.ensure_future(db.execute(INSERT, ("gone",)))
+        await asyncio.sleep(0)
+        write.cancel()
+
+    try:
+        blocker = asyncio.ensure_future(db.write(hold))
+        await until(inside.is_set, "the writer inside the first job")
+        await asyncio.to_thread(asyncio.run, queue_and_leave())
+        release.set()
+        await blocker
+        await db.execute(INSERT, ("after",))  # the writer is still there
+        keys = await _keys(db)
+    finally:
+        release.set()
+        await db.close()
+    assert keys == ["after", "gone"]
