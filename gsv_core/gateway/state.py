@@ -158,6 +158,7 @@ class Gateway:
         await self.channels.close()
         await self.mcp.close()  # its stdio servers are child processes
         await self.sessions.close()
+        self.workspace.close()  # after the runs: none reads its prompt files now
         await self.providers.close()  # after the runs: none is streaming now
         await self.memory.close()
         await self.db.close()

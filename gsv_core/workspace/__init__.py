@@ -7,6 +7,8 @@ read and rewrite, under the gateway's data directory.
     excerpts.py    smart reads: line ranges, search with context, JSON paths
     templates.py   the files a new agent starts with (templates/*.md)
     prompt.py      the workspace sections of the system prompt
+    fresh_prompts.py  the prompt files as last read, kept while their folders are unchanged
+    folder_watch.py   which folders changed, as the kernel reports it (Linux inotify)
 """
 
 from gsv_core.workspace.backend import FilesystemBackend

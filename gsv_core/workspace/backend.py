@@ -73,6 +73,11 @@ class StorageBackend(Protocol):
         stat, in one pass (symlinks are left out); empty when it is no folder."""
         ...
 
+    def folders_of(self, keys: Sequence[str]) -> set[str]:
+        """Real folder paths a change in which can change what `stat` or `read` of `keys`
+        gives (watched, workspace/fresh_prompts.py); empty when the backend has none."""
+        ...
+
     def delete(self, key: str) -> bool:
         """Remove the file; False when there is none. Folders are refused."""
         ...
@@ -198,6 +203,17 @@ class FilesystemBackend:
         return True
 
     # -- confinement --------------------------------------------------------------------
+    def folders_of(self, keys: Sequence[str]) -> set[str]:
+        # each key's folder, or while it is missing its nearest folder (where it would
+        # appear); and a symlinked file's target folder (where an edit of it happens)
+        folders: set[str] = set()
+        for key in keys:
+            lexical = os.path.join(self.root, *key.split("/"))
+            holder = os.path.realpath(os.path.dirname(lexical))  # the folder of its name
+            target = os.path.dirname(os.path.realpath(lexical))
+            folders.update((_nearest_folder(holder), _nearest_folder(target)))
+        return folders
+
     def real_path(self, key: str) -> str:
         """The key's real path, symlinks resolved; InvalidParams when that leaves the key's
         scope. Public for callers that stream to files directly (file transfers)."""
@@ -224,6 +240,13 @@ class FilesystemBackend:
             except OSError:
                 return  # not empty (or gone): stop climbing
             folder_key = parent_of(folder_key)
+
+
+def _nearest_folder(path: str) -> str:
+    """`path` if it is a folder, else its nearest ancestor that is."""
+    while not os.path.isdir(path) and os.path.dirname(path) != path:
+        path = os.path.dirname(path)
+    return path
 
 
 def _stat_of(st: os.stat_result) -> Stat:

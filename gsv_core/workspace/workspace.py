@@ -29,6 +29,7 @@ from gsv_core.workspace.backend import Stat
 from gsv_core.workspace.backend import StorageBackend
 from gsv_core.workspace.excerpts import ReadQuery
 from gsv_core.workspace.excerpts import excerpt
+from gsv_core.workspace.fresh_prompts import FreshPrompts
 from gsv_core.workspace.locks import KeyLocks
 from gsv_core.workspace.paths import SKILLS_DIR
 from gsv_core.workspace.paths import Location
@@ -61,6 +62,8 @@ class Workspace:
         self._locks = KeyLocks()
         # agent -> {key: (mtime_ns, size, text)}: prompt files re-read only when changed
         self._prompt_cache: dict[str, dict[str, tuple[int, int, str]]] = {}
+        # and looked at only when their folders changed (fresh_prompts.py)
+        self._fresh = FreshPrompts()
         # told (agent id, path) after every write, edit, append and delete through here
         # (the memory index re-reads a changed note: gsv_core/memory/service.py)
         self.listeners: list[Callable[[str, str], None]] = []
@@ -136,11 +139,25 @@ class Workspace:
     async def prompt_files(
         self, agent_id: str, main_session: bool, today: dt.date, guest: bool = False
     ) -> PromptFiles:
-        """The files the system prompt injects (a guest's run: fewer), read in one thread
-        hop (each file is re-read only when its mtime or size changed)."""
+        """The files the system prompt injects (a guest's run: fewer): the last read of
+        them while nothing changed in their folders (fresh_prompts.py), else read in one
+        thread hop (each file re-read only when its mtime or size changed)."""
         paths = prompt_file_paths(main_session, today, guest)
-        files = await self._in_thread(agent_id, lambda: self._prompt_texts(agent_id, paths))
+        key = (agent_id, tuple(paths))
+        kept = self._fresh.get(key)
+        if kept is not None:
+            return PromptFiles(agent_id, today, kept)
+        self._fresh.open()
+        reading = self._fresh.begin()
+        folders, files = await self._in_thread(
+            agent_id, lambda: self._watched_prompt_texts(agent_id, paths)
+        )
+        self._fresh.keep(key, reading, folders, files)
         return PromptFiles(agent_id, today, files)
+
+    def close(self) -> None:
+        """Stop watching the prompt files' folders (the gateway stops)."""
+        self._fresh.close()
 
     def _changed(self, agent_id: str, path: str) -> None:
         for listener in self.listeners:
@@ -263,6 +280,15 @@ class Workspace:
             raise InvalidParams(f"{path} is a folder; delete the files in it one by one")
         if not self.backend.delete(target.key):
             raise NotFound(f"File not found: {path}")
+
+    def _watched_prompt_texts(
+        self, agent_id: str, paths: Sequence[str]
+    ) -> tuple[frozenset[str] | None, dict[str, str]]:
+        """The prompt files' texts, their folders watched first (a change while they are
+        read is heard of), or None for the folders when they could not be."""
+        keys = [join(agent_root(agent_id), path) for path in paths]
+        folders = self._fresh.watch(self.backend.folders_of(keys))
+        return folders, self._prompt_texts(agent_id, paths)
 
     def _prompt_texts(self, agent_id: str, paths: Sequence[str]) -> dict[str, str]:
         previous = self._prompt_cache.get(agent_id, {})
