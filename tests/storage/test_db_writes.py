@@ -136,3 +136,42 @@ async def test_a_write_whose_event_loop_closed_before_the_commit_does_not_stop_t
         release.set()
         await db.close()
     assert keys == ["after", "gone"]
+
+
+async def test_the_waiters_of_a_group_commit_resume_one_a_pass_of_the_loop(
+    tmp_path: Path,
+) -> None:
+    """A hundred runs' writes committed together must not all resume in one pass: the
+    loop would answer no request until every one of them had taken its step."""
+    db = await Database.open(tmp_path / "gsv.db")
+    inside, release = threading.Event(), threading.Event()
+    passes = 0
+
+    async def tick() -> None:  # counts the passes of the loop
+        nonlocal passes
+        while True:
+            passes += 1
+            await asyncio.sleep(0)
+
+    def hold(conn: sqlite3.Connection) -> None:
+        inside.set()
+        release.wait(WAIT)
+
+    async def write(key: str) -> int:
+        await db.execute(INSERT, (key,))
+        return passes  # the pass it resumed in
+
+    ticker = asyncio.ensure_future(tick())
+    try:
+        blocker = asyncio.ensure_future(db.write(hold))
+        await until(inside.is_set, "the writer inside the first job")
+        writes = [asyncio.ensure_future(write(key)) for key in "abcdef"]
+        await asyncio.sleep(0)  # each queues its write in its first step
+        release.set()
+        await blocker
+        resumed = await asyncio.gather(*writes)
+    finally:
+        release.set()
+        ticker.cancel()
+        await db.close()
+    assert resumed == sorted(resumed) and len(set(resumed)) == len(resumed)
