@@ -127,7 +127,9 @@ async def _gateway(data_dir: str) -> None:
 
     # the owner token is kept in GSV_HOME's store: a throwaway one, never yours
     os.environ.update(GSV_HOME=data_dir, PYTHON_KEYRING_BACKEND=_NO_KEYRING)
-    async with serve(ServerConfig(database=Path(data_dir) / "gsv.db"), port=0) as running:
+    # a process of its own, as `gsv gateway run` is: its heap frozen as there (heap.py)
+    config = ServerConfig(database=Path(data_dir) / "gsv.db", freeze_heap=True)
+    async with serve(config, port=0) as running:
         print(running.url, running.token, flush=True)
         await _until_stdin_closes()
 
@@ -151,7 +153,9 @@ async def _metered_gateway(data_dir: str) -> None:
     commands = asyncio.StreamReader()
     loop = asyncio.get_running_loop()
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(commands), sys.stdin)
-    async with serve(ServerConfig(database=Path(data_dir) / "gsv.db"), port=0) as running:
+    # a process of its own, as `gsv gateway run` is: its heap frozen as there (heap.py)
+    config = ServerConfig(database=Path(data_dir) / "gsv.db", freeze_heap=True)
+    async with serve(config, port=0) as running:
         print(running.url, running.token, flush=True)
         while line := (await commands.readline()).decode():
             # back on the loop's thread here: cProfile follows the thread that enables it

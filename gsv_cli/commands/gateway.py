@@ -285,6 +285,7 @@ async def _serve_until_signalled(listen: Listen, chosen: CliState | None = None)
         database=resolve_paths().database,
         tls=_tls_context(listen),
         insecure_no_tls=listen.insecure_no_tls,
+        freeze_heap=True,
     )
     host, port = listen.host, listen.port
     try:

@@ -31,6 +31,7 @@ from websockets.asyncio.server import Server
 from websockets.asyncio.server import ServerConnection
 from websockets.asyncio.server import serve as ws_serve
 
+from gsv_core import heap
 from gsv_core.defaults import DEFAULT_GATEWAY_HOST
 from gsv_core.defaults import DEFAULT_GATEWAY_PORT
 from gsv_core.defaults import GATEWAY_PING_INTERVAL
@@ -87,6 +88,10 @@ class ServerConfig:
     retry: RetryPolicy | None = None
     # the web chat's files; None: the ones shipped in the package (gsv_core/web/static)
     web_root: Path | None = None
+    # the process is the gateway's own (`gsv gateway run`): once started, what it holds
+    # is frozen out of the garbage collector's full walks (gsv_core/heap.py); a test
+    # process serving gateways leaves its heap alone
+    freeze_heap: bool = False
 
 
 @dataclass
@@ -165,6 +170,8 @@ async def serve(
             gateway.web_sessions.start()  # browsers' sockets end with their sign-in
             if keepalive is not None:
                 keepalive.start()
+            if config.freeze_heap:
+                heap.freeze_started()
             tls = config.tls is not None
             yield RunningGateway(gateway, server, host, bound, tls=tls, keepalive=keepalive)
             server.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from typing import Any
 
+from gsv_core import heap
 from gsv_core.protocol.messages import STOP_END
 from gsv_core.protocol.messages import STOP_LENGTH
 from gsv_core.protocol.messages import STOP_TOOL_USE
@@ -88,6 +89,7 @@ class AnthropicProvider(SdkProvider):
     def _new_client(self) -> Any:
         import anthropic
 
+        heap.loaded("anthropic")
         return self._sdk_client(anthropic.AsyncAnthropic, anthropic.DefaultAioHttpClient)
 
     async def _attempt(self, params: dict[str, Any]) -> AsyncGenerator[StreamEvent, None]:

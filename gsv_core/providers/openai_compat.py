@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+from gsv_core import heap
 from gsv_core.errors import GsvError
 from gsv_core.errors import ProviderFailed
 from gsv_core.protocol.messages import STOP_END
@@ -73,6 +74,7 @@ class OpenAICompatProvider(SdkProvider):
     def _new_client(self) -> Any:
         import openai
 
+        heap.loaded("openai")
         return self._sdk_client(openai.AsyncOpenAI, openai.DefaultAioHttpClient)
 
     async def _attempt(self, body: bytes) -> AsyncGenerator[StreamEvent, None]:
