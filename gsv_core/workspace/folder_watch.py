@@ -60,6 +60,7 @@ class FolderWatch:
         self._fd = fd
         self._lock = threading.Lock()
         self._folders: dict[int, str] = {}  # watch descriptor -> real folder path
+        self._refused: set[str] = set()  # folders the watch limit kept out (logged once)
         # the descriptor is closed with the watch, or when it is collected unclosed
         self._closer = weakref.finalize(self, os.close, fd)
 
@@ -88,7 +89,8 @@ class FolderWatch:
             wd = self._libc.inotify_add_watch(self._fd, os.fsencode(folder), CHANGES)
             if wd < 0:
                 code = ctypes.get_errno()
-                if code == errno.ENOSPC:
+                if code == errno.ENOSPC and folder not in self._refused:
+                    self._refused.add(folder)  # said once, not on every model call
                     log.warning("the inotify watch limit is reached: prompt files in %s are "
                                 "checked on every turn", folder)  # fmt: skip
                 return False
