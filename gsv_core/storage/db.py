@@ -444,12 +444,6 @@ def migrate(conn: sqlite3.Connection, migrations: list[str] = MIGRATIONS) -> int
 READ_THREADS = 4  # reads are short, and SQLite lets go of the GIL while it works
 
 
-def _settle(outcomes: list[_Outcome]) -> None:
-    """Tell each waiter its write's outcome (the writer's own, in the writer thread)."""
-    for outcome in outcomes:
-        _tell(*outcome)
-
-
 def _settle_paced(outcomes: deque[_Outcome]) -> None:
     """Tell the waiters of a group commit on their event loop, one a pass of the loop: a
     hundred runs' writes committed together must not wake a hundred runs in one pass,
@@ -741,8 +735,8 @@ class Database:
             future = outcome[0]
             if isinstance(future, asyncio.Future):
                 on_loops.setdefault(future.get_loop(), []).append(outcome)
-            else:
-                _settle([outcome])
+            else:  # the writer's own (a catch-up): told here, in the writer thread
+                _tell(*outcome)
         for loop, settled in on_loops.items():
             with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits
                 loop.call_soon_threadsafe(_settle_paced, deque(settled))

@@ -74,6 +74,11 @@ class FreshPrompts:
         self._note_changes()
         return Reading(self._generation, self._clock())
 
+    @property
+    def watching(self) -> bool:
+        """Whether the kernel's watch is open (else no read is kept: `watch` is None)."""
+        return self._watch is not None
+
     def watch(self, folders: Iterable[str]) -> frozenset[str] | None:
         """In the read's thread, before it looks at the files: watch `folders`. None when
         any cannot be watched (or there is no watch): the read is not kept."""

@@ -286,8 +286,10 @@ class Workspace:
     ) -> tuple[frozenset[str] | None, dict[str, str]]:
         """The prompt files' texts, their folders watched first (a change while they are
         read is heard of), or None for the folders when they could not be."""
-        keys = [join(agent_root(agent_id), path) for path in paths]
-        folders = self._fresh.watch(self.backend.folders_of(keys))
+        folders = None
+        if self._fresh.watching:  # else their folders are not worked out for nothing
+            keys = [join(agent_root(agent_id), path) for path in paths]
+            folders = self._fresh.watch(self.backend.folders_of(keys))
         return folders, self._prompt_texts(agent_id, paths)
 
     def _prompt_texts(self, agent_id: str, paths: Sequence[str]) -> dict[str, str]:
