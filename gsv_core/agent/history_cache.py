@@ -15,6 +15,10 @@ from typing import Protocol
 # gateway that kept thousands.
 DEFAULT_LIMIT = 32
 
+# sessions past the bound one use looks at, at most: a crowd of busy sessions (a hundred
+# chats at once) must not make every use walk all of them (quadratic over the crowd)
+TRIM_STEP = 4
+
 
 class Releasable(Protocol):
     """A session whose history can be given back (gsv_core.agent.session.SessionActor)."""
@@ -29,7 +33,8 @@ class Releasable(Protocol):
 
 class HistoryCache:
     """The sessions that may hold a history, least recently used first. A busy session
-    past the bound stays until a later trim finds it idle."""
+    past the bound stays until a later trim finds it idle: a trim that finds it busy
+    counts it as just used (it is: a run holds it), so the next trims look at others."""
 
     def __init__(self, limit: int = DEFAULT_LIMIT) -> None:
         if limit < 1:
@@ -55,9 +60,13 @@ class HistoryCache:
         self._order.pop(key, None)
 
     def _trim(self) -> None:
+        """Look at the oldest sessions past the bound, at most TRIM_STEP of them: each use
+        adds at most one, so the cache still comes back to its bound as sessions idle."""
         excess = len(self._order) - self.limit
         if excess <= 0:
             return
-        for key in list(islice(self._order, excess)):
+        for key in list(islice(self._order, min(excess, TRIM_STEP))):
             if self._order[key].release_history():
                 del self._order[key]
+            else:
+                self._order.move_to_end(key)

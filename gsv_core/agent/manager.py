@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from gsv_core.agent.ack_first import AckFirst
@@ -34,6 +34,7 @@ from gsv_core.agent.history_cache import DEFAULT_LIMIT
 from gsv_core.agent.history_cache import HistoryCache
 from gsv_core.agent.host import AgentHost
 from gsv_core.agent.session import SessionActor
+from gsv_core.ids import new_id
 from gsv_core.routing import RoutingSettings
 from gsv_core.routing import agent_id_of
 from gsv_core.routing import canonicalize_session_key
@@ -79,9 +80,15 @@ class SessionManager:
         self.histories = HistoryCache(history_limit)
         # messages being acknowledged go before the runs' work (ack_first.py)
         self.acks = AckFirst()
+        self._routing: tuple[Mapping[str, Any], RoutingSettings] | None = None
 
     def routing(self) -> RoutingSettings:
-        return RoutingSettings.from_config(self.host.config())
+        """The routing settings of the config now. Worked out once per config: a change
+        replaces the effective config object (never edits it), and every message asks."""
+        config = self.host.config()
+        if self._routing is None or self._routing[0] is not config:
+            self._routing = (config, RoutingSettings.from_config(config))
+        return self._routing[1]
 
     def canonical(self, raw: str) -> str:
         """A caller's session key, validated (400 for garbage) and canonicalised."""
@@ -182,7 +189,7 @@ class SessionManager:
         policy = self.host.config().get("session", {}).get("defaultResetPolicy")
         return SessionRecord(
             session_key=key,
-            session_id=str(uuid.uuid4()),
+            session_id=new_id(),
             agent_id=normalise_agent_id(agent_id_of(key)),
             kind=kind or session_kind(key),
             created_at=now,

@@ -145,3 +145,19 @@ def test_only_clients_may_subscribe() -> None:
     from gsv_core.protocol import methods as m
 
     assert m.METHODS[m.CHAT_SUBSCRIBE].modes == {m.CLIENT}
+
+
+async def test_a_routing_change_applies_to_the_next_key_and_is_worked_out_once(
+    gw: RunningGateway, client: GatewayClient
+) -> None:
+    """Every message asks for the routing settings: they are worked out once per config
+    (one object while it stands), and a `config.set` of `session.mainKey` reaches the
+    very next key canonicalised."""
+    sessions = gw.gateway.sessions
+    before = await client.call("chat.subscribe", {"sessionKeys": ["main"]})
+    assert before["sessionKeys"] == ["agent:main:main"]
+    assert sessions.routing() is sessions.routing()
+    await client.call("config.set", {"path": "session.mainKey", "value": "home"})
+    after = await client.call("chat.subscribe", {"sessionKeys": ["main"]})
+    assert after["sessionKeys"] == ["agent:main:home"]
+    assert sessions.routing().main_key == "home"
