@@ -22,12 +22,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from bench._servers import MeteredGateway
 from bench._servers import gateway_process
+from bench._servers import metered_gateway
 from bench._servers import node_process
 from bench.rpc_latency import percentile
 from bench.tool_roundtrip import NODE_ID
 from bench.tool_roundtrip import invoke_rtts
 from bench.tool_roundtrip import serving_small_file
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import fake_llm_server
 
 HERE = Path(__file__).resolve().parent.parent
 
@@ -43,6 +47,21 @@ def worktree(rev: str) -> Iterator[Path]:
         finally:
             subprocess.run(["git", "-C", str(HERE), "worktree", "remove", "--force",
                             str(path)], check=False)  # fmt: skip
+
+
+@contextmanager
+def metered_pair(rev: str) -> Iterator[tuple[FakeLLMServer, MeteredGateway, MeteredGateway]]:
+    """One instant fake LLM, this tree's metered gateway and REV's (checked out into a
+    temporary worktree), each with a data directory of its own: (llm, mine, theirs)."""
+    with (
+        fake_llm_server() as llm,
+        tempfile.TemporaryDirectory() as mine_dir,
+        tempfile.TemporaryDirectory() as theirs_dir,
+        worktree(rev) as tree,
+        metered_gateway(mine_dir) as mine,
+        metered_gateway(theirs_dir, tree) as theirs,
+    ):
+        yield llm, mine, theirs
 
 
 @contextmanager

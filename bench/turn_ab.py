@@ -17,19 +17,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import tempfile
 from contextlib import AsyncExitStack
 from typing import Any
 
 from bench._servers import MeteredGateway
-from bench._servers import metered_gateway
-from bench.ab import worktree
+from bench.ab import metered_pair
 from bench.turn_profile import WARM_UP
 from bench.turn_profile import reading_cost
 from bench.turn_profile import timed_turns
 from bench.turn_profile import use_fake_llm
 from tests.fakes.llm_server import FakeLLMServer
-from tests.fakes.llm_server import fake_llm_server
 
 WATCHERS = 2
 
@@ -88,14 +85,7 @@ def main(argv: list[str] | None = None) -> float:
     args = parser.parse_args(argv)
     rounds = max(1, min(args.rounds, 100))  # bounded: the loop always ends
     block = max(1, min(args.block, 100))
-    with (
-        fake_llm_server() as llm,
-        tempfile.TemporaryDirectory() as mine_dir,
-        tempfile.TemporaryDirectory() as theirs_dir,
-        worktree(args.rev) as tree,
-        metered_gateway(mine_dir) as mine,
-        metered_gateway(theirs_dir, tree) as theirs,
-    ):
+    with metered_pair(args.rev) as (llm, mine, theirs):
         ratios = asyncio.run(compare(mine, theirs, llm, rounds, block))
     median = statistics.median(ratios)
     print(f"per-round ratios {' '.join(f'{r:.2f}' for r in ratios)}")
