@@ -60,6 +60,24 @@ async def _sink() -> None:
         await _until_stdin_closes()
 
 
+async def _quiet() -> None:
+    """Idle-peer baseline: a raw websockets server that reads what comes and answers
+    nothing, with no keepalive of its own (the gateway pings only silent peers): what
+    idle peers' heartbeats cost websockets alone (bench/idle_nodes.py)."""
+    from websockets.asyncio.server import ServerConnection
+    from websockets.asyncio.server import serve
+
+    async def read(ws: ServerConnection) -> None:
+        async for _ in ws:
+            pass
+
+    kwargs: dict[str, Any] = {"compression": None, "max_size": None, "ping_interval": None}
+    async with serve(read, "127.0.0.1", 0, **kwargs) as server:
+        port = next(iter(server.sockets)).getsockname()[1]
+        print(f"ws://127.0.0.1:{port}/", flush=True)
+        await _until_stdin_closes()
+
+
 async def _blob(size: int) -> None:
     """Large-answer baseline: any text frame is answered with a text frame of `size`
     characters, made once (a floor for a big answer such as tools.list at many nodes)."""
@@ -332,6 +350,8 @@ if __name__ == "__main__":
         _run(_sink())
     elif kind == "relay":
         _run(_relay())
+    elif kind == "quiet":
+        _run(_quiet())
     elif kind == "blob":
         _run(_blob(int(sys.argv[2])))
     elif kind == "peer":

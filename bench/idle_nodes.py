@@ -15,6 +15,9 @@ connected at different times), so a window shorter than the period sees their st
 rate. Figures (issue 41, point 3): the gateway's idle
 CPU over `--seconds` (target under 1%), its RSS (target within 110 MB at 1,000 nodes) and
 `tools.list` p50/p99 from a client (target under 100 ms), beside an idle `config.get`.
+The idle CPU's floor is measured in the same run: the same peers keeping the same time
+with a raw websockets server that only reads (no keepalive of its own), its ratio printed
+beside the gateway's.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from typing import Any
 
 from bench._servers import gateway_child
 from bench._servers import loop_name
+from bench._servers import server_child
 from bench._servers import server_process
 from bench.rpc_latency import percentile
 
@@ -124,17 +128,11 @@ async def owner(url: str, token: str) -> RawPeer:
 
 async def join_node(url: str, code: str, node_id: str, hello: tuple[list[Any], Any]) -> RawPeer:
     """A node as light as can be that keeps the real node's time (its settings' defaults)."""
-    from gsv_core.client import beat
-    from gsv_core.node.daemon import NodeSettings
-
     tools, runtime = hello
     peer = await open_peer(url)
     params = _connect_params("node", node_id, {"joinCode": code})
     await peer.call("connect", {**params, "tools": tools, "nodeRuntime": runtime})
-    peer.clocks = [
-        asyncio.create_task(beat(peer.ws, NodeSettings.heartbeat)),
-        asyncio.create_task(_pings(peer.ws, NodeSettings.ping_interval)),
-    ]
+    _keep_time(peer)
     return peer
 
 
@@ -147,6 +145,41 @@ async def _pings(ws: Any, every: float) -> None:
     while True:
         await ws.ping()
         await asyncio.sleep(every)
+
+
+def _keep_time(peer: RawPeer) -> None:
+    """The real node's clocks on `peer`: its heartbeat and its ping (its settings' defaults)."""
+    from gsv_core.client import beat
+    from gsv_core.node.daemon import NodeSettings
+
+    peer.clocks = [
+        asyncio.create_task(beat(peer.ws, NodeSettings.heartbeat)),
+        asyncio.create_task(_pings(peer.ws, NodeSettings.ping_interval)),
+    ]
+
+
+async def close_peers(peers: list[RawPeer]) -> None:
+    for peer in peers:
+        for clock in peer.clocks:
+            clock.cancel()
+        await peer.ws.close()
+
+
+async def floor_cpu(count: int, seconds: float) -> float:
+    """The idle CPU of a raw websockets server (`bench._servers` quiet) with `count`
+    peers keeping the real node's time: what the heartbeats cost websockets alone."""
+    with server_child("quiet") as (pid, url):
+        peers: list[RawPeer] = []
+        for first in range(0, count, CONNECT_BATCH):
+            batch = min(CONNECT_BATCH, count - first)
+            peers += await asyncio.gather(*(open_peer(url) for _ in range(batch)))
+        for peer in peers:
+            _keep_time(peer)
+        await asyncio.sleep(2.0)  # as long as the gateway's settle
+        try:
+            return await idle_cpu_percent(pid, seconds)
+        finally:
+            await close_peers(peers)
 
 
 async def connect_nodes(url: str, admin: RawPeer, count: int) -> list[RawPeer]:
@@ -217,17 +250,18 @@ async def measure(pid: int, url: str, token: str, count: int, seconds: float) ->
     crowd_list, floor, listed = await big_answers(admin, BIG_CALLS)
     size = len(json.dumps(listed, separators=(",", ":"), ensure_ascii=False))
     node_tools = sum(1 for tool in listed["tools"] if tool["name"].startswith("idle"))
-    for node in nodes:
-        for clock in node.clocks:
-            clock.cancel()
-        await node.ws.close()
+    await close_peers(nodes)
     await admin.ws.close()
+    idle_floor = await floor_cpu(count, seconds)
     print(f"gateway on {loop_name()}; {count} idle nodes joined in {joined:.1f} s; "
           f"CPU over {seconds:.0f} s of idleness")  # fmt: skip
     print(f"each node beats every {NodeSettings.heartbeat:g} s "
           f"and pings every {NodeSettings.ping_interval:g} s")  # fmt: skip
     print(f"{'':<24}{'no node':>14}{f'{count} nodes':>14}{'ratio':>10}")
     print(f"{'idle CPU %':<24}{base_cpu:>14.2f}{cpu:>14.2f}")
+    over_floor = cpu / max(idle_floor, 0.01)
+    print(f"{'  raw websockets, same':<24}{'':>14}{idle_floor:>14.2f}{over_floor:>9.2f}x"
+          f"   (the same peers' heartbeats to a server that only reads)")  # fmt: skip
     print(f"{'RSS MB':<24}{base_rss:>14.1f}{rss:>14.1f}{rss / base_rss:>9.2f}x")
     print(f"config.get, no node      {_ms(base_get)}")
     print(f"config.get, {count} nodes {_ms(crowd_get)}")
