@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -34,7 +35,6 @@ from gsv_core.agent.history_cache import DEFAULT_LIMIT
 from gsv_core.agent.history_cache import HistoryCache
 from gsv_core.agent.host import AgentHost
 from gsv_core.agent.session import SessionActor
-from gsv_core.ids import new_id
 from gsv_core.routing import RoutingSettings
 from gsv_core.routing import agent_id_of
 from gsv_core.routing import canonicalize_session_key
@@ -189,7 +189,7 @@ class SessionManager:
         policy = self.host.config().get("session", {}).get("defaultResetPolicy")
         return SessionRecord(
             session_key=key,
-            session_id=new_id(),
+            session_id=str(uuid.uuid4()),
             agent_id=normalise_agent_id(agent_id_of(key)),
             kind=kind or session_kind(key),
             created_at=now,

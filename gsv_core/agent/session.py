@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -34,8 +35,6 @@ from gsv_core.agent.run import RunState
 from gsv_core.agent.token_estimates import TokenEstimates
 from gsv_core.errors import Conflict
 from gsv_core.errors import GsvError
-from gsv_core.ids import new_hex
-from gsv_core.ids import new_id
 from gsv_core.protocol import events
 from gsv_core.protocol.messages import ImageBlock
 from gsv_core.protocol.messages import empty_usage
@@ -234,7 +233,7 @@ class SessionActor:
     ) -> SendResult:
         """Store a user message and start a run with it, or queue it behind the current run.
         `source` names who sent it in the usage ledger (default: read from `context`)."""
-        run_id = run_id or new_id()
+        run_id = run_id or str(uuid.uuid4())
         source = source or run_source(context)
         async with self._lock:
             now = self.host.now_ms()
@@ -363,7 +362,7 @@ class SessionActor:
     async def resume_run(self, run_id: str, context: dict[str, Any] | None) -> str:
         """Answer a message whose run was interrupted (by a restart): a new run continues
         from the history, without storing the message again. Queued if busy."""
-        new_id = f"{run_id}-resumed-{new_hex(6)}"
+        new_id = f"{run_id}-resumed-{uuid.uuid4().hex[:6]}"
         async with self._lock:
             now = self.host.now_ms()
             if self._run is None:

@@ -5,11 +5,11 @@ when an idle session is due. The caller holds the session's lock.
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from gsv_core.agent.history import SessionHistory
 from gsv_core.agent.reset_policy import is_due
-from gsv_core.ids import new_id
 from gsv_core.protocol import events
 from gsv_core.protocol.messages import empty_usage
 
@@ -22,7 +22,7 @@ async def reset(history: SessionHistory) -> dict[str, Any]:
     archived_to = await history.archive(messages) if messages else None
     usage, now = record.usage, host.now_ms()
     record.previous_session_ids = [*record.previous_session_ids, old_id]
-    record.session_id = new_id()
+    record.session_id = str(uuid.uuid4())
     record.usage = empty_usage()
     record.last_input_tokens = None
     record.last_reset_at = record.updated_at = now

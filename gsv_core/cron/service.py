@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
+import uuid
 from collections.abc import Awaitable
 from collections.abc import Callable
 from collections.abc import Mapping
@@ -43,8 +44,6 @@ from gsv_core.errors import GsvError
 from gsv_core.errors import InvalidParams
 from gsv_core.errors import NotFound
 from gsv_core.errors import RateLimited
-from gsv_core.ids import new_hex
-from gsv_core.ids import new_id
 from gsv_core.routing import normalise_agent_id
 from gsv_core.storage.cron import CronStore
 from gsv_core.timer import MAX_SLEEP_SECONDS
@@ -225,7 +224,7 @@ class CronService:
                     "(gsv cron remove ID) or raise the limit (gsv config set cron.maxJobs N)"
                 )
             now = self._now()
-            job = new_job(doc, new_id(), now)
+            job = new_job(doc, str(uuid.uuid4()), now)
             _anchor_interval(job, now)
             if job.enabled:
                 job.state.next_run_at_ms = self._first_run(job, now, "schedule")
@@ -349,7 +348,7 @@ class CronService:
 
     def _launch(self, job: CronJob) -> Running:
         """Start a run now (slots are checked by the caller, synchronously)."""
-        run_id = new_hex()
+        run_id = uuid.uuid4().hex
         started = self._now()
         job.state.running_at_ms = started
         job.state.last_error = None

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import time
+import uuid
 from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -30,7 +31,6 @@ from gsv_core.errors import InvalidParams
 from gsv_core.gateway.http_front import FrontDoorConnection
 from gsv_core.gateway.peer_address import describe
 from gsv_core.gateway.peer_address import host_of
-from gsv_core.ids import new_id
 from gsv_core.protocol.frames import EncodedEvent
 from gsv_core.protocol.frames import FrameError
 from gsv_core.protocol.frames import RequestFrame
@@ -76,7 +76,7 @@ class Connection:
         # when writing the frame now being written began (None: nothing is waiting)
         self._sending_since: float | None = None
         self._silent: str | None = None  # why the keepalive dropped it, once it has
-        self.connection_id = new_id()
+        self.connection_id = str(uuid.uuid4())
         self.connected = False
         self.mode: str | None = None
         self.peer_id: str | None = None

@@ -17,13 +17,13 @@ cannot make native calls reads them better as words.
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import AsyncGenerator
 from collections.abc import Collection
 from contextlib import aclosing
 from dataclasses import replace
 from typing import Any
 
-from gsv_core.ids import new_hex
 from gsv_core.protocol.messages import STOP_TOOL_USE
 from gsv_core.protocol.messages import AssistantMessage
 from gsv_core.protocol.messages import ImageBlock
@@ -125,7 +125,7 @@ async def text_calls(
     call = None if native else parse_text_tool_call("".join(said), offered)
     if call is not None:
         yield TextRetracted()
-        yield ToolCallStart(0, f"call_text_{new_hex(12)}", call.name)
+        yield ToolCallStart(0, f"call_text_{uuid.uuid4().hex[:12]}", call.name)
         yield ToolCallDelta(0, json.dumps(call.arguments))
         yield ToolCallEnd(0)
     for event in held:

@@ -10,11 +10,11 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import shutil
+import uuid
 from pathlib import Path
 
 from gsv_core.errors import InvalidParams
 from gsv_core.fsmodes import write_private_file
-from gsv_core.ids import new_hex
 from gsv_core.protocol.messages import ImageBlock
 
 EXTENSIONS = {
@@ -43,7 +43,7 @@ class MediaStore:
 
     async def save(self, session_key: str, data: bytes, mime_type: str) -> str:
         """Store `data`; returns its media path (relative to the store root)."""
-        name = f"{new_hex()}.{EXTENSIONS.get(mime_type, 'bin')}"
+        name = f"{uuid.uuid4().hex}.{EXTENSIONS.get(mime_type, 'bin')}"
         relative = f"{self._session_dir(session_key)}/{name}"
         await asyncio.to_thread(self._write, self.root / relative, data)
         return relative

@@ -16,6 +16,7 @@ docs/tools.md#gateway-native-tools.
 from __future__ import annotations
 
 import asyncio
+import uuid
 from typing import TYPE_CHECKING
 from typing import Any
 
@@ -31,7 +32,6 @@ from gsv_core.errors import ToolFailed
 from gsv_core.gateway.native_registry import NativeArgs
 from gsv_core.gateway.native_registry import NativeTool
 from gsv_core.gateway.native_registry import NativeToolRegistry
-from gsv_core.ids import new_hex
 from gsv_core.protocol.messages import text_of
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ class Spawner:
         return int(setting(self._gateway.config.effective, "agents.maxConcurrentSpawns"))
 
     async def _spawn(self, args: SpawnArgs, ctx: ToolCallContext) -> dict[str, Any]:
-        run_id = new_hex()
+        run_id = uuid.uuid4().hex
         key = f"agent:{ctx.agent_id}:spawn:{run_id}"
         with self._gateway.spawn_origins.spawned(key, ctx, args.task):
             return await self._run_child(key, run_id, args, ctx)

@@ -24,6 +24,7 @@ import contextlib
 import logging
 import os
 import time
+import uuid
 from collections.abc import Callable
 from collections.abc import Coroutine
 from collections.abc import Iterable
@@ -35,7 +36,6 @@ from signal import SIGTERM
 from signal import Signals
 from typing import Any
 
-from gsv_core.ids import new_id
 from gsv_core.node.sandbox.base import Sandbox
 from gsv_core.node.sandbox.environment import without_credentials
 from gsv_core.node.sandbox.none import NoSandbox
@@ -297,7 +297,7 @@ class ProcessManager:
         if not keep_stdin and process.stdin is not None:
             process.stdin.close()
         session = ProcessSession(
-            session_id=new_id(),
+            session_id=str(uuid.uuid4()),
             command=command,
             workdir=workdir,
             process=process,
@@ -390,7 +390,7 @@ class ProcessManager:
         if self._on_exec_event is None:
             return
         payload: dict[str, Any] = {
-            "eventId": new_id(),
+            "eventId": str(uuid.uuid4()),
             "sessionId": session.session_id,
             "event": event,
             "outputTail": session.output.tail(),
