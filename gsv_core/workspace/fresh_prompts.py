@@ -70,7 +70,8 @@ class FreshPrompts:
         return kept.files
 
     def begin(self) -> Reading:
-        """Before a read's thread hop (on the event loop)."""
+        """Before a read's thread hop (on the event loop); the first opens the watch."""
+        self.open()
         self._note_changes()
         return Reading(self._generation, self._clock())
 
@@ -100,7 +101,7 @@ class FreshPrompts:
         self._sweep()
 
     def open(self) -> None:
-        """Open the kernel watch (on the event loop, before the first read's hop)."""
+        """Open the kernel watch, once (on the event loop, before the first read's hop)."""
         if not self._opened:
             self._opened = True
             self._watch = self._open_watch()

@@ -147,7 +147,6 @@ class Workspace:
         kept = self._fresh.get(key)
         if kept is not None:
             return PromptFiles(agent_id, today, kept)
-        self._fresh.open()
         reading = self._fresh.begin()
         folders, files = await self._in_thread(
             agent_id, lambda: self._watched_prompt_texts(agent_id, paths)
@@ -286,17 +285,17 @@ class Workspace:
     ) -> tuple[frozenset[str] | None, dict[str, str]]:
         """The prompt files' texts, their folders watched first (a change while they are
         read is heard of), or None for the folders when they could not be."""
+        keys = {path: join(agent_root(agent_id), path) for path in paths}
         folders = None
         if self._fresh.watching:  # else their folders are not worked out for nothing
-            keys = [join(agent_root(agent_id), path) for path in paths]
-            folders = self._fresh.watch(self.backend.folders_of(keys))
-        return folders, self._prompt_texts(agent_id, paths)
+            folders = self._fresh.watch(self.backend.folders_of(list(keys.values())))
+        return folders, self._prompt_texts(agent_id, keys)
 
-    def _prompt_texts(self, agent_id: str, paths: Sequence[str]) -> dict[str, str]:
+    def _prompt_texts(self, agent_id: str, keys: Mapping[str, str]) -> dict[str, str]:
+        """The prompt files' texts by path (`keys`: path -> workspace key)."""
         previous = self._prompt_cache.get(agent_id, {})
         cache: dict[str, tuple[int, int, str]] = {}
         texts: dict[str, str] = {}
-        keys = {path: join(agent_root(agent_id), path) for path in paths}
         stats = self.backend.stat_many(list(keys.values()))
         for path, key in keys.items():
             try:
