@@ -17,6 +17,11 @@ is printed with its ratio to the idle figure of the same percentile, then PASS o
 for the targets of issue 41: ack p99 and crowded `config.get` p99 each within 50x the
 idle `config.get` p99. Every wait is bounded (connect, ack, final, sampling).
 
+Just before each burst its connections all send one `config.get` at once: the cheapest
+request, asked by the same crowd. Its p99 (the "floor") is what the transport and the
+event loop alone cost at that size, so the ack's p99 is also printed against it: a chat
+that is stored and answered costs that many cheapest requests.
+
 Then the CPU section (bench/turn_profile.py, `--turns`, 0 to skip): gateway CPU per turn
 over `--turns` turns of one session against gateway CPU per `config.get` in the same run,
 their ratio (target: within 30x) and whether the last turns cost what the first did.
@@ -55,6 +60,9 @@ class Burst:
     acks: list[float] = field(default_factory=list)
     finals: list[float] = field(default_factory=list)
     crowded: list[float] = field(default_factory=list)  # config.get during the burst
+    # config.get sent by every chatter at once, just before: the same crowd asking the
+    # cheapest request, what the transport and the loop alone cost at that size
+    floor: list[float] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)  # why, one line per failed chat
 
     def add(self, other: Burst) -> None:
@@ -62,6 +70,7 @@ class Burst:
         self.acks += other.acks
         self.finals += other.finals
         self.crowded += other.crowded
+        self.floor += other.floor
         self.failed += other.failed
 
 
@@ -105,6 +114,11 @@ class _Chatter:
     async def follow_own(self) -> None:
         """`chat.subscribe` to its own session: it no longer hears the other runs."""
         await self.client.call("chat.subscribe", {"sessionKeys": [self.session]})
+
+    async def ask(self, start: float, burst: Burst) -> None:
+        """One `config.get`, sent with every other chatter's (the burst's floor)."""
+        await self.client.call("config.get", {"path": "model"}, timeout=CROWD_TIMEOUT)
+        burst.floor.append(time.perf_counter() - start)
 
     async def send(self, start: float, burst: Burst) -> None:
         params = {"sessionKey": self.session, "message": "hi", "runId": self.run_id}
@@ -166,6 +180,8 @@ async def crowd(url: str, token: str, count: int, narrow: bool, first: int = 0) 
             )
             if narrow:
                 await asyncio.gather(*(c.follow_own() for c in chatters))
+            start = time.perf_counter()
+            await asyncio.gather(*(c.ask(start, burst) for c in chatters))
             if not await asyncio.to_thread(ready.wait, 60):
                 raise RuntimeError("the config.get sampler did not connect")
             await asyncio.sleep(0.05)  # the sampler's first calls land before the burst
@@ -210,6 +226,7 @@ def report_burst(
         "final_p50": _p(burst.finals, 0.5),
         "final_p99": _p(burst.finals, 0.99),
         "crowded_config_get_p99": _p(burst.crowded, 0.99),
+        "floor_p99": _p(burst.floor, 0.99),
     }
     print(f"{count} chats at once, one connection each, instant fake LLM, on {loop_name()}; "
           f"{bursts} burst{'s' if bursts > 1 else ''}, figures over all")  # fmt: skip
@@ -222,12 +239,17 @@ def report_burst(
         ("final p50", "final_p50"),
         ("final p99", "final_p99"),
         (f"config.get p99 in crowd (n={len(burst.crowded)})", "crowded_config_get_p99"),
+        (f"config.get p99, {count} at once", "floor_p99"),
     ):
         which = "p50" if key.endswith("p50") else "p99"
         print(_figure(name, figures[key], idle50 if which == "p50" else idle99, which))
     if burst.failed:
         failed = f"{len(burst.failed)} of {count * bursts} chats failed or timed out"
         print(f"{failed}; first: {burst.failed[0]}")
+    floor = figures["floor_p99"]
+    print(f"chat.send ack p99 / the same crowd's config.get p99: "
+          f"{figures['ack_p99'] / floor:.1f}x; crowded config.get p99 / it: "
+          f"{figures['crowded_config_get_p99'] / floor:.1f}x")  # fmt: skip
     _verdict("ack p99", figures["ack_p99"], idle99)
     _verdict("crowded config.get p99", figures["crowded_config_get_p99"], idle99)
     return figures

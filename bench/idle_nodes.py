@@ -1,23 +1,26 @@
 """Idle nodes cost nothing: the gateway's CPU and memory with N connected idle nodes, and
 `tools.list` at that size, beside the same gateway's figures with no node, in one run.
 
-    python -m bench.idle_nodes [-n 1000] [--seconds 20]
+    python -m bench.idle_nodes [-n 1000] [--seconds 20] [--spread]
 
 The gateway runs in its own process (bench._servers gateway). N light nodes in this
 process each join with a one-time code (`auth.invite`) and connect in `node` mode with
 the seven tools and the runtime info a real `gsv node run` sends; like a real node they
-send a heartbeat (an unsolicited pong) every NodeSettings.heartbeat seconds, ping every
-NodeSettings.ping_interval (`node_ping_interval`: 300 s where TCP_USER_TIMEOUT exists,
-else 60 s) and otherwise stay silent, so the gateway, which pings only a peer silent for
-its ping interval, never pings them. The heartbeat starts at the connect, like the real
-node's; the pings start at a random point of their period, as a fleet's do (its nodes
+send a heartbeat (an unsolicited pong) on every mark of NodeSettings.heartbeat seconds of
+the wall clock (gsv_core/client.py `beat`), ping every NodeSettings.ping_interval
+(`node_ping_interval`: 300 s where TCP_USER_TIMEOUT exists, else 60 s) and otherwise stay
+silent, so the gateway, which pings only a peer silent for its ping interval, never pings
+them. The pings start at a random point of their period, as a fleet's do (its nodes
 connected at different times), so a window shorter than the period sees their steady
-rate. Figures (issue 41, point 3): the gateway's idle
-CPU over `--seconds` (target under 1%), its RSS (target within 110 MB at 1,000 nodes) and
-`tools.list` p50/p99 from a client (target under 100 ms), beside an idle `config.get`.
-The idle CPU's floor is measured in the same run: the same peers keeping the same time
-with a raw websockets server that only reads (no keepalive of its own), its ratio printed
-beside the gateway's.
+rate. With `--spread` each node beats at a phase of its own instead (every period from a
+random start), as nodes did before their beats fell on the clock's marks: the before of
+that change, each pong then waking the gateway on its own.
+
+Figures (issue 41, point 3): the gateway's idle CPU over `--seconds` (target under 1%),
+its RSS (target within 110 MB at 1,000 nodes) and `tools.list` p50/p99 from a client
+(target under 100 ms), beside an idle `config.get`. The idle CPU's floor is measured in
+the same run: the same peers keeping the same time with a raw websockets server that only
+reads (no keepalive of its own), its ratio printed beside the gateway's.
 """
 
 from __future__ import annotations
@@ -126,13 +129,15 @@ async def owner(url: str, token: str) -> RawPeer:
     return peer
 
 
-async def join_node(url: str, code: str, node_id: str, hello: tuple[list[Any], Any]) -> RawPeer:
+async def join_node(
+    url: str, code: str, node_id: str, hello: tuple[list[Any], Any], spread: bool = False
+) -> RawPeer:
     """A node as light as can be that keeps the real node's time (its settings' defaults)."""
     tools, runtime = hello
     peer = await open_peer(url)
     params = _connect_params("node", node_id, {"joinCode": code})
     await peer.call("connect", {**params, "tools": tools, "nodeRuntime": runtime})
-    _keep_time(peer)
+    _keep_time(peer, spread)
     return peer
 
 
@@ -147,13 +152,24 @@ async def _pings(ws: Any, every: float) -> None:
         await asyncio.sleep(every)
 
 
-def _keep_time(peer: RawPeer) -> None:
-    """The real node's clocks on `peer`: its heartbeat and its ping (its settings' defaults)."""
+async def _own_phase_beats(ws: Any, every: float) -> None:
+    """`--spread`: a pong every `every` seconds from a random start, each node at a phase
+    of its own (not on the clock's marks)."""
+    await asyncio.sleep(random.uniform(0, every))  # a phase, not a secret
+    while True:
+        await ws.pong()
+        await asyncio.sleep(every)
+
+
+def _keep_time(peer: RawPeer, spread: bool = False) -> None:
+    """The real node's clocks on `peer`: its heartbeat and its ping (its settings'
+    defaults); with `spread`, the heartbeat at a phase of its own (`_own_phase_beats`)."""
     from gsv_core.client import beat
     from gsv_core.node.daemon import NodeSettings
 
+    beats = _own_phase_beats if spread else beat
     peer.clocks = [
-        asyncio.create_task(beat(peer.ws, NodeSettings.heartbeat)),
+        asyncio.create_task(beats(peer.ws, NodeSettings.heartbeat)),
         asyncio.create_task(_pings(peer.ws, NodeSettings.ping_interval)),
     ]
 
@@ -165,7 +181,7 @@ async def close_peers(peers: list[RawPeer]) -> None:
         await peer.ws.close()
 
 
-async def floor_cpu(count: int, seconds: float) -> float:
+async def floor_cpu(count: int, seconds: float, spread: bool = False) -> float:
     """The idle CPU of a raw websockets server (`bench._servers` quiet) with `count`
     peers keeping the real node's time: what the heartbeats cost websockets alone."""
     with server_child("quiet") as (pid, url):
@@ -174,7 +190,7 @@ async def floor_cpu(count: int, seconds: float) -> float:
             batch = min(CONNECT_BATCH, count - first)
             peers += await asyncio.gather(*(open_peer(url) for _ in range(batch)))
         for peer in peers:
-            _keep_time(peer)
+            _keep_time(peer, spread)
         await asyncio.sleep(2.0)  # as long as the gateway's settle
         try:
             return await idle_cpu_percent(pid, seconds)
@@ -182,7 +198,9 @@ async def floor_cpu(count: int, seconds: float) -> float:
             await close_peers(peers)
 
 
-async def connect_nodes(url: str, admin: RawPeer, count: int) -> list[RawPeer]:
+async def connect_nodes(
+    url: str, admin: RawPeer, count: int, spread: bool = False
+) -> list[RawPeer]:
     hello = node_hello()
     nodes: list[RawPeer] = []
     for first in range(0, count, CONNECT_BATCH):
@@ -192,7 +210,7 @@ async def connect_nodes(url: str, admin: RawPeer, count: int) -> list[RawPeer]:
             for node_id in ids
         ]
         pairs = zip(codes, ids, strict=True)
-        nodes += await asyncio.gather(*(join_node(url, c, i, hello) for c, i in pairs))
+        nodes += await asyncio.gather(*(join_node(url, c, i, hello, spread) for c, i in pairs))
     return nodes
 
 
@@ -230,7 +248,9 @@ async def big_answers(admin: RawPeer, calls: int) -> tuple[list[float], list[flo
     return ours, floor, listed
 
 
-async def measure(pid: int, url: str, token: str, count: int, seconds: float) -> None:
+async def measure(
+    pid: int, url: str, token: str, count: int, seconds: float, spread: bool = False
+) -> None:
     from gsv_core.node.daemon import NodeSettings
 
     admin = await owner(url, token)
@@ -240,7 +260,7 @@ async def measure(pid: int, url: str, token: str, count: int, seconds: float) ->
     base_get, _ = await latencies(admin, "config.get")
     base_list, _ = await latencies(admin, "tools.list")
     started = time.monotonic()
-    nodes = await connect_nodes(url, admin, count)
+    nodes = await connect_nodes(url, admin, count, spread)
     joined = time.monotonic() - started
     await asyncio.sleep(2.0)  # the joins' writes settle
     cpu = await idle_cpu_percent(pid, seconds)
@@ -252,10 +272,11 @@ async def measure(pid: int, url: str, token: str, count: int, seconds: float) ->
     node_tools = sum(1 for tool in listed["tools"] if tool["name"].startswith("idle"))
     await close_peers(nodes)
     await admin.ws.close()
-    idle_floor = await floor_cpu(count, seconds)
+    idle_floor = await floor_cpu(count, seconds, spread)
     print(f"gateway on {loop_name()}; {count} idle nodes joined in {joined:.1f} s; "
           f"CPU over {seconds:.0f} s of idleness")  # fmt: skip
-    print(f"each node beats every {NodeSettings.heartbeat:g} s "
+    when = "at a phase of its own" if spread else "on the clock's marks"
+    print(f"each node beats every {NodeSettings.heartbeat:g} s ({when}) "
           f"and pings every {NodeSettings.ping_interval:g} s")  # fmt: skip
     print(f"{'':<24}{'no node':>14}{f'{count} nodes':>14}{'ratio':>10}")
     print(f"{'idle CPU %':<24}{base_cpu:>14.2f}{cpu:>14.2f}")
@@ -280,6 +301,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", "--nodes", type=int, default=1000)
     parser.add_argument("--seconds", type=float, default=20.0, help="idle CPU window")
+    parser.add_argument(
+        "--spread", action="store_true", help="each node beats at a phase of its own"
+    )
     parser.add_argument("--tree", type=Path, help="run the gateway of this checkout (before/after)")
     args = parser.parse_args(argv)
     count = max(1, min(args.nodes, MAX_NODES))
@@ -288,7 +312,7 @@ def main(argv: list[str] | None = None) -> None:
         tempfile.TemporaryDirectory() as tmp,
         gateway_child(tmp, tree=args.tree) as (pid, url, token),
     ):
-        asyncio.run(asyncio.wait_for(measure(pid, url, token, count, seconds), 600))
+        asyncio.run(asyncio.wait_for(measure(pid, url, token, count, seconds, args.spread), 600))
 
 
 if __name__ == "__main__":

@@ -10,8 +10,12 @@ import math
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gsv_core.client import UNACKED_TIMEOUT_APPLIES
+from gsv_core.client import mark_after_beat
+from gsv_core.client import next_mark
 from gsv_core.gateway.server import ServerConfig
 from gsv_core.gateway.server import serve
 from gsv_core.node.daemon import NodeSettings
@@ -105,3 +109,26 @@ def test_bad_heartbeat_settings_are_refused(
 ) -> None:
     with pytest.raises(ValueError, match=message):
         NodeSettings(url="ws://127.0.0.1:9/ws", node_id="n1", workspace=tmp_path, **bad)
+
+
+@given(after=st.floats(0, 4e9), every=st.floats(0.05, 60))
+def test_beats_fall_on_the_wall_clocks_marks(after: float, every: float) -> None:
+    """Every node beats on the same marks of the clock (a fleet's pongs come together),
+    the next one strictly after now and at most a period away."""
+    mark = next_mark(after, every)
+    assert after < mark <= after + every * (1 + 1e-9)
+    assert math.isclose(mark / every, round(mark / every), abs_tol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("woke", "then"),
+    [
+        (16.001, 24.0),  # on time: the next mark
+        (15.999, 24.0),  # the loop woke a hair before the wall clock got there: not twice
+        (29.0, 32.0),  # late past a mark: the first after now, no catch-up beats
+        (3.0, 8.0),  # the clock stepped back: the first mark after its new now
+        (100.0, 104.0),  # stepped forward
+    ],
+)
+def test_the_mark_after_a_beat(woke: float, then: float) -> None:
+    assert mark_after_beat(16.0, woke, 8.0) == then
