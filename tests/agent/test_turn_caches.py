@@ -101,6 +101,26 @@ async def test_a_changed_system_prompt_reaches_the_next_turn(
     assert "Osprey" not in system_of(llm.last_body)
 
 
+async def test_a_changed_heartbeat_prompt_reaches_the_next_turn(
+    client: GatewayClient, log: EventLog, llm: FakeLLMServer
+) -> None:
+    """A `config.set` of the heartbeat prompt the system prompt quotes, the default's or
+    the agent's own, shows in the very next request."""
+    await use(client, llm)
+    path = "agents.defaultHeartbeat.prompt"
+    await client.call("config.set", {"path": path, "value": "Look at the mail."})
+    await turn(client, log, llm, "one")
+    assert "Configured heartbeat prompt: Look at the mail." in system_of(llm.last_body)
+    await client.call("config.set", {"path": path, "value": "Water the plants."})
+    await turn(client, log, llm, "two")
+    assert "Configured heartbeat prompt: Water the plants." in system_of(llm.last_body)
+    assert "mail" not in system_of(llm.last_body)
+    agents = [{"id": "main", "heartbeat": {"prompt": "Feed the cat."}}]
+    await client.call("config.set", {"path": "agents.list", "value": agents})
+    await turn(client, log, llm, "three")  # the agent's own, over the default
+    assert "Configured heartbeat prompt: Feed the cat." in system_of(llm.last_body)
+
+
 async def test_a_workspace_file_edited_on_disk_reaches_the_next_turn(
     client: GatewayClient, log: EventLog, llm: FakeLLMServer, tmp_path: Path
 ) -> None:
