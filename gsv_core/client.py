@@ -160,6 +160,12 @@ class BeatingConnection(ClientConnection):
                             "only by the keepalive ping", exc)  # fmt: skip
 
 
+# how far from its mark a beat still counts as on it: the loop sleeps on the monotonic
+# clock, and NTP slews the wall clock by at most 0.5 ms a second (4 ms over 8 s); a step
+# of the clock smaller than this leaves a node's beats that far off the marks
+MARK_TOLERANCE = 0.05
+
+
 def next_mark(after: float, every: float) -> float:
     """The first multiple of `every` seconds strictly after `after` (the wall clock).
 
@@ -174,11 +180,19 @@ def next_mark(after: float, every: float) -> float:
 
 
 def mark_after_beat(mark: float, now: float, every: float) -> float:
-    """The mark to beat on after beating for `mark`, woken at `now`: the next one, even
-    when the loop woke a hair before the wall clock reached `mark` (no beat twice); the
-    first after `now` when it woke late or the clock was stepped (no run of catch-up
-    beats, no sleep across a step back)."""
-    return next_mark(mark if abs(now - mark) <= every / 2 else now, every)
+    """The mark to beat on after beating for `mark`, woken at `now`: the next one when
+    the beat was on time, even if the loop woke a hair before the wall clock reached
+    `mark` (its sleep runs on another clock: no beat twice); else the first after `now`,
+    when it woke late or the clock was stepped (no run of catch-up beats, and back on the
+    marks at once instead of beating off them for ever)."""
+    on_time = abs(now - mark) <= min(MARK_TOLERANCE, every / 4)
+    return next_mark(mark if on_time else now, every)
+
+
+def until_mark(mark: float, now: float, every: float) -> float:
+    """Seconds to sleep from `now` until `mark`: never more than a period, whatever the
+    wall clock did since the mark was chosen (a gap above it would get us pinged)."""
+    return min(every, max(0.0, mark - now))
 
 
 async def beat(ws: ClientConnection, every: float) -> None:
@@ -190,8 +204,7 @@ async def beat(ws: ClientConnection, every: float) -> None:
     frame less to parse for a gateway with a thousand idle peers."""
     mark = next_mark(time.time(), every)
     while True:
-        # never longer than a period, whatever the wall clock did meanwhile
-        await asyncio.sleep(min(every, max(0.0, mark - time.time())))
+        await asyncio.sleep(until_mark(mark, time.time(), every))
         try:
             await ws.pong()
         except WsConnectionClosed:  # its reader sees the close and cancels us anyway

@@ -6,16 +6,20 @@ A real gateway on port 0 with short keepalive times, a real node daemon."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import math
 from pathlib import Path
 
 import pytest
+from hypothesis import example
 from hypothesis import given
 from hypothesis import strategies as st
 
+from gsv_core.client import MARK_TOLERANCE
 from gsv_core.client import UNACKED_TIMEOUT_APPLIES
 from gsv_core.client import mark_after_beat
 from gsv_core.client import next_mark
+from gsv_core.client import until_mark
 from gsv_core.gateway.server import ServerConfig
 from gsv_core.gateway.server import serve
 from gsv_core.node.daemon import NodeSettings
@@ -116,7 +120,7 @@ def test_beats_fall_on_the_wall_clocks_marks(after: float, every: float) -> None
     """Every node beats on the same marks of the clock (a fleet's pongs come together),
     the next one strictly after now and at most a period away."""
     mark = next_mark(after, every)
-    assert after < mark <= after + every * (1 + 1e-9)
+    assert after < mark <= after + every + 4 * math.ulp(mark)  # float rounding aside
     assert math.isclose(mark / every, round(mark / every), abs_tol=1e-6)
 
 
@@ -127,8 +131,41 @@ def test_beats_fall_on_the_wall_clocks_marks(after: float, every: float) -> None
         (15.999, 24.0),  # the loop woke a hair before the wall clock got there: not twice
         (29.0, 32.0),  # late past a mark: the first after now, no catch-up beats
         (3.0, 8.0),  # the clock stepped back: the first mark after its new now
+        (13.0, 16.0),  # stepped back 3 s (the sleep, capped at a period, beat early): on
+        # the mark itself next, back in step with the fleet
+        (17.5, 24.0),  # late by more than the tolerance: still the next mark after now
         (100.0, 104.0),  # stepped forward
     ],
 )
 def test_the_mark_after_a_beat(woke: float, then: float) -> None:
     assert mark_after_beat(16.0, woke, 8.0) == then
+
+
+@given(
+    start=st.floats(0, 4e9),
+    steps=st.lists(st.floats(-60, 60), max_size=6),
+    slow=st.lists(st.floats(0, 0.5), min_size=8, max_size=8),
+)
+@example(start=1e9, steps=[-3.0], slow=[0.0] * 8)  # stepped back less than half a period
+def test_beats_never_leave_a_gap_and_come_back_to_the_marks(
+    start: float, steps: list[float], slow: list[float]
+) -> None:
+    """`beat`'s loop, run on a simulated clock: whatever steps the wall clock takes
+    between beats and however late the loop wakes, no gap between beats is over a period
+    (plus the lateness), and once the clock is left alone the beats are back on its marks
+    by the second one."""
+    every = 8.0
+    elapsed = 0.0  # the loop's own (monotonic) clock
+    offset = start  # wall = elapsed + offset
+    mark = next_mark(offset, every)
+    beats: list[tuple[float, float]] = []  # (monotonic, wall) of each beat
+    for step, late in zip([*steps, 0.0, 0.0, 0.0], slow, strict=False):
+        elapsed += until_mark(mark, elapsed + offset, every) + late
+        beats.append((elapsed, elapsed + offset))
+        mark = mark_after_beat(mark, elapsed + offset, every)
+        offset += step  # the wall clock stepped while we slept
+    gaps = [b[0] - a[0] for a, b in itertools.pairwise(beats)]
+    assert all(gap <= every + max(slow) + 1e-6 for gap in gaps)
+    if len(steps) + 3 <= len(slow):  # the clock left alone for the last three beats
+        wall = beats[-1][1]
+        assert min(wall % every, every - wall % every) <= max(slow) + MARK_TOLERANCE
