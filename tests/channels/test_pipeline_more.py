@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field
 from http.server import BaseHTTPRequestHandler
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +36,7 @@ from tests.channels.test_pipeline import open_policy
 from tests.channels.test_pipeline import until
 from tests.fakes.provider import FakeProvider
 from tests.fakes.provider import call
+from tests.fakes.quiet_http import QuietHTTPServer
 from tests.transfers.nodes import node
 from tests.wire import handshake
 from tests.wire import open_raw
@@ -212,7 +212,7 @@ class FakeTranscriber:
 
     text: str = "buy milk on the way home"
     requests: list[dict[str, Any]] = field(default_factory=list)
-    server: ThreadingHTTPServer | None = None
+    server: QuietHTTPServer | None = None
 
     @property
     def base_url(self) -> str:
@@ -240,7 +240,7 @@ def transcriber() -> Iterator[FakeTranscriber]:
             self.end_headers()
             self.wfile.write(payload.encode())
 
-    fake.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    fake.server = QuietHTTPServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=fake.server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -14,8 +14,9 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler
-from http.server import ThreadingHTTPServer
 from typing import Any
+
+from tests.fakes.quiet_http import QuietHTTPServer
 
 SYNONYMS = (
     ("car", "automobile", "vehicle", "sedan"),
@@ -49,7 +50,7 @@ class FakeEmbeddingsServer:
         self.fail = False
         self.bills = True
         self.billed: list[int] = []  # prompt_tokens of each answer that carried usage
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd = QuietHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
     @property

@@ -50,7 +50,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler
-from http.server import ThreadingHTTPServer
 from typing import Any
 from typing import Literal
 
@@ -70,6 +69,7 @@ from tests.fakes.llm_turns import reply
 from tests.fakes.prompt_cache import CacheUsage
 from tests.fakes.prompt_cache import PromptCache
 from tests.fakes.prompt_cache import TooManyBreakpoints
+from tests.fakes.quiet_http import QuietHTTPServer
 
 # the scripted turns are defined in llm_turns.py; tests import them from here too
 __all__ = ["ErrorReply", "FakeLLMServer", "Hang", "RawBody", "RawStream", "RecordedRequest", "Reply",
@@ -172,7 +172,7 @@ def fake_llm_server() -> Iterator[FakeLLMServer]:
         server.close()
 
 
-class _Server(ThreadingHTTPServer):
+class _Server(QuietHTTPServer):
     # the default backlog (5) resets connections when a crowd of runs calls at once
     # (bench/crowd.py): a real API's front takes them all
     request_queue_size = 256

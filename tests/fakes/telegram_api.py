@@ -43,12 +43,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
-from http.server import ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl
 from urllib.parse import unquote
 from urllib.parse import urlsplit
 
+from tests.fakes.quiet_http import QuietHTTPServer
 from tests.waiting import WAIT
 
 BOT_TOKEN = "7000001:AAH-fake-bot-token_for-tests-9z"
@@ -148,7 +148,7 @@ class FakeTelegramAPI:
         self.answered: dict[str, dict[str, Any]] = {}  # callback query id -> the answer
         self._cond = threading.Condition()
         self._closing = False
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd = QuietHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
         self.port: int = self._httpd.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"

@@ -12,7 +12,6 @@ import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
@@ -33,6 +32,7 @@ from tests.agent.conftest import EventLog
 from tests.agent.conftest import send
 from tests.fakes.provider import FakeProvider
 from tests.fakes.provider import call
+from tests.fakes.quiet_http import QuietHTTPServer
 
 PAGE = (
     "<html><head><title>T</title><style>p{}</style><script>steal()</script></head>"
@@ -106,7 +106,7 @@ def other_site() -> Iterator[str]:
 
 def serve_site(handler: type[BaseHTTPRequestHandler] = Site) -> Iterator[str]:
     """An HTTP server on 127.0.0.1 port 0 answering with `handler`; its base URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = QuietHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
     thread.start()
