@@ -32,6 +32,8 @@ import os
 import random
 import tempfile
 import time
+from collections.abc import Awaitable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -141,36 +143,29 @@ async def join_node(
     return peer
 
 
-async def _pings(ws: Any, every: float) -> None:
-    """websockets' keepalive as the real node runs it, a ping every `every` (its pong is
-    not awaited: the gateway answering is what costs), from a random point of the first
-    period: a fleet's nodes connected at different times, and all in one burst a minute
-    after the joins would miss the `--seconds` window or crowd into it."""
+async def _from_random_phase(send: Callable[[], Awaitable[Any]], every: float) -> None:
+    """`send()` every `every` seconds from a random point of the first period, as a
+    fleet's nodes do what they started when they connected: the node's ping (its pong is
+    not awaited: the gateway answering is what costs; all in one burst a minute after the
+    joins would miss the `--seconds` window or crowd into it), and with `--spread` its
+    heartbeat, each node at a phase of its own instead of on the clock's marks."""
     await asyncio.sleep(random.uniform(0, every))  # a phase, not a secret
     while True:
-        await ws.ping()
-        await asyncio.sleep(every)
-
-
-async def _own_phase_beats(ws: Any, every: float) -> None:
-    """`--spread`: a pong every `every` seconds from a random start, each node at a phase
-    of its own (not on the clock's marks)."""
-    await asyncio.sleep(random.uniform(0, every))  # a phase, not a secret
-    while True:
-        await ws.pong()
+        await send()
         await asyncio.sleep(every)
 
 
 def _keep_time(peer: RawPeer, spread: bool = False) -> None:
     """The real node's clocks on `peer`: its heartbeat and its ping (its settings'
-    defaults); with `spread`, the heartbeat at a phase of its own (`_own_phase_beats`)."""
+    defaults); with `spread`, the heartbeat at a phase of its own (`_from_random_phase`)."""
     from gsv_core.client import beat
     from gsv_core.node.daemon import NodeSettings
 
-    beats = _own_phase_beats if spread else beat
+    every = NodeSettings.heartbeat
+    beats = _from_random_phase(peer.ws.pong, every) if spread else beat(peer.ws, every)
     peer.clocks = [
-        asyncio.create_task(beats(peer.ws, NodeSettings.heartbeat)),
-        asyncio.create_task(_pings(peer.ws, NodeSettings.ping_interval)),
+        asyncio.create_task(beats),
+        asyncio.create_task(_from_random_phase(peer.ws.ping, NodeSettings.ping_interval)),
     ]
 
 
