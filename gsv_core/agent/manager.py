@@ -20,11 +20,17 @@ idle (no run, queue or waiter) and unused for `DROP_AFTER_MS`: each holder above
 its actor right before using it and holds it for the length of one run (reading its failed
 tools right after), so an actor nobody asked for in that long is held by nobody. A later
 use loads the session again from the store, with the same id and history.
+
+The sessions themselves of cron task runs and sub-agents are deleted once nobody touched
+them for `session.oneOffRetentionDays` (`delete_stale`, also by the sweep): the gateway made
+them for one piece of work and no person names them. A gsv__SessionSend target stays: its
+key is whatever name the agent gave, maybe a conversation someone comes back to.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
 from collections.abc import Mapping
@@ -54,6 +60,10 @@ SPAWN_KIND = "spawn"  # a sub-agent's session (gsv__Spawn)
 # sessions made for one piece of work, whose idle actors are dropped (`drop_idle`)
 ONE_OFF_KINDS = frozenset({"cron", SPAWN_KIND, SESSION_SEND_KIND})
 DROP_AFTER_MS = 10 * 60_000  # unused this long, an idle one-off actor is forgotten
+# one-off sessions deleted whole once stale (`delete_stale`)
+RETIRED_KINDS = frozenset({"cron", SPAWN_KIND})
+DELETE_BATCH = 200  # sessions deleted in one write: the writer is not held long
+DELETE_BATCHES = 50  # at most this many a sweep: a backlog goes over several sweeps
 
 
 def session_kind(key: str) -> str:
@@ -136,6 +146,34 @@ class SessionManager:
             del self._actors[key]
             self._used_at.pop(key, None)
             self.histories.forget(key)
+        return len(gone)
+
+    async def delete_stale(self, before: int) -> int:
+        """Delete the cron-run and sub-agent sessions untouched since before `before`
+        (epoch ms) with nothing running or waiting in them: rows, messages, index rows
+        and media (see the module). One whose actor is loaded waits for `drop_idle`.
+        Returns how many went."""
+        deleted = 0
+        for _ in range(DELETE_BATCHES):
+            found = await self.store.stale(RETIRED_KINDS, before, DELETE_BATCH)
+            gone = await self._delete(found, before)
+            deleted += gone
+            if len(found) < DELETE_BATCH or not gone:  # none left, or only loaded ones
+                break
+        return deleted
+
+    async def _delete(self, keys: list[str], before: int) -> int:
+        async with contextlib.AsyncExitStack() as held:
+            for key in keys:  # no actor is made for them meanwhile (`actor`)
+                await held.enter_async_context(self._creating.hold(key))
+            gone = await self.store.delete_stale(
+                [key for key in keys if key not in self._actors], before
+            )
+        for key in gone:
+            try:
+                await self.host.media.delete_session(key)
+            except OSError as exc:  # the session is gone; its files must not stop the rest
+                log.warning("could not delete the media of session %s: %s", key, exc)
         return len(gone)
 
     # -- reads: they describe a session without making (or keeping) anything ------------

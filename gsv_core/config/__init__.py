@@ -140,6 +140,8 @@ class SessionConfig(_Section):
     mainKey: str = Field(default="main", min_length=1)
     dmScope: Literal["main", "per-peer", "per-channel-peer", "per-account-channel-peer"] = "main"
     identityLinks: dict[str, list[str]] = Field(default_factory=dict)
+    # days a cron task run's or a sub-agent's session is kept once nobody touches it
+    oneOffRetentionDays: int = Field(default=30, ge=1, le=3650)
 
 
 class SkillRequirementsConfig(_Section):

@@ -15,6 +15,7 @@ from gsv_core.agent.manager import SessionManager
 from gsv_core.channels.base import Channel
 from gsv_core.channels.manager import ChannelManager
 from gsv_core.channels.test_channel import TestChannel
+from gsv_core.config import setting
 from gsv_core.cron.jobs import CronJob
 from gsv_core.cron.service import CronService
 from gsv_core.errors import InvalidParams
@@ -82,6 +83,7 @@ from gsv_core.storage.nodes import NodeStore
 from gsv_core.storage.outbox import OutboxStore
 from gsv_core.storage.pairing import PairingStore
 from gsv_core.storage.sessions import SessionStore
+from gsv_core.storage.usage import DAY_MS
 from gsv_core.transfer import PartJournal
 from gsv_core.usage.ledger import MEMORY
 from gsv_core.usage.ledger import cron_source
@@ -253,12 +255,18 @@ def retention_steps(gateway: Gateway) -> dict[str, Step]:
     async def one_off_actors() -> int:
         return gateway.sessions.drop_idle()  # memory only: the sessions stay stored
 
+    async def one_off_sessions() -> int:
+        days = int(setting(gateway.config.effective, "session.oneOffRetentionDays"))
+        return await gateway.sessions.delete_stale(gateway.now_ms() - days * DAY_MS)
+
     return {
         "usageRows": gateway.usage.prune,
         "inboundMessages": channels.inbox.forget_old,
         "pairingRequests": pairing_requests,
         "joinCodes": lambda: gateway.auth.store.forget_expired_codes(gateway.now_ms()),
+        # actors first: a stale session whose actor is still loaded is not deleted
         "sessionActors": one_off_actors,
+        "oneOffSessions": one_off_sessions,
     }
 
 

@@ -10,7 +10,10 @@ Swept (docs/architecture.md, Retention, lists what is kept and why):
 - `pairingRequests`: pairing requests older than the pairing TTL;
 - `joinCodes`: join codes past their expiry, used or not;
 - `sessionActors`: in memory only, the actors of one-off sessions (cron task runs,
-  sub-agents) idle for ten minutes (agent/manager.py `drop_idle`; the sessions stay).
+  sub-agents) idle for ten minutes (agent/manager.py `drop_idle`; the sessions stay);
+- `oneOffSessions`: the sessions of cron task runs and sub-agents nobody touched for
+  `session.oneOffRetentionDays`, with their messages, index rows and media
+  (agent/manager.py `delete_stale`).
 
 One step that fails is logged and the others still run; the next sweep tries again.
 """

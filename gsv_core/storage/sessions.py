@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable
+from collections.abc import Collection
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
@@ -155,6 +156,22 @@ _IN_USE = (
 )
 
 
+# a session nobody touched since a time (each `?` is that time, epoch ms: `_stale_args`),
+# its last message (a run's reply) included, and nothing waits in: no open run, no
+# queued message
+_STALE = (
+    "last_active_at < ? AND updated_at < ? AND COALESCE((SELECT json_extract(data, "
+    "'$.timestamp') FROM messages WHERE messages.session_key = sessions.session_key "
+    "ORDER BY idx DESC LIMIT 1), 0) < ? "
+    "AND NOT EXISTS (SELECT 1 FROM runs WHERE runs.session_key = sessions.session_key) "
+    "AND NOT EXISTS (SELECT 1 FROM queue WHERE queue.session_key = sessions.session_key)"
+)
+
+
+def _stale_args(before: int) -> tuple[int, int, int]:
+    return before, before, before
+
+
 class SessionStore:
     def __init__(self, db: Database, index: HistoryIndex | None = None) -> None:
         self._db = db
@@ -254,7 +271,39 @@ class SessionStore:
 
         return await self._db.read(read)
 
+    async def stale(self, kinds: Collection[str], before: int, limit: int) -> list[str]:
+        """Up to `limit` sessions of `kinds` untouched since before `before` (epoch ms)
+        with no open run and no waiting message, the longest untouched first."""
+        marks = ", ".join("?" * len(kinds))
+        return await self._db.select(
+            lambda row: str(row[0]),
+            f"SELECT session_key FROM sessions WHERE kind IN ({marks}) AND {_STALE} "
+            "ORDER BY last_active_at LIMIT ?",
+            (*kinds, *_stale_args(before), limit),
+        )
+
     # -- writes -------------------------------------------------------------------------
+    async def delete_stale(self, keys: list[str], before: int) -> list[str]:
+        """Delete those of `keys` still untouched since before `before`, idle and unused
+        (checked again in the deleting transaction): each session's row, messages and live
+        memory-index rows. Returns the keys deleted."""
+
+        def write(conn: sqlite3.Connection) -> list[str]:
+            deleted = []
+            for key in keys:
+                gone = conn.execute(
+                    f"DELETE FROM sessions WHERE session_key = ? AND {_STALE}",
+                    (key, *_stale_args(before)),
+                ).rowcount
+                if gone:
+                    conn.execute("DELETE FROM messages WHERE session_key = ?", (key,))
+                    if self.index is not None:
+                        self.index.cleared(conn, key)
+                    deleted.append(key)
+            return deleted
+
+        return await self._db.write(write)
+
     async def save(self, record: SessionRecord) -> None:
         await self._db.write(lambda conn: _save_session(conn, record))
 
