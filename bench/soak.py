@@ -15,8 +15,9 @@ Every `--every` seconds it prints the gateway's resident memory (VmRSS), open fd
 (`gateway.status` `storage`). At the baseline turn (2,000, or a tenth of `--turns` if
 fewer) and at the end the senders pause until the gateway is idle with the node online,
 and those two idle samples are compared: the targets are RSS growth under 10 MB, fds and
-tasks flat (at most 2 more), and the WAL, stat'ed every 0.2 s all along, never over
-64 MB. Linux only (reads /proc).
+tasks flat (at most 2 more), the WAL, stat'ed every 0.2 s all along, never over 64 MB, and
+every turn answered. A connection to the gateway that closes stops the soak at once, with
+no verdict (every later turn would fail). Linux only (reads /proc).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from bench._soak_world import NodeCycler
 from bench._soak_world import model_turns
 from bench._soak_world import node_cycler
 from bench._soak_world import web_site
+from gsv_core.errors import ConnectionClosed
 from tests.fakes.llm_server import FakeLLMServer
 from tests.fakes.llm_server import fake_llm_server
 
@@ -100,10 +102,11 @@ class Soak:
     running: asyncio.Event = field(default_factory=asyncio.Event)
     in_flight: int = 0
     waiting: dict[str, asyncio.Future[str]] = field(default_factory=dict)
+    lost: str | None = None  # why a connection to the gateway closed: the soak stops
 
     def done(self) -> bool:
         out_of_time = time.monotonic() - self.started > self.plan.minutes * 60
-        return self.turns >= self.plan.turns or out_of_time
+        return self.lost is not None or self.turns >= self.plan.turns or out_of_time
 
     def on_event(self, frame: Any) -> None:
         """Resolve the turn a `chat` final/error or a `channel.outbound` reply ends."""
@@ -127,6 +130,11 @@ class Soak:
             await client.call(method, params, timeout=120)
             state = await asyncio.wait_for(future, 120)
             self.failed += state == "error"
+        except ConnectionClosed as exc:  # every later turn would fail at once: stop
+            self.failed += 1
+            if self.lost is None:
+                self.lost = str(exc)
+                print(f"the connection to the gateway closed ({exc}): the soak stops")
         except Exception as exc:  # a turn that failed is counted, the soak goes on
             self.failed += 1
             print(f"turn failed: {type(exc).__name__}: {exc}")
@@ -281,9 +289,13 @@ async def soak(plan: Plan, pid: int, url: str, token: str, root: Path, llm: Fake
         for watcher in watchers:
             watcher.cancel()
         await asyncio.gather(*watchers, return_exceptions=True)
-        end = await run.idle_sample()
-        print(end.line("<- end (idle)"), flush=True)
-        verdict = judge(run, first, baseline, end)
+        if run.lost is not None:
+            print(f"no verdict: a connection to the gateway closed after {run.turns} turns")
+            verdict = 1
+        else:
+            end = await run.idle_sample()
+            print(end.line("<- end (idle)"), flush=True)
+            verdict = judge(run, first, baseline, end)
     await channel.close()
     await owner.close()
     return verdict
@@ -310,6 +322,7 @@ def judge(run: Soak, first: Sample, baseline: Sample | None, end: Sample) -> int
         ("asyncio tasks flat", end.tasks - baseline.tasks <= FLAT_SLACK,
          f"{end.tasks - baseline.tasks:+d}"),
         ("WAL never over 64 MB", run.wal_max <= WAL_TARGET, f"max {run.wal_max / MB:.2f} MB"),
+        ("every turn answered", run.failed == 0, f"{run.failed} failed"),
     ]  # fmt: skip
     for name, ok, figure in checks:
         print(f"  {'OK  ' if ok else 'FAIL'} {name:<36} {figure}")
