@@ -184,6 +184,12 @@ class SessionStore:
         if self.index is not None and messages:
             self.index.appended(conn, key, first, messages)
 
+    def _clear(self, conn: sqlite3.Connection, key: str) -> None:
+        """Delete the history of `key`, and its live rows in the index."""
+        conn.execute("DELETE FROM messages WHERE session_key = ?", (key,))
+        if self.index is not None:
+            self.index.cleared(conn, key)
+
     # -- reads --------------------------------------------------------------------------
     async def get(self, key: str) -> SessionRecord | None:
         row = await self._rows.get(key)
@@ -296,9 +302,7 @@ class SessionStore:
                     (key, *_stale_args(before)),
                 ).rowcount
                 if gone:
-                    conn.execute("DELETE FROM messages WHERE session_key = ?", (key,))
-                    if self.index is not None:
-                        self.index.cleared(conn, key)
+                    self._clear(conn, key)
                     deleted.append(key)
             return deleted
 
@@ -406,9 +410,7 @@ class SessionStore:
 
         def write(conn: sqlite3.Connection) -> None:
             _save_session(conn, record)
-            conn.execute("DELETE FROM messages WHERE session_key = ?", (record.session_key,))
-            if self.index is not None:
-                self.index.cleared(conn, record.session_key)
+            self._clear(conn, record.session_key)
             self._append(conn, record.session_key, messages)
 
         await self._db.write(write)
