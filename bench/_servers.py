@@ -241,6 +241,9 @@ def _stop(proc: subprocess.Popen[str]) -> None:
         proc.wait(timeout=30)
     except subprocess.TimeoutExpired:
         proc.kill()
+        proc.wait()
+    if proc.stdout is not None:
+        proc.stdout.close()  # or the pipe is left for the garbage collector to warn of
 
 
 @contextmanager

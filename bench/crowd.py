@@ -22,9 +22,14 @@ request, asked by the same crowd. Its p99 (the "floor") is what the transport an
 event loop alone cost at that size, so the ack's p99 is also printed against it: a chat
 that is stored and answered costs that many cheapest requests.
 
+Before the bursts, a raw websockets echo server meets the same crowd (bench/floors.py): its
+`-n` at once against its own idle p99 is the ratio the transport and one event loop alone
+read here, the lowest any server on this stack can; the figures above are read against it.
+
 Then the CPU section (bench/turn_profile.py, `--turns`, 0 to skip): gateway CPU per turn
 over `--turns` turns of one session against gateway CPU per `config.get` in the same run,
-their ratio (target: within 30x) and whether the last turns cost what the first did.
+their ratio (target: within 30x) and whether the last turns cost what the first did, and
+the CPU of one model call by the official SDK alone, the part of a turn that is not gsv's.
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ from typing import Any
 
 from bench._servers import gateway_process
 from bench._servers import loop_name
+from bench.floors import echo_crowd
+from bench.floors import report_echo
 from bench.rpc_latency import client_rtts
 from bench.rpc_latency import percentile
 from tests.fakes.llm_server import fake_llm_server
@@ -285,6 +292,7 @@ def burst_section(count: int, bursts: int = 1) -> dict[str, float]:
     """The bursts: their own gateway process and fake LLM; prints and returns their
     figures. Other sections (such as CPU per turn, bench/turn_profile.py) go beside it in
     main."""
+    echo = echo_crowd(count, bursts, IDLE_SAMPLES)  # the transport alone, same run
     with (
         llm_process() as llm_url,
         tempfile.TemporaryDirectory() as tmp,
@@ -302,7 +310,15 @@ def burst_section(count: int, bursts: int = 1) -> dict[str, float]:
     print()
     how = "chat.subscribe to their own session"
     subscribed = report_burst(count, idle, narrow, how, bursts)
-    return figures | {f"subscribed_{key}": value for key, value in subscribed.items()}
+    print()
+    report_echo(echo, count)
+    print(f"against it: chat.send ack p99 {figures['ack_p99'] / echo.crowd_p99:.1f}x"
+          f" ({subscribed['ack_p99'] / echo.crowd_p99:.1f}x subscribed), config.get p99"
+          f" {count} at once {figures['floor_p99'] / echo.crowd_p99:.1f}x")  # fmt: skip
+    if echo.ratio > TARGET_RATIO:
+        print(f"(over {TARGET_RATIO:.0f}x for the transport alone in this run)")
+    transport = {"echo_idle_p99": echo.idle_p99, "echo_crowd_p99": echo.crowd_p99}
+    return figures | {f"subscribed_{key}": value for key, value in subscribed.items()} | transport
 
 
 def cpu_section(turns: int) -> dict[str, float]:
@@ -311,6 +327,7 @@ def cpu_section(turns: int) -> dict[str, float]:
     from bench.turn_profile import EDGE
     from bench.turn_profile import measure_turn_cpu
     from bench.turn_profile import report
+    from bench.turn_profile import with_sdk_call
 
     watchers = 2
     with (
@@ -319,9 +336,12 @@ def cpu_section(turns: int) -> dict[str, float]:
         metered_gateway(tmp) as gateway,
     ):
         figures = asyncio.run(measure_turn_cpu(gateway, llm, max(2 * EDGE, turns), watchers))
+        figures = with_sdk_call(figures, llm)
     print()
     report(figures, watchers)
-    return {"turn_cpu": figures.mean, "config_get_cpu": figures.config_get}
+    assert figures.sdk_call is not None
+    return {"turn_cpu": figures.mean, "config_get_cpu": figures.config_get,
+            "sdk_call_cpu": figures.sdk_call}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:

@@ -21,9 +21,11 @@ taken before every turn but only around every 20 config.gets.
 
 Prints CPU per turn (first 20, last 20, all), CPU per `config.get`, their ratio and PASS
 when a turn costs within 30x a `config.get` and the last 20 turns within 1.5x the first 20
-(issue 41). With --profile, a further set of turns in a fresh session runs under cProfile
-in the gateway (its event-loop thread, timed by that thread's CPU clock) and the top
-cumulative entries are printed.
+(issue 41). Beside them: what one model call costs the official SDK alone, in a process of
+its own posting the last turn's body to the same fake LLM (bench/floors.py), as a ratio
+to a `config.get`, and the turn's ratio without it. With --profile, a further set of
+turns in a fresh session runs under cProfile in the gateway (its event-loop thread, timed
+by that thread's CPU clock) and the top cumulative entries are printed.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import json
 import pstats
 import statistics
 import tempfile
@@ -39,6 +42,7 @@ from collections.abc import AsyncIterator
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +68,7 @@ class TurnFigures:
     turns: list[float]
     config_get: float
     reading: float = 0.0  # what one CPU reading cost, taken off both figures
+    sdk_call: float | None = None  # the official SDK alone, per model call (bench/floors.py)
 
     @property
     def first(self) -> float:
@@ -187,6 +192,18 @@ async def profile_turns(gateway: MeteredGateway, llm: FakeLLMServer, count: int,
         gateway.dump_profile(out)
 
 
+def with_sdk_call(figures: TurnFigures, llm: FakeLLMServer, calls: int = 200) -> TurnFigures:
+    """`figures` with the SDK's own CPU per model call (bench/floors.py), posting the last
+    turn's request body (the longest history: the SDK's share is not understated) to the
+    same fake LLM, answered with the turns' reply."""
+    from bench.floors import WARM_UP
+    from bench.floors import sdk_call_cpu
+
+    body = json.dumps(llm.last_body).encode()
+    llm.enqueue(*(reply("Hello", " there.") for _ in range(WARM_UP + calls)))
+    return replace(figures, sdk_call=sdk_call_cpu(llm.openai_base_url, body, calls))
+
+
 def report(figures: TurnFigures, watchers: int) -> None:
     count = len(figures.turns)
     print(f"{count} turns in one session, {watchers} extra watching clients, "
@@ -200,6 +217,13 @@ def report(figures: TurnFigures, watchers: int) -> None:
     print(f"(one CPU reading cost {figures.reading * 1e3:.3f} ms: taken off both figures)")
     target = f"(target <= {TURN_RATIO_TARGET:.0f}x)"
     print(f"turn / config.get          {figures.ratio:8.1f}x   {target}")
+    if figures.sdk_call is not None:
+        sdk, get = figures.sdk_call, figures.config_get
+        print(
+            f"the official SDK alone     {sdk * 1e3:8.2f} ms   "
+            f"({sdk / get:.1f}x a config.get: one model call, in a process of its own)"
+        )
+        print(f"turn without it / config.get {(figures.mean - sdk) / get:6.1f}x")  # fmt: skip
     print("PASS" if figures.passed else "FAIL")
 
 
@@ -222,6 +246,7 @@ def main(argv: list[str] | None = None) -> TurnFigures:
         metered_gateway(tmp) as gateway,
     ):
         figures = asyncio.run(measure_turn_cpu(gateway, llm, count, watchers))
+        figures = with_sdk_call(figures, llm)
         report(figures, watchers)
         if args.profile:
             stats_file = (args.stats or Path(tmp) / "turns.prof").resolve()

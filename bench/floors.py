@@ -1,0 +1,155 @@
+"""What the parts gsv stands on cost alone, measured in the same run as gsv's own figures,
+so a target can be read against what is possible on the machine at hand.
+
+- `echo_crowd`: a raw websockets echo server (bench/_servers.py, its own process) meets
+  the crowd of bench/crowd.py: idle round trips on one connection, then `count`
+  connections each sending one `config.get`-shaped frame at the same moment. No auth, no
+  parsing, no handler: the transport and one event loop alone. Its crowd p99 against its
+  own idle p99 is the lowest ratio any server on this stack can read in that bench.
+- `sdk_call_cpu`: the official OpenAI SDK, built as the gateway builds it
+  (providers/retry.py `http_client`, the SDK's aiohttp transport) and called as the
+  gateway calls it (a body encoded already, streamed and read to its end), alone in a
+  process of its own: its CPU per model call. A gateway turn makes one such call, so
+  this part of a turn's CPU is the SDK's, not gsv's (bench/turn_profile.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import multiprocessing
+import time
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from typing import Any
+
+from bench._servers import raw_socket
+from bench._servers import server_process
+from bench.rpc_latency import percentile
+
+CROWD_TIMEOUT = 60.0  # seconds for one burst of echoes
+CHILD_TIMEOUT = 120.0  # seconds for the SDK child's calls, all of them
+WARM_UP = 20  # SDK calls made before the measured ones (connections, first-use imports)
+_FRAME = json.dumps({"type": "req", "id": "0" * 36, "method": "config.get",
+                     "params": {"path": "model"}})  # fmt: skip
+
+
+@dataclass(frozen=True)
+class EchoCrowd:
+    """Seconds: idle round trips, and each crowd frame's time from the burst's start."""
+
+    idle: list[float]
+    crowd: list[float]
+
+    @property
+    def idle_p99(self) -> float:
+        return percentile(self.idle, 0.99)
+
+    @property
+    def crowd_p99(self) -> float:
+        return percentile(self.crowd, 0.99)
+
+    @property
+    def ratio(self) -> float:
+        return self.crowd_p99 / self.idle_p99
+
+
+async def _round_trip(ws: Any) -> None:
+    await ws.send(_FRAME)
+    json.loads(await ws.recv())  # read as a client reads an answer
+
+
+async def _echo_crowd(url: str, count: int, bursts: int, idle_samples: int) -> EchoCrowd:
+    async with AsyncExitStack() as stack:
+        sockets = await asyncio.gather(*(stack.enter_async_context(raw_socket(url))
+                                         for _ in range(count)))  # fmt: skip
+        idle = []
+        for _ in range(idle_samples):
+            start = time.perf_counter()
+            await _round_trip(sockets[0])
+            idle.append(time.perf_counter() - start)
+        crowd: list[float] = []
+        for _ in range(bursts):
+            await asyncio.sleep(0.3)  # the last burst's echoes are all read
+            start = time.perf_counter()
+
+            async def one(ws: Any, start: float = start) -> None:
+                await _round_trip(ws)
+                crowd.append(time.perf_counter() - start)
+
+            await asyncio.wait_for(asyncio.gather(*(one(ws) for ws in sockets)), CROWD_TIMEOUT)
+        return EchoCrowd(idle, crowd)
+
+
+def echo_crowd(count: int, bursts: int, idle_samples: int = 2000) -> EchoCrowd:
+    """The echo server's idle round trips and `bursts` crowds of `count` at once."""
+    if count < 1 or bursts < 1 or idle_samples < 1:
+        raise ValueError("count, bursts and idle_samples must each be at least 1")
+    with server_process("echo") as url:
+        return asyncio.run(_echo_crowd(url, count, bursts, idle_samples))
+
+
+def report_echo(figures: EchoCrowd, count: int) -> None:
+    print(f"raw websockets echo, the transport alone: idle p99 {figures.idle_p99 * 1e3:.2f} ms;"
+          f" {count} at once p99 {figures.crowd_p99 * 1e3:.2f} ms,"
+          f" {figures.ratio:.1f}x its idle p99")  # fmt: skip
+
+
+async def _sdk_calls(base_url: str, body: bytes, calls: int) -> float:
+    import httpx2
+    import openai
+
+    from gsv_core.providers.openai_compat import COMPLETIONS_PATH
+    from gsv_core.providers.retry import http_client
+
+    timeout = 30.0
+    client = openai.AsyncOpenAI(
+        api_key="bench", base_url=base_url, timeout=timeout, max_retries=0,
+        http_client=http_client(openai.DefaultAioHttpClient, base_url, timeout),
+    )  # fmt: skip
+
+    async def one() -> None:
+        response = await client.post(
+            COMPLETIONS_PATH, cast_to=httpx2.Response, content=body, stream=True
+        )
+        try:
+            async for _ in response.aiter_bytes():
+                pass
+        finally:
+            await response.aclose()
+
+    async with client:
+        for _ in range(WARM_UP):
+            await one()
+        before = time.process_time()
+        for _ in range(calls):
+            await one()
+        return (time.process_time() - before) / calls
+
+
+def _sdk_child(base_url: str, body: bytes, calls: int, out: Any) -> None:
+    try:
+        out.send(("ok", asyncio.run(_sdk_calls(base_url, body, calls))))
+    except Exception as exc:  # told to the parent, which raises it as a RuntimeError
+        out.send(("error", f"{type(exc).__name__}: {exc}"))
+
+
+def sdk_call_cpu(base_url: str, body: bytes, calls: int = 200) -> float:
+    """CPU seconds per streamed model call of the official SDK alone, posting `body` to
+    `base_url` (an OpenAI-compatible server answering `WARM_UP + calls` requests)."""
+    if calls < 1:
+        raise ValueError("calls must be at least 1")
+    spawn = multiprocessing.get_context("spawn")
+    receive, send = spawn.Pipe(duplex=False)
+    child = spawn.Process(target=_sdk_child, args=(base_url, body, calls, send))
+    child.start()
+    answered = receive.poll(CHILD_TIMEOUT)
+    if not answered:
+        child.kill()
+    child.join(30)
+    if not answered:
+        raise RuntimeError(f"the SDK calls to {base_url} did not end in {CHILD_TIMEOUT:.0f} s")
+    status, value = receive.recv()
+    if status != "ok":
+        raise RuntimeError(f"the SDK calls to {base_url} failed: {value}")
+    return float(value)
