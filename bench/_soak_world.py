@@ -55,6 +55,7 @@ def model_turns(web_url: str) -> Any:
 
 class _Page(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # as tests/fakes/llm_server.py: no ~40 ms stall a page
 
     def log_message(self, format: str, *args: Any) -> None:
         pass

@@ -17,7 +17,9 @@ more clients connected (every client hears every event). After every 10 turns, 2
 `config.get` round trips on the same connection give the baseline (interleaved, so both
 figures meet the same load from the rest of the machine). What one CPU reading costs the
 gateway (about 0.05 ms, measured at the start) is taken off both figures: a reading is
-taken before every turn but only around every 20 config.gets.
+taken before every turn but only around every 20 config.gets. Each block of turns ends
+`SETTLE` seconds after its last `final`, counted in that turn: what the turns left for
+later (the index's catch-up write) is theirs, not the config.gets'.
 
 Prints CPU per turn (first 20, last 20, all), CPU per `config.get`, their ratio and PASS
 when a turn costs within 30x a `config.get` and the last 20 turns within 1.5x the first 20
@@ -59,6 +61,9 @@ EDGE = 20
 WARM_UP = 5
 BLOCK = 10  # turns between two runs of config.gets
 GETS_PER_TURN = 2
+# after each block of turns, before its config.gets: longer than the database's pause
+# before a catch-up write (storage/db.py QUIET_DELAY), so none lands among the config.gets
+SETTLE = 0.4
 
 
 @dataclass(frozen=True)
@@ -109,9 +114,11 @@ async def _final(events: AsyncIterator[Any], run_id: str) -> None:
 
 async def timed_turns(
     client: Any, events: AsyncIterator[Any], llm: FakeLLMServer, key: str, count: int,
-    cpu: Callable[[], float],
+    cpu: Callable[[], float], settle: float = 0.0,
 ) -> list[float]:  # fmt: skip
-    """Gateway CPU of each of `count` sequential turns in session `key`."""
+    """Gateway CPU of each of `count` sequential turns in session `key`. With `settle`,
+    the last turn's figure includes that many seconds after its `final`: what the turns
+    left for later (the index's catch-up write waits for writes to pause) is theirs."""
     marks = [cpu()]
     for i in range(count):
         llm.enqueue(reply("Hello", " there."))
@@ -119,6 +126,8 @@ async def timed_turns(
         params = {"sessionKey": key, "message": f"message {i}", "runId": run_id}
         await client.call("chat.send", params)
         await asyncio.wait_for(_final(events, run_id), 60)
+        if i == count - 1 and settle:
+            await asyncio.sleep(settle)
         marks.append(cpu())
     return [after - before for before, after in itertools.pairwise(marks)]
 
@@ -174,7 +183,9 @@ async def measure_turn_cpu(
         gets: list[float] = []
         for start in range(0, count, BLOCK):
             block = min(BLOCK, count - start)
-            block_turns = await timed_turns(client, events, llm, session_key, block, gateway.cpu)
+            block_turns = await timed_turns(
+                client, events, llm, session_key, block, gateway.cpu, settle=SETTLE
+            )
             turns += [turn - hook for turn in block_turns]
             calls = GETS_PER_TURN * block
             gets.append(await _config_gets(client, calls, gateway.cpu) - hook / calls)

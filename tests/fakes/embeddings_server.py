@@ -75,6 +75,7 @@ def fake_embeddings_server() -> Iterator[FakeEmbeddingsServer]:
 def _handler_for(server: FakeEmbeddingsServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # as llm_server.py: no ~40 ms stall per answer
 
         def log_message(self, format: str, *args: Any) -> None:
             pass

@@ -188,6 +188,11 @@ def _handler_for(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
 class _Handler(BaseHTTPRequestHandler):
     owner: FakeLLMServer
     protocol_version = "HTTP/1.1"  # keep-alive and chunked bodies, as real APIs use
+    # TCP_NODELAY, as real APIs' servers stream: with Nagle's algorithm the reply's later
+    # chunks waited for the client's delayed ACK, about 40 ms a model call, so an
+    # "instant" model stalled mid-reply (tests took that much longer per turn, and the
+    # gateway woke twice for each reply in bench/turn_profile.py)
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # keep test output clean
