@@ -21,6 +21,7 @@ import multiprocessing
 import time
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from multiprocessing.connection import wait
 from typing import Any
 
 from bench._servers import raw_socket
@@ -143,12 +144,16 @@ def sdk_call_cpu(base_url: str, body: bytes, calls: int = 200) -> float:
     receive, send = spawn.Pipe(duplex=False)
     child = spawn.Process(target=_sdk_child, args=(base_url, body, calls, send))
     child.start()
-    answered = receive.poll(CHILD_TIMEOUT)
+    # the answer, or the child's end without one (it crashed): whichever comes first
+    wait([receive, child.sentinel], CHILD_TIMEOUT)
+    answered = receive.poll()
     if not answered:
         child.kill()
     child.join(30)
     if not answered:
-        raise RuntimeError(f"the SDK calls to {base_url} did not end in {CHILD_TIMEOUT:.0f} s")
+        raise RuntimeError(
+            f"the SDK calls to {base_url} gave no answer (exit code {child.exitcode})"
+        )
     status, value = receive.recv()
     if status != "ok":
         raise RuntimeError(f"the SDK calls to {base_url} failed: {value}")
