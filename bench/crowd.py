@@ -22,9 +22,10 @@ request, asked by the same crowd. Its p99 (the "floor") is what the transport an
 event loop alone cost at that size, so the ack's p99 is also printed against it: a chat
 that is stored and answered costs that many cheapest requests.
 
-Before the bursts, a raw websockets echo server meets the same crowd (bench/floors.py): its
-`-n` at once against its own idle p99 is the ratio the transport and one event loop alone
-read here, the lowest any server on this stack can; the figures above are read against it.
+Before the bursts, a raw websockets echo server meets the same crowd (bench/floors.py):
+what the transport and one event loop alone cost at that size. Its `-n` at once is printed
+against its own idle p99 (that ratio moves with the idle figure, as gsv's do), and gsv's
+ack and floor against its crowd p99.
 
 Then the CPU section (bench/turn_profile.py, `--turns`, 0 to skip): gateway CPU per turn
 over `--turns` turns of one session against gateway CPU per `config.get` in the same run,

@@ -4,8 +4,9 @@ so a target can be read against what is possible on the machine at hand.
 - `echo_crowd`: a raw websockets echo server (bench/_servers.py, its own process) meets
   the crowd of bench/crowd.py: idle round trips on one connection, then `count`
   connections each sending one `config.get`-shaped frame at the same moment. No auth, no
-  parsing, no handler: the transport and one event loop alone. Its crowd p99 against its
-  own idle p99 is the lowest ratio any server on this stack can read in that bench.
+  parsing, no handler: the transport and one event loop alone. Its crowd p99 is what any
+  server on this stack pays for that crowd (its ratio to its own idle p99 moves with the
+  idle figure, as the gateway's does).
 - `sdk_call_cpu`: the official OpenAI SDK, built as the gateway builds it
   (providers/retry.py `http_client`, the SDK's aiohttp transport) and called as the
   gateway calls it (a body encoded already, streamed and read to its end), alone in a
