@@ -8,7 +8,7 @@ so a target can be read against what is possible on the machine at hand.
   server on this stack pays for that crowd (its ratio to its own idle p99 moves with the
   idle figure, as the gateway's does).
 - `sdk_call_cpu`: the official OpenAI SDK, built as the gateway builds it
-  (providers/retry.py `http_client`, the SDK's aiohttp transport) and called as the
+  (providers/sdk.py `sdk_client`, the SDK's aiohttp transport) and called as the
   gateway calls it (a body encoded already, streamed and read to its end), alone in a
   process of its own: its CPU per model call. A gateway turn makes one such call, so
   this part of a turn's CPU is the SDK's, not gsv's (bench/turn_profile.py).
@@ -17,7 +17,6 @@ so a target can be read against what is possible on the machine at hand.
 from __future__ import annotations
 
 import asyncio
-import json
 import multiprocessing
 import time
 from contextlib import AsyncExitStack
@@ -27,13 +26,13 @@ from typing import Any
 
 from bench._servers import raw_socket
 from bench._servers import server_process
+from bench.rpc_latency import ECHO_FRAME
+from bench.rpc_latency import echo_rtts
 from bench.rpc_latency import percentile
 
 CROWD_TIMEOUT = 60.0  # seconds for one burst of echoes
 CHILD_TIMEOUT = 120.0  # seconds for the SDK child's calls, all of them
 WARM_UP = 20  # SDK calls made before the measured ones (connections, first-use imports)
-_FRAME = json.dumps({"type": "req", "id": "0" * 36, "method": "config.get",
-                     "params": {"path": "model"}})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -56,27 +55,20 @@ class EchoCrowd:
         return self.crowd_p99 / self.idle_p99
 
 
-async def _round_trip(ws: Any) -> None:
-    await ws.send(_FRAME)
-    json.loads(await ws.recv())  # read as a client reads an answer
-
-
 async def _echo_crowd(url: str, count: int, bursts: int, idle_samples: int) -> EchoCrowd:
+    # idle first, alone on the server, as bench/crowd.py measures the gateway's
+    idle = await echo_rtts(url, idle_samples)
     async with AsyncExitStack() as stack:
         sockets = await asyncio.gather(*(stack.enter_async_context(raw_socket(url))
                                          for _ in range(count)))  # fmt: skip
-        idle = []
-        for _ in range(idle_samples):
-            start = time.perf_counter()
-            await _round_trip(sockets[0])
-            idle.append(time.perf_counter() - start)
         crowd: list[float] = []
         for _ in range(bursts):
             await asyncio.sleep(0.3)  # the last burst's echoes are all read
             start = time.perf_counter()
 
             async def one(ws: Any, start: float = start) -> None:
-                await _round_trip(ws)
+                await ws.send(ECHO_FRAME)
+                await ws.recv()
                 crowd.append(time.perf_counter() - start)
 
             await asyncio.wait_for(asyncio.gather(*(one(ws) for ws in sockets)), CROWD_TIMEOUT)
@@ -102,13 +94,9 @@ async def _sdk_calls(base_url: str, body: bytes, calls: int) -> float:
     import openai
 
     from gsv_core.providers.openai_compat import COMPLETIONS_PATH
-    from gsv_core.providers.retry import http_client
+    from gsv_core.providers.sdk import sdk_client
 
-    timeout = 30.0
-    client = openai.AsyncOpenAI(
-        api_key="bench", base_url=base_url, timeout=timeout, max_retries=0,
-        http_client=http_client(openai.DefaultAioHttpClient, base_url, timeout),
-    )  # fmt: skip
+    client = sdk_client(openai.AsyncOpenAI, openai.DefaultAioHttpClient, "bench", base_url, 30.0)
 
     async def one() -> None:
         response = await client.post(

@@ -37,8 +37,12 @@ def summary(name: str, samples: list[float], baseline: float | None = None) -> s
     )
 
 
+# what the echo server is sent: a config.get request's frame (bench/floors.py too)
+ECHO_FRAME = json.dumps({"type": "req", "id": "x", "method": "config.get", "params": {}})
+
+
 async def echo_rtts(url: str, count: int) -> list[float]:
-    frame = json.dumps({"type": "req", "id": "x", "method": "config.get", "params": {}})
+    frame = ECHO_FRAME
     samples = []
     async with raw_socket(url) as ws:
         for _ in range(count):

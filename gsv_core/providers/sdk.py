@@ -44,6 +44,22 @@ from gsv_core.providers.tool_call_modes import adapt_request
 from gsv_core.providers.tool_call_modes import text_calls
 
 
+def sdk_client(
+    client_class: Any, httpx_client_class: Any, api_key: str, base_url: str,
+    timeout: float,
+) -> Any:  # fmt: skip
+    """A `client_class` (an SDK's async client) for `base_url` with `api_key` and
+    `timeout`, over our HTTP client (retry.http_client); it never retries itself
+    (stream_with_retries decides). bench/floors.py measures one built here."""
+    return client_class(
+        api_key=api_key,
+        base_url=base_url,
+        timeout=timeout,
+        max_retries=0,
+        http_client=http_client(httpx_client_class, base_url, timeout),
+    )
+
+
 class StreamReader(Protocol):
     """Turns an SDK's raw stream events into gsv stream events, one attempt long."""
 
@@ -109,14 +125,9 @@ class SdkProvider(ABC):
         """A new SDK client for `base_url` (closed with `await client.close()`)."""
 
     def _sdk_client(self, client_class: Any, httpx_client_class: Any) -> Any:
-        """A `client_class` (the SDK's async client) for `base_url` with our key and
-        timeout, over our HTTP client (retry.http_client); it never retries itself."""
-        return client_class(
-            api_key=self.api_key,
-            base_url=self.base_url,
-            timeout=self.llm_timeout,
-            max_retries=0,  # stream_with_retries decides
-            http_client=http_client(httpx_client_class, self.base_url, self.llm_timeout),
+        """A `client_class` (the SDK's async client) for `base_url` (`sdk_client`)."""
+        return sdk_client(
+            client_class, httpx_client_class, self.api_key, self.base_url, self.llm_timeout
         )
 
     def _client_for_attempt(self) -> _ClientLease:
