@@ -35,6 +35,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from collections.abc import Mapping
 from collections.abc import Sequence
 from concurrent.futures import Future
 from concurrent.futures import InvalidStateError
@@ -563,10 +564,10 @@ class Database:
         return await loop.run_in_executor(self._read_pool, self._run_read, fn)
 
     async def select(
-        self, convert: Callable[[Row], T], sql: str, args: Sequence[Any] = ()
+        self, convert: Callable[[Row], T], sql: str, args: Sequence[Any] | Mapping[str, Any] = ()
     ) -> list[T]:
         """Every row of one query, each through `convert` (in the reader thread too, so
-        decoding JSON columns stays off the event loop)."""
+        decoding JSON columns stays off the event loop). `args`: positional or named."""
 
         def read(conn: sqlite3.Connection) -> list[T]:
             return [convert(row) for row in conn.execute(sql, args).fetchall()]

@@ -156,20 +156,15 @@ _IN_USE = (
 )
 
 
-# a session nobody touched since a time (each `?` is that time, epoch ms: `_stale_args`),
-# its last message (a run's reply) included, and nothing waits in: no open run, no
-# queued message
+# a session nobody touched since `:before` (epoch ms), its last message (a run's reply)
+# included, and nothing waits in: no open run, no queued message
 _STALE = (
-    "last_active_at < ? AND updated_at < ? AND COALESCE((SELECT json_extract(data, "
-    "'$.timestamp') FROM messages WHERE messages.session_key = sessions.session_key "
-    "ORDER BY idx DESC LIMIT 1), 0) < ? "
+    "last_active_at < :before AND updated_at < :before AND COALESCE((SELECT "
+    "json_extract(data, '$.timestamp') FROM messages WHERE messages.session_key = "
+    "sessions.session_key ORDER BY idx DESC LIMIT 1), 0) < :before "
     "AND NOT EXISTS (SELECT 1 FROM runs WHERE runs.session_key = sessions.session_key) "
     "AND NOT EXISTS (SELECT 1 FROM queue WHERE queue.session_key = sessions.session_key)"
 )
-
-
-def _stale_args(before: int) -> tuple[int, int, int]:
-    return before, before, before
 
 
 class SessionStore:
@@ -280,12 +275,13 @@ class SessionStore:
     async def stale(self, kinds: Collection[str], before: int, limit: int) -> list[str]:
         """Up to `limit` sessions of `kinds` untouched since before `before` (epoch ms)
         with no open run and no waiting message, the longest untouched first."""
-        marks = ", ".join("?" * len(kinds))
+        named = {f"kind{n}": kind for n, kind in enumerate(kinds)}
+        marks = ", ".join(f":{name}" for name in named)
         return await self._db.select(
             lambda row: str(row[0]),
             f"SELECT session_key FROM sessions WHERE kind IN ({marks}) AND {_STALE} "
-            "ORDER BY last_active_at LIMIT ?",
-            (*kinds, *_stale_args(before), limit),
+            "ORDER BY last_active_at LIMIT :limit",
+            {**named, "before": before, "limit": limit},
         )
 
     # -- writes -------------------------------------------------------------------------
@@ -298,8 +294,8 @@ class SessionStore:
             deleted = []
             for key in keys:
                 gone = conn.execute(
-                    f"DELETE FROM sessions WHERE session_key = ? AND {_STALE}",
-                    (key, *_stale_args(before)),
+                    f"DELETE FROM sessions WHERE session_key = :key AND {_STALE}",
+                    {"key": key, "before": before},
                 ).rowcount
                 if gone:
                     self._clear(conn, key)
