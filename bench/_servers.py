@@ -5,6 +5,7 @@
     python -m bench._servers metered-gateway DIR  # ... that answers CPU/profile commands
     python -m bench._servers peer URL      # a raw websockets client echoing what URL sends
     python -m bench._servers blob SIZE     # raw websockets: any text is answered with SIZE bytes
+    python -m bench._servers store DIR     # raw websockets: each request stored, then answered
     python -m bench._servers floor-gateway # the protocol floor's gateway (bench._protocol_floor)
     python -m bench._servers floor-node URL DIR   # ... and its node, reading files in DIR
 
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 _NO_KEYRING = "keyring.backends.fail.Keyring"  # secrets go to GSV_HOME's 0600 file
+STORE_TABLE = "floor_frames"  # the `store` server's rows, in DIR/floor.db
 
 
 async def _until_stdin_closes() -> None:
@@ -88,6 +90,45 @@ async def _blob(size: int) -> None:
             await ws.send(answer)
 
     await _serve_raw(blob)
+
+
+async def _store(data_dir: str) -> None:
+    """Durable-ack baseline: each text frame, a request (`{"id": ...}`), is stored whole as
+    one row through gsv's own writer (storage/db.py: its thread, WAL, group commit) and
+    answered `ok` once committed: what any server that keeps a message before answering
+    it pays, with no auth, no session, no run. A frame that is not a request is answered
+    `ok: false` and nothing is stored."""
+    import json
+
+    from gsv_core.storage.db import Database
+
+    db = await Database.open(Path(data_dir) / "floor.db")
+    await db.execute(
+        f"CREATE TABLE IF NOT EXISTS {STORE_TABLE} (id TEXT NOT NULL, frame TEXT NOT NULL)"
+    )
+
+    def insert(request_id: str, frame: str) -> Any:
+        sql = f"INSERT INTO {STORE_TABLE} (id, frame) VALUES (?, ?)"
+        return lambda conn: conn.execute(sql, (request_id, frame))
+
+    async def store(ws: Any) -> None:
+        async for frame in ws:
+            try:
+                if not isinstance(frame, str):
+                    raise TypeError("a binary frame")
+                request_id = json.loads(frame)["id"]
+            except (ValueError, TypeError, KeyError):
+                error = {"message": "not a request: a JSON object with an id is expected"}
+                await ws.send(json.dumps({"type": "res", "id": None, "ok": False, "error": error}))
+                continue
+            await db.write(insert(str(request_id), frame))
+            reply = {"type": "res", "id": request_id, "ok": True, "payload": {"status": "started"}}
+            await ws.send(json.dumps(reply))
+
+    try:
+        await _serve_raw(store)
+    finally:
+        await db.close()
 
 
 async def _serve_raw(handler: Any) -> None:
@@ -357,6 +398,8 @@ if __name__ == "__main__":
         _run(_quiet())
     elif kind == "blob":
         _run(_blob(int(sys.argv[2])))
+    elif kind == "store":
+        _run(_store(sys.argv[2]))
     elif kind == "peer":
         _run(_peer(sys.argv[2]))
     elif kind == "gateway":

@@ -7,6 +7,11 @@ so a target can be read against what is possible on the machine at hand.
   parsing, no handler: the transport and one event loop alone. Its crowd p99 is what any
   server on this stack pays for that crowd (its ratio to its own idle p99 moves with the
   idle figure, as the gateway's does).
+- `store_crowd`: the same crowd, each sending a `chat.send`-shaped frame to a raw
+  websockets server that stores it through gsv's own writer (storage/db.py: one thread,
+  WAL, group commit) before answering: the least a `chat.send` ack can cost, as the ack
+  must keep the message before it answers. What a real ack adds (auth, the session's
+  lookup and row, directives and commands, the run it starts) is gsv's.
 - `sdk_call_cpu`: the official OpenAI SDK, built as the gateway builds it
   (providers/sdk.py `sdk_client`, the SDK's aiohttp transport) and called as the
   gateway calls it (a body encoded already, streamed and read to its end), alone in a
@@ -17,7 +22,9 @@ so a target can be read against what is possible on the machine at hand.
 from __future__ import annotations
 
 import asyncio
+import json
 import multiprocessing
+import tempfile
 import time
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -30,13 +37,18 @@ from bench.rpc_latency import ECHO_FRAME
 from bench.rpc_latency import echo_rtts
 from bench.rpc_latency import percentile
 
-CROWD_TIMEOUT = 60.0  # seconds for one burst of echoes
+CROWD_TIMEOUT = 60.0  # seconds for one burst of frames
 CHILD_TIMEOUT = 120.0  # seconds for the SDK child's calls, all of them
 WARM_UP = 20  # SDK calls made before the measured ones (connections, first-use imports)
+# what the store floor is sent: a chat.send request's frame, as the crowd's chats are
+CHAT_FRAME = json.dumps(
+    {"type": "req", "id": "x", "method": "chat.send",
+     "params": {"sessionKey": "crowd", "message": "hi"}}
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
-class EchoCrowd:
+class FloorCrowd:
     """Seconds: idle round trips, and each crowd frame's time from the burst's start."""
 
     idle: list[float]
@@ -55,36 +67,48 @@ class EchoCrowd:
         return self.crowd_p99 / self.idle_p99
 
 
-async def _echo_crowd(url: str, count: int, bursts: int, idle_samples: int) -> EchoCrowd:
+async def _crowd(url: str, frame: str, count: int, bursts: int, idle_samples: int) -> FloorCrowd:
     # idle first, alone on the server, as bench/crowd.py measures the gateway's
-    idle = await echo_rtts(url, idle_samples)
+    idle = await echo_rtts(url, idle_samples, frame)
     async with AsyncExitStack() as stack:
         sockets = await asyncio.gather(*(stack.enter_async_context(raw_socket(url))
                                          for _ in range(count)))  # fmt: skip
         crowd: list[float] = []
         for _ in range(bursts):
-            await asyncio.sleep(0.3)  # the last burst's echoes are all read
+            await asyncio.sleep(0.3)  # the last burst's answers are all read
             start = time.perf_counter()
 
             async def one(ws: Any, start: float = start) -> None:
-                await ws.send(ECHO_FRAME)
+                await ws.send(frame)
                 await ws.recv()
                 crowd.append(time.perf_counter() - start)
 
             await asyncio.wait_for(asyncio.gather(*(one(ws) for ws in sockets)), CROWD_TIMEOUT)
-        return EchoCrowd(idle, crowd)
+        return FloorCrowd(idle, crowd)
 
 
-def echo_crowd(count: int, bursts: int, idle_samples: int = 2000) -> EchoCrowd:
-    """The echo server's idle round trips and `bursts` crowds of `count` at once."""
+def _check(count: int, bursts: int, idle_samples: int) -> None:
     if count < 1 or bursts < 1 or idle_samples < 1:
         raise ValueError("count, bursts and idle_samples must each be at least 1")
+
+
+def echo_crowd(count: int, bursts: int, idle_samples: int = 2000) -> FloorCrowd:
+    """The echo server's idle round trips and `bursts` crowds of `count` at once."""
+    _check(count, bursts, idle_samples)
     with server_process("echo") as url:
-        return asyncio.run(_echo_crowd(url, count, bursts, idle_samples))
+        return asyncio.run(_crowd(url, ECHO_FRAME, count, bursts, idle_samples))
 
 
-def report_echo(figures: EchoCrowd, count: int) -> None:
-    print(f"raw websockets echo, the transport alone: idle p99 {figures.idle_p99 * 1e3:.2f} ms;"
+def store_crowd(count: int, bursts: int, idle_samples: int = 2000) -> FloorCrowd:
+    """The same for the server that stores each frame before answering it (its database
+    in a temporary directory)."""
+    _check(count, bursts, idle_samples)
+    with tempfile.TemporaryDirectory() as data, server_process("store", data) as url:
+        return asyncio.run(_crowd(url, CHAT_FRAME, count, bursts, idle_samples))
+
+
+def report_floor(name: str, figures: FloorCrowd, count: int) -> None:
+    print(f"{name}: idle p99 {figures.idle_p99 * 1e3:.2f} ms;"
           f" {count} at once p99 {figures.crowd_p99 * 1e3:.2f} ms,"
           f" {figures.ratio:.1f}x its idle p99")  # fmt: skip
 

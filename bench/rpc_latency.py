@@ -41,8 +41,8 @@ def summary(name: str, samples: list[float], baseline: float | None = None) -> s
 ECHO_FRAME = json.dumps({"type": "req", "id": "x", "method": "config.get", "params": {}})
 
 
-async def echo_rtts(url: str, count: int) -> list[float]:
-    frame = ECHO_FRAME
+async def echo_rtts(url: str, count: int, frame: str = ECHO_FRAME) -> list[float]:
+    """`count` sequential round trips of `frame` on one raw connection (seconds each)."""
     samples = []
     async with raw_socket(url) as ws:
         for _ in range(count):
