@@ -107,9 +107,7 @@ async def _store(data_dir: str) -> None:
         f"CREATE TABLE IF NOT EXISTS {STORE_TABLE} (id TEXT NOT NULL, frame TEXT NOT NULL)"
     )
 
-    def insert(request_id: str, frame: str) -> Any:
-        sql = f"INSERT INTO {STORE_TABLE} (id, frame) VALUES (?, ?)"
-        return lambda conn: conn.execute(sql, (request_id, frame))
+    insert = f"INSERT INTO {STORE_TABLE} (id, frame) VALUES (?, ?)"
 
     async def store(ws: Any) -> None:
         async for frame in ws:
@@ -121,7 +119,7 @@ async def _store(data_dir: str) -> None:
                 error = {"message": "not a request: a JSON object with an id is expected"}
                 await ws.send(json.dumps({"type": "res", "id": None, "ok": False, "error": error}))
                 continue
-            await db.write(insert(str(request_id), frame))
+            await db.execute(insert, (str(request_id), frame))
             reply = {"type": "res", "id": request_id, "ok": True, "payload": {"status": "started"}}
             await ws.send(json.dumps(reply))
 

@@ -200,7 +200,7 @@ async def crowd(url: str, token: str, count: int, narrow: bool, first: int = 0) 
             await asyncio.sleep(FLOOR_SETTLE)
             start = time.perf_counter()
             await asyncio.gather(*(c.ask(start, burst) for c in chatters))
-            await asyncio.sleep(0.05)  # the sampler's first calls land before the burst
+            await asyncio.sleep(0.05)  # a call of the sampler's lands between the two
             start = time.perf_counter()
             await asyncio.gather(*(c.send(start, burst) for c in chatters))
             done.set()
